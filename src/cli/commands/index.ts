@@ -1,0 +1,7 @@
+/**
+ * Every `tessera` subcommand, one module each. Add a command by writing
+ * `src/cli/commands/<name>.ts` and listing it here.
+ *
+ * @since 0.1.0
+ */
+export const commands = [] as const
