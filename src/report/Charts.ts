@@ -1,0 +1,284 @@
+/**
+ * Vega-Lite specifications for every chart Tessera draws (task stream, resource
+ * timelines, managed memory, Work Queue style histograms), compiled to Vega in Node
+ * with `vega-lite`'s `compile()`. The HTML report inlines only the Vega runtime and the
+ * compiled specs; figures are rendered to SVG with Vega's headless `View`.
+ *
+ * Data sources are named (`tasks`, `resources`, `memory`, `bins`) so a page can feed
+ * them with `view.data(name, rows)` after decoding compact columnar arrays.
+ *
+ * @since 0.1.0
+ */
+import * as vega from "vega"
+import { compile } from "vega-lite"
+import type { TopLevelSpec } from "vega-lite"
+import type { ReportData } from "./ReportData.ts"
+import { resourceMetrics } from "./ReportData.ts"
+
+// vega re-exports vega-statistics' `bin` at runtime but its typings omit it.
+const vegaBin = (vega as unknown as {
+  readonly bin: (o: { extent: [number, number]; maxbins: number }) => { start: number; stop: number; step: number }
+}).bin
+
+/**
+ * A binned histogram: `bins[i] = { x0, x1, count }` in display units.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Histogram {
+  readonly resource: string
+  readonly title: string
+  readonly unit: string
+  readonly bins: ReadonlyArray<{ readonly x0: number; readonly x1: number; readonly count: number }>
+  readonly n: number
+}
+
+/**
+ * Choose a byte unit (B, KiB, MiB, GiB) for values up to `max`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const byteUnit = (max: number): { readonly unit: string; readonly scale: number } => {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"]
+  let i = 0
+  while (i < units.length - 1 && max >= 1024 ** (i + 1)) i++
+  return { unit: units[i]!, scale: 1024 ** i }
+}
+
+/**
+ * Bin finite values into at most `maxbins` nice bins (Vega's binning rule).
+ * Plain loop: runs over every task of large traces.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const histogram = (
+  resource: string,
+  title: string,
+  unit: string,
+  values: ArrayLike<number>,
+  maxbins = 40
+): Histogram => {
+  let lo = Infinity
+  let hi = -Infinity
+  let n = 0
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!
+    if (!Number.isFinite(v)) continue
+    n++
+    if (v < lo) lo = v
+    if (v > hi) hi = v
+  }
+  if (n === 0) return { resource, title, unit, bins: [], n }
+  if (hi === lo) hi = lo + (lo === 0 ? 1 : Math.abs(lo) * 0.01)
+  const b = vegaBin({ extent: [lo, hi], maxbins })
+  const count = Math.max(1, Math.ceil((b.stop - b.start) / b.step))
+  const counts = new Float64Array(count)
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!
+    if (!Number.isFinite(v)) continue
+    const k = Math.min(count - 1, Math.floor((v - b.start) / b.step))
+    counts[k]!++
+  }
+  const bins = Array.from(counts, (c, k) => ({ x0: b.start + k * b.step, x1: b.start + (k + 1) * b.step, count: c }))
+  return { resource, title, unit, bins, n }
+}
+
+/**
+ * The four Work Queue style per-task histograms available in a trace: duration,
+ * output size, CPU cores used (cpu_time / wall, only where the trace has cpu_time)
+ * and worker memory after each task.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const taskHistograms = (data: ReportData, which?: ReadonlyArray<string>): Array<Histogram> => {
+  const want = (r: string) => which === undefined || which.includes(r)
+  const t = data.tasks
+  const out: Array<Histogram> = []
+  const n = t.start.length
+  if (want("duration")) {
+    const d = new Float64Array(n)
+    for (let i = 0; i < n; i++) d[i] = t.end[i]! - t.start[i]!
+    let max = 0
+    for (let i = 0; i < n; i++) if (d[i]! > max) max = d[i]!
+    const ms = max < 1
+    if (ms) for (let i = 0; i < n; i++) d[i] = d[i]! * 1000
+    out.push(histogram("duration", "Task duration", ms ? "ms" : "s", d))
+  }
+  if (want("size")) {
+    let max = 0
+    for (let i = 0; i < n; i++) if (t.size[i]! > max) max = t.size[i]!
+    const u = byteUnit(max)
+    out.push(histogram("size", "Task output size", u.unit, t.size.map((v) => v / u.scale)))
+  }
+  if (want("cores")) {
+    const c = new Float64Array(n)
+    for (let i = 0; i < n; i++) {
+      const wall = t.end[i]! - t.start[i]!
+      c[i] = wall > 0 ? t.cpuTime[i]! / wall : NaN
+    }
+    out.push(histogram("cores", "CPU cores used (cpu time / wall time)", "cores", c))
+  }
+  if (want("memory")) {
+    let max = 0
+    for (const v of data.memory.bytes) if (v > max) max = v
+    const u = byteUnit(max)
+    out.push(histogram("memory", "Worker managed memory after each task", u.unit, data.memory.bytes.map((v) => v / u.scale)))
+  }
+  return out
+}
+
+/**
+ * Vega-Lite spec of one histogram, data inline (histograms are small).
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const histogramSpec = (h: Histogram, width = 360, height = 200): TopLevelSpec => ({
+  $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+  title: { text: h.title, subtitle: `${h.n} tasks${h.n === 0 ? " (not recorded in this trace)" : ""}` },
+  width,
+  height,
+  background: "white",
+  data: { values: h.bins.map((b) => ({ ...b })) },
+  mark: { type: "bar", color: "#4c78a8", stroke: "white", strokeWidth: 0.5 },
+  encoding: {
+    x: { field: "x0", type: "quantitative", title: `${h.resource} (${h.unit})`, bin: { binned: true } },
+    x2: { field: "x1" },
+    y: { field: "count", type: "quantitative", title: "tasks" },
+    tooltip: [
+      { field: "x0", type: "quantitative", title: "from", format: ".4~g" },
+      { field: "x1", type: "quantitative", title: "to", format: ".4~g" },
+      { field: "count", type: "quantitative", title: "tasks" }
+    ]
+  }
+})
+
+/**
+ * Vega-Lite spec of the task stream: one row per worker, one bar per task coloured by
+ * function, tooltip with key / function / duration / size, zoomable in time (the `zoom`
+ * interval selection is bound to the x scale).
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const taskStreamSpec = (data: ReportData, width = 1000): TopLevelSpec => ({
+  $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+  title: { text: "Task stream", subtitle: "scroll to zoom, drag to pan, double-click to reset" },
+  width,
+  height: Math.min(600, Math.max(60, 22 * data.workers.length)),
+  background: "white",
+  data: { name: "tasks" },
+  mark: { type: "rect", tooltip: true },
+  params: [{ name: "zoom", select: { type: "interval", encodings: ["x"] }, bind: "scales" }],
+  encoding: {
+    x: { field: "start", type: "quantitative", title: "time since start (s)", scale: { domain: [0, data.wall] } },
+    x2: { field: "end" },
+    y: { field: "worker", type: "nominal", title: null, sort: [...data.workers] },
+    color: {
+      field: "function",
+      type: "nominal",
+      title: "function",
+      scale: { scheme: data.functions.length > 10 ? "category20" : "tableau10", domain: [...data.functions] }
+    },
+    tooltip: [
+      { field: "key", type: "nominal" },
+      { field: "function", type: "nominal" },
+      { field: "worker", type: "nominal" },
+      { field: "duration", type: "quantitative", title: "duration (s)", format: ".6~g" },
+      { field: "size", type: "quantitative", title: "size (bytes)", format: "," }
+    ]
+  }
+})
+
+/**
+ * Vega-Lite spec of one time series chart over a shared time axis `[0, wall]`.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const timelineSpec = (
+  source: "resources" | "memory",
+  field: string,
+  title: string,
+  unit: string,
+  series: string,
+  wall: number,
+  width = 1000
+): TopLevelSpec => ({
+  $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+  title,
+  width,
+  height: 110,
+  background: "white",
+  data: { name: source },
+  mark: { type: "line", interpolate: "step-after", strokeWidth: 1.2, tooltip: true },
+  encoding: {
+    x: { field: "t", type: "quantitative", title: "time since start (s)", scale: { domain: [0, wall] } },
+    y: { field: field, type: "quantitative", title: unit },
+    color: { field: series, type: "nominal", title: series }
+  }
+})
+
+/**
+ * The resource usage charts available in this trace (one per metric present),
+ * with byte metrics scaled to a readable unit.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const resourceSpecs = (
+  data: ReportData,
+  width = 1000
+): Array<{ readonly field: string; readonly column: string; readonly scale: number; readonly spec: TopLevelSpec }> => {
+  const out: Array<{ field: string; column: string; scale: number; spec: TopLevelSpec }> = []
+  for (const m of resourceMetrics) {
+    const col = data.resources.values[m.field]
+    if (col === undefined) continue
+    let max = 0
+    for (const v of col) if (v > max) max = v
+    const u = m.unit === "%" ? { unit: "%", scale: 1 } : byteUnit(max)
+    const unit = m.unit === "bytes/s" ? `${u.unit}/s` : u.unit
+    // Vega-Lite reads "a.b" as a nested path, so page rows use "a_b" for "a.b".
+    const column = m.field.replace(/\W/g, "_")
+    out.push({ field: m.field, column, scale: u.scale, spec: timelineSpec("resources", column, m.title, unit, "host", data.wall, width) })
+  }
+  return out
+}
+
+/**
+ * Compile a Vega-Lite spec to Vega. Where `shareX` is set, the x scale's domain is
+ * driven by a `xdom` signal so the page can keep every timeline aligned with the task
+ * stream's zoom.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const toVega = (spec: TopLevelSpec, shareX?: { readonly wall: number }): vega.Spec => {
+  const v = compile(spec).spec as vega.Spec & { signals?: Array<vega.Signal>; scales?: Array<vega.Scale> }
+  if (shareX !== undefined) {
+    v.signals = [...(v.signals ?? []), { name: "xdom", value: [0, shareX.wall] }]
+    for (const s of v.scales ?? []) {
+      if (s.name === "x") (s as { domain: unknown }).domain = { signal: "xdom" }
+    }
+  }
+  return v
+}
+
+/**
+ * Render a Vega-Lite spec to SVG text in Node (no DOM needed).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderSvg = async (spec: TopLevelSpec): Promise<string> => {
+  const view = new vega.View(vega.parse(toVega(spec)), { renderer: "none" })
+  try {
+    return await view.toSVG()
+  } finally {
+    view.finalize()
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * The self-contained HTML performance report: one file that works offline. It inlines
+ * the Vega runtime (`vega/build/vega.min.js`), Vega specs compiled from Vega-Lite in
+ * Node, and the trace's data as compact columnar arrays that a small page script turns
+ * into rows (so 100,000 tasks cost 100,000 numbers per column, not 100,000 objects with
+ * repeated keys in the file). Charts use Vega's canvas renderer.
+ *
+ * Sections: header (name, hosts, workers, wall time, event counts), task stream
+ * (zoomable; every timeline below follows its zoom), resource usage, managed memory and
+ * chunks held per worker, sortable analysis tables, Work Queue style histograms, and the
+ * stage DAG (Graphviz via @viz-js/viz, inline SVG) where the trace carries a `dot` arg.
+ *
+ * Leaves out: computing analyses (it renders tables given to it).
+ *
+ * @since 0.1.0
+ */
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { instance } from "@viz-js/viz"
+import type { ReportData } from "./ReportData.ts"
+import { byteUnit, histogramSpec, resourceSpecs, taskHistograms, taskStreamSpec, timelineSpec, toVega } from "./Charts.ts"
+
+/**
+ * A table for the report: column names and rows of cells (numbers sort numerically).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReportTable {
+  readonly title: string
+  readonly description?: string
+  readonly columns: ReadonlyArray<string>
+  readonly rows: ReadonlyArray<ReadonlyArray<string | number | null>>
+}
+
+/**
+ * Options for `renderHtml`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HtmlOptions {
+  readonly tables?: ReadonlyArray<ReportTable>
+  /** Rows shown per table (the rest are counted, not shown). Default 500. */
+  readonly maxTableRows?: number
+}
+
+const require = createRequire(import.meta.url)
+let vegaRuntime: string | undefined
+const vegaSource = (): string => {
+  // vega's "exports" map hides build/, so locate the package root from its entry point.
+  const entry = require.resolve("vega")
+  const root = entry.slice(0, entry.lastIndexOf("/vega/") + "/vega/".length)
+  vegaRuntime ??= readFileSync(`${root}build/vega.min.js`, "utf8")
+  return vegaRuntime
+}
+
+const esc = (s: string): string =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
+
+// JSON safe inside <script>: no "</script" or "<!--" can appear.
+const scriptJson = (u: unknown): string => JSON.stringify(u).replace(/</g, "\\u003c")
+
+// Numbers rounded to µs (or 6 significant digits for scaled values) keep the file small.
+const numArray = (a: ArrayLike<number>, scale = 1): string => {
+  const parts = new Array<string>(a.length)
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i]! / scale
+    parts[i] = Number.isFinite(v) ? String(Math.round(v * 1e6) / 1e6) : "null"
+  }
+  return `[${parts.join(",")}]`
+}
+
+const fmtSeconds = (s: number): string => (s >= 1 ? `${s.toFixed(3)} s` : `${(s * 1000).toFixed(3)} ms`)
+
+const renderTable = (t: ReportTable, max: number, id: number): string => {
+  const shown = t.rows.slice(0, max)
+  const head = t.columns.map((c, i) => `<th data-col="${i}" title="click to sort">${esc(c)}</th>`).join("")
+  const body = shown
+    .map(
+      (r) =>
+        `<tr>${r
+          .map((c) =>
+            typeof c === "number"
+              ? `<td class="n" data-v="${c}">${Number.isInteger(c) ? c.toLocaleString("en-US") : c.toPrecision(6)}</td>`
+              : `<td>${esc(String(c ?? ""))}</td>`
+          )
+          .join("")}</tr>`
+    )
+    .join("\n")
+  const more = t.rows.length > shown.length ? `<p class="note">showing ${shown.length} of ${t.rows.length} rows</p>` : ""
+  return `<h3>${esc(t.title)}</h3>${t.description ? `<p class="note">${esc(t.description)}</p>` : ""}
+<table class="sortable" id="table-${id}"><thead><tr>${head}</tr></thead><tbody>
+${body}
+</tbody></table>${more}`
+}
+
+/**
+ * Render the report HTML.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): Promise<string> => {
+  const tables = options.tables ?? []
+  const maxRows = options.maxTableRows ?? 500
+  const t = data.tasks
+  const m = data.memory
+  const r = data.resources
+  const memUnit = byteUnit(m.bytes.reduce((a, b) => (b > a ? b : a), 0))
+  const resources = resourceSpecs(data)
+  const hist = taskHistograms(data).filter((h) => h.n > 0)
+
+  const views: Array<{ id: string; spec: unknown; source: string | null; follow: boolean }> = [
+    { id: "task-stream", spec: toVega(taskStreamSpec(data)), source: "tasks", follow: false },
+    ...resources.map((x) => ({ id: `res-${x.column}`, spec: toVega(x.spec, { wall: data.wall }), source: "resources", follow: true })),
+    ...(m.time.length > 0
+      ? [
+          { id: "managed-memory", spec: toVega(timelineSpec("memory", "bytes", "Managed memory per worker", memUnit.unit, "worker", data.wall), { wall: data.wall }), source: "memory", follow: true },
+          { id: "chunks-held", spec: toVega(timelineSpec("memory", "chunks", "Chunks held per worker", "chunks", "worker", data.wall), { wall: data.wall }), source: "memory", follow: true }
+        ]
+      : []),
+    ...hist.map((h) => ({ id: `hist-${h.resource}`, spec: toVega(histogramSpec(h, 420, 200)), source: null, follow: false }))
+  ]
+
+  const resourceCols = resources
+    .map((x) => `${JSON.stringify(x.column)}:${numArray(r.values[x.field]!, x.scale)}`)
+    .join(",")
+  const payload = `{"workers":${scriptJson(data.workers)},"functions":${scriptJson(data.functions)},"hosts":${scriptJson(data.hosts)},
+"tasks":{"start":${numArray(t.start)},"end":${numArray(t.end)},"worker":${numArray(t.worker)},"fn":${numArray(t.fn)},"size":${numArray(t.size)},"key":${scriptJson(t.key)}},
+"memory":{"t":${numArray(m.time)},"worker":${numArray(m.worker)},"bytes":${numArray(m.bytes, memUnit.scale)},"chunks":${numArray(m.chunks)}},
+"resources":{"t":${numArray(r.time)},"host":${numArray(r.host)},"cols":{${resourceCols}}}}`
+
+  let dag = ""
+  if (data.dot !== undefined) {
+    try {
+      const viz = await instance()
+      dag = `<section><h2>Pipeline stages</h2><div class="dag">${viz.renderString(data.dot, { format: "svg" })}</div></section>`
+    } catch (e) {
+      dag = `<section><h2>Pipeline stages</h2><p class="note">the trace's graph could not be drawn: ${esc(String(e))}</p></section>`
+    }
+  }
+
+  const counts = Object.entries(data.eventCounts)
+    .map(([k, v]) => `${esc(k)}: ${v.toLocaleString("en-US")}`)
+    .join(" · ")
+  const div = (id: string) => `<div class="chart" id="${id}"></div>`
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(data.title)} — Tessera report</title>
+<style>
+body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 24px 48px;color:#222;background:#fafafa}
+header{padding:16px 0;border-bottom:1px solid #ddd;margin-bottom:8px}
+h1{margin:0 0 6px;font-size:22px} h2{font-size:17px;margin:28px 0 8px} h3{font-size:15px;margin:18px 0 6px}
+dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:0} dt{color:#666} dd{margin:0}
+.chart{background:#fff;border:1px solid #e4e4e4;border-radius:4px;padding:6px;margin:6px 0;display:inline-block}
+.hists{display:flex;flex-wrap:wrap;gap:8px}
+table{border-collapse:collapse;background:#fff;font-size:12.5px} th,td{border:1px solid #e0e0e0;padding:3px 8px}
+th{background:#f0f2f5;cursor:pointer;user-select:none;position:sticky;top:0} td.n{text-align:right;font-variant-numeric:tabular-nums}
+th.asc::after{content:" ▲"} th.desc::after{content:" ▼"}
+.note{color:#666;font-size:12px;margin:4px 0} .dag svg{max-width:100%;height:auto;background:#fff}
+#tooltip{position:fixed;pointer-events:none;background:rgba(255,255,255,.97);border:1px solid #999;border-radius:3px;padding:4px 8px;font-size:12px;display:none;z-index:10;max-width:560px;box-shadow:0 1px 4px rgba(0,0,0,.2)}
+#tooltip td{border:0;padding:0 6px 0 0} #tooltip td.k{color:#666}
+</style></head><body>
+<header><h1>${esc(data.title)}</h1><dl>
+<dt>hosts</dt><dd>${esc(data.hosts.join(", ")) || "—"}</dd>
+<dt>workers</dt><dd>${data.workers.length}</dd>
+<dt>wall time</dt><dd>${fmtSeconds(data.wall)}</dd>
+<dt>tasks</dt><dd>${t.start.length.toLocaleString("en-US")} in ${data.functions.length} functions</dd>
+<dt>events</dt><dd>${counts || "none"}</dd>
+${data.sources.length > 0 ? `<dt>sources</dt><dd>${data.sources.map(esc).join("<br>")}</dd>` : ""}
+</dl></header>
+<section><h2>Task stream</h2>${div("task-stream")}</section>
+<section><h2>Resource usage</h2>${resources.length > 0 ? resources.map((x) => div(`res-${x.column}`)).join("\n") : `<p class="note">no Resource Usage events in these databases</p>`}</section>
+<section><h2>Managed memory</h2>${m.time.length > 0 ? div("managed-memory") + "\n" + div("chunks-held") : `<p class="note">no Managed Memory events in these databases</p>`}</section>
+${tables.length > 0 ? `<section><h2>Analyses</h2>${tables.map((x, i) => renderTable(x, maxRows, i)).join("\n")}</section>` : ""}
+<section><h2>Per-task resources</h2><div class="hists">${hist.map((h) => div(`hist-${h.resource}`)).join("\n")}</div></section>
+${dag}
+<div id="tooltip"></div>
+<script>${vegaSource()}</script>
+<script id="tessera-data" type="application/json">${payload}</script>
+<script>${pageScript(scriptJson(views), data.wall)}</script>
+</body></html>
+`
+}
+
+// The page script: decode columns into rows, build one canvas View per chart, keep
+// timelines aligned with the task stream's zoom, a small tooltip handler (vega-embed is
+// not inlined) and click-to-sort tables. Exposed as window.tessera for tests.
+const pageScript = (viewsJson: string, wall: number): string => `
+(function(){
+"use strict";
+var D = JSON.parse(document.getElementById("tessera-data").textContent);
+var specs = ${viewsJson};
+function rows(src){
+  var out = [], i, n;
+  if (src === "tasks") {
+    var T = D.tasks; n = T.start.length; out = new Array(n);
+    for (i = 0; i < n; i++) out[i] = { start: T.start[i], end: T.end[i], worker: D.workers[T.worker[i]],
+      "function": D.functions[T.fn[i]], key: T.key[i], duration: T.end[i] - T.start[i], size: T.size[i] };
+  } else if (src === "memory") {
+    var M = D.memory; n = M.t.length; out = new Array(n);
+    for (i = 0; i < n; i++) out[i] = { t: M.t[i], worker: D.workers[M.worker[i]], bytes: M.bytes[i], chunks: M.chunks[i] };
+  } else if (src === "resources") {
+    var R = D.resources, names = Object.keys(R.cols); n = R.t.length; out = new Array(n);
+    for (i = 0; i < n; i++) { var o = { t: R.t[i], host: D.hosts[R.host[i]] };
+      for (var j = 0; j < names.length; j++) o[names[j]] = R.cols[names[j]][i]; out[i] = o; }
+  }
+  return out;
+}
+var tip = document.getElementById("tooltip");
+function esc(s){ return String(s).replace(/[&<>"]/g, function(c){ return {"&":"&amp;","<":"&lt;",">":"&gt;","\\"":"&quot;"}[c]; }); }
+function tooltip(handler, event, item, value){
+  if (value == null || value === "") { tip.style.display = "none"; return; }
+  var html = typeof value === "object" ? "<table>" + Object.keys(value).map(function(k){
+    return "<tr><td class=k>" + esc(k) + "</td><td>" + esc(value[k]) + "</td></tr>"; }).join("") + "</table>" : esc(value);
+  tip.innerHTML = html; tip.style.display = "block";
+  tip.style.left = Math.min(event.clientX + 12, window.innerWidth - tip.offsetWidth - 4) + "px";
+  tip.style.top = (event.clientY + 12) + "px";
+}
+var cache = {}, views = {}, followers = [], errors = [];
+var ready = Promise.all(specs.map(function(s){
+  var view = new vega.View(vega.parse(s.spec), { renderer: "canvas", container: "#" + s.id, hover: true });
+  view.tooltip(tooltip);
+  if (s.source) view.data(s.source, cache[s.source] || (cache[s.source] = rows(s.source)));
+  views[s.id] = view;
+  if (s.follow) followers.push(view);
+  return view.runAsync().catch(function(e){ errors.push(s.id + ": " + e); throw e; });
+})).then(function(){
+  var ts = views["task-stream"];
+  if (ts) ts.addSignalListener("zoom", function(name, v){
+    var dom = v && v.start ? v.start : [0, ${wall}];
+    followers.forEach(function(f){ f.signal("xdom", dom).runAsync(); });
+  });
+});
+document.querySelectorAll("table.sortable th").forEach(function(th){
+  th.addEventListener("click", function(){
+    var table = th.closest("table"), body = table.tBodies[0], col = +th.dataset.col;
+    var asc = !th.classList.contains("asc");
+    table.querySelectorAll("th").forEach(function(h){ h.classList.remove("asc","desc"); });
+    th.classList.add(asc ? "asc" : "desc");
+    var trs = Array.prototype.slice.call(body.rows);
+    trs.sort(function(a, b){
+      var x = a.cells[col], y = b.cells[col];
+      var p = x.dataset.v !== undefined ? +x.dataset.v : x.textContent, q = y.dataset.v !== undefined ? +y.dataset.v : y.textContent;
+      var c = typeof p === "number" && typeof q === "number" ? p - q : String(p).localeCompare(String(q));
+      return asc ? c : -c;
+    });
+    trs.forEach(function(tr){ body.appendChild(tr); });
+  });
+});
+window.tessera = { data: D, views: views, ready: ready, errors: errors };
+})();
+`

@@ -1,0 +1,85 @@
+/**
+ * Tables for the report: a converter from any Arrow table (the shape every analysis in
+ * `src/analysis` returns) to a `ReportTable`, and two summaries the report can always
+ * show from its own columns (per function, per worker) when no analysis tables are given.
+ *
+ * @since 0.1.0
+ */
+import type { Table } from "apache-arrow"
+import type { ReportTable } from "./Html.ts"
+import type { ReportData } from "./ReportData.ts"
+
+const cell = (v: unknown): string | number | null => {
+  if (v === null || v === undefined) return null
+  if (typeof v === "number") return v
+  if (typeof v === "bigint") return Number(v)
+  if (typeof v === "boolean") return String(v)
+  if (typeof v === "string") return v
+  if (v instanceof Date) return v.toISOString()
+  return String(v)
+}
+
+/**
+ * A report table from an Arrow table, column by column.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromArrow = (title: string, table: Table, description?: string): ReportTable => {
+  const columns = table.schema.fields.map((f) => f.name)
+  const vecs = columns.map((c) => table.getChild(c))
+  const rows: Array<Array<string | number | null>> = []
+  for (let i = 0; i < table.numRows; i++) rows.push(vecs.map((v) => cell(v?.get(i))))
+  return description === undefined ? { title, columns, rows } : { title, description, columns, rows }
+}
+
+/**
+ * Per-function summary (count, total / mean / max duration, output bytes, CPU cores)
+ * and per-worker balance (tasks, busy time, share of wall time), from the report model.
+ * Plain loops: one pass over the tasks.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultTables = (data: ReportData): Array<ReportTable> => {
+  const t = data.tasks
+  const nf = data.functions.length
+  const nw = data.workers.length
+  const fCount = new Float64Array(nf)
+  const fTotal = new Float64Array(nf)
+  const fMax = new Float64Array(nf)
+  const fBytes = new Float64Array(nf)
+  const fCpu = new Float64Array(nf)
+  const fCpuN = new Float64Array(nf)
+  const wCount = new Float64Array(nw)
+  const wBusy = new Float64Array(nw)
+  for (let i = 0; i < t.start.length; i++) {
+    const d = t.end[i]! - t.start[i]!
+    const f = t.fn[i]!
+    const w = t.worker[i]!
+    fCount[f]!++
+    fTotal[f]! += d
+    if (d > fMax[f]!) fMax[f] = d
+    if (Number.isFinite(t.size[i]!)) fBytes[f]! += t.size[i]!
+    if (Number.isFinite(t.cpuTime[i]!)) {
+      fCpu[f]! += t.cpuTime[i]!
+      fCpuN[f]! += d
+    }
+    wCount[w]!++
+    wBusy[w]! += d
+  }
+  const byFunction: ReportTable = {
+    title: "Per-function summary",
+    description: "all tasks of each function; click a column to sort",
+    columns: ["function", "tasks", "total duration (s)", "mean duration (s)", "max duration (s)", "output bytes", "mean CPU cores"],
+    rows: data.functions
+      .map((name, f) => [name, fCount[f]!, fTotal[f]!, fTotal[f]! / fCount[f]!, fMax[f]!, fBytes[f]!, fCpuN[f]! > 0 ? fCpu[f]! / fCpuN[f]! : null])
+      .sort((a, b) => (b[2] as number) - (a[2] as number))
+  }
+  const balance: ReportTable = {
+    title: "Per-worker task balance",
+    columns: ["worker", "tasks", "busy time (s)", "busy share of wall time"],
+    rows: data.workers.map((name, w) => [name, wCount[w]!, wBusy[w]!, data.wall > 0 ? wBusy[w]! / data.wall : null])
+  }
+  return [byFunction, balance]
+}

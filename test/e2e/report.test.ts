@@ -1,0 +1,116 @@
+/**
+ * End-to-end test of the HTML report in a real headless browser (Debian's chromium
+ * driven by playwright-core): the report of dasf-small loads with no console errors and
+ * no network requests, the task stream holds one bar per Compute event, and hovering a
+ * bar shows its key. Saves a screenshot to the OS temp directory.
+ * Skips with a message where /usr/bin/chromium is absent.
+ */
+import assert from "node:assert/strict"
+import { existsSync } from "node:fs"
+import { mkdtemp, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { after, before, describe, it } from "node:test"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { chromium } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
+import { renderHtml } from "../../src/report/Html.ts"
+import { loadEvents } from "../../src/report/loadEvents.ts"
+import { fromEvents } from "../../src/report/ReportData.ts"
+import { defaultTables } from "../../src/report/tables.ts"
+
+const CHROMIUM = "/usr/bin/chromium"
+const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+const hasChromium = existsSync(CHROMIUM)
+if (!hasChromium) console.log(`# skipping browser tests: ${CHROMIUM} not found (apt-get install -y chromium)`)
+
+describe("report (browser)", { skip: hasChromium ? false : `${CHROMIUM} not found` }, () => {
+  let browser: Browser
+  let page: Page
+  const consoleErrors: Array<string> = []
+  const external: Array<string> = []
+  let computeEvents = 0
+
+  before(async () => {
+    const files = [join(data, "small-TracePlugin.msgpack"), join(data, "small-ResourceMonitor-gpusurrogate.msgpack")]
+    const loaded = await loadEvents(files)
+    computeEvents = loaded.events.filter((e) => e.name === "Compute" && e.phase === "X").length
+    const model = fromEvents(loaded.events, { title: "dasf-small", sources: files })
+    const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-"))
+    const file = join(dir, "report.html")
+    await writeFile(file, await renderHtml(model, { tables: defaultTables(model) }))
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    })
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    page.on("console", (m) => {
+      if (m.type() === "error") consoleErrors.push(m.text())
+    })
+    page.on("pageerror", (e) => consoleErrors.push(String(e)))
+    await page.route("**/*", (route) => {
+      const url = route.request().url()
+      if (url.startsWith("file:") || url.startsWith("data:")) return route.continue()
+      external.push(url)
+      return route.abort()
+    })
+    await page.goto(pathToFileURL(file).href)
+    await page.evaluate(() => (globalThis as unknown as { tessera: { ready: Promise<unknown> } }).tessera.ready)
+  })
+
+  after(async () => {
+    await browser?.close()
+  })
+
+  it("loads with no console errors and no network requests", () => {
+    assert.deepEqual(consoleErrors, [])
+    assert.deepEqual(external, [])
+  })
+
+  it("draws one task-stream bar per Compute event", async () => {
+    const counts = await page.evaluate(() => {
+      const v = (globalThis as any).tessera.views["task-stream"]
+      let bars = 0
+      const walk = (node: any): void => {
+        if (node === null || node === undefined) return
+        if (node.marktype === "rect" && node.role === "mark") bars += node.items.length
+        for (const child of node.items ?? []) walk(child)
+      }
+      walk(v.scenegraph().root)
+      return { data: v.data("tasks").length, bars }
+    })
+    assert.equal(counts.data, computeEvents)
+    assert.equal(counts.bars, computeEvents)
+  })
+
+  it("shows a task's key when its bar is hovered", async () => {
+    const target = await page.evaluate(() => {
+      const v = (globalThis as any).tessera.views["task-stream"]
+      let found: any
+      const walk = (node: any): void => {
+        if (found !== undefined || node === null || node === undefined) return
+        if (node.marktype === "rect" && node.role === "mark") {
+          // the longest bar is the easiest to hit
+          for (const it of node.items) if (found === undefined || it.width > found.width) found = it
+          return
+        }
+        for (const child of node.items ?? []) walk(child)
+      }
+      walk(v.scenegraph().root)
+      const canvas = (globalThis as any).document.querySelector("#task-stream canvas").getBoundingClientRect()
+      // the canvas handler's origin is the view's origin plus its padding
+      const [ox0, oy0] = v.origin()
+      const pad = v.padding()
+      const ox = ox0 + (pad.left ?? 0)
+      const oy = oy0 + (pad.top ?? 0)
+      return { x: canvas.left + ox + found.x + found.width / 2, y: canvas.top + oy + found.y + found.height / 2, key: found.datum.key }
+    })
+    await page.mouse.move(target.x, target.y)
+    await page.waitForSelector("#tooltip", { state: "visible", timeout: 5000 })
+    const text = await page.textContent("#tooltip")
+    assert.ok(text?.includes(target.key), `tooltip ${text} should include ${target.key}`)
+    const shot = join(tmpdir(), "tessera-report.png")
+    await page.screenshot({ path: shot, fullPage: true })
+    console.log(`# screenshot: ${shot}`)
+  })
+})
