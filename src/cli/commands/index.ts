@@ -4,4 +4,6 @@
  *
  * @since 0.1.0
  */
-export const commands = [] as const
+import { reportCommands } from "./report.ts"
+
+export const commands = [...reportCommands] as const

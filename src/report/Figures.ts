@@ -1,0 +1,70 @@
+/**
+ * Static figures: Vega-Lite specs rendered to SVG in Node with Vega's headless View,
+ * and to PNG with @resvg/resvg-js. Used by `tessera plot hist`, `visualize` and
+ * `MemorySampler.plot`.
+ *
+ * @since 0.1.0
+ */
+import { mkdir, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Resvg } from "@resvg/resvg-js"
+import type { TopLevelSpec } from "vega-lite"
+import { histogramSpec, renderSvg, taskHistograms } from "./Charts.ts"
+import type { ReportData } from "./ReportData.ts"
+
+/**
+ * Rasterise SVG text to PNG bytes at `scale` (2 = twice the SVG's pixel size).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const svgToPng = (svg: string, scale = 2): Uint8Array => {
+  const r = new Resvg(svg, {
+    fitTo: { mode: "zoom", value: scale },
+    background: "white",
+    font: { loadSystemFonts: true, defaultFontFamily: "DejaVu Sans", sansSerifFamily: "DejaVu Sans" }
+  })
+  return r.render().asPng()
+}
+
+/**
+ * Write a Vega-Lite spec as `{base}.svg` and `{base}.png`; returns both paths.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const writeFigure = async (spec: TopLevelSpec, base: string): Promise<ReadonlyArray<string>> => {
+  const svg = await renderSvg(spec)
+  await writeFile(`${base}.svg`, svg)
+  await writeFile(`${base}.png`, svgToPng(svg))
+  return [`${base}.svg`, `${base}.png`]
+}
+
+/**
+ * The per-task resources `tessera plot hist` knows.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const histogramResources = ["duration", "size", "cores", "memory"] as const
+
+/**
+ * Write one SVG and one PNG histogram per resource to `dir` (`hist-{resource}.svg|png`).
+ * A resource the trace did not record (e.g. cores without cpu_time) still gets a
+ * figure, whose subtitle says so.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const writeHistograms = async (
+  data: ReportData,
+  resources: ReadonlyArray<string>,
+  dir: string
+): Promise<ReadonlyArray<string>> => {
+  await mkdir(dir, { recursive: true })
+  const out: Array<string> = []
+  for (const h of taskHistograms(data, resources)) {
+    out.push(...(await writeFigure(histogramSpec(h, 480, 260), join(dir, `hist-${h.resource}`))))
+  }
+  return out
+}
