@@ -1,0 +1,122 @@
+/**
+ * Engine: computes a task graph on the current Executor. `compute` is the Effect API;
+ * `computePromise` is the same for callers who don't use Effect (it starts and closes a
+ * worker pool, or runs in-process with `workers: 0`).
+ *
+ * Hooks: global callbacks (Hooks.register / Hooks.layer) then the compute's own run
+ * start -> startState -> pretask/posttask pairs -> finish; finish always runs for the
+ * callbacks whose start ran, with `failed` true on failure and interruption.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Exit } from "effect"
+import * as EngineError from "./EngineError.ts"
+import { Executor, layerSync, layerWorkers } from "./Executor.ts"
+import * as Hooks from "./Hooks.ts"
+import type { Callbacks } from "./Hooks.ts"
+import { makeJob } from "./internal/job.ts"
+import * as State from "./State.ts"
+import type { TaskGraph } from "./TaskGraph.ts"
+
+/**
+ * Options of a compute.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ComputeOptions {
+  /** keys whose results are returned (default: tasks without dependents) */
+  readonly keys?: ReadonlyArray<string>
+  readonly callbacks?: ReadonlyArray<Callbacks>
+}
+
+/**
+ * Resolves requested keys to indices; unknown keys are a MissingDependency of `<requested>`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const requestedIndices = (
+  graph: TaskGraph,
+  keys: ReadonlyArray<string> | undefined
+): Int32Array | EngineError.GraphError => {
+  if (keys === undefined) {
+    const out: Array<number> = []
+    for (let i = 0; i < graph.size; i++) if (graph.dependentStart[i + 1] === graph.dependentStart[i]) out.push(i)
+    return Int32Array.from(out)
+  }
+  const out = new Int32Array(keys.length)
+  for (let q = 0; q < keys.length; q++) {
+    const i = graph.index.get(keys[q]!)
+    if (i === undefined) return EngineError.missingDependency("<requested>", keys[q]!)
+    out[q] = i
+  }
+  return out
+}
+
+/**
+ * Computes `graph` (or the part needed for `keys`) and returns the requested results
+ * by key.
+ *
+ * @since 0.1.0
+ * @category compute
+ */
+export const compute = (
+  graph: TaskGraph,
+  options: ComputeOptions = {}
+): Effect.Effect<ReadonlyMap<string, unknown>, EngineError.ComputeError | EngineError.GraphError, Executor> =>
+  Effect.gen(function*() {
+    const executor = yield* Executor
+    const requested = requestedIndices(graph, options.keys)
+    if (requested instanceof EngineError.GraphError) return yield* requested
+    const callbacks = Hooks.collect(options.callbacks)
+    const state = State.init(graph, requested)
+    const started: Array<Callbacks> = []
+    yield* Effect.acquireUseRelease(
+      Effect.sync(() => {
+        for (const cb of callbacks) {
+          started.push(cb)
+          cb.start?.(graph)
+        }
+        for (const cb of callbacks) cb.startState?.(graph, state)
+      }),
+      () => executor.execute(makeJob(graph, state, started)),
+      (_, exit) =>
+        Effect.sync(() => {
+          const failed = Exit.isFailure(exit)
+          for (const cb of started) cb.finish?.(graph, state, failed)
+        })
+    )
+    const out = new Map<string, unknown>()
+    for (const i of requested) out.set(graph.keys[i]!, state.cache[i])
+    return out as ReadonlyMap<string, unknown>
+  })
+
+/**
+ * Options of `computePromise`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ComputePromiseOptions extends ComputeOptions {
+  /** worker threads (default availableParallelism()); 0 runs in-process (sync executor) */
+  readonly workers?: number
+}
+
+/**
+ * Plain-Promise API: starts a pool (or the sync executor), computes, closes the pool.
+ * Rejects with the ComputeError / GraphError.
+ *
+ * @since 0.1.0
+ * @category compute
+ */
+export const computePromise = (
+  graph: TaskGraph,
+  options: ComputePromiseOptions = {}
+): Promise<ReadonlyMap<string, unknown>> => {
+  const layer = options.workers === 0
+    ? layerSync
+    : layerWorkers(options.workers !== undefined ? { workers: options.workers } : {})
+  const { workers: _workers, ...rest } = options
+  return Effect.runPromise(compute(graph, rest).pipe(Effect.provide(layer)))
+}

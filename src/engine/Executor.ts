@@ -1,0 +1,140 @@
+/**
+ * Executor: the service that runs a compute's tasks. Two layers:
+ *
+ * - `layerWorkers({ workers })`: a pool of worker threads (default
+ *   `os.availableParallelism()`), alive for the layer's scope (graceful close, then
+ *   terminate). Computes on one pool run one at a time.
+ * - `layerSync`: everything in the calling thread, one task at a time, like `dask.get`
+ *   — for debugging, and to measure the scheduler's own overhead.
+ *
+ * Leaves out: GPU workers and clusters (later layers of the same service).
+ *
+ * @since 0.1.0
+ */
+import { availableParallelism, hostname } from "node:os"
+import { Context, Effect, Layer, Semaphore } from "effect"
+import type * as EngineError from "./EngineError.ts"
+import type { Job } from "./internal/job.ts"
+import { Pool } from "./internal/pool.ts"
+import type { PoolOptions } from "./internal/pool.ts"
+import { runSync } from "./internal/syncRunner.ts"
+
+/**
+ * What an executor offers the engine.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExecutorShape {
+  readonly kind: "sync" | "workers"
+  /** number of threads that run tasks */
+  readonly size: number
+  readonly host: string
+  /** Runs every needed task of the job; fails with the first ComputeError. */
+  readonly execute: (job: Job) => Effect.Effect<void, EngineError.ComputeError>
+  /** Workers currently holding queued or running tasks (0 for sync). */
+  readonly busyWorkers: () => number
+}
+
+/**
+ * The executor service.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Executor extends Context.Service<Executor, ExecutorShape>()("tessera/engine/Executor") {}
+
+/**
+ * Runs tasks in the calling thread.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeSync = (): ExecutorShape => ({
+  kind: "sync",
+  size: 1,
+  host: hostname(),
+  execute: (job) =>
+    Effect.callback<void, EngineError.ComputeError>((resume) => {
+      const cancel = { cancelled: false }
+      runSync(job, cancel).then(
+        () => resume(Effect.void),
+        (e) => resume(isComputeError(e) ? Effect.fail(e) : Effect.die(e))
+      )
+      return Effect.sync(() => {
+        cancel.cancelled = true
+      })
+    }),
+  busyWorkers: () => 0
+})
+
+const isComputeError = (e: unknown): e is EngineError.ComputeError =>
+  typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "ComputeError"
+
+/**
+ * Options of the worker-thread executor.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkersOptions {
+  /** default `os.availableParallelism()` */
+  readonly workers?: number
+  /** retries of a task whose worker died (default 3) */
+  readonly maxRetries?: number
+  /** per-worker V8 limits; a worker that exceeds them dies and is replaced */
+  readonly resourceLimits?: PoolOptions["resourceLimits"]
+}
+
+/**
+ * Starts a worker pool in the current scope (closed when the scope closes).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeWorkers = Effect.fnUntraced(function*(options: WorkersOptions = {}) {
+  const pool = yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      new Pool({
+        workers: options.workers ?? availableParallelism(),
+        ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+        ...(options.resourceLimits !== undefined ? { resourceLimits: options.resourceLimits } : {})
+      })
+    ),
+    (pool) => Effect.promise(() => pool.close())
+  )
+  const lock = yield* Semaphore.make(1)
+  const shape: ExecutorShape = {
+    kind: "workers",
+    size: pool.size,
+    host: pool.host,
+    execute: (job) =>
+      Semaphore.withPermits(
+        lock,
+        1,
+        Effect.callback<void, EngineError.ComputeError>((resume) => {
+          const run = pool.start(job, (error) => resume(error === null ? Effect.void : Effect.fail(error)))
+          return Effect.promise(() => pool.interrupt(run))
+        })
+      ),
+    busyWorkers: () => pool.busyCount()
+  }
+  return shape
+})
+
+/**
+ * The worker-thread executor as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWorkers = (options: WorkersOptions = {}): Layer.Layer<Executor> =>
+  Layer.effect(Executor, makeWorkers(options))
+
+/**
+ * The in-process synchronous executor as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSync: Layer.Layer<Executor> = Layer.succeed(Executor, makeSync())

@@ -1,0 +1,168 @@
+/**
+ * One compute as an executor sees it: the graph, the scheduler state, the hooks split by
+ * kind (so the hot loop skips absent ones with one length check) and the bookkeeping
+ * for engine events (per-worker held bytes, TaskRecords). Executors call `pre`/`post`
+ * around each task and `record` when a worker reports timings.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import type { MemoryRecord, TaskRecord } from "../EngineEvents.ts"
+import { threadId } from "../EngineEvents.ts"
+import * as EngineClock from "../EngineClock.ts"
+import type { Callbacks } from "../Hooks.ts"
+import type { SchedulerState } from "../State.ts"
+import { dependenciesOf, dependentsOf } from "../TaskGraph.ts"
+import type { TaskGraph } from "../TaskGraph.ts"
+import { chunkCount, describeResult } from "./kernels.ts"
+
+/**
+ * A compute handed to an executor.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface Job {
+  readonly graph: TaskGraph
+  readonly state: SchedulerState
+  readonly pre: ReadonlyArray<Callbacks>
+  readonly post: ReadonlyArray<Callbacks>
+  readonly taskCbs: ReadonlyArray<Callbacks>
+  readonly memoryCbs: ReadonlyArray<Callbacks>
+  /** true when any callback wants task or memory records */
+  readonly profile: boolean
+}
+
+/**
+ * Builds a job from the started callbacks.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const makeJob = (graph: TaskGraph, state: SchedulerState, callbacks: ReadonlyArray<Callbacks>): Job => {
+  const taskCbs = callbacks.filter((c) => typeof c.task === "function")
+  const memoryCbs = callbacks.filter((c) => typeof c.memory === "function")
+  return {
+    graph,
+    state,
+    pre: callbacks.filter((c) => typeof c.pretask === "function"),
+    post: callbacks.filter((c) => typeof c.posttask === "function"),
+    taskCbs,
+    memoryCbs,
+    profile: taskCbs.length > 0 || memoryCbs.length > 0
+  }
+}
+
+/** @since 0.1.0 @internal */
+export const pre = (job: Job, i: number): void => {
+  const key = job.graph.keys[i]!
+  for (const cb of job.pre) cb.pretask!(key, job.graph, job.state)
+}
+
+/** @since 0.1.0 @internal */
+export const post = (job: Job, i: number, result: unknown, workerId: number): void => {
+  const key = job.graph.keys[i]!
+  for (const cb of job.post) cb.posttask!(key, result, job.graph, job.state, workerId)
+}
+
+/**
+ * Per-worker held bytes and chunks; emits a MemoryRecord after each change. Installed
+ * as `state.onRelease` so releases are accounted to the worker that produced the data.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export class MemoryBook {
+  readonly bytes: Float64Array
+  readonly chunks: Int32Array
+  readonly owner: Int32Array
+  readonly size: Float64Array
+  readonly count: Int32Array
+  readonly job: Job
+  readonly host: string
+  constructor(job: Job, workers: number, host: string) {
+    const n = job.graph.size
+    this.job = job
+    this.host = host
+    this.bytes = new Float64Array(workers)
+    this.chunks = new Int32Array(workers)
+    this.owner = new Int32Array(n).fill(-1)
+    this.size = new Float64Array(n)
+    this.count = new Int32Array(n)
+    job.state.onRelease = (i) => this.release(i)
+  }
+  hold(i: number, result: unknown, workerId: number, nbytes: number): void {
+    const c = chunkCount(result)
+    this.owner[i] = workerId
+    this.size[i] = nbytes
+    this.count[i] = c
+    this.bytes[workerId]! += nbytes
+    this.chunks[workerId]! += c
+    this.emit(i, workerId, "memory")
+  }
+  release(i: number): void {
+    const w = this.owner[i]!
+    if (w < 0) return
+    this.bytes[w]! -= this.size[i]!
+    this.chunks[w]! -= this.count[i]!
+    this.owner[i] = -1
+    this.emit(i, w, "released")
+  }
+  emit(i: number, w: number, state: MemoryRecord["state"]): void {
+    if (this.job.memoryCbs.length === 0) return
+    const rec: MemoryRecord = {
+      timestamp: EngineClock.nowSeconds(),
+      host: this.host,
+      workerId: w,
+      threadId: threadId(this.host, w),
+      key: this.job.graph.keys[i]!,
+      state,
+      bytes: this.bytes[w]!,
+      chunks: this.chunks[w]!
+    }
+    for (const cb of this.job.memoryCbs) cb.memory!(rec)
+  }
+}
+
+/**
+ * Builds and emits the TaskRecord of task `i`, and accounts its bytes.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const record = (
+  job: Job,
+  book: MemoryBook,
+  i: number,
+  result: unknown,
+  workerId: number,
+  host: string,
+  rec: ArrayLike<number>,
+  o: number,
+  state: "memory" | "erred"
+): void => {
+  const info = describeResult(result)
+  if (job.taskCbs.length > 0) {
+    const key = job.graph.keys[i]!
+    const spec = job.graph.specs[i]!
+    const r: TaskRecord = {
+      key,
+      name: job.graph.names[i]!,
+      ...(spec.stage !== undefined ? { stage: spec.stage } : {}),
+      host,
+      workerId,
+      threadId: threadId(host, workerId),
+      phases: { gather: [rec[o]!, rec[o + 1]!], compute: [rec[o + 2]!, rec[o + 3]!], transfer: [rec[o + 4]!, rec[o + 5]!] },
+      cpuTime: rec[o + 6]!,
+      nbytes: info.nbytes,
+      shape: info.shape,
+      dtype: info.dtype,
+      type: info.type,
+      dependencies: dependenciesOf(job.graph, key),
+      dependents: dependentsOf(job.graph, key),
+      state
+    }
+    for (const cb of job.taskCbs) cb.task!(r)
+  }
+  if (state === "memory") book.hold(i, result, workerId, info.nbytes)
+}

@@ -1,0 +1,389 @@
+/**
+ * The worker-thread pool and its dispatch loop. One compute runs at a time on a pool
+ * (the Executor serialises them); its ready tasks are sent in batches so a postMessage
+ * round trip (~40 µs) is shared by many tasks.
+ *
+ * Batch size adapts to the measured task time: about `TARGET_BATCH_MS` of work per
+ * batch (between 1 and `MAX_BATCH` tasks), split across workers when few tasks are
+ * ready, with at most `MAX_OUTSTANDING` batches queued per worker so a worker never
+ * idles while the main thread handles its previous reply.
+ *
+ * Failures: a kernel error fails the compute; a worker that exits is replaced and the
+ * task it was running (known from its shared `control` array) is retried up to
+ * `maxRetries` times, its batch-mates are re-queued without penalty. Cancelling
+ * (interruption or failure) sets the compute id in every worker's `control[CANCEL]`, so
+ * workers drop the rest of their batches between tasks; workers still busy after
+ * `CANCEL_GRACE_MS` are terminated and replaced.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { hostname } from "node:os"
+import { Worker } from "node:worker_threads"
+import * as EngineError from "../EngineError.ts"
+import type { KernelRef } from "../Kernel.ts"
+import * as State from "../State.ts"
+import { MemoryBook, post, pre, record } from "./job.ts"
+import type { Job } from "./job.ts"
+import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, REC_STRIDE } from "./protocol.ts"
+import type { BatchDone, RunBatch } from "./protocol.ts"
+
+const TARGET_BATCH_MS = 2
+const MAX_BATCH = 1024
+const MAX_OUTSTANDING = 2
+const CANCEL_GRACE_MS = 100
+const workerUrl = new URL("./worker.ts", import.meta.url)
+
+/**
+ * Pool options.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface PoolOptions {
+  readonly workers: number
+  /** retries of a task whose worker died (default 3) */
+  readonly maxRetries?: number
+  readonly resourceLimits?: {
+    readonly maxOldGenerationSizeMb?: number
+    readonly maxYoungGenerationSizeMb?: number
+    readonly stackSizeMb?: number
+  }
+}
+
+interface Batch {
+  readonly id: number
+  readonly compute: number
+  readonly ids: Int32Array
+}
+
+interface Slot {
+  readonly id: number
+  worker: Worker
+  control: Int32Array
+  /** kernel defs this worker knows (a prefix of pool.defs) */
+  known: number
+  readonly outstanding: Array<Batch>
+  alive: boolean
+}
+
+interface Run {
+  readonly id: number
+  readonly job: Job
+  readonly kernelOf: Int32Array
+  readonly attempts: Uint8Array
+  readonly book: MemoryBook | null
+  avgTaskMs: number
+  done: boolean
+  readonly settle: (error: EngineError.ComputeError | null) => void
+}
+
+/**
+ * A pool of worker threads.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export class Pool {
+  readonly size: number
+  readonly host = hostname()
+  readonly maxRetries: number
+  readonly options: PoolOptions
+  readonly slots: Array<Slot> = []
+  readonly defs: Array<readonly [string, string]> = []
+  readonly kernelIds = new Map<string, number>()
+  run: Run | null = null
+  nextCompute = 1
+  nextBatch = 1
+  closed = false
+  /** waiters for "no slot holds a batch of compute c" */
+  drainWaiters: Array<{ c: number; resolve: () => void }> = []
+
+  constructor(options: PoolOptions) {
+    this.options = options
+    this.size = Math.max(1, Math.floor(options.workers))
+    this.maxRetries = options.maxRetries ?? 3
+    for (let i = 0; i < this.size; i++) this.slots.push(this.spawn(i))
+  }
+
+  private spawn(id: number): Slot {
+    const sab = new SharedArrayBuffer(CONTROL_SLOTS * 4)
+    const control = new Int32Array(sab)
+    control[INDEX] = -1
+    const worker = new Worker(workerUrl, {
+      workerData: { control: sab, id },
+      ...(this.options.resourceLimits ? { resourceLimits: { ...this.options.resourceLimits } } : {})
+    })
+    const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true }
+    worker.on("message", (m: BatchDone) => this.onDone(slot, m))
+    worker.on("error", (e) => this.onDeath(slot, worker, `uncaught error: ${e instanceof Error ? e.message : String(e)}`))
+    worker.on("exit", (code) => this.onDeath(slot, worker, `exited with code ${code}`))
+    return slot
+  }
+
+  private internKernel(k: KernelRef): number {
+    const key = `${k.module}#${k.name}`
+    let id = this.kernelIds.get(key)
+    if (id === undefined) {
+      id = this.defs.length
+      this.defs.push([k.module, k.name])
+      this.kernelIds.set(key, id)
+    }
+    return id
+  }
+
+  /**
+   * Starts a compute; `settle` is called once, with null on success.
+   */
+  start(job: Job, settle: (error: EngineError.ComputeError | null) => void): Run {
+    const { graph, state } = job
+    const kernelOf = new Int32Array(graph.size)
+    let last: KernelRef | undefined
+    let lastId = -1
+    for (let i = 0; i < graph.size; i++) {
+      if (!state.needed[i]) continue
+      const k = graph.specs[i]!.kernel
+      if (k !== last) {
+        last = k
+        lastId = this.internKernel(k)
+      }
+      kernelOf[i] = lastId
+    }
+    const run: Run = {
+      id: this.nextCompute++,
+      job,
+      kernelOf,
+      attempts: new Uint8Array(graph.size),
+      book: job.profile ? new MemoryBook(job, this.size, this.host) : null,
+      avgTaskMs: 0.01,
+      done: false,
+      settle
+    }
+    this.run = run
+    if (State.isDone(state)) this.finish(run, null)
+    else this.pump(run)
+    return run
+  }
+
+  /** Sends ready tasks to workers with room. Plain imperative: this is the hot loop. */
+  private pump(run: Run): void {
+    const s = run.job.state
+    const target = Math.max(1, Math.min(MAX_BATCH, Math.floor(TARGET_BATCH_MS / Math.max(run.avgTaskMs, 1e-6))))
+    for (let round = 0; round < MAX_OUTSTANDING && s.readyCount > 0 && !run.done; round++) {
+      let withRoom = 0
+      for (const slot of this.slots) if (slot.alive && slot.outstanding.length <= round) withRoom++
+      if (withRoom === 0) break
+      for (const slot of this.slots) {
+        if (s.readyCount === 0 || run.done) break
+        if (!slot.alive || slot.outstanding.length > round) continue
+        const n = Math.min(s.readyCount, target, Math.max(1, Math.ceil(s.readyCount / withRoom)))
+        this.send(run, slot, n)
+      }
+    }
+  }
+
+  private send(run: Run, slot: Slot, n: number): void {
+    const s = run.job.state
+    const ids = new Int32Array(n)
+    const ks = new Int32Array(n)
+    const args = new Array<ReadonlyArray<unknown>>(n)
+    const hasPre = run.job.pre.length > 0
+    for (let q = 0; q < n; q++) {
+      const i = State.popReady(s)
+      if (hasPre) pre(run.job, i)
+      ids[q] = i
+      ks[q] = run.kernelOf[i]!
+      args[q] = State.argsFor(s, i)
+    }
+    const defs = this.defs.length > slot.known ? this.defs.slice(slot.known) : null
+    const msg: RunBatch = { t: "run", c: run.id, b: this.nextBatch++, d0: slot.known, defs, p: run.job.profile ? 1 : 0, ks, args }
+    slot.known = this.defs.length
+    slot.outstanding.push({ id: msg.b, compute: run.id, ids })
+    try {
+      slot.worker.postMessage(msg, [ks.buffer])
+    } catch (e) {
+      // An argument structured clone cannot carry: fail the compute naming the task.
+      slot.outstanding.pop()
+      const q = findUncloneable(args)
+      const i = ids[q]!
+      const k = run.job.graph.specs[i]!.kernel
+      this.fail(run, EngineError.kernelFailed(run.job.graph.keys[i]!, `${k.name} (${k.module})`, `arguments cannot be sent to a worker: ${e instanceof Error ? e.message : String(e)}`, ""))
+    }
+  }
+
+  private onDone(slot: Slot, m: BatchDone): void {
+    const batch = slot.outstanding.shift()
+    const run = this.run
+    if (batch === undefined) return
+    if (run === null || run.id !== m.c || run.done) {
+      this.checkDrained()
+      return
+    }
+    const s = run.job.state
+    const { ids } = batch
+    if (m.n > 0) run.avgTaskMs = 0.5 * run.avgTaskMs + 0.5 * (m.busy / m.n)
+    const hasPost = run.job.post.length > 0
+    const book = run.book
+    const rec = m.rec
+    for (let q = 0; q < m.n; q++) {
+      const i = ids[q]!
+      const r = m.results[q]
+      if (book !== null && rec !== null) record(run.job, book, i, r, slot.id, this.host, rec, q * REC_STRIDE, "memory")
+      State.finishTask(s, i, r)
+      if (hasPost) post(run.job, i, r, slot.id)
+    }
+    if (m.error !== null) {
+      const i = ids[m.error.i]!
+      const key = run.job.graph.keys[i]!
+      const e = m.error
+      this.fail(
+        run,
+        e.notFound
+          ? EngineError.kernelNotFound(key, e.module, e.name, e.message)
+          : EngineError.kernelFailed(key, `${e.name} (${e.module})`, e.message, e.stack)
+      )
+      return
+    }
+    // Tasks of a cancelled-then-resumed batch are not expected; re-queue any not done.
+    for (let q = m.n; q < ids.length; q++) State.requeue(s, ids[q]!)
+    if (State.isDone(s)) this.finish(run, null)
+    else this.pump(run)
+  }
+
+  private onDeath(slot: Slot, worker: Worker, detail: string): void {
+    if (slot.worker !== worker || !slot.alive) return
+    slot.alive = false
+    const lost = slot.outstanding.splice(0)
+    const runningBatch = slot.control[BATCH]!
+    const runningIndex = slot.control[INDEX]!
+    if (!this.closed) this.slots[slot.id] = this.spawn(slot.id)
+    const run = this.run
+    if (run !== null && !run.done) {
+      const s = run.job.state
+      for (const b of lost) {
+        if (b.compute !== run.id) continue
+        for (let q = 0; q < b.ids.length; q++) {
+          const i = b.ids[q]!
+          if (!s.running[i]) continue
+          if (b.id === runningBatch && q === runningIndex) {
+            run.attempts[i]!++
+            if (run.attempts[i]! > this.maxRetries) {
+              this.fail(run, EngineError.workerCrashed(run.job.graph.keys[i]!, run.attempts[i]!, detail))
+              return
+            }
+          }
+          State.requeue(s, i)
+        }
+      }
+      this.pump(run)
+    }
+    this.checkDrained()
+  }
+
+  private finish(run: Run, error: EngineError.ComputeError | null): void {
+    if (run.done) return
+    run.done = true
+    if (this.run === run) this.run = null
+    run.settle(error)
+  }
+
+  private fail(run: Run, error: EngineError.ComputeError): void {
+    if (run.done) return
+    void this.cancel(run).then(() => run.settle(error))
+  }
+
+  /**
+   * Stops a compute: nothing more is dispatched, workers drop its queued tasks, and
+   * workers still busy with it after a grace period are terminated and replaced.
+   * Resolves when no worker holds any of its tasks.
+   */
+  cancel(run: Run): Promise<void> {
+    run.done = true
+    if (this.run === run) this.run = null
+    for (const slot of this.slots) Atomics.store(slot.control, CANCEL, run.id)
+    if (!this.busyWith(run.id)) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        for (const slot of this.slots) {
+          if (slot.alive && slot.outstanding.some((b) => b.compute === run.id)) this.replace(slot)
+        }
+        this.checkDrained()
+      }, CANCEL_GRACE_MS)
+      this.drainWaiters.push({
+        c: run.id,
+        resolve: () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    })
+  }
+
+  /** Cancels the running compute (interruption) and settles it as interrupted. */
+  interrupt(run: Run): Promise<void> {
+    const wasDone = run.done
+    return this.cancel(run).then(() => {
+      if (!wasDone) run.settle(EngineError.interrupted())
+    })
+  }
+
+  private busyWith(c: number): boolean {
+    for (const slot of this.slots) if (slot.alive && slot.outstanding.some((b) => b.compute === c)) return true
+    return false
+  }
+
+  private checkDrained(): void {
+    if (this.drainWaiters.length === 0) return
+    const still: typeof this.drainWaiters = []
+    for (const w of this.drainWaiters) {
+      if (this.busyWith(w.c)) still.push(w)
+      else w.resolve()
+    }
+    this.drainWaiters = still
+  }
+
+  private replace(slot: Slot): void {
+    slot.alive = false
+    slot.outstanding.length = 0
+    void slot.worker.terminate()
+    if (!this.closed) this.slots[slot.id] = this.spawn(slot.id)
+  }
+
+  /** Number of workers with queued batches (for tests). */
+  busyCount(): number {
+    let n = 0
+    for (const slot of this.slots) if (slot.alive && slot.outstanding.length > 0) n++
+    return n
+  }
+
+  /** Asks every worker to exit, then terminates those that have not after `graceMs`. */
+  async close(graceMs = 1000): Promise<void> {
+    this.closed = true
+    const exits = this.slots.map((slot) =>
+      new Promise<void>((resolve) => {
+        if (!slot.alive) return resolve()
+        const timer = setTimeout(() => {
+          void slot.worker.terminate().then(() => resolve())
+        }, graceMs)
+        slot.worker.once("exit", () => {
+          clearTimeout(timer)
+          resolve()
+        })
+        slot.alive = false
+        slot.worker.postMessage({ t: "close" })
+      })
+    )
+    await Promise.all(exits)
+  }
+}
+
+const findUncloneable = (args: ReadonlyArray<ReadonlyArray<unknown>>): number => {
+  for (let q = 0; q < args.length; q++) {
+    try {
+      structuredClone(args[q])
+    } catch {
+      return q
+    }
+  }
+  return 0
+}

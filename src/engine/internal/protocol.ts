@@ -1,0 +1,81 @@
+/**
+ * Wire messages between the pool (main thread) and its worker threads. Tasks travel in
+ * batches: one `RunBatch` carries many task descriptors (task index, interned kernel id,
+ * resolved args), one `BatchDone` carries their results. Kernel refs are interned to
+ * small ids; a worker learns new ids from `defs` (appended in id order).
+ *
+ * Each worker also shares an Int32Array `control` with the pool:
+ * `[CANCEL] = compute id to abandon`, `[BATCH] = id of the batch running`,
+ * `[INDEX] = index in that batch of the task running` (who to blame when it dies).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+
+/** @since 0.1.0 @internal */
+export const CANCEL = 0
+/** @since 0.1.0 @internal */
+export const BATCH = 1
+/** @since 0.1.0 @internal */
+export const INDEX = 2
+/** @since 0.1.0 @internal */
+export const CONTROL_SLOTS = 4
+
+/**
+ * Per-task profile floats in `BatchDone.rec`: gather start/stop, compute start/stop,
+ * transfer start/stop (epoch s), thread CPU seconds.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const REC_STRIDE = 7
+
+/** @since 0.1.0 @internal */
+export interface RunBatch {
+  readonly t: "run"
+  /** compute id */
+  readonly c: number
+  /** batch id */
+  readonly b: number
+  /** first id of `defs` */
+  readonly d0: number
+  readonly defs: ReadonlyArray<readonly [module: string, name: string]> | null
+  /** 1 when TaskRecords are wanted */
+  readonly p: number
+  readonly ks: Int32Array
+  readonly args: ReadonlyArray<ReadonlyArray<unknown>>
+}
+
+/** @since 0.1.0 @internal */
+export interface Close {
+  readonly t: "close"
+}
+
+/** @since 0.1.0 @internal */
+export type ToWorker = RunBatch | Close
+
+/** @since 0.1.0 @internal */
+export interface BatchError {
+  /** index in the batch */
+  readonly i: number
+  readonly notFound: boolean
+  readonly message: string
+  readonly stack: string
+  readonly module: string
+  readonly name: string
+}
+
+/** @since 0.1.0 @internal */
+export interface BatchDone {
+  readonly t: "done"
+  readonly c: number
+  readonly b: number
+  /** tasks completed (a prefix of the batch) */
+  readonly n: number
+  readonly results: ReadonlyArray<unknown>
+  readonly error: BatchError | null
+  /** ms the worker spent on the batch */
+  readonly busy: number
+  /** REC_STRIDE floats per completed task, when the batch asked for profiling */
+  readonly rec: Float64Array | null
+}

@@ -1,0 +1,144 @@
+/**
+ * The worker-thread side of the pool: receives batches of task descriptors, runs each
+ * kernel, moves results into shared memory and posts the batch's results back in one
+ * message. Kernel functions are cached by interned id; a module is imported once.
+ *
+ * The loop is plain imperative code and stays synchronous unless a kernel must be
+ * imported or returns a Promise: this is the hot path of every task.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { parentPort, workerData } from "node:worker_threads"
+import type { KernelFn } from "../Kernel.ts"
+import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
+import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
+import type { BatchDone, BatchError, RunBatch, ToWorker } from "./protocol.ts"
+
+const port = parentPort!
+const control = new Int32Array((workerData as { control: SharedArrayBuffer }).control)
+const defs: Array<readonly [string, string]> = []
+const fns: Array<KernelFn | undefined> = []
+const origin = performance.timeOrigin
+const now = (): number => (origin + performance.now()) / 1000
+const cpu = (): number => {
+  const u = process.threadCpuUsage()
+  return (u.user + u.system) / 1e6
+}
+
+const isThenable = (u: unknown): u is PromiseLike<unknown> =>
+  typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
+
+const queue: Array<RunBatch> = []
+let busy = false
+
+const runBatch = async (m: RunBatch): Promise<void> => {
+  const t0 = performance.now()
+  if (m.defs !== null) for (let q = 0; q < m.defs.length; q++) defs[m.d0 + q] = m.defs[q]!
+  const n = m.ks.length
+  const results = new Array<unknown>(n)
+  const profile = m.p === 1
+  const rec = profile ? new Float64Array(n * REC_STRIDE) : null
+  let error: BatchError | null = null
+  let done = 0
+  Atomics.store(control, BATCH, m.b)
+  for (let q = 0; q < n; q++) {
+    if (Atomics.load(control, CANCEL) === m.c) break
+    Atomics.store(control, INDEX, q)
+    const k = m.ks[q]!
+    let fn = fns[k]
+    if (fn === undefined) {
+      const [module, name] = defs[k]!
+      try {
+        fn = await loadKernel(module, name)
+        fns[k] = fn
+      } catch (e) {
+        const detail = e instanceof KernelLoadError ? e.detail : errorParts(e).message
+        error = { i: q, notFound: true, message: detail, stack: "", module, name }
+        break
+      }
+    }
+    const args = m.args[q]!
+    try {
+      if (rec !== null) {
+        // gather: inputs arrive resolved (shared-memory views); unpacking is the cost.
+        const c0 = cpu()
+        const g0 = now()
+        const argv = args.length === 0 ? args : Array.from(args)
+        const g1 = now()
+        let r = fn.apply(undefined, argv as Array<unknown>)
+        if (isThenable(r)) r = await r
+        const x1 = now()
+        results[q] = shareResult(r)
+        const t1 = now()
+        const o = q * REC_STRIDE
+        rec[o] = g0
+        rec[o + 1] = g1
+        rec[o + 2] = g1
+        rec[o + 3] = x1
+        rec[o + 4] = x1
+        rec[o + 5] = t1
+        rec[o + 6] = cpu() - c0
+      } else {
+        let r = fn.apply(undefined, args as Array<unknown>)
+        if (isThenable(r)) r = await r
+        results[q] = shareResult(r)
+      }
+    } catch (e) {
+      const { message, stack } = errorParts(e)
+      const [module, name] = defs[k]!
+      error = { i: q, notFound: false, message, stack, module, name }
+      break
+    }
+    done = q + 1
+  }
+  Atomics.store(control, INDEX, -1)
+  results.length = done
+  const msg: BatchDone = {
+    t: "done",
+    c: m.c,
+    b: m.b,
+    n: done,
+    results,
+    error,
+    busy: performance.now() - t0,
+    rec
+  }
+  try {
+    port.postMessage(msg)
+  } catch (e) {
+    // A result that structured clone cannot carry fails that task, not the worker.
+    let bad = 0
+    while (bad < done) {
+      try {
+        structuredClone(results[bad])
+      } catch {
+        break
+      }
+      bad++
+    }
+    const [module, name] = defs[m.ks[bad]!] ?? ["", ""]
+    results.length = bad
+    port.postMessage({
+      ...msg,
+      n: bad,
+      results,
+      error: { i: bad, notFound: false, message: `result cannot be sent between threads: ${errorParts(e).message}`, stack: errorParts(e).stack, module, name }
+    } satisfies BatchDone)
+  }
+}
+
+const drain = async (): Promise<void> => {
+  busy = true
+  while (queue.length > 0) await runBatch(queue.shift()!)
+  busy = false
+}
+
+port.on("message", (m: ToWorker) => {
+  if (m.t === "close") {
+    port.close()
+    return
+  }
+  queue.push(m)
+  if (!busy) void drain()
+})
