@@ -1,0 +1,309 @@
+import assert from "node:assert/strict"
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, it } from "node:test"
+import { encode } from "@msgpack/msgpack"
+import * as fc from "fast-check"
+import { Effect } from "effect"
+import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
+import * as TraceFormat from "../../src/trace/TraceFormat.ts"
+
+const dasf = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+
+const finite = fc.double({ noNaN: true, noDefaultInfinity: true })
+const argValue = fc.oneof(
+  fc.string(),
+  finite,
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 4 }),
+  fc.array(fc.string(), { maxLength: 4 })
+)
+const args = fc.dictionary(fc.string({ maxLength: 12 }), argValue, { maxKeys: 6 })
+  .map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => k !== "__proto__")))
+const id = fc.oneof(fc.string({ maxLength: 16 }), fc.integer(), fc.constant(null))
+
+const arbEvent: fc.Arbitrary<TraceEvent> = fc.oneof(
+  fc.record({
+    name: fc.string({ maxLength: 20 }),
+    timestamp: finite,
+    phase: fc.constant("X" as const),
+    process_id: id,
+    thread_id: id,
+    args,
+    duration: finite
+  }),
+  fc.record({
+    name: fc.string({ maxLength: 20 }),
+    timestamp: finite,
+    phase: fc.constantFrom("I" as const, "B" as const, "E" as const, "C" as const, "M" as const),
+    scope: fc.constantFrom("g" as const, "p" as const, "t" as const),
+    process_id: id,
+    thread_id: id,
+    args
+  })
+)
+
+const tmp = () => mkdtempSync(join(tmpdir(), "tessera-trace-"))
+
+describe("TraceFormat", () => {
+  it("round-trips any event through encodeRecords and decodeRecordsUnsafe", () => {
+    fc.assert(
+      fc.property(fc.array(arbEvent, { maxLength: 20 }), (events) => {
+        const decoded = TraceFormat.decodeRecordsUnsafe(TraceFormat.encodeRecords(events))
+        assert.deepStrictEqual(decoded.events.map((e) => ({ ...e })), events.map((e) => ({ ...e })))
+        assert.equal(decoded.droppedBytes, 0)
+      }),
+      { numRuns: 100 }
+    )
+  })
+
+  it("recovers exactly the whole records before a cut at any byte", () => {
+    fc.assert(
+      fc.property(fc.array(arbEvent, { minLength: 1, maxLength: 8 }), fc.nat(), (events, seed) => {
+        const bytes = TraceFormat.encodeRecords(events)
+        const cut = seed % (bytes.length + 1)
+        // record boundaries
+        const ends: Array<number> = []
+        let off = 0
+        for (const e of events) {
+          off += TraceFormat.encodeRecords([e]).length
+          ends.push(off)
+        }
+        const whole = ends.filter((end) => end <= cut).length
+        const decoded = TraceFormat.decodeRecordsUnsafe(bytes.subarray(0, cut))
+        assert.equal(decoded.events.length, whole)
+        assert.deepStrictEqual(decoded.events.map((e) => ({ ...e })), events.slice(0, whole).map((e) => ({ ...e })))
+        assert.equal(decoded.droppedBytes, cut - (whole === 0 ? 0 : ends[whole - 1]))
+      }),
+      { numRuns: 100 }
+    )
+  })
+
+  it("streams a file in small chunks to the same events as whole-buffer decoding", async () => {
+    const dir = tmp()
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(arbEvent, { maxLength: 30 }), fc.nat(300), async (events, extra) => {
+          const bytes = TraceFormat.encodeRecords(events)
+          const cut = Math.max(0, bytes.length - (extra % 40))
+          const path = join(dir, "t.msgpack")
+          writeFileSync(path, bytes.subarray(0, cut))
+          const whole = TraceFormat.decodeRecordsUnsafe(bytes.subarray(0, cut))
+          const streamed = await TraceFormat.readFilePromise(path)
+          const small: Array<TraceEvent> = []
+          const it = TraceFormat.streamEvents(path, { chunkBytes: 1024 })
+          let r = await it.next()
+          while (r.done !== true) {
+            small.push(...r.value)
+            r = await it.next()
+          }
+          assert.equal(streamed.events.length, whole.events.length)
+          assert.equal(small.length, whole.events.length)
+          assert.equal(streamed.droppedBytes, whole.droppedBytes)
+          assert.equal(r.value.droppedBytes, whole.droppedBytes)
+          assert.deepStrictEqual(small.map((e) => ({ ...e })), whole.events.map((e) => ({ ...e })))
+        }),
+        { numRuns: 30 }
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("reads DASF's TracePlugin database exactly", async () => {
+    const t = await TraceFormat.readFilePromise(join(dasf, "small-TracePlugin.msgpack"))
+    assert.equal(t.events.length, 967)
+    assert.equal(t.droppedBytes, 0)
+    const counts = new Map<string, number>()
+    for (const e of t.events) counts.set(e.name, (counts.get(e.name) ?? 0) + 1)
+    assert.deepStrictEqual(Object.fromEntries(counts), { "Compute": 409, "Managed Memory": 558 })
+    const first = t.events[0]
+    assert.equal(first.name, "Compute")
+    assert.equal(first.phase, "X")
+    assert.equal(first.timestamp, 1279.022098964)
+    assert.equal(first.duration, 0.00003337860107421875)
+    assert.equal(first.process_id, "vm")
+    assert.equal(first.thread_id, "worker-vm-0")
+    assert.equal(first.args.key, "('array-0117baf52de50432ed73e4bf713a01f5', 0, 0)")
+    assert.equal(first.args.name, "array")
+    assert.deepStrictEqual(first.args.shape, [5000, 2])
+    assert.equal(first.args.size, 80000)
+    const mm = t.events.find((e) => e.name === "Managed Memory")!
+    assert.equal(mm.phase, "I")
+    assert.equal(mm.scope, "g")
+    assert.deepStrictEqual(Object.keys(mm.args), ["key", "state", "size", "tasks"])
+  })
+
+  it("reads DASF's ResourceMonitor databases with and without gpu fields", async () => {
+    const plain = await TraceFormat.readFilePromise(join(dasf, "small-ResourceMonitor.msgpack"))
+    const gpu = await TraceFormat.readFilePromise(join(dasf, "small-ResourceMonitor-gpusurrogate.msgpack"))
+    assert.equal(plain.events.length, 25)
+    assert.equal(gpu.events.length, 25)
+    assert.ok(plain.events.every((e) => e.name === "Resource Usage" && e.thread_id === null))
+    assert.equal(plain.events[0].timestamp, 1278.999258748)
+    assert.equal(plain.events[0].args.cpu, 95.2)
+    assert.equal(plain.events[0].args.gpu_utilization, undefined)
+    assert.equal(gpu.events[0].args.gpu_utilization, 95.2)
+    assert.equal(gpu.events[0].args.gpu_memory_used, 119107584)
+  })
+
+  it("re-encodes DASF's records to the identical bytes", () => {
+    for (const f of ["small-TracePlugin.msgpack"]) {
+      const bytes = new Uint8Array(readFileSync(join(dasf, f)))
+      const decoded = TraceFormat.decodeRecordsUnsafe(bytes, f)
+      assert.deepStrictEqual(Buffer.from(TraceFormat.encodeRecords(decoded.events)), Buffer.from(bytes))
+    }
+  })
+
+  it("never creates a missing file when opening it for reading", async () => {
+    const dir = tmp()
+    try {
+      const path = join(dir, "missing.msgpack")
+      await assert.rejects(TraceFormat.readFilePromise(path), (e: unknown) => {
+        assert.ok(TraceFormat.isTraceFormatError(e))
+        assert.equal(e.reason, "FileNotFound")
+        assert.match(e.message, /missing\.msgpack/)
+        return true
+      })
+      assert.equal(existsSync(path), false)
+      const exit = await Effect.runPromiseExit(TraceFormat.readFile(path))
+      assert.equal(exit._tag, "Failure")
+      assert.equal(existsSync(path), false)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("does not modify a file it reads", async () => {
+    const dir = tmp()
+    try {
+      const path = join(dir, "t.msgpack")
+      const bytes = TraceFormat.encodeRecords([
+        { name: "a", timestamp: 1, phase: "I", scope: "g", process_id: "h", thread_id: null, args: {} }
+      ])
+      writeFileSync(path, bytes.subarray(0, bytes.length - 3))
+      const before = statSync(path)
+      await TraceFormat.readFilePromise(path)
+      const after = statSync(path)
+      assert.equal(after.size, before.size)
+      assert.equal(after.mtimeMs, before.mtimeMs)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe("TraceFormat errors", () => {
+  const frame = (body: Uint8Array): Uint8Array => {
+    const out = new Uint8Array(8 + body.length)
+    new DataView(out.buffer).setBigUint64(0, BigInt(body.length))
+    out.set(body, 8)
+    return out
+  }
+  const good = TraceFormat.encodeRecords([
+    { name: "a", timestamp: 1, phase: "I", scope: "g", process_id: "h", thread_id: null, args: {} }
+  ])
+  const cat = (...parts: Array<Uint8Array>) => new Uint8Array(Buffer.concat(parts))
+  const fails = (bytes: Uint8Array, reason: TraceFormat.TraceFormatReason, offset: number) =>
+    assert.throws(() => TraceFormat.decodeRecordsUnsafe(bytes, "x.msgpack"), (e: unknown) => {
+      assert.ok(TraceFormat.isTraceFormatError(e))
+      assert.equal(e.reason, reason)
+      assert.equal(e.offset, offset)
+      assert.equal(e.file, "x.msgpack")
+      assert.match(e.message, /x\.msgpack/)
+      return true
+    })
+
+  it("rejects a text file as an implausible length at offset 0", () => {
+    fails(new TextEncoder().encode("{\"name\": \"not a trace\"}\n"), "ImplausibleLength", 0)
+  })
+
+  it("rejects a short tail that cannot start a header", () => {
+    fails(cat(good, new Uint8Array([0x41, 0x42])), "ImplausibleLength", good.length)
+  })
+
+  it("accepts a short tail of zero bytes as a truncated header", () => {
+    const r = TraceFormat.decodeRecordsUnsafe(cat(good, new Uint8Array([0, 0, 0])))
+    assert.equal(r.events.length, 1)
+    assert.equal(r.droppedBytes, 3)
+  })
+
+  it("rejects a length larger than the record limit even when the file is cut", () => {
+    const h = new Uint8Array(8)
+    new DataView(h.buffer).setBigUint64(0, BigInt(TraceFormat.maxRecordBytes + 1))
+    fails(cat(good, h, new Uint8Array([0x81])), "ImplausibleLength", good.length)
+  })
+
+  it("rejects a zero-length record", () => {
+    fails(cat(good, new Uint8Array(8), good), "EmptyRecord", good.length)
+  })
+
+  it("rejects a truncated record whose body does not start a map", () => {
+    const h = new Uint8Array(8)
+    new DataView(h.buffer).setBigUint64(0, 100n)
+    fails(cat(good, h, new Uint8Array([0x93, 1, 2])), "NotAMap", good.length)
+  })
+
+  it("rejects a whole record that is not msgpack", () => {
+    fails(cat(good, frame(new Uint8Array([0xc1]))), "NotMsgpack", good.length)
+  })
+
+  it("rejects a whole record with trailing bytes after its map", () => {
+    fails(cat(frame(cat(encode({ name: "a", timestamp: 1, phase: "I" }), new Uint8Array([1])))), "NotMsgpack", 0)
+  })
+
+  it("rejects a record that is an array, not a map", () => {
+    fails(cat(good, good, frame(encode([1, 2, 3]))), "NotAMap", 2 * good.length)
+  })
+
+  it("rejects a map that is not an event", () => {
+    fails(frame(encode({ timestamp: 1, phase: "X" })), "NotAnEvent", 0)
+    fails(frame(encode({ name: "a", timestamp: "1", phase: "X" })), "NotAnEvent", 0)
+    fails(frame(encode({ name: "a", timestamp: 1, phase: "Q" })), "NotAnEvent", 0)
+  })
+
+  it("reports a directory as not readable", async () => {
+    const dir = tmp()
+    try {
+      await assert.rejects(TraceFormat.readFilePromise(dir), (e: unknown) => {
+        assert.ok(TraceFormat.isTraceFormatError(e))
+        assert.equal(e.reason, "NotReadable")
+        return true
+      })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("reports the file offset of a bad record found while streaming", async () => {
+    const dir = tmp()
+    try {
+      const many = TraceFormat.encodeRecords(
+        Array.from({ length: 200 }, (_, i) => ({
+          name: "n",
+          timestamp: i,
+          phase: "I" as const,
+          scope: "g" as const,
+          process_id: "h",
+          thread_id: null,
+          args: { i }
+        }))
+      )
+      const path = join(dir, "bad.msgpack")
+      writeFileSync(path, cat(many, frame(encode("str"))))
+      await assert.rejects(TraceFormat.readFilePromise(path), (e: unknown) => {
+        assert.ok(TraceFormat.isTraceFormatError(e))
+        assert.equal(e.reason, "NotAMap")
+        assert.equal(e.offset, many.length)
+        assert.match(e.message, /bad\.msgpack/)
+        return true
+      })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
