@@ -1,0 +1,79 @@
+import assert from "node:assert/strict"
+import { describe, it } from "node:test"
+import { Effect, ManagedRuntime } from "effect"
+import * as Engine from "../../src/engine/Engine.ts"
+import type * as EngineError from "../../src/engine/EngineError.ts"
+import * as Executor from "../../src/engine/Executor.ts"
+import * as Kernel from "../../src/engine/Kernel.ts"
+import * as TaskGraph from "../../src/engine/TaskGraph.ts"
+import { k } from "./graphs.ts"
+
+const crash = (name: string): Kernel.KernelRef =>
+  Kernel.ref(new URL("../fixtures/kernels/crash.ts", import.meta.url).href, name)
+
+const withPool = async <A>(options: Executor.WorkersOptions, f: (rt: ManagedRuntime.ManagedRuntime<Executor.Executor, never>) => Promise<A>): Promise<A> => {
+  const rt = ManagedRuntime.make(Executor.layerWorkers(options))
+  try {
+    return await f(rt)
+  } finally {
+    await rt.dispose()
+  }
+}
+
+const fanOut = (n: number, extra: ReadonlyArray<TaskGraph.TaskSpec>): TaskGraph.TaskGraph => {
+  const specs: Array<TaskGraph.TaskSpec> = [...extra]
+  for (let i = 0; i < n; i++) specs.push({ key: `ok-${i}`, kernel: k("constant"), args: [i] })
+  return TaskGraph.makeUnsafe(specs)
+}
+
+describe("WorkerCrash", () => {
+  it("replaces a worker that exits mid-task and retries the task", async () => {
+    const counter = new Int32Array(new SharedArrayBuffer(4))
+    const g = fanOut(50, [{ key: "flaky", kernel: crash("exitFirstTimes"), args: [counter, 2, "done"] }])
+    await withPool({ workers: 2 }, async (rt) => {
+      const out = await rt.runPromise(Engine.compute(g, { keys: ["flaky", "ok-49"] }))
+      assert.equal(out.get("flaky"), "done")
+      assert.equal(out.get("ok-49"), 49)
+      assert.equal(counter[0], 3)
+      const again = await rt.runPromise(Engine.compute(fanOut(3, []), { keys: ["ok-2"] }))
+      assert.equal(again.get("ok-2"), 2)
+    })
+  })
+
+  it("fails with WorkerCrashed naming the task after the retries are used up", async () => {
+    const g = fanOut(20, [{ key: "doomed", kernel: crash("exitWorker"), args: [] }])
+    await withPool({ workers: 2, maxRetries: 2 }, async (rt) => {
+      const e = await rt.runPromise(Effect.flip(Engine.compute(g)))
+      const r = e.reason as EngineError.WorkerCrashed
+      assert.equal(r._tag, "WorkerCrashed")
+      assert.equal(r.key, "doomed")
+      assert.equal(r.attempts, 3)
+      assert.match(e.message, /"doomed".*3 attempts.*exited with code 3/)
+      const busy = await rt.runPromise(Effect.gen(function*() {
+        return (yield* Executor.Executor).busyWorkers()
+      }))
+      assert.equal(busy, 0)
+      const ok = await rt.runPromise(Engine.compute(fanOut(2, [])))
+      assert.equal(ok.get("ok-1"), 1)
+    })
+  })
+
+  it("treats an uncaught error in a worker as a crash", async () => {
+    const g = TaskGraph.makeUnsafe([{ key: "later", kernel: crash("uncaughtLater"), args: [] }])
+    await withPool({ workers: 1, maxRetries: 0 }, async (rt) => {
+      const e = await rt.runPromise(Effect.flip(Engine.compute(g)))
+      assert.equal(e.reason._tag, "WorkerCrashed")
+      assert.match(e.message, /uncaught in worker/)
+    })
+  })
+
+  it("treats a worker that exceeds its heap limit as a crash", async () => {
+    const g = TaskGraph.makeUnsafe([{ key: "hog", kernel: crash("exhaustHeap"), args: [] }])
+    await withPool({ workers: 1, maxRetries: 0, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 } }, async (rt) => {
+      const e = await rt.runPromise(Effect.flip(Engine.compute(g)))
+      const r = e.reason as EngineError.WorkerCrashed
+      assert.equal(r._tag, "WorkerCrashed")
+      assert.equal(r.key, "hog")
+    })
+  })
+})
