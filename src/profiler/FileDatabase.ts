@@ -1,0 +1,280 @@
+/**
+ * FileDatabase: DASF's on-disk trace database, both ways. A file is a sequence of
+ * records, each an 8-byte big-endian length and one msgpack map (src/trace/TraceFormat).
+ *
+ * Writing: `record` buffers events; every `commitThreshold` events (default 5000, as
+ * DASF) the batch is encoded (specialised encoder, same bytes as
+ * `TraceFormat.encodeRecords`) and appended with ONE `fs.writeSync` on a descriptor
+ * opened with `O_APPEND`. Batches are flushed on `close`, at process exit, on
+ * SIGINT/SIGTERM and on an uncaught exception (internal/exitFlush), so a killed run
+ * loses at most what the OS had not written.
+ *
+ * Several writers, one file: each thread (or process) opens its own `FileDatabase` on the
+ * same path. `O_APPEND` makes each `write(2)` land atomically at the end of the file, and
+ * a batch is one write of whole records, so records from different writers never
+ * interleave (Linux serialises writes to a regular file under the inode lock). A short
+ * write (disk full, a signal) is completed by further writes; that is the one case where
+ * another writer could slip in between, and it is reported by readers as a bad record.
+ *
+ * Reading: `read` / `events` stream the file read-only (flag "r": never creates or
+ * modifies it), decode with a specialised decoder (falling back to the generic one for
+ * unusual records and for errors), recover every whole record before a truncated tail
+ * and report the dropped bytes. Errors are `TraceFormatError` naming file and offset.
+ *
+ * @since 0.1.0
+ */
+import { closeSync, openSync, writeSync } from "node:fs"
+import { Effect, type Scope } from "effect"
+import type { TraceEvent } from "../trace/TraceEvent.ts"
+import * as TraceFormat from "../trace/TraceFormat.ts"
+import { DatabaseError, type EventDatabase } from "./EventDatabase.ts"
+import { registerFlush } from "./internal/exitFlush.ts"
+import { sharedEncoder } from "./internal/recordEncoder.ts"
+import { RecordDecoder } from "./internal/recordDecoder.ts"
+
+/**
+ * Options of a writing `FileDatabase`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FileDatabaseOptions {
+  /** events buffered before a batch is written (default 5000) */
+  readonly commitThreshold?: number
+  /** truncate an existing file on the first write instead of appending (default false) */
+  readonly removeOldOutputFile?: boolean
+}
+
+/**
+ * Default batch size, as DASF.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultCommitThreshold = 5000
+
+/**
+ * A trace database file. Constructing one touches nothing; the file is opened (created
+ * when missing) by the first commit that has events to write.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class FileDatabase implements EventDatabase {
+  readonly path: string
+  readonly label: string
+  readonly commitThreshold: number
+  private readonly truncate: boolean
+  private pending: Array<TraceEvent> = []
+  private fd = -1
+  private closed = false
+  private unregister: (() => void) | null = null
+  /** events written to the file by this writer */
+  written = 0
+
+  constructor(path: string, options: FileDatabaseOptions = {}) {
+    const t = options.commitThreshold ?? defaultCommitThreshold
+    if (!Number.isInteger(t) || t < 1) {
+      throw new DatabaseError({
+        database: path,
+        reason: "InvalidOption",
+        detail: `commitThreshold must be a positive integer, got ${t}`
+      })
+    }
+    this.path = path
+    this.label = path
+    this.commitThreshold = t
+    this.truncate = options.removeOldOutputFile === true
+  }
+
+  /** Buffers one event; writes the batch when it reaches the threshold. */
+  readonly record = (event: TraceEvent): void => {
+    if (this.closed) {
+      throw new DatabaseError({ database: this.path, reason: "Closed", detail: `record "${event.name}" after close` })
+    }
+    if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
+    this.pending.push(event)
+    if (this.pending.length >= this.commitThreshold) this.commit()
+  }
+
+  /** Events recorded but not yet written. */
+  get pendingCount(): number {
+    return this.pending.length
+  }
+
+  /** Appends every buffered event to the file in one write. Throws `DatabaseError`. */
+  readonly commit = (): void => {
+    const batch = this.pending
+    if (batch.length === 0) return
+    if (this.fd < 0) {
+      try {
+        this.fd = openSync(this.path, this.truncate ? "w" : "a")
+      } catch (e) {
+        throw new DatabaseError({ database: this.path, reason: "OpenFailed", detail: errorText(e) })
+      }
+    }
+    const bytes = sharedEncoder.encode(batch)
+    let off = 0
+    try {
+      while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off)
+    } catch (e) {
+      throw new DatabaseError({
+        database: this.path,
+        reason: "WriteFailed",
+        detail: `${errorText(e)} after ${off} of ${bytes.length} bytes of a ${batch.length}-event batch`
+      })
+    } finally {
+      sharedEncoder.shrink()
+    }
+    this.written += batch.length
+    this.pending = []
+  }
+
+  private readonly flushAtExit = (): void => {
+    if (!this.closed) this.commit()
+  }
+
+  /** Commits and closes the file. Idempotent. */
+  readonly close = (): void => {
+    if (this.closed) return
+    try {
+      this.commit()
+    } finally {
+      this.closed = true
+      if (this.unregister !== null) this.unregister()
+      this.unregister = null
+      if (this.fd >= 0) closeSync(this.fd)
+      this.fd = -1
+    }
+  }
+
+  /** Commits what is buffered, then streams the file's events. */
+  readonly events = (): AsyncIterable<TraceEvent> => {
+    if (!this.closed) this.commit()
+    return streamEvents(this.path)
+  }
+}
+
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/**
+ * A writing database as a scoped resource: closed (flushed) when the scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  path: string,
+  options: FileDatabaseOptions = {}
+): Effect.Effect<FileDatabase, DatabaseError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => new FileDatabase(path, options),
+      catch: (e) => e as DatabaseError
+    }),
+    (db) => Effect.sync(() => db.close())
+  )
+
+/**
+ * Decodes whole records of a frame batch into `out` (fast decoder, generic fallback).
+ */
+const decodeBatch = (
+  decoder: RecordDecoder,
+  file: string,
+  batch: TraceFormat.FrameBatch,
+  out: Array<TraceEvent>
+): void => {
+  const { bytes, end, fileOffset } = batch
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  TraceFormat.scanFramesUnsafe(bytes.subarray(0, end), file, fileOffset, (s, e) => {
+    let ev: TraceEvent
+    try {
+      ev = decoder.decodeUnsafe(bytes, view, s, e)
+    } catch {
+      // anything unusual (or malformed): the generic decoder decides, and owns the errors
+      ev = TraceFormat.decodeEventUnsafe(bytes, s, e, file, fileOffset + s - TraceFormat.headerBytes)
+    }
+    out.push(ev)
+  })
+}
+
+/**
+ * Streams a database file's events in batches (read-only). Rejects with
+ * `TraceFormatError`. Returns the stream summary (bytes, dropped bytes).
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export async function* streamBatches(
+  file: string,
+  options?: { readonly chunkBytes?: number }
+): AsyncGenerator<Array<TraceEvent>, TraceFormat.StreamSummary, undefined> {
+  const decoder = new RecordDecoder()
+  const frames = TraceFormat.streamFrames(file, options)
+  for (;;) {
+    const next = await frames.next()
+    if (next.done === true) return next.value
+    const out: Array<TraceEvent> = []
+    decodeBatch(decoder, file, next.value, out)
+    yield out
+  }
+}
+
+/**
+ * Streams a database file's events one by one (read-only).
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export async function* streamEvents(file: string): AsyncGenerator<TraceEvent, void, undefined> {
+  for await (const batch of streamBatches(file)) yield* batch
+}
+
+/**
+ * Reads a whole database file (read-only): its events, size and dropped tail bytes.
+ * Rejects with `TraceFormatError`.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const readPromise = async (
+  file: string,
+  options?: { readonly chunkBytes?: number }
+): Promise<TraceFormat.DecodedTrace> => {
+  const events: Array<TraceEvent> = []
+  const it = streamBatches(file, options)
+  for (;;) {
+    const next = await it.next()
+    if (next.done === true) return { file, events, bytes: next.value.bytes, droppedBytes: next.value.droppedBytes }
+    for (const e of next.value) events.push(e)
+  }
+}
+
+/**
+ * Reads a whole database file (read-only).
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const read = (file: string): Effect.Effect<TraceFormat.DecodedTrace, TraceFormat.TraceFormatError> =>
+  Effect.tryPromise({
+    try: () => readPromise(file),
+    catch: (e) =>
+      TraceFormat.isTraceFormatError(e)
+        ? e
+        : new TraceFormat.TraceFormatError({ file, offset: 0, reason: "NotReadable", detail: errorText(e) })
+  })
+
+/**
+ * Decodes a whole database held in memory (fast decoder). Throws `TraceFormatError`.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeUnsafe = (bytes: Uint8Array, file = "<buffer>"): TraceFormat.DecodedTrace => {
+  const events: Array<TraceEvent> = []
+  const stop = TraceFormat.scanFramesUnsafe(bytes, file, 0, () => undefined)
+  decodeBatch(new RecordDecoder(), file, { bytes, end: stop, fileOffset: 0 }, events)
+  TraceFormat.checkTailUnsafe(bytes.subarray(stop), file, stop)
+  return { file, events, bytes: bytes.length, droppedBytes: bytes.length - stop }
+}

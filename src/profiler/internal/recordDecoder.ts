@@ -1,0 +1,213 @@
+/**
+ * Specialised record decoder for the profiler's read path (`FileDatabase.read`). A
+ * hand-written msgpack decoder for trace records that interns repeated short strings
+ * (field names, event names, hosts, thread ids, arg keys, task keys seen twice) in a
+ * hash table keyed by their bytes, so most strings cost a hash and a compare instead of
+ * a UTF-8 decode and an allocation.
+ *
+ * It decodes what the generic decoder decodes, to the same values. On anything unusual
+ * (extension types, malformed bytes, a record that is not an event) it throws, and the
+ * caller falls back to `TraceFormat.decodeEventUnsafe`, which produces the typed
+ * `TraceFormatError` with file and byte offset: one error path, owned by src/trace.
+ *
+ * Hot path: plain imperative code on purpose.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { isPhase, isScope, type TraceEvent } from "../../trace/TraceEvent.ts"
+
+const textDecoder = new TextDecoder("utf-8", { fatal: false })
+const slots = 1 << 14
+const maxInterned = 64
+
+class Unusual extends Error {}
+const unusual = new Unusual("unusual record")
+
+/**
+ * A reusable decoder (one per thread).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export class RecordDecoder {
+  private b: Uint8Array = new Uint8Array(0)
+  private v: DataView = new DataView(new ArrayBuffer(0))
+  private p = 0
+  private limit = 0
+  private readonly internBytes: Array<Uint8Array | undefined> = new Array(slots)
+  private readonly internStr: Array<string> = new Array(slots)
+
+  private str(n: number): string {
+    const b = this.b
+    const start = this.p
+    const end = start + n
+    if (end > this.limit) throw unusual
+    this.p = end
+    if (n === 0) return ""
+    if (n <= maxInterned) {
+      let h = 0x811c9dc5
+      for (let i = start; i < end; i++) h = Math.imul(h ^ b[i]!, 16777619)
+      const slot = (h >>> 0) & (slots - 1)
+      const got = this.internBytes[slot]
+      if (got !== undefined && got.length === n) {
+        let same = true
+        for (let i = 0; i < n; i++) {
+          if (got[i] !== b[start + i]) {
+            same = false
+            break
+          }
+        }
+        if (same) return this.internStr[slot]!
+      }
+      const s = this.decodeString(start, end)
+      this.internBytes[slot] = b.slice(start, end)
+      this.internStr[slot] = s
+      return s
+    }
+    return this.decodeString(start, end)
+  }
+
+  private decodeString(start: number, end: number): string {
+    const b = this.b
+    if (end - start <= 128) {
+      let ascii = true
+      for (let i = start; i < end; i++) {
+        if (b[i]! > 0x7f) {
+          ascii = false
+          break
+        }
+      }
+      if (ascii) return String.fromCharCode.apply(null, b.subarray(start, end) as unknown as Array<number>)
+    }
+    return textDecoder.decode(b.subarray(start, end))
+  }
+
+  private map(n: number): Record<string, unknown> {
+    const o: Record<string, unknown> = {}
+    for (let i = 0; i < n; i++) {
+      const k = this.value()
+      if (typeof k !== "string" || k === "__proto__") throw unusual
+      o[k] = this.value()
+    }
+    return o
+  }
+
+  private array(n: number): Array<unknown> {
+    const a = new Array(n)
+    for (let i = 0; i < n; i++) a[i] = this.value()
+    return a
+  }
+
+  private value(): unknown {
+    const b = this.b
+    const v = this.v
+    if (this.p >= this.limit) throw unusual
+    const t = b[this.p++]!
+    if (t < 0x80) return t
+    if (t < 0x90) return this.map(t & 0x0f)
+    if (t < 0xa0) return this.array(t & 0x0f)
+    if (t < 0xc0) return this.str(t & 0x1f)
+    if (t >= 0xe0) return t - 0x100
+    const p = this.p
+    switch (t) {
+      case 0xc0:
+        return null
+      case 0xc2:
+        return false
+      case 0xc3:
+        return true
+      case 0xcb:
+        this.p = p + 8
+        return v.getFloat64(p)
+      case 0xca:
+        this.p = p + 4
+        return v.getFloat32(p)
+      case 0xcc:
+        this.p = p + 1
+        return b[p]!
+      case 0xcd:
+        this.p = p + 2
+        return v.getUint16(p)
+      case 0xce:
+        this.p = p + 4
+        return v.getUint32(p)
+      case 0xcf: {
+        this.p = p + 8
+        const x = v.getUint32(p) * 0x100000000 + v.getUint32(p + 4)
+        // the generic decoder turns unsafe 64-bit integers into bigint or throws: defer to it
+        if (!Number.isSafeInteger(x)) throw unusual
+        return x
+      }
+      case 0xd0:
+        this.p = p + 1
+        return v.getInt8(p)
+      case 0xd1:
+        this.p = p + 2
+        return v.getInt16(p)
+      case 0xd2:
+        this.p = p + 4
+        return v.getInt32(p)
+      case 0xd3: {
+        this.p = p + 8
+        const x = v.getInt32(p) * 0x100000000 + v.getUint32(p + 4)
+        if (!Number.isSafeInteger(x)) throw unusual
+        return x
+      }
+      case 0xd9:
+        this.p = p + 1
+        return this.str(b[p]!)
+      case 0xda:
+        this.p = p + 2
+        return this.str(v.getUint16(p))
+      case 0xdb:
+        this.p = p + 4
+        return this.str(v.getUint32(p))
+      case 0xdc:
+        this.p = p + 2
+        return this.array(v.getUint16(p))
+      case 0xdd:
+        this.p = p + 4
+        return this.array(v.getUint32(p))
+      case 0xde:
+        this.p = p + 2
+        return this.map(v.getUint16(p))
+      case 0xdf:
+        this.p = p + 4
+        return this.map(v.getUint32(p))
+      default:
+        // bin, ext, timestamps: rare in traces; the generic decoder handles them
+        throw unusual
+    }
+  }
+
+  /**
+   * Decodes the record body `bytes[start..end)`; throws (an internal marker) for anything
+   * the generic decoder should judge instead.
+   */
+  decodeUnsafe(bytes: Uint8Array, view: DataView, start: number, end: number): TraceEvent {
+    this.b = bytes
+    this.limit = end
+    this.v = view
+    this.p = start
+    const r = this.value()
+    if (this.p !== end || typeof r !== "object" || r === null || Array.isArray(r)) throw unusual
+    const e = r as Record<string, unknown>
+    if (typeof e.name !== "string" || typeof e.timestamp !== "number" || !isPhase(e.phase)) throw unusual
+    if (e.duration !== undefined && typeof e.duration !== "number") throw unusual
+    if (e.args === undefined || e.args === null) e.args = {}
+    else if (typeof e.args !== "object" || Array.isArray(e.args)) throw unusual
+    if (e.process_id === undefined) e.process_id = null
+    if (e.thread_id === undefined) e.thread_id = null
+    if (e.scope !== undefined && !isScope(e.scope)) delete e.scope
+    return e as unknown as TraceEvent
+  }
+}
+
+/**
+ * Is `e` the decoder's internal "defer to the generic decoder" marker.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const isUnusual = (e: unknown): boolean => e instanceof Unusual
