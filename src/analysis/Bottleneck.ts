@@ -1,0 +1,152 @@
+/**
+ * DASF's two bottleneck analyses with DASF's column names, units and sort order, and
+ * correct numbers (DASF-NOTES 1-11; docs/analysis.md lists every difference):
+ *
+ * - rows are per (Host, worker, Function) / (Host, worker, Task Key); "GPU" is the last
+ *   `-` part of the worker id (DASF's label; it is the dask worker name);
+ * - "Percentage of total time (%)" is the share of the row's worker's total task time;
+ * - GPU means come from the samples attributed (`attributeSamples`) to that row's own
+ *   tasks on that row's host, null when there are none or the trace has no GPU fields;
+ * - zero-duration tasks are left out of the throughput mean (no division by zero);
+ * - rows are sorted by Duration descending, then Host, GPU, Function / Task Key.
+ *
+ * @since 0.1.0
+ */
+import type { Table } from "apache-arrow"
+import { attributeSamples } from "./Attribution.ts"
+import { buildTable, floatsOf } from "./internal/Access.ts"
+import { cmpStr, gpuLabel, groupBy, inputBytes, str, type Tables, taskView } from "./internal/TaskView.ts"
+
+const workerTotals = (v: ReturnType<typeof taskView>) => {
+  const { group, firstRow } = groupBy(v.n, [
+    { codes: v.host.codes, size: v.host.dict.length },
+    { codes: v.worker.codes, size: v.worker.dict.length }
+  ])
+  const total = new Float64Array(firstRow.length)
+  for (let i = 0; i < v.n; i++) total[group[i]] += v.duration[i]
+  return { group, total }
+}
+
+const pct = (part: number, whole: number): number => (whole > 0 ? (part / whole) * 100 : NaN)
+
+/**
+ * Per (host, worker, function): Host, GPU, Function, Duration (s), Percentage of total
+ * time (%), Mean GPU Utilization (%), Mean GPU Memory Used (GB), Mean Data Size (MB),
+ * Mean Throughput (MB/s), Num Tasks (chunks), Mean Task time (s).
+ *
+ * @since 0.1.0
+ * @category analysis
+ */
+export const perFunctionBottleneck = (tables: Tables): Table => {
+  const v = taskView(tables.tasks)
+  const { group, firstRow } = groupBy(v.n, [
+    { codes: v.host.codes, size: v.host.dict.length },
+    { codes: v.worker.codes, size: v.worker.dict.length },
+    { codes: v.fn.codes, size: v.fn.dict.length }
+  ])
+  const G = firstRow.length
+  const dur = new Float64Array(G)
+  const count = new Float64Array(G)
+  const bytes = new Float64Array(G)
+  const thr = new Float64Array(G)
+  const thrN = new Float64Array(G)
+  const gpu = new Float64Array(G)
+  const gpuN = new Float64Array(G)
+  const mem = new Float64Array(G)
+  const memN = new Float64Array(G)
+  const input = inputBytes(v)
+  for (let i = 0; i < v.n; i++) {
+    const g = group[i]
+    dur[g] += v.duration[i]
+    count[g] += 1
+    bytes[g] += input[i]
+    if (v.duration[i] > 0) (thr[g] += input[i] / v.duration[i], thrN[g] += 1)
+  }
+  const res = tables.resources
+  if (res !== undefined && res.numRows > 0) {
+    const a = attributeSamples(tables, v)
+    const gu = floatsOf(res.getChild("gpu_utilization"), res.numRows)
+    const gm = floatsOf(res.getChild("gpu_memory_used"), res.numRows)
+    for (let j = 0; j < a.sample.length; j++) {
+      const g = group[a.task[j]]
+      const s = a.sample[j]
+      if (gu[s] === gu[s]) (gpu[g] += gu[s], gpuN[g] += 1)
+      if (gm[s] === gm[s]) (mem[g] += gm[s], memN[g] += 1)
+    }
+  }
+  const wt = workerTotals(v)
+  const rows = firstRow.map((r, g) => ({
+    g,
+    host: str(v.host, v.host.codes[r]),
+    gpu: gpuLabel(str(v.worker, v.worker.codes[r]) ?? undefined),
+    fn: str(v.fn, v.fn.codes[r]),
+    total: wt.total[wt.group[r]]
+  }))
+  rows.sort((a, b) =>
+    dur[b.g] - dur[a.g] || cmpStr(a.host, b.host) || cmpStr(a.gpu, b.gpu) || cmpStr(a.fn, b.fn)
+  )
+  return buildTable({
+    "Host": { kind: "string", values: rows.map((r) => r.host) },
+    "GPU": { kind: "string", values: rows.map((r) => r.gpu) },
+    "Function": { kind: "string", values: rows.map((r) => r.fn) },
+    "Duration (s)": { kind: "float", values: rows.map((r) => dur[r.g]) },
+    "Percentage of total time (%)": { kind: "float", values: rows.map((r) => pct(dur[r.g], r.total)) },
+    "Mean GPU Utilization (%)": { kind: "float", values: rows.map((r) => (gpuN[r.g] > 0 ? gpu[r.g] / gpuN[r.g] : NaN)) },
+    "Mean GPU Memory Used (GB)": {
+      kind: "float",
+      values: rows.map((r) => (memN[r.g] > 0 ? mem[r.g] / memN[r.g] / 1e9 : NaN))
+    },
+    "Mean Data Size (MB)": { kind: "float", values: rows.map((r) => bytes[r.g] / count[r.g] / 1e6) },
+    "Mean Throughput (MB/s)": {
+      kind: "float",
+      values: rows.map((r) => (thrN[r.g] > 0 ? thr[r.g] / thrN[r.g] / 1e6 : NaN))
+    },
+    "Num Tasks (chunks)": { kind: "int", values: rows.map((r) => count[r.g]) },
+    "Mean Task time (s)": { kind: "float", values: rows.map((r) => dur[r.g] / count[r.g]) }
+  })
+}
+
+/**
+ * Per (host, worker, task key): Host, GPU, Task Key, Duration (s) (summed over the
+ * key's executions on that worker), Percentage of total time (%), Memory usage (Mb)
+ * (output size in MB, 1e6 bytes, of the key's latest execution on that worker).
+ *
+ * @since 0.1.0
+ * @category analysis
+ */
+export const perTaskBottleneck = (tables: Tables): Table => {
+  const v = taskView(tables.tasks)
+  const { group, firstRow } = groupBy(v.n, [
+    { codes: v.host.codes, size: v.host.dict.length },
+    { codes: v.worker.codes, size: v.worker.dict.length },
+    { codes: v.key.codes, size: v.key.dict.length }
+  ])
+  const G = firstRow.length
+  const dur = new Float64Array(G)
+  const size = new Float64Array(G).fill(NaN)
+  const lastEnd = new Float64Array(G).fill(-Infinity)
+  for (let i = 0; i < v.n; i++) {
+    const g = group[i]
+    dur[g] += v.duration[i]
+    if (v.end[i] >= lastEnd[g]) (lastEnd[g] = v.end[i], size[g] = v.size[i])
+  }
+  const wt = workerTotals(v)
+  const rows = firstRow.map((r, g) => ({
+    g,
+    host: str(v.host, v.host.codes[r]),
+    gpu: gpuLabel(str(v.worker, v.worker.codes[r]) ?? undefined),
+    key: str(v.key, v.key.codes[r]),
+    total: wt.total[wt.group[r]]
+  }))
+  rows.sort((a, b) =>
+    dur[b.g] - dur[a.g] || cmpStr(a.host, b.host) || cmpStr(a.gpu, b.gpu) || cmpStr(a.key, b.key)
+  )
+  return buildTable({
+    "Host": { kind: "string", values: rows.map((r) => r.host) },
+    "GPU": { kind: "string", values: rows.map((r) => r.gpu) },
+    "Task Key": { kind: "string", values: rows.map((r) => r.key) },
+    "Duration (s)": { kind: "float", values: rows.map((r) => dur[r.g]) },
+    "Percentage of total time (%)": { kind: "float", values: rows.map((r) => pct(dur[r.g], r.total)) },
+    "Memory usage (Mb)": { kind: "float", values: rows.map((r) => size[r.g] / 1e6) }
+  })
+}

@@ -1,0 +1,129 @@
+/**
+ * Growable typed columns the decoder appends to, one per table column. Strings are
+ * stored as `StringPool` ids (-1 = null), numbers as float64 (NaN = null).
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * A growable Float64Array.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class F64 {
+  data = new Float64Array(1024)
+  length = 0
+  push(x: number): void {
+    if (this.length === this.data.length) {
+      const next = new Float64Array(this.data.length * 2)
+      next.set(this.data)
+      this.data = next
+    }
+    this.data[this.length++] = x
+  }
+  view(): Float64Array {
+    return this.data.subarray(0, this.length)
+  }
+}
+
+/**
+ * A growable Int32Array.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class I32 {
+  data = new Int32Array(1024)
+  length = 0
+  push(x: number): void {
+    if (this.length === this.data.length) {
+      const next = new Int32Array(this.data.length * 2)
+      next.set(this.data)
+      this.data = next
+    }
+    this.data[this.length++] = x
+  }
+  view(): Int32Array {
+    return this.data.subarray(0, this.length)
+  }
+}
+
+/**
+ * Raw columns of the task table (Compute events).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class TaskColumns {
+  readonly host = new I32()
+  readonly worker = new I32()
+  readonly key = new I32()
+  readonly name = new I32() // args.name, -1 when absent
+  readonly state = new I32()
+  readonly end = new F64()
+  readonly duration = new F64()
+  readonly size = new F64()
+  readonly cpuTime = new F64()
+  readonly depOffsets = new I32()
+  readonly deps = new I32()
+  constructor() {
+    this.depOffsets.push(0)
+  }
+  get length(): number {
+    return this.end.length
+  }
+}
+
+/**
+ * Raw columns of the memory table (Managed Memory events).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class MemoryColumns {
+  readonly timestamp = new F64()
+  readonly host = new I32()
+  readonly worker = new I32()
+  readonly key = new I32()
+  readonly state = new I32()
+  readonly size = new F64()
+  readonly tasks = new F64()
+  get length(): number {
+    return this.timestamp.length
+  }
+}
+
+/**
+ * The numeric args of a Resource Usage sample, DASF's names, in column order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const resourceArgs = [
+  "cpu",
+  "memory",
+  "gpu_utilization",
+  "gpu_memory_used",
+  "host_net_io.read_bps",
+  "host_net_io.write_bps",
+  "host_disk_io.read_bps",
+  "host_disk_io.write_bps",
+  "num_fds",
+  "time"
+] as const
+
+/**
+ * Raw columns of the resource table (Resource Usage events).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class ResourceColumns {
+  readonly timestamp = new F64()
+  readonly host = new I32()
+  readonly values: ReadonlyArray<F64> = resourceArgs.map(() => new F64())
+  get length(): number {
+    return this.timestamp.length
+  }
+}

@@ -1,0 +1,389 @@
+/**
+ * Specialised msgpack decoder for trace records: parses each record's map directly
+ * into column builders (no per-record objects), recognising keys and repeated strings
+ * through the `StringPool`. Records of an unexpected shape (a field of an unusual type,
+ * an extension, anything the fast path does not handle) fall back to the generic
+ * decoder of `src/trace/TraceFormat.ts`, which also produces its typed errors.
+ *
+ * Hot path: plain imperative code with a cursor, on purpose.
+ *
+ * @since 0.1.0
+ */
+import { decodeEventUnsafe, headerBytes } from "../../trace/TraceFormat.ts"
+import type { TraceEvent } from "../../trace/TraceEvent.ts"
+import { MemoryColumns, resourceArgs, ResourceColumns, TaskColumns } from "./Columns.ts"
+import { StringPool } from "./StringPool.ts"
+
+/** Thrown inside the fast path to ask for the generic decoder. */
+class Fallback {}
+const fallback = new Fallback()
+
+/**
+ * Decodes records into the three raw tables.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export class RecordDecoder {
+  readonly pool = new StringPool()
+  readonly tasks = new TaskColumns()
+  readonly memory = new MemoryColumns()
+  readonly resources = new ResourceColumns()
+  /** events per name id */
+  readonly counts = new Map<number, number>()
+  /** records that took the generic path */
+  fallbacks = 0
+
+  private b: Uint8Array = new Uint8Array(0)
+  private pos = 0
+  private dv: DataView = new DataView(new ArrayBuffer(8))
+  private readonly depScratch: Array<number> = []
+  private readonly resScratch = new Float64Array(resourceArgs.length)
+
+  // interned ids of the keys and names the fast path knows
+  private readonly K: Record<string, number>
+  private readonly resIds: Int32Array
+
+  constructor() {
+    const p = this.pool
+    const ids = [
+      "name",
+      "timestamp",
+      "duration",
+      "phase",
+      "process_id",
+      "thread_id",
+      "args",
+      "key",
+      "state",
+      "size",
+      "dependencies",
+      "cpu_time",
+      "tasks",
+      "Compute",
+      "Managed Memory",
+      "Resource Usage",
+      "X"
+    ]
+    this.K = Object.fromEntries(ids.map((s) => [s, p.intern(s)]))
+    this.resIds = Int32Array.from(resourceArgs, (s) => p.intern(s))
+  }
+
+  /** Decode the records of `bytes[0..end)` (whole records only); `fileOffset` for errors. */
+  decodeFrames(bytes: Uint8Array, end: number, file: string, fileOffset: number): number {
+    this.b = bytes
+    this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    let off = 0
+    let n = 0
+    while (off < end) {
+      const len = this.dv.getUint32(off + 4) + this.dv.getUint32(off) * 0x100000000
+      const s = off + headerBytes
+      const e = s + len
+      try {
+        this.record(s, e)
+      } catch (err) {
+        if (err !== fallback && !(err instanceof RangeError)) throw err
+        this.fallbacks++
+        this.addEvent(decodeEventUnsafe(bytes, s, e, file, fileOffset + off))
+      }
+      off = e
+      n++
+    }
+    return n
+  }
+
+  // --- cursor primitives -----------------------------------------------------
+
+  private mapHeader(): number {
+    const t = this.b[this.pos++]
+    if (t >= 0x80 && t <= 0x8f) return t & 0x0f
+    if (t === 0xde) return (this.pos += 2, this.dv.getUint16(this.pos - 2))
+    if (t === 0xdf) return (this.pos += 4, this.dv.getUint32(this.pos - 4))
+    throw fallback
+  }
+
+  /** String (or nil -> -1; integer -> its decimal string) as a pool id. */
+  private str(): number {
+    const b = this.b
+    const t = b[this.pos]
+    let len: number
+    let at: number
+    if (t >= 0xa0 && t <= 0xbf) (len = t & 0x1f, at = this.pos + 1)
+    else if (t === 0xd9) (len = b[this.pos + 1], at = this.pos + 2)
+    else if (t === 0xda) (len = this.dv.getUint16(this.pos + 1), at = this.pos + 3)
+    else if (t === 0xdb) (len = this.dv.getUint32(this.pos + 1), at = this.pos + 5)
+    else if (t === 0xc0) return (this.pos++, -1)
+    else if (t <= 0x7f || (t >= 0xcc && t <= 0xd3) || t >= 0xe0) return this.pool.intern(String(this.num()))
+    else throw fallback
+    if (at + len > b.length) throw fallback
+    this.pos = at + len
+    return this.pool.internBytes(b, at, at + len)
+  }
+
+  /** Number of any msgpack numeric type; nil -> NaN. */
+  private num(): number {
+    const b = this.b
+    const t = b[this.pos++]
+    if (t === 0xcb) return (this.pos += 8, this.dv.getFloat64(this.pos - 8))
+    if (t <= 0x7f) return t
+    if (t >= 0xe0) return t - 256
+    switch (t) {
+      case 0xca:
+        return (this.pos += 4, this.dv.getFloat32(this.pos - 4))
+      case 0xcc:
+        return b[this.pos++]
+      case 0xcd:
+        return (this.pos += 2, this.dv.getUint16(this.pos - 2))
+      case 0xce:
+        return (this.pos += 4, this.dv.getUint32(this.pos - 4))
+      case 0xcf:
+        return (this.pos += 8, Number(this.dv.getBigUint64(this.pos - 8)))
+      case 0xd0:
+        return (this.pos += 1, this.dv.getInt8(this.pos - 1))
+      case 0xd1:
+        return (this.pos += 2, this.dv.getInt16(this.pos - 2))
+      case 0xd2:
+        return (this.pos += 4, this.dv.getInt32(this.pos - 4))
+      case 0xd3:
+        return (this.pos += 8, Number(this.dv.getBigInt64(this.pos - 8)))
+      case 0xc0:
+        return NaN
+      case 0xc2:
+        return 0
+      case 0xc3:
+        return 1
+    }
+    throw fallback
+  }
+
+  /** Skip one value of any type. */
+  private skip(): void {
+    const b = this.b
+    const dv = this.dv
+    const t = b[this.pos++]
+    if (t <= 0x7f || t >= 0xe0 || t === 0xc0 || t === 0xc2 || t === 0xc3) return
+    if (t >= 0xa0 && t <= 0xbf) return void (this.pos += t & 0x1f)
+    if (t >= 0x90 && t <= 0x9f) {
+      for (let i = t & 0x0f; i > 0; i--) this.skip()
+      return
+    }
+    if (t >= 0x80 && t <= 0x8f) {
+      for (let i = (t & 0x0f) * 2; i > 0; i--) this.skip()
+      return
+    }
+    switch (t) {
+      case 0xcc:
+      case 0xd0:
+        return void (this.pos += 1)
+      case 0xcd:
+      case 0xd1:
+        return void (this.pos += 2)
+      case 0xca:
+      case 0xce:
+      case 0xd2:
+        return void (this.pos += 4)
+      case 0xcb:
+      case 0xcf:
+      case 0xd3:
+        return void (this.pos += 8)
+      case 0xd9:
+      case 0xc4:
+        return void (this.pos += 1 + b[this.pos])
+      case 0xda:
+      case 0xc5:
+        return void (this.pos += 2 + dv.getUint16(this.pos))
+      case 0xdb:
+      case 0xc6:
+        return void (this.pos += 4 + dv.getUint32(this.pos))
+      case 0xdc:
+      case 0xdd: {
+        const n = t === 0xdc ? dv.getUint16(this.pos) : dv.getUint32(this.pos)
+        this.pos += t === 0xdc ? 2 : 4
+        for (let i = 0; i < n; i++) this.skip()
+        return
+      }
+      case 0xde:
+      case 0xdf: {
+        const n = t === 0xde ? dv.getUint16(this.pos) : dv.getUint32(this.pos)
+        this.pos += t === 0xde ? 2 : 4
+        for (let i = 0; i < 2 * n; i++) this.skip()
+        return
+      }
+    }
+    throw fallback // extensions and the reserved byte: let the generic decoder judge
+  }
+
+  // --- records -----------------------------------------------------------------
+
+  private record(start: number, end: number): void {
+    const K = this.K
+    this.pos = start
+    const n = this.mapHeader()
+    let name = -1
+    let ts = NaN
+    let dur = NaN
+    let phase = -1
+    let host = -1
+    let worker = -1
+    let argsAt = -1
+    for (let i = 0; i < n; i++) {
+      const k = this.str()
+      if (k === K.name) name = this.str()
+      else if (k === K.timestamp) ts = this.num()
+      else if (k === K.duration) dur = this.num()
+      else if (k === K.phase) phase = this.str()
+      else if (k === K.process_id) host = this.str()
+      else if (k === K.thread_id) worker = this.str()
+      else if (k === K.args) {
+        argsAt = this.pos
+        this.skip()
+      } else this.skip()
+    }
+    if (this.pos !== end || name < 0 || Number.isNaN(ts) || phase < 0) throw fallback
+    const p = this.pool.strings[phase]
+    if (p !== "X" && p !== "I" && p !== "B" && p !== "E" && p !== "C" && p !== "M") throw fallback
+    if (argsAt >= 0) {
+      this.pos = argsAt
+      if (name === K.Compute && phase === K.X) this.taskArgs(host, worker, ts, Number.isNaN(dur) ? 0 : dur)
+      else if (name === K["Managed Memory"]) this.memoryArgs(host, worker, ts)
+      else if (name === K["Resource Usage"]) this.resourceArgs(host, ts)
+    } else if (name === K.Compute || name === K["Managed Memory"] || name === K["Resource Usage"]) {
+      throw fallback // no args: let the generic path fill defaults
+    }
+    this.counts.set(name, (this.counts.get(name) ?? 0) + 1)
+  }
+
+  private taskArgs(host: number, worker: number, ts: number, dur: number): void {
+    const K = this.K
+    const n = this.mapHeader()
+    let key = -1
+    let name = -1
+    let state = -1
+    let size = NaN
+    let cpu = NaN
+    const deps = this.depScratch
+    deps.length = 0
+    for (let i = 0; i < n; i++) {
+      const k = this.str()
+      if (k === K.key) key = this.str()
+      else if (k === K.name) name = this.str()
+      else if (k === K.state) state = this.str()
+      else if (k === K.size) size = this.num()
+      else if (k === K.cpu_time) cpu = this.num()
+      else if (k === K.dependencies) {
+        const t = this.b[this.pos++]
+        let m: number
+        if (t >= 0x90 && t <= 0x9f) m = t & 0x0f
+        else if (t === 0xdc) (m = this.dv.getUint16(this.pos), this.pos += 2)
+        else if (t === 0xdd) (m = this.dv.getUint32(this.pos), this.pos += 4)
+        else throw fallback
+        for (let j = 0; j < m; j++) deps.push(this.str())
+      } else this.skip()
+    }
+    const c = this.tasks
+    c.host.push(host)
+    c.worker.push(worker)
+    c.key.push(key)
+    c.name.push(name)
+    c.state.push(state)
+    c.end.push(ts)
+    c.duration.push(dur)
+    c.size.push(size)
+    c.cpuTime.push(cpu)
+    for (let j = 0; j < deps.length; j++) if (deps[j] >= 0) c.deps.push(deps[j])
+    c.depOffsets.push(c.deps.length)
+  }
+
+  private memoryArgs(host: number, worker: number, ts: number): void {
+    const K = this.K
+    const n = this.mapHeader()
+    let key = -1
+    let state = -1
+    let size = NaN
+    let tasks = NaN
+    for (let i = 0; i < n; i++) {
+      const k = this.str()
+      if (k === K.key) key = this.str()
+      else if (k === K.state) state = this.str()
+      else if (k === K.size) size = this.num()
+      else if (k === K.tasks) tasks = this.num()
+      else this.skip()
+    }
+    const c = this.memory
+    c.timestamp.push(ts)
+    c.host.push(host)
+    c.worker.push(worker)
+    c.key.push(key)
+    c.state.push(state)
+    c.size.push(size)
+    c.tasks.push(tasks)
+  }
+
+  private resourceArgs(host: number, ts: number): void {
+    const n = this.mapHeader()
+    const v = this.resScratch
+    v.fill(NaN)
+    const ids = this.resIds
+    for (let i = 0; i < n; i++) {
+      const k = this.str()
+      const j = ids.indexOf(k)
+      if (j >= 0) v[j] = this.num()
+      else this.skip()
+    }
+    const c = this.resources
+    c.timestamp.push(ts)
+    c.host.push(host)
+    for (let j = 0; j < v.length; j++) c.values[j].push(v[j])
+  }
+
+  // --- generic path --------------------------------------------------------------
+
+  private id(u: unknown): number {
+    if (typeof u === "string") return this.pool.intern(u)
+    if (typeof u === "number" || typeof u === "bigint" || typeof u === "boolean") return this.pool.intern(String(u))
+    return -1
+  }
+
+  /** Route one generically decoded event into the tables. */
+  addEvent(e: TraceEvent): void {
+    const name = this.pool.intern(e.name)
+    this.counts.set(name, (this.counts.get(name) ?? 0) + 1)
+    const a = e.args as Record<string, unknown>
+    const num = (u: unknown) => (typeof u === "number" ? u : typeof u === "bigint" ? Number(u) : NaN)
+    const host = this.id(e.process_id)
+    const worker = this.id(e.thread_id)
+    if (e.name === "Compute" && e.phase === "X") {
+      const c = this.tasks
+      c.host.push(host)
+      c.worker.push(worker)
+      c.key.push(this.id(a.key))
+      c.name.push(this.id(a.name))
+      c.state.push(this.id(a.state))
+      c.end.push(e.timestamp)
+      c.duration.push(e.duration ?? 0)
+      c.size.push(num(a.size))
+      c.cpuTime.push(num(a.cpu_time))
+      if (Array.isArray(a.dependencies)) {
+        for (const d of a.dependencies) {
+          const id = this.id(d)
+          if (id >= 0) c.deps.push(id)
+        }
+      }
+      c.depOffsets.push(c.deps.length)
+    } else if (e.name === "Managed Memory") {
+      const c = this.memory
+      c.timestamp.push(e.timestamp)
+      c.host.push(host)
+      c.worker.push(worker)
+      c.key.push(this.id(a.key))
+      c.state.push(this.id(a.state))
+      c.size.push(num(a.size))
+      c.tasks.push(num(a.tasks))
+    } else if (e.name === "Resource Usage") {
+      const c = this.resources
+      c.timestamp.push(e.timestamp)
+      c.host.push(host)
+      resourceArgs.forEach((k, j) => c.values[j].push(num(a[k])))
+    }
+  }
+}

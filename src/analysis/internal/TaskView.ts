@@ -1,0 +1,154 @@
+/**
+ * The task table as typed arrays, shared by the analyses, plus the small helpers they
+ * have in common (grouping, worker labels, deterministic ordering).
+ *
+ * @since 0.1.0
+ */
+import type { Table } from "apache-arrow"
+import { type Codes, codesOf, floatsOf, listCodesOf, recode } from "./Access.ts"
+
+/**
+ * The loaded tables an analysis reads. Only `tasks` is required.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Tables {
+  readonly tasks: Table
+  readonly resources?: Table
+  readonly memory?: Table
+}
+
+/**
+ * Typed-array view of the task table.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskView {
+  readonly n: number
+  readonly host: Codes
+  readonly worker: Codes
+  readonly key: Codes
+  readonly fn: Codes
+  readonly start: Float64Array
+  readonly end: Float64Array
+  readonly duration: Float64Array
+  readonly size: Float64Array
+  /** dependency lists: `deps[depOffsets[i]..depOffsets[i+1])`, codes of `key.dict` (-1 = not a task key) */
+  readonly depOffsets: Int32Array
+  readonly deps: Int32Array
+}
+
+/**
+ * Build the view. `start` falls back to `end - duration` when the table has no start.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const taskView = (tasks: Table): TaskView => {
+  const n = tasks.numRows
+  const end = floatsOf(tasks.getChild("end"), n)
+  const duration = floatsOf(tasks.getChild("duration"), n)
+  const startCol = tasks.getChild("start")
+  const start = startCol !== null ? floatsOf(startCol, n) : end.map((e, i) => e - duration[i])
+  const key = codesOf(tasks.getChild("key"), n)
+  const lists = listCodesOf(tasks.getChild("dependencies"), n)
+  return {
+    n,
+    host: codesOf(tasks.getChild("host"), n),
+    worker: codesOf(tasks.getChild("worker"), n),
+    key,
+    fn: codesOf(tasks.getChild("function"), n),
+    start,
+    end,
+    duration,
+    size: floatsOf(tasks.getChild("size"), n),
+    depOffsets: lists.offsets,
+    deps: recode(lists.codes, key)
+  }
+}
+
+/**
+ * DASF's "GPU" column: the last `-`-separated part of the worker (thread) id, which
+ * is the dask worker name (DASF-NOTES 11); "" for a missing worker.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const gpuLabel = (worker: string | undefined): string =>
+  worker === undefined ? "" : worker.slice(worker.lastIndexOf("-") + 1)
+
+/**
+ * String of a code, null for -1.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const str = (c: Codes, code: number): string | null => (code < 0 ? null : c.dict[code])
+
+/**
+ * Compare strings with nulls first; for deterministic row order.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const cmpStr = (a: string | null, b: string | null): number =>
+  a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1
+
+/**
+ * Group rows by a tuple of small codes; returns group id per row and the first row of
+ * each group.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const groupBy = (
+  n: number,
+  parts: ReadonlyArray<{ readonly codes: Int32Array; readonly size: number }>
+): { readonly group: Int32Array; readonly firstRow: Array<number> } => {
+  const group = new Int32Array(n)
+  const firstRow: Array<number> = []
+  const ids = new Map<number, number>()
+  for (let i = 0; i < n; i++) {
+    let k = 0
+    for (const p of parts) k = k * (p.size + 1) + (p.codes[i] + 1)
+    let g = ids.get(k)
+    if (g === undefined) {
+      g = firstRow.length
+      ids.set(k, g)
+      firstRow.push(i)
+    }
+    group[i] = g
+  }
+  return { group, firstRow }
+}
+
+/**
+ * Input bytes of each task: the sum over its dependencies of the size of that
+ * dependency's latest execution (0 for a dependency that is not in the trace, as in DASF).
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const inputBytes = (v: TaskView): Float64Array => {
+  const sizeOfKey = new Float64Array(v.key.dict.length)
+  const endOfKey = new Float64Array(v.key.dict.length).fill(-Infinity)
+  for (let i = 0; i < v.n; i++) {
+    const k = v.key.codes[i]
+    if (k >= 0 && v.end[i] >= endOfKey[k]) {
+      endOfKey[k] = v.end[i]
+      sizeOfKey[k] = v.size[i] === v.size[i] ? v.size[i] : 0
+    }
+  }
+  const out = new Float64Array(v.n)
+  for (let i = 0; i < v.n; i++) {
+    let s = 0
+    for (let j = v.depOffsets[i]; j < v.depOffsets[i + 1]; j++) {
+      const d = v.deps[j]
+      if (d >= 0) s += sizeOfKey[d]
+    }
+    out[i] = s
+  }
+  return out
+}
