@@ -1,0 +1,62 @@
+/**
+ * Entry point of the analysis layer: load trace databases into Arrow tables, run
+ * analyses (each a free function `(tables) => Table`), and the registry of named
+ * analyses the `tessera analyze` command offers. Every analysis is documented column
+ * by column in docs/analysis.md.
+ *
+ * @since 0.1.0
+ */
+import type { Table } from "apache-arrow"
+import { perWorkerTaskBalance, workerUtilization } from "./Balance.ts"
+import { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
+import { criticalPath } from "./CriticalPath.ts"
+import { perFunctionSummary } from "./Summary.ts"
+import type { Tables } from "./internal/TaskView.ts"
+
+export { attributeSamples } from "./Attribution.ts"
+export type { Attribution } from "./Attribution.ts"
+export { perWorkerTaskBalance, traceSpan, workerUtilization } from "./Balance.ts"
+export { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
+export { criticalPath, criticalPathRows } from "./CriticalPath.ts"
+export { toCsv, toText } from "./Format.ts"
+export { dasfFunctionName, functionName } from "./FunctionName.ts"
+export { load, loadPromise } from "./Load.ts"
+export type { LoadOptions, LoadProgress, TraceTables } from "./Load.ts"
+export { perFunctionSummary } from "./Summary.ts"
+export type { Tables } from "./internal/TaskView.ts"
+
+/**
+ * A named analysis: its CLI name (also the CSV file's base name), DASF's heading and
+ * the function computing it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface NamedAnalysis {
+  readonly name: string
+  readonly title: string
+  readonly run: (tables: Tables) => Table
+}
+
+/**
+ * Every analysis `tessera analyze` offers, DASF's three first, in DASF's order.
+ *
+ * @since 0.1.0
+ * @category analysis
+ */
+export const analyses: ReadonlyArray<NamedAnalysis> = [
+  { name: "function_bottleneck", title: "Function bottleneck", run: perFunctionBottleneck },
+  { name: "task_bottleneck", title: "Task bottleneck", run: perTaskBottleneck },
+  { name: "task_balance", title: "Task balance", run: perWorkerTaskBalance },
+  { name: "critical_path", title: "Critical path", run: criticalPath },
+  { name: "worker_utilization", title: "Worker utilization", run: (t) => workerUtilization(t) },
+  { name: "function_summary", title: "Function summary", run: perFunctionSummary }
+]
+
+/**
+ * DASF's three analyses, the default of `tessera analyze`.
+ *
+ * @since 0.1.0
+ * @category analysis
+ */
+export const dasfAnalyses: ReadonlyArray<string> = ["function_bottleneck", "task_bottleneck", "task_balance"]
