@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import { bench } from "./bench.ts"
 import { reportCommands } from "./report.ts"
 
-export const commands = [...reportCommands] as const
+export const commands = [...reportCommands, bench] as const
