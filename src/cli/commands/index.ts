@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
+import { analyze } from "./analyze.ts"
 import { bench } from "./bench.ts"
 import { reportCommands } from "./report.ts"
 
-export const commands = [...reportCommands, bench] as const
+export const commands = [...reportCommands, bench, analyze] as const
