@@ -1,0 +1,184 @@
+/**
+ * `registerDefaultProfiler`: DASF's `register_default_profiler` in one line — registers
+ * the Trace layer and the ResourceMonitor layer, printing
+ * `Registered worker plugin: {name}-TracePlugin` and
+ * `Registered resource plugin: {name}-ResourceMonitor`, writing
+ * `{name}-TracePlugin-{host}.msgpack` and `{name}-ResourceMonitor-{host}.msgpack` in
+ * the working directory or `directory` (`{name}-{unix time}-...` with `addTimeSuffix`).
+ *
+ * Two forms: `layer(options)` for Effect programs (both plugins live as long as the
+ * layer), and `registerDefaultProfiler(pipelineOrOptions, options)` for Promise users,
+ * which registers globally and returns a handle to `close()`; an unclosed handle is
+ * flushed when the process exits (and on SIGINT/SIGTERM, fatal errors), and its sampling
+ * timer never keeps the process alive.
+ *
+ * `enableNvtx`: Node.js has no NVTX binding, so the option prints one warning and is
+ * otherwise ignored (never a failure).
+ *
+ * @since 0.1.0
+ */
+import { hostname } from "node:os"
+import { join } from "node:path"
+import { Clock, Effect, Layer } from "effect"
+import * as EngineClock from "../engine/EngineClock.ts"
+import * as Hooks from "../engine/Hooks.ts"
+import type { DatabaseError } from "./EventDatabase.ts"
+import { FileDatabase } from "./FileDatabase.ts"
+import { HostSampler } from "./internal/hostSampler.ts"
+import * as ResourceMonitor from "./ResourceMonitor.ts"
+import * as Trace from "./Trace.ts"
+
+/**
+ * Options of the default profiler.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DefaultProfilerOptions {
+  /** file name prefix (default "tessera") */
+  readonly name?: string
+  /** NVTX ranges: not available on Node.js; one warning */
+  readonly enableNvtx?: boolean
+  /** put `-{unix time}` after the name */
+  readonly addTimeSuffix?: boolean
+  /** where the files go (default the working directory) */
+  readonly directory?: string
+  /** resource sampling period in milliseconds (default 100) */
+  readonly interval?: number
+  /** host name in file names and events (default os.hostname()) */
+  readonly host?: string
+  readonly commitThreshold?: number
+  /** message printer (default console.log) */
+  readonly log?: (line: string) => void
+}
+
+/**
+ * The two file paths and plugin names the options lead to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DefaultProfilerFiles {
+  readonly traceName: string
+  readonly resourceName: string
+  readonly traceFile: string
+  readonly resourceFile: string
+}
+
+/**
+ * Works out plugin names and file paths; `nowSeconds` is the unix time for the suffix.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const files = (options: DefaultProfilerOptions, nowSeconds: number): DefaultProfilerFiles => {
+  const base = (options.name ?? "tessera") + (options.addTimeSuffix === true ? `-${Math.floor(nowSeconds)}` : "")
+  const host = options.host ?? hostname()
+  const dir = options.directory ?? "."
+  return {
+    traceName: `${base}-TracePlugin`,
+    resourceName: `${base}-ResourceMonitor`,
+    traceFile: join(dir, `${base}-TracePlugin-${host}.msgpack`),
+    resourceFile: join(dir, `${base}-ResourceMonitor-${host}.msgpack`)
+  }
+}
+
+let nvtxWarned = false
+const warnNvtx = (options: DefaultProfilerOptions): void => {
+  if (options.enableNvtx !== true || nvtxWarned) return
+  nvtxWarned = true
+  process.emitWarning("enableNvtx: no NVTX library is available for Node.js; profiling continues without NVTX ranges")
+}
+
+const commitOptions = (o: DefaultProfilerOptions) =>
+  o.commitThreshold !== undefined ? { commitThreshold: o.commitThreshold } : {}
+
+/**
+ * Trace + ResourceMonitor as one layer, named and placed as DASF does.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: DefaultProfilerOptions = {}): Layer.Layer<never, DatabaseError> =>
+  Layer.unwrap(Effect.map(Clock.currentTimeMillis, (ms) => {
+    const f = files(options, ms / 1000)
+    const log = options.log ?? console.log
+    warnNvtx(options)
+    return Layer.mergeAll(
+      Layer.effectDiscard(Effect.sync(() => log(`Registered worker plugin: ${f.traceName}`))).pipe(
+        Layer.provideMerge(Trace.layer({ file: f.traceFile, ...commitOptions(options) }))
+      ),
+      Layer.effectDiscard(Effect.sync(() => log(`Registered resource plugin: ${f.resourceName}`))).pipe(
+        Layer.provideMerge(ResourceMonitor.layer({
+          file: f.resourceFile,
+          ...commitOptions(options),
+          ...(options.interval !== undefined ? { interval: options.interval } : {}),
+          ...(options.host !== undefined ? { host: options.host } : {})
+        }))
+      )
+    )
+  }))
+
+/**
+ * A running default profiler (Promise form).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DefaultProfilerHandle extends DefaultProfilerFiles {
+  /** Stops sampling, unregisters the hooks, flushes and closes both files. Idempotent. */
+  readonly close: () => void
+}
+
+const isOptions = (u: unknown): u is DefaultProfilerOptions =>
+  typeof u === "object" && u !== null && !("stages" in u) && !("run" in u)
+
+/**
+ * DASF's `register_default_profiler(pipeline, name, enable_nvtx, add_time_suffix)` for
+ * Promise users. The pipeline argument is accepted for DASF's call shape (hooks are
+ * registered globally, so any compute is profiled); options may come first instead.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const registerDefaultProfiler = (
+  pipelineOrOptions?: unknown,
+  options?: DefaultProfilerOptions
+): DefaultProfilerHandle => {
+  const o: DefaultProfilerOptions = options ?? (isOptions(pipelineOrOptions) ? pipelineOrOptions : {})
+  const f = files(o, Date.now() / 1000)
+  const log = o.log ?? console.log
+  warnNvtx(o)
+  const traceDb = new FileDatabase(f.traceFile, commitOptions(o))
+  const unregister = Hooks.register(Trace.callbacks(traceDb))
+  log(`Registered worker plugin: ${f.traceName}`)
+  const resourceDb = new FileDatabase(f.resourceFile, commitOptions(o))
+  const host = o.host ?? hostname()
+  const sampler = new HostSampler()
+  const sample = () =>
+    resourceDb.record(ResourceMonitor.resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(Date.now() / 1000)))
+  sample()
+  // plain timers here (not Effect fibers) so an unclosed profiler never keeps the process alive
+  const timer = setInterval(sample, o.interval ?? 100)
+  timer.unref()
+  const gpuTimer = sampler.hasGpu ? setInterval(() => void sampler.pollGpu(), 1000) : null
+  gpuTimer?.unref()
+  if (sampler.hasGpu) void sampler.pollGpu()
+  const ioTimer = sampler.needsSystemInformation ? setInterval(() => void sampler.pollSystemInformation(), o.interval ?? 100) : null
+  ioTimer?.unref()
+  log(`Registered resource plugin: ${f.resourceName}`)
+  let closed = false
+  const close = () => {
+    if (closed) return
+    closed = true
+    clearInterval(timer)
+    if (gpuTimer !== null) clearInterval(gpuTimer)
+    if (ioTimer !== null) clearInterval(ioTimer)
+    unregister()
+    sample()
+    traceDb.close()
+    resourceDb.close()
+  }
+  process.once("beforeExit", close)
+  return { ...f, close }
+}

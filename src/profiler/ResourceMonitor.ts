@@ -1,0 +1,101 @@
+/**
+ * ResourceMonitor layer (DASF's `ResourceMonitor`): every `interval` (default 100 ms) a
+ * `Resource Usage` instant event with DASF's args — cpu, memory, time,
+ * host_net_io.read_bps, host_net_io.write_bps, host_disk_io.read_bps,
+ * host_disk_io.write_bps, num_fds, gpu_utilization, gpu_memory_used — measured for the
+ * whole process (main thread and worker threads) and the host (internal/hostSampler).
+ *
+ * The first sample is taken immediately when the layer starts, a last one when its scope
+ * closes; sampling stops with the scope. `timestamp` is on the engine clock
+ * (EngineClock, the same clock as task events, so samples line up with tasks);
+ * `time` is the Effect `Clock`'s wall time in seconds. `process_id` is the host,
+ * `thread_id` null (DASF writes nil: a host-wide event).
+ *
+ * @since 0.1.0
+ */
+import { hostname } from "node:os"
+import { Clock, Duration, Effect, Layer } from "effect"
+import * as EngineClock from "../engine/EngineClock.ts"
+import { EventNames, type TraceEvent } from "../trace/TraceEvent.ts"
+import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
+import { HostSampler, type ResourceArgs } from "./internal/hostSampler.ts"
+import { openDatabase, type TraceOptions } from "./Trace.ts"
+
+/**
+ * Options of the resource monitor: where to write, plus the sampling period and host name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ResourceMonitorOptions = TraceOptions & {
+  /** sampling period (default 100 millis) */
+  readonly interval?: Duration.Input
+  /** process_id of the events (default os.hostname()) */
+  readonly host?: string
+}
+
+/**
+ * The `Resource Usage` event for one sample.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resourceEvent = (timestamp: number, host: string, args: ResourceArgs): TraceEvent => ({
+  name: EventNames.resourceUsage,
+  timestamp,
+  phase: "I",
+  scope: "g",
+  process_id: host,
+  thread_id: null,
+  args
+})
+
+/**
+ * Starts sampling into `db` in the current scope; returns nothing. The sampling fibers
+ * stop when the scope closes (after one last sample).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = Effect.fnUntraced(function*(
+  db: EventDatabase,
+  options: { readonly interval?: Duration.Input; readonly host?: string } = {}
+) {
+  const interval = Duration.fromInputUnsafe(options.interval ?? 100)
+  if (Duration.toMillis(interval) <= 0) return yield* Effect.die(new RangeError("ResourceMonitor interval must be positive"))
+  const host = options.host ?? hostname()
+  const sampler = new HostSampler()
+  const tick = Effect.flatMap(Clock.currentTimeMillis, (ms) =>
+    Effect.sync(() => db.record(resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(ms / 1000)))))
+  yield* Effect.addFinalizer(() => Effect.ignore(tick))
+  if (sampler.needsSystemInformation) yield* Effect.promise(() => sampler.pollSystemInformation())
+  yield* tick
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(interval), tick)))
+  if (sampler.needsSystemInformation) {
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.andThen(Effect.sleep(interval), Effect.promise(() => sampler.pollSystemInformation())))
+    )
+  }
+  if (sampler.hasGpu) {
+    const gpuPeriod = Duration.max(interval, Duration.seconds(1))
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.andThen(Effect.promise(() => sampler.pollGpu()), Effect.sleep(gpuPeriod)))
+    )
+  }
+})
+
+/**
+ * The resource monitor as a layer: samples for the layer's lifetime; a file database is
+ * flushed and closed when the layer's scope closes.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: ResourceMonitorOptions): Layer.Layer<never, DatabaseError> =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const db = yield* openDatabase(options)
+    yield* run(db, {
+      ...(options.interval !== undefined ? { interval: options.interval } : {}),
+      ...(options.host !== undefined ? { host: options.host } : {})
+    })
+  }))

@@ -1,0 +1,136 @@
+/**
+ * Trace layer (DASF's `TracePlugin`): turns the engine's task and memory records into
+ * trace events.
+ *
+ * - `Compute` (X) per task: `timestamp` = the task's END (its result in memory), as
+ *   DASF means it, and `duration` = end - start of the whole task (gather start), so
+ *   the task ran exactly in `[timestamp - duration, timestamp]`. `process_id` = host,
+ *   `thread_id` = `worker-{host}-{i}`. args: key, name (function name: the task's group
+ *   name, which the engine derives with dask's `key_split` rules, right for every key
+ *   shape — DASF-NOTES 8), state, size (bytes), shape, dtype, type, dependencies,
+ *   dependents (from the graph, never `[]` when there are some — DASF-NOTES 13), plus
+ *   Tessera's own: stage (when set), startstops (gather / compute / transfer phases,
+ *   as distributed's `startstops`), cpu_time (thread CPU seconds).
+ * - `Managed Memory` (I) after each change of a worker's held chunks (a result entering
+ *   memory, or released): key, state, size (bytes held by that worker), tasks (chunks held).
+ *
+ * The engine never imports this module: the layer registers engine callbacks through
+ * `Hooks`. It commits the database at the end of every compute and closes it when the
+ * layer's scope closes.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import type { MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
+import * as Hooks from "../engine/Hooks.ts"
+import { keyName } from "../engine/TaskGraph.ts"
+import { EventNames, type TraceEvent } from "../trace/TraceEvent.ts"
+import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
+import * as FileDatabase from "./FileDatabase.ts"
+
+/**
+ * The `Compute` event of a finished (or erred) task.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const computeEvent = (r: TaskRecord): TraceEvent => {
+  const { gather, compute, transfer } = r.phases
+  const start = gather[0]
+  const end = transfer[1]
+  const args: Record<string, unknown> = {
+    key: r.key,
+    name: r.name !== "" ? r.name : keyName(r.key),
+    state: r.state,
+    size: r.nbytes,
+    shape: r.shape,
+    dtype: r.dtype,
+    type: r.type,
+    dependencies: r.dependencies,
+    dependents: r.dependents,
+    startstops: [
+      { action: "gather", start: gather[0], stop: gather[1] },
+      { action: "compute", start: compute[0], stop: compute[1] },
+      { action: "transfer", start: transfer[0], stop: transfer[1] }
+    ],
+    cpu_time: r.cpuTime
+  }
+  if (r.stage !== undefined) args.stage = r.stage
+  return {
+    name: EventNames.compute,
+    timestamp: end,
+    phase: "X",
+    process_id: r.host,
+    thread_id: r.threadId,
+    args,
+    duration: Math.max(0, end - start)
+  }
+}
+
+/**
+ * The `Managed Memory` event after a worker's held data changed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const memoryEvent = (m: MemoryRecord): TraceEvent => ({
+  name: EventNames.managedMemory,
+  timestamp: m.timestamp,
+  phase: "I",
+  scope: "g",
+  process_id: m.host,
+  thread_id: m.threadId,
+  args: { key: m.key, state: m.state, size: m.bytes, tasks: m.chunks }
+})
+
+/**
+ * Engine callbacks that record into `db` (for one compute: `compute(graph, { callbacks })`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const callbacks = (db: EventDatabase): Hooks.Callbacks => ({
+  task: (r) => db.record(computeEvent(r)),
+  memory: (m) => db.record(memoryEvent(m)),
+  finish: () => db.commit()
+})
+
+/**
+ * Where the trace layer writes: an existing database, or a file.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TraceOptions =
+  | { readonly database: EventDatabase }
+  | { readonly file: string; readonly commitThreshold?: number; readonly removeOldOutputFile?: boolean }
+
+/**
+ * Opens (scoped) the database the options name; a file database is closed with the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const openDatabase = (options: TraceOptions) =>
+  "database" in options
+    ? Effect.succeed(options.database)
+    : FileDatabase.make(options.file, {
+      ...(options.commitThreshold !== undefined ? { commitThreshold: options.commitThreshold } : {}),
+      ...(options.removeOldOutputFile !== undefined ? { removeOldOutputFile: options.removeOldOutputFile } : {})
+    })
+
+/**
+ * Registers the trace callbacks globally for the layer's lifetime; a file database is
+ * flushed and closed when the layer's scope closes.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: TraceOptions): Layer.Layer<never, DatabaseError> =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const db: EventDatabase = yield* openDatabase(options)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => Hooks.register(callbacks(db))),
+      (unregister) => Effect.sync(() => unregister())
+    )
+  }))

@@ -1,0 +1,203 @@
+/**
+ * Process and host measurements for the resource monitor.
+ *
+ * - cpu (% of one core, can exceed 100 with several threads busy) and memory (RSS bytes)
+ *   come from `process.cpuUsage()` / `process.memoryUsage.rss()`, which cover the whole
+ *   process: the main thread and every worker thread (DASF samples only the client
+ *   process, DASF-NOTES 16);
+ * - num_fds: entries of /proc/self/fd (0 where there is no /proc);
+ * - host network and disk byte rates: on Linux read straight from /proc/net/dev and
+ *   /proc/diskstats (a file read, cheap enough for 10 Hz); elsewhere through
+ *   systeminformation (`networkStats`, `fsStats`), whose Linux implementation spawns a
+ *   shell per call, too costly at 10 Hz on a 2-core machine;
+ * - GPU: systeminformation `graphics()` (nvidia-smi) when `nvidia-smi` is on PATH, polled
+ *   in the background at most once a second; 0 otherwise. The fields are always present
+ *   (DASF-NOTES 1).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { delimiter, join } from "node:path"
+import si from "systeminformation"
+
+const readProc = (path: string): string | null => {
+  try {
+    return readFileSync(path, "latin1")
+  } catch {
+    return null
+  }
+}
+
+/** Total bytes received / sent over every interface (as psutil's net_io_counters). */
+const procNet = (): [number, number] | null => {
+  const text = readProc("/proc/net/dev")
+  if (text === null) return null
+  let rx = 0
+  let tx = 0
+  const lines = text.split("\n")
+  for (let i = 2; i < lines.length; i++) {
+    const line = lines[i]!
+    const colon = line.indexOf(":")
+    if (colon < 0) continue
+    const f = line.slice(colon + 1).trim().split(/\s+/)
+    rx += Number(f[0])
+    tx += Number(f[8])
+  }
+  return [rx, tx]
+}
+
+const wholeDisk = /^(sd[a-z]+|vd[a-z]+|xvd[a-z]+|hd[a-z]+|nvme\d+n\d+|mmcblk\d+)$/
+
+/** Total bytes read / written on whole disks (partitions skipped: no double count). */
+const procDisk = (): [number, number] | null => {
+  const text = readProc("/proc/diskstats")
+  if (text === null) return null
+  let r = 0
+  let w = 0
+  for (const line of text.split("\n")) {
+    const f = line.trim().split(/\s+/)
+    if (f.length < 10 || !wholeDisk.test(f[2]!)) continue
+    r += Number(f[5]) * 512
+    w += Number(f[9]) * 512
+  }
+  return [r, w]
+}
+
+const onPath = (cmd: string): boolean =>
+  (process.env.PATH ?? "").split(delimiter).some((d) => d !== "" && existsSync(join(d, cmd)))
+
+/**
+ * The args of one `Resource Usage` event (DASF's names).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export type ResourceArgs = {
+  cpu: number
+  memory: number
+  time: number
+  "host_net_io.read_bps": number
+  "host_net_io.write_bps": number
+  "host_disk_io.read_bps": number
+  "host_disk_io.write_bps": number
+  num_fds: number
+  gpu_utilization: number
+  gpu_memory_used: number
+}
+
+/**
+ * Keeps the previous counters and turns them into rates.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export class HostSampler {
+  private cpu = process.cpuUsage()
+  private at = performance.now()
+  private net: [number, number] | null
+  private disk: [number, number] | null
+  private readonly useProc: boolean
+  private siNet: [number, number] = [0, 0]
+  private siDisk: [number, number] = [0, 0]
+  gpuUtilization = 0
+  gpuMemoryUsed = 0
+  readonly hasGpu: boolean
+
+  constructor() {
+    this.net = procNet()
+    this.disk = procDisk()
+    this.useProc = this.net !== null && this.disk !== null
+    this.hasGpu = onPath("nvidia-smi")
+  }
+
+  /** Refreshes the GPU values (background; at most once a second). */
+  async pollGpu(): Promise<void> {
+    if (!this.hasGpu) return
+    try {
+      const g = await si.graphics()
+      let util = 0
+      let mem = 0
+      for (const c of g.controllers) {
+        util += c.utilizationGpu ?? 0
+        mem += (c.memoryUsed ?? 0) * 1024 * 1024 // MiB -> bytes
+      }
+      this.gpuUtilization = util
+      this.gpuMemoryUsed = mem
+    } catch {
+      // keep the last values; a failing nvidia-smi must not stop the monitor
+    }
+  }
+
+  /** Refreshes host I/O rates through systeminformation (non-Linux). */
+  async pollSystemInformation(): Promise<void> {
+    if (this.useProc) return
+    try {
+      const [nets, fs] = await Promise.all([si.networkStats("*"), si.fsStats()])
+      let rx = 0
+      let tx = 0
+      for (const n of nets) {
+        rx += n.rx_sec ?? 0
+        tx += n.tx_sec ?? 0
+      }
+      this.siNet = [rx, tx]
+      this.siDisk = [fs.rx_sec ?? 0, fs.wx_sec ?? 0]
+    } catch {
+      this.siNet = [0, 0]
+      this.siDisk = [0, 0]
+    }
+  }
+
+  get needsSystemInformation(): boolean {
+    return !this.useProc
+  }
+
+  /** One sample; `time` is wall-clock seconds (from the caller's Clock). */
+  sampleUnsafe(time: number): ResourceArgs {
+    const now = performance.now()
+    const dt = Math.max(1e-6, (now - this.at) / 1000)
+    const cpu = process.cpuUsage()
+    const used = (cpu.user - this.cpu.user + cpu.system - this.cpu.system) / 1e6
+    this.cpu = cpu
+    this.at = now
+    let netR = this.siNet[0]
+    let netW = this.siNet[1]
+    let diskR = this.siDisk[0]
+    let diskW = this.siDisk[1]
+    if (this.useProc) {
+      const net = procNet()
+      const disk = procDisk()
+      if (net !== null && this.net !== null) {
+        netR = Math.max(0, net[0] - this.net[0]) / dt
+        netW = Math.max(0, net[1] - this.net[1]) / dt
+      }
+      if (disk !== null && this.disk !== null) {
+        diskR = Math.max(0, disk[0] - this.disk[0]) / dt
+        diskW = Math.max(0, disk[1] - this.disk[1]) / dt
+      }
+      this.net = net
+      this.disk = disk
+    }
+    return {
+      cpu: Math.round((used / dt) * 1000) / 10,
+      memory: process.memoryUsage.rss(),
+      time,
+      "host_net_io.read_bps": netR,
+      "host_net_io.write_bps": netW,
+      "host_disk_io.read_bps": diskR,
+      "host_disk_io.write_bps": diskW,
+      num_fds: countFds(),
+      gpu_utilization: this.gpuUtilization,
+      gpu_memory_used: this.gpuMemoryUsed
+    }
+  }
+}
+
+const countFds = (): number => {
+  try {
+    // readdir itself opens one descriptor for the directory
+    return Math.max(0, readdirSync("/proc/self/fd").length - 1)
+  } catch {
+    return 0
+  }
+}
