@@ -113,7 +113,9 @@ export const makeWorkers = Effect.fnUntraced(function*(options: WorkersOptions =
         lock,
         1,
         Effect.callback<void, EngineError.ComputeError>((resume) => {
-          const run = pool.start(job, (error) => resume(error === null ? Effect.void : Effect.fail(error)))
+          const run = pool.start(job, (error, defect) =>
+            resume(defect !== undefined ? Effect.die(defect.cause) : error === null ? Effect.void : Effect.fail(error))
+          )
           return Effect.promise(() => pool.interrupt(run))
         })
       ),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { after, describe, it } from "node:test"
-import { Effect, Fiber } from "effect"
+import { Cause, Effect, Exit, Fiber } from "effect"
 import * as fc from "fast-check"
 import * as Chunk from "../../src/engine/Chunk.ts"
 import * as Engine from "../../src/engine/Engine.ts"
@@ -210,6 +210,35 @@ for (const [label, kind] of executors) {
       assert.equal(afterChunk.chunks, 1)
     })
 
+    it("computes an empty graph to an empty map, calling start and finish", async () => {
+      const seen: Array<string> = []
+      const out = await runtime(W).runPromise(Engine.compute(TaskGraph.makeUnsafe([]), {
+        callbacks: [{ start: () => void seen.push("start"), finish: (_g, _s, failed) => void seen.push(`finish:${failed}`) }]
+      }))
+      assert.equal(out.size, 0)
+      assert.deepEqual(seen, ["start", "finish:false"])
+    })
+
+    it("dies with the hook's error when a posttask hook throws, and stays usable", async () => {
+      const g = TaskGraph.makeUnsafe([{ key: "a", kernel: k("constant"), args: [1] }, { key: "b", kernel: k("sum"), args: [TaskGraph.ref("a")] }])
+      const failed: Array<boolean> = []
+      const exit = await runtime(W).runPromiseExit(Engine.compute(g, {
+        callbacks: [{ posttask: () => { throw new Error("hook broke") }, finish: (_g, _s, f) => void failed.push(f) }]
+      }))
+      assert.ok(Exit.isFailure(exit))
+      assert.match(String(Cause.squash(exit.cause)), /hook broke/)
+      assert.deepEqual(failed, [true])
+      assert.equal((await runtime(W).runPromise(Engine.compute(g))).get("b"), 1)
+    })
+
+    it("registers callbacks for the scope of Hooks.layer", async () => {
+      const seen: Array<string> = []
+      const g = TaskGraph.makeUnsafe([{ key: "a", kernel: k("constant"), args: [1] }])
+      await runtime(W).runPromise(Engine.compute(g).pipe(Effect.provide(Hooks.layer({ pretask: (key) => void seen.push(key) }))))
+      await runtime(W).runPromise(Engine.compute(g))
+      assert.deepEqual(seen, ["a"])
+    })
+
     it("interrupting a compute stops dispatch and leaves no worker busy", async () => {
       const specs: Array<TaskGraph.TaskSpec> = []
       for (let i = 0; i < 200; i++) specs.push({ key: `spin-${i}`, kernel: k("spin"), args: [5, i] })
@@ -235,6 +264,28 @@ for (const [label, kind] of executors) {
       const ok = TaskGraph.makeUnsafe([{ key: "x", kernel: k("constant"), args: [3] }])
       assert.equal((await rt.runPromise(Engine.compute(ok))).get("x"), 3)
     })
+
+    if (kind !== 0) {
+      it("interrupting terminates workers stuck in a long kernel, promptly", async () => {
+        const g = TaskGraph.makeUnsafe([
+          { key: "long-1", kernel: k("spin"), args: [3000, 1] },
+          { key: "long-2", kernel: k("spin"), args: [3000, 2] }
+        ])
+        const rt = runtime(W)
+        const t0 = performance.now()
+        const busy = await rt.runPromise(Effect.gen(function*() {
+          const executor = yield* Executor.Executor
+          const fiber = yield* Effect.forkChild(Engine.compute(g))
+          yield* Effect.sleep("50 millis")
+          yield* Fiber.interrupt(fiber)
+          return executor.busyWorkers()
+        }))
+        assert.equal(busy, 0)
+        assert.ok(performance.now() - t0 < 1500, `interrupt took ${performance.now() - t0} ms`)
+        const ok = TaskGraph.makeUnsafe([{ key: "x", kernel: k("constant"), args: [4] }])
+        assert.equal((await rt.runPromise(Engine.compute(ok))).get("x"), 4)
+      })
+    }
   })
 }
 

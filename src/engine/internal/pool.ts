@@ -75,8 +75,16 @@ interface Run {
   readonly book: MemoryBook | null
   avgTaskMs: number
   done: boolean
-  readonly settle: (error: EngineError.ComputeError | null) => void
+  readonly settle: Settle
 }
+
+/**
+ * How a compute ended: null on success, a ComputeError, or a defect (a hook threw).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export type Settle = (error: EngineError.ComputeError | null, defect?: { readonly cause: unknown }) => void
 
 /**
  * A pool of worker threads.
@@ -115,7 +123,11 @@ export class Pool {
       ...(this.options.resourceLimits ? { resourceLimits: { ...this.options.resourceLimits } } : {})
     })
     const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true }
-    worker.on("message", (m: BatchDone) => this.onDone(slot, m))
+    worker.on("message", (m: BatchDone) => {
+      const run = this.run
+      if (run === null) this.onDone(slot, m)
+      else this.guard(run, () => this.onDone(slot, m))
+    })
     worker.on("error", (e) => this.onDeath(slot, worker, `uncaught error: ${e instanceof Error ? e.message : String(e)}`))
     worker.on("exit", (code) => this.onDeath(slot, worker, `exited with code ${code}`))
     return slot
@@ -135,7 +147,7 @@ export class Pool {
   /**
    * Starts a compute; `settle` is called once, with null on success.
    */
-  start(job: Job, settle: (error: EngineError.ComputeError | null) => void): Run {
+  start(job: Job, settle: Settle): Run {
     const { graph, state } = job
     const kernelOf = new Int32Array(graph.size)
     let last: KernelRef | undefined
@@ -160,9 +172,21 @@ export class Pool {
       settle
     }
     this.run = run
-    if (State.isDone(state)) this.finish(run, null)
-    else this.pump(run)
+    this.guard(run, () => {
+      if (State.isDone(state)) this.finish(run, null)
+      else this.pump(run)
+    })
     return run
+  }
+
+  /** Runs `f`; if it throws (a hook threw), cancels the compute and settles it as a defect. */
+  private guard(run: Run, f: () => void): void {
+    try {
+      f()
+    } catch (cause) {
+      if (run.done) return
+      void this.cancel(run).then(() => run.settle(null, { cause }))
+    }
   }
 
   /** Sends ready tasks to workers with room. Plain imperative: this is the hot loop. */
@@ -275,7 +299,7 @@ export class Pool {
           State.requeue(s, i)
         }
       }
-      this.pump(run)
+      this.guard(run, () => this.pump(run))
     }
     this.checkDrained()
   }
