@@ -144,7 +144,7 @@ export const perTaskBottleneck = (tables: Tables): Table => {
   return buildTable({
     "Host": { kind: "string", values: rows.map((r) => r.host) },
     "GPU": { kind: "string", values: rows.map((r) => r.gpu) },
-    "Task Key": { kind: "string", values: rows.map((r) => r.key) },
+    "Task Key": { kind: "codes", codes: Int32Array.from(rows, (r) => v.key.codes[firstRow[r.g]]), from: v.key },
     "Duration (s)": { kind: "float", values: rows.map((r) => dur[r.g]) },
     "Percentage of total time (%)": { kind: "float", values: rows.map((r) => pct(dur[r.g], r.total)) },
     "Memory usage (Mb)": { kind: "float", values: rows.map((r) => size[r.g] / 1e6) }

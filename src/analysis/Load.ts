@@ -28,8 +28,7 @@ import {
   makeData,
   makeVector,
   Table,
-  Utf8,
-  vectorFromArray
+  Utf8
 } from "apache-arrow"
 import type { Data, Vector } from "apache-arrow"
 import { Effect } from "effect"
@@ -38,6 +37,7 @@ import { functionName } from "./FunctionName.ts"
 import type { F64, I32 } from "./internal/Columns.ts"
 import { resourceArgs } from "./internal/Columns.ts"
 import { RecordDecoder } from "./internal/RecordDecoder.ts"
+import type { StringPool } from "./internal/StringPool.ts"
 
 /**
  * The loaded tables plus what loading found.
@@ -152,10 +152,10 @@ const dictType = () => new Dictionary(new Utf8(), new Int32())
  */
 const dictColumns = (
   idss: ReadonlyArray<Int32Array>,
-  strings: ReadonlyArray<string>
+  pool: StringPool
 ): Array<Data<Dictionary<Utf8, Int32>>> => {
-  const remap = new Int32Array(strings.length).fill(-1)
-  const used: Array<string> = []
+  const remap = new Int32Array(pool.size).fill(-1)
+  const used: Array<number> = []
   const parts = idss.map((ids) => {
     const out = new Int32Array(ids.length)
     let nulls = 0
@@ -171,13 +171,13 @@ const dictColumns = (
       let r = remap[id]
       if (r < 0) {
         r = remap[id] = used.length
-        used.push(strings[id])
+        used.push(id)
       }
       out[i] = r
     }
     return { out, nulls, bitmap }
   })
-  const dictionary = vectorFromArray(used, new Utf8())
+  const dictionary = makeVector(pool.utf8Data(used))
   return parts.map(({ bitmap, nulls, out }) =>
     makeData({
       type: dictType(),
@@ -190,8 +190,8 @@ const dictColumns = (
   )
 }
 
-const dictColumn = (ids: Int32Array, strings: ReadonlyArray<string>): Data<Dictionary<Utf8, Int32>> =>
-  dictColumns([ids], strings)[0]
+const dictColumn = (ids: Int32Array, pool: StringPool): Data<Dictionary<Utf8, Int32>> =>
+  dictColumns([ids], pool)[0]
 
 /** A Float64 column, NaN = null. */
 const f64Column = (xs: Float64Array): Data<Float64> => {
@@ -222,7 +222,7 @@ const table = (cols: Record<string, Data>): Table => {
 const copy = (c: F64 | I32) => c.view().slice()
 
 const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: number, dropped: number): TraceTables => {
-  const strings = dec.pool.strings
+  const strings = dec.pool
   const t = dec.tasks
   const n = t.length
   // function per task: args.name when present and non-empty, else from the key
@@ -232,14 +232,14 @@ const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: n
   const keyIds = t.key.view()
   for (let i = 0; i < n; i++) {
     const nm = nameIds[i]
-    if (nm >= 0 && strings[nm] !== "") {
+    if (nm >= 0 && strings.byteLength(nm) > 0) {
       fnIds[i] = nm
       continue
     }
     const k = keyIds[i]
     let f = byKey.get(k)
     if (f === undefined) {
-      f = k < 0 ? -1 : dec.pool.intern(functionName(strings[k]))
+      f = k < 0 ? -1 : dec.pool.intern(functionName(strings.get(k)))
       byKey.set(k, f)
     }
     fnIds[i] = f
@@ -286,7 +286,7 @@ const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: n
   }
   resourceArgs.forEach((k, j) => (resCols[k] = f64Column(copy(r.values[j]) as Float64Array)))
   const eventCounts: Record<string, number> = {}
-  for (const [id, c] of dec.counts) eventCounts[strings[id]] = c
+  for (const [id, c] of dec.counts) eventCounts[strings.get(id)] = c
   return {
     tasks,
     memory,

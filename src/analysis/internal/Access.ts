@@ -131,6 +131,7 @@ export type Column =
   | { readonly kind: "string"; readonly values: ReadonlyArray<string | null> }
   | { readonly kind: "float"; readonly values: Float64Array | ReadonlyArray<number | null> }
   | { readonly kind: "int"; readonly values: Int32Array | ReadonlyArray<number> }
+  | { readonly kind: "codes"; readonly codes: Int32Array; readonly from: Codes }
 
 /**
  * Build a result table: strings dictionary-encoded, floats Float64 (NaN -> null), ints
@@ -142,7 +143,8 @@ export type Column =
 export const buildTable = (columns: Record<string, Column>): Table => {
   const vectors: Record<string, Vector> = {}
   for (const [name, c] of Object.entries(columns)) {
-    if (c.kind === "string") vectors[name] = vectorFromArray(c.values as Array<string | null>, dictUtf8())
+    if (c.kind === "codes") vectors[name] = codesVector(c.codes, c.from)
+    else if (c.kind === "string") vectors[name] = vectorFromArray(c.values as Array<string | null>, dictUtf8())
     else if (c.kind === "int") vectors[name] = makeVector(Int32Array.from(c.values))
     else {
       const xs = Float64Array.from(c.values, (x) => (x === null ? NaN : x))
@@ -160,6 +162,21 @@ export const buildTable = (columns: Record<string, Column>): Table => {
 }
 
 const dictUtf8 = () => new Dictionary(new Utf8(), new Int32())
+
+/** A dictionary column of `codes` (-1 = null) reusing `from`'s dictionary vector when it has one. */
+const codesVector = (codes: Int32Array, from: Codes): Vector => {
+  const dictionary = (from.source as Vector | undefined) ?? vectorFromArray(from.dict as Array<string>, new Utf8())
+  let nulls = 0
+  const bitmap = new Uint8Array((codes.length + 7) >> 3).fill(0xff)
+  const data = new Int32Array(codes.length)
+  for (let i = 0; i < codes.length; i++) {
+    if (codes[i] < 0) (bitmap[i >> 3] &= ~(1 << (i & 7)), nulls++)
+    else data[i] = codes[i]
+  }
+  return makeVector(
+    makeData({ type: dictUtf8(), length: codes.length, nullCount: nulls, nullBitmap: nulls > 0 ? bitmap : null, data, dictionary })
+  )
+}
 
 /**
  * Is this value null (or NaN).

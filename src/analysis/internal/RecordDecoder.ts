@@ -240,7 +240,7 @@ export class RecordDecoder {
       } else this.skip()
     }
     if (this.pos !== end || name < 0 || Number.isNaN(ts) || phase < 0) throw fallback
-    const p = this.pool.strings[phase]
+    const p = this.pool.get(phase)
     if (p !== "X" && p !== "I" && p !== "B" && p !== "E" && p !== "C" && p !== "M") throw fallback
     if (argsAt >= 0) {
       this.pos = argsAt

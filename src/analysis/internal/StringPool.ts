@@ -1,84 +1,168 @@
 /**
  * A string pool for the column decoder: every string read from a trace gets a small
- * integer id, and repeated byte sequences are recognised by a hash of their bytes
- * without creating a JS string again (the point of a specialised decoder: ~all
- * strings in a trace repeat: event names, hosts, workers, function names, keys).
+ * integer id. Strings are kept as UTF-8 bytes in one arena and found again through an
+ * open-addressing hash table over those bytes, so decoding a trace creates no JS
+ * string at all (repeated event names, hosts, workers, functions, task keys are
+ * recognised by their bytes); JS strings are made lazily, only for the ids someone
+ * asks for. The arena also becomes Arrow Utf8 dictionaries without re-encoding.
  *
  * Hot path; plain imperative code on purpose.
  *
  * @since 0.1.0
  */
+import { makeData, Utf8 } from "apache-arrow"
+import type { Data } from "apache-arrow"
 
 const textDecoder = new TextDecoder("utf-8", { fatal: false })
-const CACHE_BITS = 16
-const CACHE_SIZE = 1 << CACHE_BITS
-const MAX_CACHED_LENGTH = 96
+const textEncoder = new TextEncoder()
+const FRONT_MASK = (1 << 13) - 1
 
 /**
- * Interns strings to ids; `strings[id]` is the string.
+ * Interns UTF-8 byte strings to dense ids.
  *
  * @since 0.1.0
  * @category models
  */
 export class StringPool {
-  readonly strings: Array<string> = []
-  readonly ids = new Map<string, number>()
-  // direct-mapped cache: slot -> (bytes, id)
-  private readonly cacheBytes: Array<Uint8Array | undefined> = new Array(CACHE_SIZE)
-  private readonly cacheIds = new Int32Array(CACHE_SIZE)
-
-  /** Id of a JS string. */
-  intern(s: string): number {
-    let id = this.ids.get(s)
-    if (id === undefined) {
-      id = this.strings.length
-      this.strings.push(s)
-      this.ids.set(s, id)
-    }
-    return id
-  }
+  private arena = new Uint8Array(1 << 20)
+  private arenaLength = 0
+  private starts = new Int32Array(1024) // starts[id], starts[id + 1] = end
+  private hashes = new Int32Array(1024)
+  private table = new Int32Array(1 << 12) // id + 1, 0 = empty
+  private mask = (1 << 12) - 1
+  private cache: Array<string | undefined> = []
+  private scratch = new Uint8Array(256)
+  private readonly front = new Int32Array(FRONT_MASK + 1)
+  size = 0
 
   /** Id of the UTF-8 string in `bytes[start..end)`. */
   internBytes(bytes: Uint8Array, start: number, end: number): number {
     const len = end - start
-    if (len > MAX_CACHED_LENGTH) return this.intern(decodeUtf8(bytes, start, end))
     let h = 0x811c9dc5 ^ len
     for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
-    const slot = (h ^ (h >>> CACHE_BITS)) & (CACHE_SIZE - 1)
-    const cached = this.cacheBytes[slot]
-    if (cached !== undefined && cached.length === len) {
-      let same = true
-      for (let i = 0; i < len; i++) {
-        if (cached[i] !== bytes[start + i]) {
-          same = false
-          break
+    h ^= h >>> 15
+    // front cache of recently seen ids: hits touch only recent (cache-warm) arena bytes
+    const fslot = (h ^ (h >>> 12)) & FRONT_MASK
+    const fid = this.front[fslot] - 1
+    if (fid >= 0 && this.hashes[fid] === h) {
+      const s = this.starts[fid]
+      if (this.starts[fid + 1] - s === len) {
+        const arena = this.arena
+        let same = true
+        for (let i = 0; i < len; i++) {
+          if (arena[s + i] !== bytes[start + i]) {
+            same = false
+            break
+          }
         }
+        if (same) return fid
       }
-      if (same) return this.cacheIds[slot]
     }
-    const id = this.intern(decodeUtf8(bytes, start, end))
-    this.cacheBytes[slot] = bytes.slice(start, end)
-    this.cacheIds[slot] = id
+    const id = this.lookup(bytes, start, end, h)
+    this.front[fslot] = id + 1
     return id
   }
-}
 
-/**
- * Decode UTF-8 bytes; ASCII fast path for short strings.
- *
- * @since 0.1.0
- * @category decoding
- */
-export const decodeUtf8 = (bytes: Uint8Array, start: number, end: number): string => {
-  if (end - start <= 64) {
-    let ascii = true
-    for (let i = start; i < end; i++) {
-      if (bytes[i] >= 0x80) {
-        ascii = false
-        break
+  private lookup(bytes: Uint8Array, start: number, end: number, h: number): number {
+    const len = end - start
+    const table = this.table
+    const mask = this.mask
+    const arena = this.arena
+    const starts = this.starts
+    let slot = h & mask
+    for (;;) {
+      const e = table[slot]
+      if (e === 0) break
+      const id = e - 1
+      if (this.hashes[id] === h) {
+        const s = starts[id]
+        if (starts[id + 1] - s === len) {
+          let same = true
+          for (let i = 0; i < len; i++) {
+            if (arena[s + i] !== bytes[start + i]) {
+              same = false
+              break
+            }
+          }
+          if (same) return id
+        }
       }
+      slot = (slot + 1) & mask
     }
-    if (ascii) return String.fromCharCode.apply(null, bytes.subarray(start, end) as unknown as Array<number>)
+    // new string
+    const id = this.size++
+    if (this.arenaLength + len > this.arena.length) {
+      let n = this.arena.length * 2
+      while (n < this.arenaLength + len) n *= 2
+      const next = new Uint8Array(n)
+      next.set(this.arena.subarray(0, this.arenaLength))
+      this.arena = next
+    }
+    this.arena.set(bytes.subarray(start, end), this.arenaLength)
+    this.arenaLength += len
+    if (id + 2 > this.starts.length) {
+      const s = new Int32Array(this.starts.length * 2)
+      s.set(this.starts)
+      this.starts = s
+      const hs = new Int32Array(this.hashes.length * 2)
+      hs.set(this.hashes)
+      this.hashes = hs
+    }
+    this.starts[id + 1] = this.arenaLength
+    this.hashes[id] = h
+    table[slot] = id + 1
+    if (this.size * 2 > mask) this.grow()
+    return id
   }
-  return textDecoder.decode(bytes.subarray(start, end))
+
+  private grow(): void {
+    const size = this.table.length * 2
+    const table = new Int32Array(size)
+    const mask = size - 1
+    for (let id = 0; id < this.size; id++) {
+      let slot = this.hashes[id] & mask
+      while (table[slot] !== 0) slot = (slot + 1) & mask
+      table[slot] = id + 1
+    }
+    this.table = table
+    this.mask = mask
+  }
+
+  /** Id of a JS string. */
+  intern(s: string): number {
+    if (this.scratch.length < s.length * 3) this.scratch = new Uint8Array(s.length * 3)
+    const { written } = textEncoder.encodeInto(s, this.scratch)
+    return this.internBytes(this.scratch, 0, written)
+  }
+
+  /** The string of an id (decoded on first use). */
+  get(id: number): string {
+    let s = this.cache[id]
+    if (s === undefined) {
+      s = textDecoder.decode(this.arena.subarray(this.starts[id], this.starts[id + 1]))
+      this.cache[id] = s
+    }
+    return s
+  }
+
+  /** Byte length of an id's string. */
+  byteLength(id: number): number {
+    return this.starts[id + 1] - this.starts[id]
+  }
+
+  /** An Arrow Utf8 vector data of the given ids, in order (copied from the arena). */
+  utf8Data(ids: Int32Array | ReadonlyArray<number>): Data<Utf8> {
+    const offsets = new Int32Array(ids.length + 1)
+    let total = 0
+    for (let i = 0; i < ids.length; i++) {
+      total += this.starts[ids[i] + 1] - this.starts[ids[i]]
+      offsets[i + 1] = total
+    }
+    const data = new Uint8Array(total)
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]
+      data.set(this.arena.subarray(this.starts[id], this.starts[id + 1]), offsets[i])
+    }
+    return makeData({ type: new Utf8(), length: ids.length, nullCount: 0, valueOffsets: offsets, data })
+  }
 }

@@ -47,6 +47,18 @@ export interface TaskView {
  * @category access
  */
 export const taskView = (tasks: Table): TaskView => {
+  // analyses of one loaded trace share the view (tables are immutable)
+  let v = views.get(tasks)
+  if (v === undefined) {
+    v = makeTaskView(tasks)
+    views.set(tasks, v)
+  }
+  return v
+}
+
+const views = new WeakMap<Table, TaskView>()
+
+const makeTaskView = (tasks: Table): TaskView => {
   const n = tasks.numRows
   const end = floatsOf(tasks.getChild("end"), n)
   const duration = floatsOf(tasks.getChild("duration"), n)
