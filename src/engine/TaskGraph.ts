@@ -136,22 +136,30 @@ export const keyName = (key: string): string => {
   return kept.join("-") || key
 }
 
-/** Dependencies of task `i` as keys. @since 0.1.0 @category getters */
-export const dependenciesOf = (g: TaskGraph, key: string): Array<string> => {
-  const i = g.index.get(key)
-  if (i === undefined) return []
-  const out: Array<string> = []
-  for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) out.push(g.keys[g.depList[j]!]!)
+/** Keys of the dependencies of task index `i`. @since 0.1.0 @category getters */
+export const dependencyKeysAt = (g: TaskGraph, i: number): Array<string> => {
+  const out: Array<string> = new Array(g.depStart[i + 1]! - g.depStart[i]!)
+  for (let j = g.depStart[i]!, q = 0; j < g.depStart[i + 1]!; j++, q++) out[q] = g.keys[g.depList[j]!]!
   return out
 }
 
-/** Dependents of task `key` as keys. @since 0.1.0 @category getters */
+/** Keys of the dependents of task index `i`. @since 0.1.0 @category getters */
+export const dependentKeysAt = (g: TaskGraph, i: number): Array<string> => {
+  const out: Array<string> = new Array(g.dependentStart[i + 1]! - g.dependentStart[i]!)
+  for (let j = g.dependentStart[i]!, q = 0; j < g.dependentStart[i + 1]!; j++, q++) out[q] = g.keys[g.dependentList[j]!]!
+  return out
+}
+
+/** Dependencies of task `key` as keys ([] for an unknown key). @since 0.1.0 @category getters */
+export const dependenciesOf = (g: TaskGraph, key: string): Array<string> => {
+  const i = g.index.get(key)
+  return i === undefined ? [] : dependencyKeysAt(g, i)
+}
+
+/** Dependents of task `key` as keys ([] for an unknown key). @since 0.1.0 @category getters */
 export const dependentsOf = (g: TaskGraph, key: string): Array<string> => {
   const i = g.index.get(key)
-  if (i === undefined) return []
-  const out: Array<string> = []
-  for (let j = g.dependentStart[i]!; j < g.dependentStart[i + 1]!; j++) out.push(g.keys[g.dependentList[j]!]!)
-  return out
+  return i === undefined ? [] : dependentKeysAt(g, i)
 }
 
 const validate = (specs: ReadonlyArray<TaskSpec>): TaskGraph | EngineError.GraphError => {

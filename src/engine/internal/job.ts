@@ -12,9 +12,16 @@ import { threadId } from "../EngineEvents.ts"
 import * as EngineClock from "../EngineClock.ts"
 import type { Callbacks } from "../Hooks.ts"
 import type { SchedulerState } from "../State.ts"
-import { dependenciesOf, dependentsOf } from "../TaskGraph.ts"
+import { dependencyKeysAt, dependentKeysAt } from "../TaskGraph.ts"
 import type { TaskGraph } from "../TaskGraph.ts"
 import { chunkCount, describeResult } from "./kernels.ts"
+
+const threadIds = new Map<string, Array<string>>()
+const threadIdCached = (host: string, w: number): string => {
+  let ids = threadIds.get(host)
+  if (ids === undefined) threadIds.set(host, ids = [])
+  return ids[w] ??= threadId(host, w)
+}
 
 /**
  * A compute handed to an executor.
@@ -114,7 +121,7 @@ export class MemoryBook {
       timestamp: EngineClock.nowSeconds(),
       host: this.host,
       workerId: w,
-      threadId: threadId(this.host, w),
+      threadId: threadIdCached(this.host, w),
       key: this.job.graph.keys[i]!,
       state,
       bytes: this.bytes[w]!,
@@ -151,15 +158,15 @@ export const record = (
       ...(spec.stage !== undefined ? { stage: spec.stage } : {}),
       host,
       workerId,
-      threadId: threadId(host, workerId),
+      threadId: threadIdCached(host, workerId),
       phases: { gather: [rec[o]!, rec[o + 1]!], compute: [rec[o + 2]!, rec[o + 3]!], transfer: [rec[o + 4]!, rec[o + 5]!] },
       cpuTime: rec[o + 6]!,
       nbytes: info.nbytes,
       shape: info.shape,
       dtype: info.dtype,
       type: info.type,
-      dependencies: dependenciesOf(job.graph, key),
-      dependents: dependentsOf(job.graph, key),
+      dependencies: dependencyKeysAt(job.graph, i),
+      dependents: dependentKeysAt(job.graph, i),
       state
     }
     for (const cb of job.taskCbs) cb.task!(r)
