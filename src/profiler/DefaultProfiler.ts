@@ -171,6 +171,7 @@ export const registerDefaultProfiler = (
   const close = () => {
     if (closed) return
     closed = true
+    process.off("beforeExit", close)
     clearInterval(timer)
     if (gpuTimer !== null) clearInterval(gpuTimer)
     if (ioTimer !== null) clearInterval(ioTimer)
