@@ -32,7 +32,13 @@ import {
 } from "apache-arrow"
 import type { Data, Vector } from "apache-arrow"
 import { Effect } from "effect"
-import { isTraceFormatError, streamFrames, TraceFormatError } from "../trace/TraceFormat.ts"
+import {
+  checkTailUnsafe,
+  isTraceFormatError,
+  scanFramesUnsafe,
+  streamFrames,
+  TraceFormatError
+} from "../trace/TraceFormat.ts"
 import { functionName } from "./FunctionName.ts"
 import type { F64, I32 } from "./internal/Columns.ts"
 import { resourceArgs } from "./internal/Columns.ts"
@@ -118,6 +124,28 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
     }
   }
   return buildTables(dec, files, events, dropped)
+}
+
+/**
+ * Load databases already in memory (whole files' bytes) into tables, synchronously.
+ * Throws `TraceFormatError`.
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const loadBytesUnsafe = (
+  databases: ReadonlyArray<{ readonly file: string; readonly bytes: Uint8Array }>
+): TraceTables => {
+  const dec = new RecordDecoder()
+  let dropped = 0
+  let events = 0
+  for (const { bytes, file } of databases) {
+    const stop = scanFramesUnsafe(bytes, file, 0, () => undefined)
+    checkTailUnsafe(bytes.subarray(stop), file, stop)
+    events += dec.decodeFrames(bytes, stop, file, 0)
+    dropped += bytes.length - stop
+  }
+  return buildTables(dec, databases.map((d) => d.file), events, dropped)
 }
 
 /**
