@@ -72,7 +72,12 @@ export const histogram = (
     if (v > hi) hi = v
   }
   if (n === 0) return { resource, title, unit, bins: [], n }
-  if (hi === lo) hi = lo + (lo === 0 ? 1 : Math.abs(lo) * 0.01)
+  // Vega's binning loops forever on an empty or denormal-width extent: widen it.
+  if (!(hi - lo > Math.max(Math.abs(lo), Math.abs(hi)) * 1e-9 + 1e-12)) {
+    const w = Math.max(Math.abs(lo) * 0.01, 1e-6)
+    lo -= w / 2
+    hi += w / 2
+  }
   const b = vegaBin({ extent: [lo, hi], maxbins })
   const count = Math.max(1, Math.ceil((b.stop - b.start) / b.step))
   const counts = new Float64Array(count)

@@ -67,7 +67,7 @@ const us = (seconds: number): number => Math.round(seconds * 1e9) / 1e3
  */
 export const toChromeTrace = (events: Iterable<ReportEvent>): ChromeTrace => {
   const pids = new Map<string, number>()
-  const tids = new Map<string, { pid: number; tid: number }>()
+  const tids = new Map<string, { pid: number; tid: number; name: string }>()
   const out: Array<ChromeEvent> = []
   const pidOf = (p: unknown): number => {
     const name = String(p ?? "unknown")
@@ -81,10 +81,12 @@ export const toChromeTrace = (events: Iterable<ReportEvent>): ChromeTrace => {
   const tidOf = (pid: number, t: unknown): number => {
     if (t === null || t === undefined) return 0
     const name = String(t)
-    let entry = tids.get(name)
+    // a thread belongs to one process: the same thread name on two hosts is two threads
+    const id = `${pid}\u0000${name}`
+    let entry = tids.get(id)
     if (entry === undefined) {
-      entry = { pid, tid: tids.size + 1 }
-      tids.set(name, entry)
+      entry = { pid, tid: tids.size + 1, name }
+      tids.set(id, entry)
     }
     return entry.tid
   }
@@ -104,6 +106,7 @@ export const toChromeTrace = (events: Iterable<ReportEvent>): ChromeTrace => {
         out.push({ name: e.name, ph: "i", s: e.scope ?? "t", ts: us(e.timestamp), pid, tid, args })
         if (e.name === "Resource Usage") {
           const ts = us(e.timestamp)
+          threadsWithoutName.add(`${pid}`)
           for (const [k, v] of Object.entries(args)) {
             if (typeof v === "number" && k !== "time") out.push({ name: k, ph: "C", ts, pid, tid: 0, args: { [k]: v } })
           }
@@ -127,7 +130,7 @@ export const toChromeTrace = (events: Iterable<ReportEvent>): ChromeTrace => {
   for (const [name, pid] of pids) {
     meta.push({ name: "process_name", ph: "M", ts: 0, pid, tid: 0, args: { name } })
   }
-  for (const [name, { pid, tid }] of tids) {
+  for (const { pid, tid, name } of tids.values()) {
     meta.push({ name: "thread_name", ph: "M", ts: 0, pid, tid, args: { name } })
     meta.push({ name: "thread_sort_index", ph: "M", ts: 0, pid, tid, args: { sort_index: tid } })
   }

@@ -1,0 +1,87 @@
+import assert from "node:assert/strict"
+import { writeFile, mkdtemp } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, it } from "node:test"
+import { fileURLToPath } from "node:url"
+import fc from "fast-check"
+import { histogram, taskHistograms } from "../../src/report/Charts.ts"
+import { renderHtml } from "../../src/report/Html.ts"
+import { decodeEventsUnsafe, loadEvents, ReportInputError } from "../../src/report/loadEvents.ts"
+import { fromEvents, functionOfKey } from "../../src/report/ReportData.ts"
+import { defaultTables } from "../../src/report/tables.ts"
+
+const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+
+describe("ReportData", () => {
+  it("folds dasf-small into tasks, memory and resource columns on one time axis", async () => {
+    const { events } = await loadEvents([join(data, "small-TracePlugin.msgpack"), join(data, "small-ResourceMonitor.msgpack")])
+    const d = fromEvents(events)
+    assert.equal(d.tasks.start.length, 409)
+    assert.equal(d.memory.time.length, 558)
+    assert.equal(d.resources.time.length, 25)
+    assert.deepEqual(d.workers, ["worker-vm-0", "worker-vm-1"])
+    assert.deepEqual(d.hosts, ["vm"])
+    assert.equal(d.resources.values["gpu_utilization"], undefined)
+    for (let i = 0; i < 409; i++) {
+      assert.ok(d.tasks.start[i]! >= 0 && d.tasks.end[i]! <= d.wall + 1e-9 && d.tasks.start[i]! <= d.tasks.end[i]!)
+    }
+    const tables = defaultTables(d)
+    assert.equal(tables[0]!.rows.reduce((s, r) => s + (r[1] as number), 0), 409)
+  })
+
+  it("derives function names from dask keys", () => {
+    assert.equal(functionOfKey("('mean_chunk-0117baf52de50432ed73e4bf713a01f5', 0, 1)"), "mean_chunk")
+    assert.equal(functionOfKey("('sum-aggregate-c79b99cd0615d60ce01b37f961c46f12', 3)"), "sum-aggregate")
+    assert.equal(functionOfKey("load-3"), "load")
+  })
+
+  it("counts every finite value exactly once in a histogram", () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.constant(NaN)), { maxLength: 200 }), (xs) => {
+        const h = histogram("x", "x", "u", xs)
+        const finite = xs.filter(Number.isFinite)
+        assert.equal(h.bins.reduce((s, b) => s + b.count, 0), finite.length)
+        for (const v of finite) assert.ok(h.bins.some((b) => b.x0 <= v && v <= b.x1))
+      }),
+      { numRuns: 100 }
+    )
+  })
+
+  it("reports cores only where the trace has cpu_time", () => {
+    const d = fromEvents([
+      { name: "Compute", timestamp: 2, duration: 1, phase: "X", process_id: "h", thread_id: "w0", args: { key: "a-1", cpu_time: 0.5, size: 8 } }
+    ])
+    const cores = taskHistograms(d, ["cores"])[0]!
+    assert.equal(cores.n, 1)
+    assert.ok(cores.bins.some((b) => b.count === 1 && b.x0 <= 0.5 && 0.5 <= b.x1))
+  })
+
+  it("inlines everything: no external URLs, no closing script tag inside data", async () => {
+    const d = fromEvents([
+      { name: "Compute", timestamp: 2, duration: 1, phase: "X", process_id: "h", thread_id: "w0", args: { key: "</script><b>", name: "f" } },
+      { name: "Graph", timestamp: 0, phase: "M", process_id: "h", thread_id: null, args: { dot: "digraph { load -> normalize -> kmeans }" } }
+    ])
+    const html = await renderHtml(d)
+    assert.ok(!/<(script|link|img)[^>]+(src|href)=["']?https?:/i.test(html))
+    assert.equal(html.split("</script>").length - 1, html.split("<script").length - 1)
+    assert.ok(html.includes("<svg"), "the stage DAG is drawn as inline SVG")
+  })
+
+  it("fails with the file and byte offset on a record that is not a trace event", async () => {
+    const bad = new Uint8Array([0, 0, 0, 0, 0, 0, 0, 1, 0xc0])
+    assert.throws(() => decodeEventsUnsafe(bad, "bad.msgpack"), (e: unknown) => e instanceof ReportInputError && e.offset === 0 && e.message.includes("bad.msgpack"))
+    const dir = await mkdtemp(join(tmpdir(), "tessera-report-"))
+    await writeFile(join(dir, "bad.msgpack"), bad)
+    await assert.rejects(loadEvents([join(dir, "bad.msgpack")]), ReportInputError)
+    await assert.rejects(loadEvents([join(dir, "missing.msgpack")]), /cannot read/)
+  })
+
+  it("recovers whole records before a truncated tail and counts the dropped bytes", async () => {
+    const { readFile } = await import("node:fs/promises")
+    const bytes = await readFile(join(data, "small-ResourceMonitor.msgpack"))
+    const r = decodeEventsUnsafe(bytes.subarray(0, bytes.length - 10), "x")
+    assert.equal(r.events.length, 24)
+    assert.ok(r.droppedBytes > 0)
+  })
+})
