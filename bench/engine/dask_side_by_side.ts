@@ -1,6 +1,7 @@
 /**
  * Tessera's engine vs dask's threaded scheduler on the same no-op graphs, in one run:
- * fan-out of 10,000 and 100,000 tasks and a 65,536-leaf binary tree reduction, 2 workers.
+ * fan-out of 10,000 and 100,000 tasks and a 65,536-leaf binary tree reduction, 2 workers
+ * (plus a 2,000-task chain, which measures per-task latency rather than throughput).
  * dask runs through bench/engine/dask_graphs.py with Debian's python3 (/usr/bin/python3,
  * `apt-get install -y python3-dask`); when dask is not importable its columns say so.
  *
@@ -45,7 +46,13 @@ const runDask = (shape: string, n: number, reps: number): DaskResult =>
 
 const cases: ReadonlyArray<readonly [BenchGraphs.Shape, number, string]> = flag("--quick")
   ? [["fanout", 10_000, "fan-out 10,000"]]
-  : [["fanout", 10_000, "fan-out 10,000"], ["fanout", 100_000, "fan-out 100,000"], ["tree", 131_071, "tree 65,536 leaves"]]
+  : [
+    ["fanout", 10_000, "fan-out 10,000"],
+    ["fanout", 100_000, "fan-out 100,000"],
+    ["tree", 131_071, "tree 65,536 leaves"],
+    // latency-bound: one task at a time, so one message round trip per task
+    ["chain", 2_000, "chain 2,000"]
+  ]
 
 const skip = daskAvailable()
 if (skip !== null) console.error(`dask: skipped — ${skip}`)
