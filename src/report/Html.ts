@@ -88,6 +88,7 @@ const renderTable = (t: ReportTable, max: number, id: number): string => {
           .join("")}</tr>`
     )
     .join("\n")
+  if (t.columns.length === 0) return `<h3>${esc(t.title)}</h3>${t.description ? `<p class="note">${esc(t.description)}</p>` : ""}`
   const more = t.rows.length > shown.length ? `<p class="note">showing ${shown.length} of ${t.rows.length} rows</p>` : ""
   return `<h3>${esc(t.title)}</h3>${t.description ? `<p class="note">${esc(t.description)}</p>` : ""}
 <table class="sortable" id="table-${id}"><thead><tr>${head}</tr></thead><tbody>

@@ -11,7 +11,7 @@ import type { ReportTable } from "./Html.ts"
 import { loadEvents, runName } from "./loadEvents.ts"
 import { fromEvents } from "./ReportData.ts"
 import type { ReportData } from "./ReportData.ts"
-import { defaultTables } from "./tables.ts"
+import { analysisTables, defaultTables } from "./tables.ts"
 
 /**
  * Load databases into the report model.
@@ -26,7 +26,8 @@ export const loadReportData = async (files: ReadonlyArray<string>, title?: strin
 
 /**
  * Write the HTML report of `files` to `out`; returns the report's size in bytes.
- * `tables` replaces the built-in summary tables (pass analysis tables here).
+ * Tables are `src/analysis`'s analyses unless `tables` is given (falling back to the
+ * report's own per-function / per-worker summaries if the analyses cannot load).
  *
  * @since 0.1.0
  * @category rendering
@@ -37,7 +38,8 @@ export const writeReport = async (
   options: { readonly title?: string; readonly tables?: ReadonlyArray<ReportTable> } = {}
 ): Promise<{ readonly bytes: number; readonly data: ReportData }> => {
   const data = await loadReportData(files, options.title)
-  const html = await renderHtml(data, { tables: options.tables ?? defaultTables(data) })
+  const tables = options.tables ?? (await analysisTables(files).catch(() => defaultTables(data)))
+  const html = await renderHtml(data, { tables })
   await writeFile(out, html)
   return { bytes: Buffer.byteLength(html), data }
 }

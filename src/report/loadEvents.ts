@@ -1,17 +1,15 @@
 /**
  * Adapter that reads trace databases into `ReportEvent`s for the report, the exports
- * and the figures. It is the one place those modules touch files, so swapping it for
- * `src/trace`'s decoder (once that lands) changes nothing else.
- *
- * Until then it frames records itself (8-byte big-endian length + one msgpack map, the
- * DASF format) with @msgpack/msgpack; a truncated tail is dropped and counted.
+ * and the figures, with `src/trace`'s decoder (truncated tails are dropped and counted),
+ * turning its `TraceFormatError` into this layer's `ReportInputError`. It is the one
+ * place those modules touch files.
  *
  * @since 0.1.0
  */
-import { readFile } from "node:fs/promises"
 import { basename } from "node:path"
-import { decode } from "@msgpack/msgpack"
 import { Data } from "effect"
+import { decodeRecordsUnsafe, isTraceFormatError, readFilePromise } from "../trace/TraceFormat.ts"
+import type { DecodedTrace } from "../trace/TraceFormat.ts"
 import type { ReportEvent } from "./ReportData.ts"
 
 /**
@@ -42,9 +40,14 @@ export interface LoadedEvents {
   readonly droppedBytes: number
 }
 
+const fromTraceError = (e: unknown, file: string): ReportInputError =>
+  isTraceFormatError(e)
+    ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason}: ${e.detail}` })
+    : new ReportInputError({ file, offset: 0, reason: String(e) })
+
 /**
- * Decode one database's bytes. Throws `ReportInputError` for a record that is not a
- * msgpack map with a `name`, `timestamp` and `phase`.
+ * Decode one database's bytes with `src/trace`'s decoder. Throws `ReportInputError`
+ * (file and byte offset) for a record that is not a trace event.
  *
  * @since 0.1.0
  * @category decoding
@@ -53,30 +56,16 @@ export const decodeEventsUnsafe = (
   bytes: Uint8Array,
   file: string
 ): { readonly events: Array<ReportEvent>; readonly droppedBytes: number } => {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const events: Array<ReportEvent> = []
-  let off = 0
-  while (off + 8 <= bytes.length) {
-    const len = Number(view.getBigUint64(off))
-    if (off + 8 + len > bytes.length) break
-    let rec: unknown
-    try {
-      rec = decode(bytes.subarray(off + 8, off + 8 + len))
-    } catch (e) {
-      throw new ReportInputError({ file, offset: off, reason: `record is not valid msgpack: ${String(e)}` })
-    }
-    const r = rec as Record<string, unknown> | null
-    if (r === null || typeof r !== "object" || typeof r["name"] !== "string" || typeof r["timestamp"] !== "number" || typeof r["phase"] !== "string") {
-      throw new ReportInputError({ file, offset: off, reason: "record is not a trace event (needs name, timestamp, phase)" })
-    }
-    events.push(r as unknown as ReportEvent)
-    off += 8 + len
+  try {
+    const r = decodeRecordsUnsafe(bytes, file)
+    return { events: r.events, droppedBytes: r.droppedBytes }
+  } catch (e) {
+    throw fromTraceError(e, file)
   }
-  return { events, droppedBytes: bytes.length - off }
 }
 
 /**
- * Read and decode trace databases, in order.
+ * Read and decode trace databases (read-only), in order.
  *
  * @since 0.1.0
  * @category decoding
@@ -85,13 +74,12 @@ export const loadEvents = async (files: ReadonlyArray<string>): Promise<LoadedEv
   const events: Array<ReportEvent> = []
   let dropped = 0
   for (const f of files) {
-    let bytes: Uint8Array
+    let r: DecodedTrace
     try {
-      bytes = await readFile(f)
+      r = await readFilePromise(f)
     } catch (e) {
-      throw new ReportInputError({ file: f, offset: 0, reason: `cannot read: ${(e as Error).message}` })
+      throw fromTraceError(e, f)
     }
-    const r = decodeEventsUnsafe(bytes, f)
     for (const e of r.events) events.push(e)
     dropped += r.droppedBytes
   }

@@ -6,6 +6,8 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
+import { analyses } from "../analysis/Analysis.ts"
+import { loadPromise } from "../analysis/Load.ts"
 import type { ReportTable } from "./Html.ts"
 import type { ReportData } from "./ReportData.ts"
 
@@ -82,4 +84,29 @@ export const defaultTables = (data: ReportData): Array<ReportTable> => {
     rows: data.workers.map((name, w) => [name, wCount[w]!, wBusy[w]!, data.wall > 0 ? wBusy[w]! / data.wall : null])
   }
   return [byFunction, balance]
+}
+
+/**
+ * The analyses of `src/analysis` (function and task bottleneck, task balance, critical
+ * path, worker utilisation, function summary) over `files`, as report tables. An
+ * analysis that cannot run on these databases (e.g. DASF's bottlenecks without GPU
+ * resource samples) becomes a table-less note instead of failing the report.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const analysisTables = async (files: ReadonlyArray<string>): Promise<Array<ReportTable>> => {
+  const tables = await loadPromise(files)
+  const order = ["critical_path", "function_summary", "function_bottleneck", "task_balance", "worker_utilization", "task_bottleneck"]
+  const out: Array<ReportTable> = []
+  for (const name of order) {
+    const a = analyses.find((x) => x.name === name)
+    if (a === undefined) continue
+    try {
+      out.push(fromArrow(a.title, a.run(tables)))
+    } catch (e) {
+      out.push({ title: a.title, description: `not available for these databases: ${e instanceof Error ? e.message : String(e)}`, columns: [], rows: [] })
+    }
+  }
+  return out
 }

@@ -7,17 +7,15 @@
  */
 import assert from "node:assert/strict"
 import { existsSync } from "node:fs"
-import { mkdtemp, writeFile } from "node:fs/promises"
+import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, before, describe, it } from "node:test"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { chromium } from "playwright-core"
 import type { Browser, Page } from "playwright-core"
-import { renderHtml } from "../../src/report/Html.ts"
+import { writeReport } from "../../src/report/buildReport.ts"
 import { loadEvents } from "../../src/report/loadEvents.ts"
-import { fromEvents } from "../../src/report/ReportData.ts"
-import { defaultTables } from "../../src/report/tables.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
 const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
@@ -35,10 +33,9 @@ describe("report (browser)", { skip: hasChromium ? false : `${CHROMIUM} not foun
     const files = [join(data, "small-TracePlugin.msgpack"), join(data, "small-ResourceMonitor-gpusurrogate.msgpack")]
     const loaded = await loadEvents(files)
     computeEvents = loaded.events.filter((e) => e.name === "Compute" && e.phase === "X").length
-    const model = fromEvents(loaded.events, { title: "dasf-small", sources: files })
     const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-"))
     const file = join(dir, "report.html")
-    await writeFile(file, await renderHtml(model, { tables: defaultTables(model) }))
+    await writeReport(files, file, { title: "dasf-small" })
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -83,7 +80,15 @@ describe("report (browser)", { skip: hasChromium ? false : `${CHROMIUM} not foun
     assert.equal(counts.bars, computeEvents)
   })
 
+  it("sorts an analysis table when its header is clicked", async () => {
+    const th = page.locator("table.sortable th", { hasText: "tasks" }).first()
+    await th.click()
+    await th.click()
+    assert.ok(await th.evaluate((el: any) => el.classList.contains("desc")))
+  })
+
   it("shows a task's key when its bar is hovered", async () => {
+    await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
     const target = await page.evaluate(() => {
       const v = (globalThis as any).tessera.views["task-stream"]
       let found: any
