@@ -266,6 +266,23 @@ for (const [label, kind] of executors) {
     })
 
     if (kind !== 0) {
+      it("fails the task, not the pool, when an argument or a result cannot cross threads", async () => {
+        const badArg = TaskGraph.makeUnsafe([{ key: "f-arg", kernel: k("callIt"), args: [() => 1] }])
+        const e1 = await computeError(W, badArg)
+        assert.equal(e1.reason._tag, "KernelFailed")
+        assert.equal((e1.reason as EngineError.KernelFailed).key, "f-arg")
+        assert.match(e1.message, /cannot be sent/)
+        const badResult = TaskGraph.makeUnsafe([
+          { key: "fine", kernel: k("constant"), args: [1] },
+          { key: "f-res", kernel: k("returnsFunction"), args: [] }
+        ])
+        const e2 = await computeError(W, badResult)
+        assert.equal((e2.reason as EngineError.KernelFailed).key, "f-res")
+        assert.match(e2.message, /cannot be sent/)
+        const ok = TaskGraph.makeUnsafe([{ key: "x", kernel: k("sum"), args: [1, 2] }])
+        assert.equal((await runtime(W).runPromise(Engine.compute(ok))).get("x"), 3)
+      })
+
       it("interrupting terminates workers stuck in a long kernel, promptly", async () => {
         const g = TaskGraph.makeUnsafe([
           { key: "long-1", kernel: k("spin"), args: [3000, 1] },

@@ -221,10 +221,10 @@ export class Pool {
     }
     const defs = this.defs.length > slot.known ? this.defs.slice(slot.known) : null
     const msg: RunBatch = { t: "run", c: run.id, b: this.nextBatch++, d0: slot.known, defs, p: run.job.profile ? 1 : 0, ks, args }
-    slot.known = this.defs.length
     slot.outstanding.push({ id: msg.b, compute: run.id, ids })
     try {
       slot.worker.postMessage(msg, [ks.buffer])
+      slot.known = this.defs.length
     } catch (e) {
       // An argument structured clone cannot carry: fail the compute naming the task.
       slot.outstanding.pop()
