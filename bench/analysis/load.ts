@@ -1,0 +1,84 @@
+/**
+ * Analysis benchmark: load a DASF-format trace database into Arrow tables and run
+ * DASF's three analyses, against a baseline measured in the same run: the generic
+ * @msgpack/msgpack decode of the same file (records to objects, no tables, no
+ * analyses).
+ *
+ * `node bench/analysis/load.ts [PATH] [--runs N] [--json]`; PATH defaults to
+ * `os.tmpdir()/tessera-bench-1M.msgpack`, written by `bench/analysis/generate.ts`.
+ * Timed runs (not tinybench: one iteration is seconds long); reports the median.
+ *
+ * @since 0.1.0
+ */
+import { existsSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Decoder } from "@msgpack/msgpack"
+import * as A from "../../src/analysis/Analysis.ts"
+import { scanFramesUnsafe } from "../../src/trace/TraceFormat.ts"
+
+const argv = process.argv.slice(2)
+const json = argv.includes("--json")
+const runsAt = argv.indexOf("--runs")
+const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 3
+const path = argv.find((a, i) => !a.startsWith("--") && (i === 0 || argv[i - 1] !== "--runs")) ??
+  join(tmpdir(), "tessera-bench-1M.msgpack")
+if (!existsSync(path)) {
+  console.error(`no trace at ${path}: run  node bench/analysis/generate.ts ${path}`)
+  process.exit(1)
+}
+
+const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const time = async (f: () => unknown | Promise<unknown>) => {
+  const t = performance.now()
+  await f()
+  return performance.now() - t
+}
+
+const results: Record<string, Array<number>> = {
+  "generic @msgpack/msgpack decode (baseline)": [],
+  "tessera load (Arrow tables)": [],
+  "function_bottleneck": [],
+  "task_bottleneck": [],
+  "task_balance": [],
+  "load + 3 DASF analyses": []
+}
+let events = 0
+for (let r = 0; r < runs; r++) {
+  results["generic @msgpack/msgpack decode (baseline)"].push(
+    await time(() => {
+      const bytes = new Uint8Array(readFileSync(path))
+      const dec = new Decoder()
+      const out: Array<unknown> = []
+      scanFramesUnsafe(bytes, path, 0, (s, e) => out.push(dec.decode(bytes.subarray(s, e))))
+      events = out.length
+    })
+  )
+  let tables: A.TraceTables | undefined
+  const tl = await time(async () => {
+    tables = await A.loadPromise([path])
+  })
+  // fresh tables per analysis set: the task view cache is per table, so the first
+  // analysis pays for it as a user's first query would
+  const t1 = await time(() => A.perFunctionBottleneck(tables!))
+  const t2 = await time(() => A.perTaskBottleneck(tables!))
+  const t3 = await time(() => A.perWorkerTaskBalance(tables!))
+  results["tessera load (Arrow tables)"].push(tl)
+  results["function_bottleneck"].push(t1)
+  results["task_bottleneck"].push(t2)
+  results["task_balance"].push(t3)
+  results["load + 3 DASF analyses"].push(tl + t1 + t2 + t3)
+}
+
+const rows = Object.entries(results).map(([name, xs]) => ({
+  name,
+  "median (ms)": Math.round(median(xs)),
+  "events/s": name.includes("decode") || name.startsWith("tessera load") || name.startsWith("load")
+    ? Math.round(events / (median(xs) / 1000))
+    : undefined
+}))
+if (json) console.log(JSON.stringify({ file: path, events, runs, rows }))
+else {
+  console.log(`${events} events in ${path}, median of ${runs} run(s)`)
+  console.table(rows)
+}
