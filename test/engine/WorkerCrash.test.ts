@@ -27,6 +27,16 @@ const fanOut = (n: number, extra: ReadonlyArray<TaskGraph.TaskSpec>): TaskGraph.
 }
 
 describe("WorkerCrash", () => {
+  it("ends every worker when the pool's scope closes", async () => {
+    const ports = () => process.getActiveResourcesInfo().filter((r) => r === "MessagePort").length
+    const before = ports()
+    await withPool({ workers: 2 }, async (rt) => {
+      await rt.runPromise(Engine.compute(fanOut(4, [])))
+      assert.equal(ports(), before + 2)
+    })
+    assert.equal(ports(), before)
+  })
+
   it("replaces a worker that exits mid-task and retries the task", async () => {
     const counter = new Int32Array(new SharedArrayBuffer(4))
     const g = fanOut(50, [{ key: "flaky", kernel: crash("exitFirstTimes"), args: [counter, 2, "done"] }])
