@@ -19,6 +19,17 @@
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 
 const textEncoder = new TextEncoder()
+const fixstr = (s: string): Uint8Array => Uint8Array.of(0xa0 | s.length, ...textEncoder.encode(s))
+const K = {
+  name: fixstr("name"),
+  timestamp: fixstr("timestamp"),
+  duration: fixstr("duration"),
+  phase: fixstr("phase"),
+  scope: fixstr("scope"),
+  process_id: fixstr("process_id"),
+  thread_id: fixstr("thread_id"),
+  args: fixstr("args")
+}
 const maxCached = 8192
 const maxCachedLength = 24
 
@@ -73,32 +84,32 @@ export class RecordEncoder {
     this.pos = p
   }
 
-  /** Writes `s` as a msgpack str; returns nothing. */
+  /** Writes `s` as a msgpack str. */
   private rawString(s: string): void {
     const n = s.length
     if (this.pos + 5 + n * 3 > this.buf.length) this.grow(5 + n * 3)
     const b = this.buf
-    // ASCII fast path: byte length == char length
-    let ascii = true
-    for (let i = 0; i < n; i++) {
-      if (s.charCodeAt(i) > 0x7f) {
-        ascii = false
-        break
-      }
+    // optimistic ASCII path in one loop (byte length == char length); undone on the
+    // first non-ASCII char
+    const start = this.pos
+    let p = start
+    if (n < 32) b[p++] = 0xa0 | n
+    else if (n < 0x100) (b[p++] = 0xd9, b[p++] = n)
+    else if (n < 0x10000) (b[p] = 0xda, this.view.setUint16(p + 1, n), p += 3)
+    else (b[p] = 0xdb, this.view.setUint32(p + 1, n), p += 5)
+    let i = 0
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i)
+      if (c > 0x7f) break
+      b[p + i] = c
     }
-    if (ascii) {
-      let p = this.pos
-      if (n < 32) b[p++] = 0xa0 | n
-      else if (n < 0x100) (b[p++] = 0xd9, b[p++] = n)
-      else if (n < 0x10000) (b[p] = 0xda, this.view.setUint16(p + 1, n), p += 3)
-      else (b[p] = 0xdb, this.view.setUint32(p + 1, n), p += 5)
-      for (let i = 0; i < n; i++) b[p + i] = s.charCodeAt(i)
+    if (i === n) {
       this.pos = p + n
       return
     }
     const bytes = textEncoder.encode(s)
     const w = bytes.length
-    let p = this.pos
+    p = start
     if (w < 32) b[p++] = 0xa0 | w
     else if (w < 0x100) (b[p++] = 0xd9, b[p++] = w)
     else if (w < 0x10000) (b[p] = 0xda, this.view.setUint16(p + 1, w), p += 3)
@@ -107,15 +118,20 @@ export class RecordEncoder {
     this.pos = p + w
   }
 
+  /** Copies precomputed msgpack bytes (short: a plain loop beats `set` here). */
+  private put(bytes: Uint8Array): void {
+    const n = bytes.length
+    if (this.pos + n > this.buf.length) this.grow(n)
+    const b = this.buf
+    const p = this.pos
+    for (let i = 0; i < n; i++) b[p + i] = bytes[i]!
+    this.pos = p + n
+  }
+
   private string(s: string): void {
     if (s.length <= maxCachedLength) {
       const hit = this.cache.get(s)
-      if (hit !== undefined) {
-        if (this.pos + hit.length > this.buf.length) this.grow(hit.length)
-        this.buf.set(hit, this.pos)
-        this.pos += hit.length
-        return
-      }
+      if (hit !== undefined) return this.put(hit)
       const at = this.pos
       this.rawString(s)
       if (this.cache.size >= maxCached) this.cache.clear()
@@ -199,28 +215,28 @@ export class RecordEncoder {
     const hasDuration = e.duration !== undefined || isX
     const hasScope = !isX && e.scope !== undefined
     this.header(6 + (hasDuration ? 1 : 0) + (hasScope ? 1 : 0), 0x80, 0xde)
-    this.string("name")
+    this.put(K.name)
     this.string(e.name)
-    this.string("timestamp")
+    this.put(K.timestamp)
     this.float64(e.timestamp)
     if (isX) {
-      this.string("duration")
+      this.put(K.duration)
       this.float64(e.duration ?? 0)
     }
-    this.string("phase")
+    this.put(K.phase)
     this.string(e.phase)
     if (hasScope) {
-      this.string("scope")
+      this.put(K.scope)
       this.string(e.scope!)
     }
-    this.string("process_id")
+    this.put(K.process_id)
     this.value(e.process_id)
-    this.string("thread_id")
+    this.put(K.thread_id)
     this.value(e.thread_id)
-    this.string("args")
+    this.put(K.args)
     this.value(e.args)
     if (!isX && e.duration !== undefined) {
-      this.string("duration")
+      this.put(K.duration)
       this.float64(e.duration)
     }
     const len = this.pos - at - 8
