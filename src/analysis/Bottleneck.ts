@@ -15,7 +15,7 @@
 import type { Table } from "apache-arrow"
 import { attributeSamples } from "./Attribution.ts"
 import { buildTable, floatsOf } from "./internal/Access.ts"
-import { cmpStr, gpuLabel, groupBy, inputBytes, str, type Tables, taskView } from "./internal/TaskView.ts"
+import { cmpStr, gpuCodes, gpuLabel, groupBy, inputBytes, str, type Tables, taskView } from "./internal/TaskView.ts"
 
 const workerTotals = (v: ReturnType<typeof taskView>) => {
   const { group, firstRow } = groupBy(v.n, [
@@ -130,23 +130,32 @@ export const perTaskBottleneck = (tables: Tables): Table => {
     dur[g] += v.duration[i]
     if (v.end[i] >= lastEnd[g]) (lastEnd[g] = v.end[i], size[g] = v.size[i])
   }
+  // hundreds of thousands of rows: typed arrays and codes, no row objects (hot path)
   const wt = workerTotals(v)
-  const rows = firstRow.map((r, g) => ({
-    g,
-    host: str(v.host, v.host.codes[r]),
-    gpu: gpuLabel(str(v.worker, v.worker.codes[r]) ?? undefined),
-    key: str(v.key, v.key.codes[r]),
-    total: wt.total[wt.group[r]]
-  }))
-  rows.sort((a, b) =>
-    dur[b.g] - dur[a.g] || cmpStr(a.host, b.host) || cmpStr(a.gpu, b.gpu) || cmpStr(a.key, b.key)
+  const gpu = gpuCodes(v)
+  const order = Int32Array.from({ length: G }, (_, g) => g)
+  const hostOf = (g: number) => str(v.host, v.host.codes[firstRow[g]])
+  const gpuOf = (g: number) => gpu.dict[gpu.codes[firstRow[g]]] ?? null
+  const keyOf = (g: number) => str(v.key, v.key.codes[firstRow[g]])
+  order.sort((a, b) =>
+    dur[b] - dur[a] || cmpStr(hostOf(a), hostOf(b)) || cmpStr(gpuOf(a), gpuOf(b)) || cmpStr(keyOf(a), keyOf(b))
   )
+  const rowsOf = (f: (g: number) => number) => Int32Array.from(order, f)
+  const pcts = new Float64Array(G)
+  const durs = new Float64Array(G)
+  const mbs = new Float64Array(G)
+  for (let i = 0; i < G; i++) {
+    const g = order[i]
+    durs[i] = dur[g]
+    pcts[i] = pct(dur[g], wt.total[wt.group[firstRow[g]]])
+    mbs[i] = size[g] / 1e6
+  }
   return buildTable({
-    "Host": { kind: "string", values: rows.map((r) => r.host) },
-    "GPU": { kind: "string", values: rows.map((r) => r.gpu) },
-    "Task Key": { kind: "codes", codes: Int32Array.from(rows, (r) => v.key.codes[firstRow[r.g]]), from: v.key },
-    "Duration (s)": { kind: "float", values: rows.map((r) => dur[r.g]) },
-    "Percentage of total time (%)": { kind: "float", values: rows.map((r) => pct(dur[r.g], r.total)) },
-    "Memory usage (Mb)": { kind: "float", values: rows.map((r) => size[r.g] / 1e6) }
+    "Host": { kind: "codes", codes: rowsOf((g) => v.host.codes[firstRow[g]]), from: v.host },
+    "GPU": { kind: "codes", codes: rowsOf((g) => gpu.codes[firstRow[g]]), from: gpu },
+    "Task Key": { kind: "codes", codes: rowsOf((g) => v.key.codes[firstRow[g]]), from: v.key },
+    "Duration (s)": { kind: "float", values: durs },
+    "Percentage of total time (%)": { kind: "float", values: pcts },
+    "Memory usage (Mb)": { kind: "float", values: mbs }
   })
 }

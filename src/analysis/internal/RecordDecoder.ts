@@ -43,6 +43,7 @@ export class RecordDecoder {
   // interned ids of the keys and names the fast path knows
   private readonly K: Record<string, number>
   private readonly resIds: Int32Array
+  private readonly known = new Map<number, { readonly bytes: Uint8Array; readonly id: number }>()
 
   constructor() {
     const p = this.pool
@@ -67,6 +68,13 @@ export class RecordDecoder {
     ]
     this.K = Object.fromEntries(ids.map((s) => [s, p.intern(s)]))
     this.resIds = Int32Array.from(resourceArgs, (s) => p.intern(s))
+    const enc = new TextEncoder()
+    for (const s of [...ids.slice(0, 13), "scope", "shape", "dtype", "type", "dependents", ...resourceArgs]) {
+      const bytes = enc.encode(s)
+      if (bytes.length < 2 || bytes.length > 31) continue
+      const sig = bytes.length | (bytes[0] << 8) | (bytes[1] << 16) | (bytes[bytes.length - 1] << 24)
+      if (!this.known.has(sig)) this.known.set(sig, { bytes, id: p.intern(s) })
+    }
   }
 
   /** Decode the records of `bytes[0..end)` (whole records only); `fileOffset` for errors. */
@@ -100,6 +108,36 @@ export class RecordDecoder {
     if (t === 0xde) return (this.pos += 2, this.dv.getUint16(this.pos - 2))
     if (t === 0xdf) return (this.pos += 4, this.dv.getUint32(this.pos - 4))
     throw fallback
+  }
+
+  /**
+   * A map key as a pool id. Known keys (DASF's fixed field and arg names) are
+   * recognised by comparing their few bytes, without hashing; others go to the pool.
+   */
+  private key(): number {
+    const b = this.b
+    const t = b[this.pos]
+    if (t >= 0xa1 && t <= 0xbf) {
+      const len = t & 0x1f
+      const at = this.pos + 1
+      const sig = len | (b[at] << 8) | (b[at + 1] << 16) | (b[at + len - 1] << 24)
+      const known = this.known.get(sig)
+      if (known !== undefined) {
+        const kb = known.bytes
+        let same = true
+        for (let i = 2; i < len - 1; i++) {
+          if (kb[i] !== b[at + i]) {
+            same = false
+            break
+          }
+        }
+        if (same) {
+          this.pos = at + len
+          return known.id
+        }
+      }
+    }
+    return this.str()
   }
 
   /** String (or nil -> -1; integer -> its decimal string) as a pool id. */
@@ -227,7 +265,7 @@ export class RecordDecoder {
     let worker = -1
     let argsAt = -1
     for (let i = 0; i < n; i++) {
-      const k = this.str()
+      const k = this.key()
       if (k === K.name) name = this.str()
       else if (k === K.timestamp) ts = this.num()
       else if (k === K.duration) dur = this.num()
@@ -264,7 +302,7 @@ export class RecordDecoder {
     const deps = this.depScratch
     deps.length = 0
     for (let i = 0; i < n; i++) {
-      const k = this.str()
+      const k = this.key()
       if (k === K.key) key = this.str()
       else if (k === K.name) name = this.str()
       else if (k === K.state) state = this.str()
@@ -302,7 +340,7 @@ export class RecordDecoder {
     let size = NaN
     let tasks = NaN
     for (let i = 0; i < n; i++) {
-      const k = this.str()
+      const k = this.key()
       if (k === K.key) key = this.str()
       else if (k === K.state) state = this.str()
       else if (k === K.size) size = this.num()
@@ -325,7 +363,7 @@ export class RecordDecoder {
     v.fill(NaN)
     const ids = this.resIds
     for (let i = 0; i < n; i++) {
-      const k = this.str()
+      const k = this.key()
       const j = ids.indexOf(k)
       if (j >= 0) v[j] = this.num()
       else this.skip()

@@ -38,8 +38,14 @@ export class StringPool {
   /** Id of the UTF-8 string in `bytes[start..end)`. */
   internBytes(bytes: Uint8Array, start: number, end: number): number {
     const len = end - start
+    // FNV-style hash over 4 bytes per step (4x fewer multiplies than per byte)
     let h = 0x811c9dc5 ^ len
-    for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
+    let i = start
+    for (; i + 4 <= end; i += 4) {
+      h = Math.imul(h ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)), 0x01000193)
+      h ^= h >>> 13
+    }
+    for (; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
     h ^= h >>> 15
     // front cache of recently seen ids: hits touch only recent (cache-warm) arena bytes
     const fslot = (h ^ (h >>> 12)) & FRONT_MASK

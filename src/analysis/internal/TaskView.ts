@@ -92,6 +92,33 @@ export const gpuLabel = (worker: string | undefined): string =>
   worker === undefined ? "" : worker.slice(worker.lastIndexOf("-") + 1)
 
 /**
+ * DASF's "GPU" label per task row as codes (into the labels of the worker dictionary).
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const gpuCodes = (v: TaskView): Codes => {
+  const labels: Array<string> = []
+  const index = new Map<string, number>()
+  const trans = Int32Array.from(v.worker.dict, (w) => {
+    const l = gpuLabel(w)
+    let c = index.get(l)
+    if (c === undefined) (c = labels.length, labels.push(l), index.set(l, c))
+    return c
+  })
+  let empty = -1
+  const codes = v.worker.codes.map((c) => {
+    if (c >= 0) return trans[c]
+    if (empty < 0) {
+      empty = index.get("") ?? labels.length
+      if (empty === labels.length) (labels.push(""), index.set("", empty))
+    }
+    return empty
+  })
+  return { codes, dict: labels, source: undefined }
+}
+
+/**
  * String of a code, null for -1.
  *
  * @since 0.1.0
