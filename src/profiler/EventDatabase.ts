@@ -37,7 +37,7 @@ export interface EventDatabase {
  * @since 0.1.0
  * @category errors
  */
-export type DatabaseErrorReason = "OpenFailed" | "WriteFailed" | "Closed" | "ReadOnly" | "InvalidOption"
+export type DatabaseErrorReason = "OpenFailed" | "WriteFailed" | "Closed" | "ReadOnly" | "InvalidOption" | "InvalidEvent"
 
 /**
  * A database could not be written: names the database (file) and what went wrong.

@@ -2,10 +2,10 @@
  * FileDatabase: DASF's on-disk trace database, both ways. A file is a sequence of
  * records, each an 8-byte big-endian length and one msgpack map (src/trace/TraceFormat).
  *
- * Writing: `record` buffers events; every `commitThreshold` events (default 5000, as
- * DASF) the batch is encoded (specialised encoder, same bytes as
- * `TraceFormat.encodeRecords`) and appended with ONE `fs.writeSync` on a descriptor
- * opened with `O_APPEND`. Batches are flushed on `close`, at process exit, on
+ * Writing: `record` encodes the event at once into the database's buffer (specialised
+ * encoder, the same bytes as `TraceFormat.encodeRecords`); every `commitThreshold`
+ * events (default 5000, as DASF) the buffered batch is appended with ONE `fs.writeSync`
+ * on a descriptor opened with `O_APPEND`. Batches are flushed on `close`, at process exit, on
  * SIGINT/SIGTERM and on an uncaught exception (internal/exitFlush), so a killed run
  * loses at most what the OS had not written.
  *
@@ -29,7 +29,7 @@ import type { TraceEvent } from "../trace/TraceEvent.ts"
 import * as TraceFormat from "../trace/TraceFormat.ts"
 import { DatabaseError, type EventDatabase } from "./EventDatabase.ts"
 import { registerFlush } from "./internal/exitFlush.ts"
-import { sharedEncoder } from "./internal/recordEncoder.ts"
+import { RecordEncoder } from "./internal/recordEncoder.ts"
 import { RecordDecoder } from "./internal/recordDecoder.ts"
 
 /**
@@ -65,7 +65,9 @@ export class FileDatabase implements EventDatabase {
   readonly label: string
   readonly commitThreshold: number
   private readonly truncate: boolean
-  private pending: Array<TraceEvent> = []
+  /** encoded records not yet written (`pendingEvents` of them) */
+  private readonly encoder = new RecordEncoder()
+  private pendingEvents = 0
   private fd = -1
   private closed = false
   private unregister: (() => void) | null = null
@@ -93,19 +95,31 @@ export class FileDatabase implements EventDatabase {
       throw new DatabaseError({ database: this.path, reason: "Closed", detail: `record "${event.name}" after close` })
     }
     if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
-    this.pending.push(event)
-    if (this.pending.length >= this.commitThreshold) this.commit()
+    // encode now (not at commit): the event object dies young, and a flush at exit or on
+    // a signal only has to write bytes
+    const at = this.encoder.pos
+    try {
+      this.encoder.event(event)
+    } catch (e) {
+      this.encoder.pos = at
+      throw new DatabaseError({
+        database: this.path,
+        reason: "InvalidEvent",
+        detail: `event "${event.name}" cannot be encoded: ${errorText(e)}`
+      })
+    }
+    if (++this.pendingEvents >= this.commitThreshold) this.commit()
   }
 
   /** Events recorded but not yet written. */
   get pendingCount(): number {
-    return this.pending.length
+    return this.pendingEvents
   }
 
   /** Appends every buffered event to the file in one write. Throws `DatabaseError`. */
   readonly commit = (): void => {
-    const batch = this.pending
-    if (batch.length === 0) return
+    const count = this.pendingEvents
+    if (count === 0) return
     if (this.fd < 0) {
       try {
         this.fd = openSync(this.path, this.truncate ? "w" : "a")
@@ -113,7 +127,7 @@ export class FileDatabase implements EventDatabase {
         throw new DatabaseError({ database: this.path, reason: "OpenFailed", detail: errorText(e) })
       }
     }
-    const bytes = sharedEncoder.encode(batch)
+    const bytes = this.encoder.buf.subarray(0, this.encoder.pos)
     let off = 0
     try {
       while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off)
@@ -121,13 +135,13 @@ export class FileDatabase implements EventDatabase {
       throw new DatabaseError({
         database: this.path,
         reason: "WriteFailed",
-        detail: `${errorText(e)} after ${off} of ${bytes.length} bytes of a ${batch.length}-event batch`
+        detail: `${errorText(e)} after ${off} of ${bytes.length} bytes of a ${count}-event batch`
       })
-    } finally {
-      sharedEncoder.shrink()
     }
-    this.written += batch.length
-    this.pending = []
+    this.written += count
+    this.pendingEvents = 0
+    this.encoder.pos = 0
+    this.encoder.shrink()
   }
 
   private readonly flushAtExit = (): void => {

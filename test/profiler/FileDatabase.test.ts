@@ -194,13 +194,23 @@ describe("FileDatabase", () => {
       TraceFormat.isTraceFormatError(e) && e.offset === 0 && e.reason === "ImplausibleLength")
   })
 
-  it("rejects a bad commit threshold, a record after close and an unwritable path with DatabaseError", () => {
+  it("rejects a bad commit threshold, a record after close, an unencodable event and an unwritable path with DatabaseError", () => {
     assert.throws(() => new FileDatabase.FileDatabase(fresh(), { commitThreshold: 0 }), (e: unknown) =>
       e instanceof DatabaseError && e.reason === "InvalidOption")
     const e: TraceEvent = { name: "late", timestamp: 1, phase: "I", process_id: null, thread_id: null, args: {} }
     const db = new FileDatabase.FileDatabase(fresh())
     db.close()
     assert.throws(() => db.record(e), (x: unknown) => x instanceof DatabaseError && x.reason === "Closed" && x.message.includes("late"))
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = cyclic
+    const db3 = new FileDatabase.FileDatabase(fresh(), { commitThreshold: 2 })
+    db3.record(e)
+    assert.throws(() => db3.record({ ...e, name: "cyclic", args: cyclic }), (x: unknown) =>
+      x instanceof DatabaseError && x.reason === "InvalidEvent" && x.message.includes("cyclic"))
+    // the failed event left nothing behind: the next record completes a clean batch
+    db3.record(e)
+    assert.equal(db3.pendingCount, 0)
+    db3.close()
     const nowhere = join(dir, "no-such-dir", "db.msgpack")
     const db2 = new FileDatabase.FileDatabase(nowhere, { commitThreshold: 1 })
     assert.throws(() => db2.record(e), (x: unknown) =>

@@ -34,14 +34,14 @@ const maxCached = 8192
 const maxCachedLength = 24
 
 /**
- * A reusable encoder. Not thread-safe (one per thread; each FileDatabase writer shares the
- * module's instance because JS runs one batch at a time per thread).
+ * A reusable encoder: records are appended to `buf[0..pos)` until the owner takes the
+ * bytes and resets `pos` (each FileDatabase has its own).
  *
  * @since 0.1.0
  * @internal
  */
 export class RecordEncoder {
-  buf = new Uint8Array(1 << 20)
+  buf = new Uint8Array(1 << 16)
   view = new DataView(this.buf.buffer)
   pos = 0
   private readonly cache = new Map<string, Uint8Array>()
@@ -254,16 +254,8 @@ export class RecordEncoder {
   /** Drops a very large scratch buffer after a big batch. */
   shrink(): void {
     if (this.buf.length > 1 << 26) {
-      this.buf = new Uint8Array(1 << 20)
+      this.buf = new Uint8Array(1 << 16)
       this.view = new DataView(this.buf.buffer)
     }
   }
 }
-
-/**
- * The thread's shared encoder.
- *
- * @since 0.1.0
- * @internal
- */
-export const sharedEncoder = new RecordEncoder()
