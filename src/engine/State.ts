@@ -158,7 +158,22 @@ export const popReady = (s: SchedulerState): number => {
 }
 
 /**
- * Puts a running task back on `ready` (a retry after its worker died).
+ * Marks a task that is not ready yet as running: the worker executor dispatches it in
+ * the same batch as the unfinished tasks it depends on ("fused"); the worker runs them
+ * in order and hands their results over locally. `finishTask` of its inputs will not
+ * push it on `ready`.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const markFused = (s: SchedulerState, i: number): void => {
+  s.running[i] = 1
+  s.runningCount++
+}
+
+/**
+ * Takes a running task back (a retry after its worker died): onto `ready` when its
+ * inputs are finished, else back to waiting (a fused task whose inputs were lost too).
  *
  * @since 0.1.0
  * @category transitions
@@ -167,7 +182,7 @@ export const requeue = (s: SchedulerState, i: number): void => {
   if (!s.running[i]) return
   s.running[i] = 0
   s.runningCount--
-  s.ready[s.readyCount++] = i
+  if (s.waiting[i] === 0) s.ready[s.readyCount++] = i
 }
 
 /**
@@ -199,7 +214,7 @@ export const finishTask = (s: SchedulerState, i: number, result: unknown): void 
   const { dependents, dependencies, waiting, waitingData, needed } = s
   for (let j = dependents.start[i]!, e = dependents.start[i + 1]!; j < e; j++) {
     const d = dependents.list[j]!
-    if (needed[d] && --waiting[d]! === 0) s.ready[s.readyCount++] = d
+    if (needed[d] && --waiting[d]! === 0 && !s.running[d]) s.ready[s.readyCount++] = d
   }
   for (let j = dependencies.start[i]!, e = dependencies.start[i + 1]!; j < e; j++) {
     const d = dependencies.list[j]!

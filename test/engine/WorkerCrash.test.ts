@@ -50,6 +50,28 @@ describe("WorkerCrash", () => {
     })
   })
 
+  it("retries a chain whose tasks travel in one batch when a worker dies in its middle", async () => {
+    const counter = new Int32Array(new SharedArrayBuffer(4))
+    const specs: Array<TaskGraph.TaskSpec> = [{ key: "c-0", kernel: k("constant"), args: [1] }]
+    for (let i = 1; i < 30; i++) {
+      specs.push(i === 15
+        ? { key: `c-${i}`, kernel: crash("exitFirstTimes"), args: [counter, 1, TaskGraph.ref(`c-${i - 1}`)] }
+        : { key: `c-${i}`, kernel: k("sum"), args: [TaskGraph.ref(`c-${i - 1}`), 1] })
+    }
+    const order: Array<string> = []
+    await withPool({ workers: 2 }, async (rt) => {
+      const out = await rt.runPromise(Engine.compute(TaskGraph.makeUnsafe(specs), {
+        callbacks: [{ pretask: (key) => void order.push(`pre:${key}`), posttask: (key) => void order.push(`post:${key}`) }]
+      }))
+      assert.equal(out.get("c-29"), 29)
+      assert.equal(counter[0], 2)
+    })
+    // every task's last pretask comes after its input's posttask
+    for (let i = 1; i < 30; i++) {
+      assert.ok(order.lastIndexOf(`pre:c-${i}`) > order.lastIndexOf(`post:c-${i - 1}`), `c-${i} started before c-${i - 1} finished`)
+    }
+  })
+
   it("fails with WorkerCrashed naming the task after the retries are used up", async () => {
     const g = fanOut(20, [{ key: "doomed", kernel: crash("exitWorker"), args: [] }])
     await withPool({ workers: 2, maxRetries: 2 }, async (rt) => {

@@ -25,7 +25,7 @@ import type { KernelRef } from "../Kernel.ts"
 import * as State from "../State.ts"
 import { MemoryBook, post, pre, record } from "./job.ts"
 import type { Job } from "./job.ts"
-import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, REC_STRIDE } from "./protocol.ts"
+import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
 import type { BatchDone, RunBatch } from "./protocol.ts"
 
 const TARGET_BATCH_MS = 2
@@ -55,6 +55,8 @@ interface Batch {
   readonly id: number
   readonly compute: number
   readonly ids: Int32Array
+  /** positions >= fusedFrom were fused (their pretask runs when results arrive) */
+  readonly fusedFrom: number
 }
 
 interface Slot {
@@ -72,6 +74,10 @@ interface Run {
   readonly job: Job
   readonly kernelOf: Int32Array
   readonly attempts: Uint8Array
+  /** scratch, -1 outside `send`: position of a task in the batch being built */
+  readonly pos: Int32Array
+  /** scratch, 0 outside `send`: inputs of a task found in the batch being built */
+  readonly hits: Int32Array
   readonly book: MemoryBook | null
   avgTaskMs: number
   done: boolean
@@ -166,6 +172,8 @@ export class Pool {
       job,
       kernelOf,
       attempts: new Uint8Array(graph.size),
+      pos: new Int32Array(graph.size).fill(-1),
+      hits: new Int32Array(graph.size),
       book: job.profile ? new MemoryBook(job, this.size, this.host) : null,
       avgTaskMs: 0.01,
       done: false,
@@ -201,27 +209,72 @@ export class Pool {
         if (s.readyCount === 0 || run.done) break
         if (!slot.alive || slot.outstanding.length > round) continue
         const n = Math.min(s.readyCount, target, Math.max(1, Math.ceil(s.readyCount / withRoom)))
-        this.send(run, slot, n)
+        this.send(run, slot, n, target)
       }
     }
   }
 
-  private send(run: Run, slot: Slot, n: number): void {
+  /**
+   * Sends `n` ready tasks to `slot`, plus (up to `limit` tasks in all) "fused" tasks:
+   * not-yet-ready tasks all of whose unfinished inputs are in this batch. The worker
+   * runs the batch in order, so a chain or a subtree travels in one message instead of
+   * one round trip per level.
+   */
+  private send(run: Run, slot: Slot, n: number, limit: number): void {
     const s = run.job.state
-    const ids = new Int32Array(n)
-    const ks = new Int32Array(n)
-    const args = new Array<ReadonlyArray<unknown>>(n)
+    const { pos, hits } = run
+    const dependents = s.dependents
     const hasPre = run.job.pre.length > 0
+    const list: Array<number> = []
     for (let q = 0; q < n; q++) {
       const i = State.popReady(s)
       if (hasPre) pre(run.job, i)
-      ids[q] = i
-      ks[q] = run.kernelOf[i]!
-      args[q] = State.argsFor(s, i)
+      pos[i] = list.length
+      list.push(i)
     }
+    const touched: Array<number> = []
+    for (let q = 0; q < list.length && list.length < limit; q++) {
+      const i = list[q]!
+      for (let j = dependents.start[i]!, e = dependents.start[i + 1]!; j < e && list.length < limit; j++) {
+        const d = dependents.list[j]!
+        if (!s.needed[d] || s.running[d] || s.finished[d]) continue
+        if (hits[d] === 0) touched.push(d)
+        if (++hits[d]! === s.waiting[d]) {
+          State.markFused(s, d)
+          pos[d] = list.length
+          list.push(d)
+        }
+      }
+    }
+    for (const d of touched) hits[d] = 0
+    const total = list.length
+    const ids = Int32Array.from(list)
+    const ks = new Int32Array(total)
+    const args = new Array<ReadonlyArray<unknown>>(total)
+    const locs: Array<number> = []
+    for (let q = 0; q < total; q++) {
+      const i = list[q]!
+      ks[q] = run.kernelOf[i]!
+      if (q < n) args[q] = State.argsFor(s, i)
+      else {
+        args[q] = localArgs(s, i, pos)
+        locs.push(q)
+      }
+    }
+    for (const i of list) pos[i] = -1
     const defs = this.defs.length > slot.known ? this.defs.slice(slot.known) : null
-    const msg: RunBatch = { t: "run", c: run.id, b: this.nextBatch++, d0: slot.known, defs, p: run.job.profile ? 1 : 0, ks, args }
-    slot.outstanding.push({ id: msg.b, compute: run.id, ids })
+    const msg: RunBatch = {
+      t: "run",
+      c: run.id,
+      b: this.nextBatch++,
+      d0: slot.known,
+      defs,
+      p: run.job.profile ? 1 : 0,
+      ks,
+      args,
+      loc: locs.length > 0 ? Int32Array.from(locs) : null
+    }
+    slot.outstanding.push({ id: msg.b, compute: run.id, ids, fusedFrom: n })
     try {
       slot.worker.postMessage(msg, [ks.buffer])
       slot.known = this.defs.length
@@ -247,11 +300,14 @@ export class Pool {
     const { ids } = batch
     if (m.n > 0) run.avgTaskMs = 0.5 * run.avgTaskMs + 0.5 * (m.busy / m.n)
     const hasPost = run.job.post.length > 0
+    const hasPre = run.job.pre.length > 0
     const book = run.book
     const rec = m.rec
     for (let q = 0; q < m.n; q++) {
       const i = ids[q]!
       const r = m.results[q]
+      // A fused task's pretask runs now, after its inputs' posttask.
+      if (hasPre && q >= batch.fusedFrom) pre(run.job, i)
       if (book !== null && rec !== null) record(run.job, book, i, r, slot.id, this.host, rec, q * REC_STRIDE, "memory")
       State.finishTask(s, i, r)
       if (hasPost) post(run.job, i, r, slot.id)
@@ -399,6 +455,25 @@ export class Pool {
     )
     await Promise.all(exits)
   }
+}
+
+/** Args of a fused task: inputs in the batch become `{ [LOCAL]: position }`. */
+const localArgs = (s: State.SchedulerState, i: number, pos: Int32Array): ReadonlyArray<unknown> => {
+  const spec = s.graph.specs[i]!
+  const plan = s.graph.argPlan[i]
+  if (plan === null || plan === undefined) return spec.args
+  const at = (t: number): unknown => (pos[t]! >= 0 ? { [LOCAL]: pos[t]! } : s.cache[t])
+  const out = new Array<unknown>(plan.length)
+  for (let a = 0; a < plan.length; a++) {
+    const slot = plan[a]!
+    if (typeof slot === "number") out[a] = slot < 0 ? spec.args[a] : at(slot)
+    else {
+      const arr = new Array<unknown>(slot.length)
+      for (let q = 0; q < slot.length; q++) arr[q] = at(slot[q]!)
+      out[a] = arr
+    }
+  }
+  return out
 }
 
 const findUncloneable = (args: ReadonlyArray<ReadonlyArray<unknown>>): number => {

@@ -44,7 +44,18 @@ export interface RunBatch {
   readonly p: number
   readonly ks: Int32Array
   readonly args: ReadonlyArray<ReadonlyArray<unknown>>
+  /** batch positions whose args hold `LocalRef`s (results of earlier tasks of this batch) */
+  readonly loc: Int32Array | null
 }
+
+/**
+ * Key of a batch-local reference: `{ [LOCAL]: q }` stands for the result of the task at
+ * position `q` of the same batch (directly as an arg, or inside a refs array).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const LOCAL = "~tessera/local"
 
 /** @since 0.1.0 @internal */
 export interface Close {

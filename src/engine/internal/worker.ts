@@ -12,7 +12,7 @@
 import { parentPort, workerData } from "node:worker_threads"
 import type { KernelFn } from "../Kernel.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
-import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
+import { BATCH, CANCEL, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
 import type { BatchDone, BatchError, RunBatch, ToWorker } from "./protocol.ts"
 
 const port = parentPort!
@@ -29,6 +29,21 @@ const cpu = (): number => {
 const isThenable = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
 
+const isLocal = (u: unknown): u is { readonly [LOCAL]: number } =>
+  typeof u === "object" && u !== null && typeof (u as Record<string, unknown>)[LOCAL] === "number"
+
+/** Replaces batch-local refs by the results computed earlier in this batch. */
+const resolveLocal = (args: ReadonlyArray<unknown>, results: ReadonlyArray<unknown>): Array<unknown> => {
+  const out = new Array<unknown>(args.length)
+  for (let a = 0; a < args.length; a++) {
+    const x = args[a]
+    if (isLocal(x)) out[a] = results[x[LOCAL]]
+    else if (Array.isArray(x) && x.some(isLocal)) out[a] = x.map((y) => (isLocal(y) ? results[y[LOCAL]] : y))
+    else out[a] = x
+  }
+  return out
+}
+
 const queue: Array<RunBatch> = []
 let busy = false
 
@@ -41,6 +56,8 @@ const runBatch = async (m: RunBatch): Promise<void> => {
   const rec = profile ? new Float64Array(n * REC_STRIDE) : null
   let error: BatchError | null = null
   let done = 0
+  const loc = m.loc
+  let nextLoc = 0
   Atomics.store(control, BATCH, m.b)
   for (let q = 0; q < n; q++) {
     if (Atomics.load(control, CANCEL) === m.c) break
@@ -58,7 +75,11 @@ const runBatch = async (m: RunBatch): Promise<void> => {
         break
       }
     }
-    const args = m.args[q]!
+    let args = m.args[q]!
+    if (loc !== null && nextLoc < loc.length && loc[nextLoc] === q) {
+      nextLoc++
+      args = resolveLocal(args, results)
+    }
     try {
       if (rec !== null) {
         // gather: inputs arrive resolved (shared-memory views); unpacking is the cost.
