@@ -41,7 +41,7 @@ export interface ReportTable {
  */
 export interface HtmlOptions {
   readonly tables?: ReadonlyArray<ReportTable>
-  /** Rows shown per table (the rest are counted, not shown). Default 500. */
+  /** Rows shown per table (the rest are counted, not shown). Default 200. */
   readonly maxTableRows?: number
 }
 
@@ -91,9 +91,9 @@ const renderTable = (t: ReportTable, max: number, id: number): string => {
   if (t.columns.length === 0) return `<h3>${esc(t.title)}</h3>${t.description ? `<p class="note">${esc(t.description)}</p>` : ""}`
   const more = t.rows.length > shown.length ? `<p class="note">showing ${shown.length} of ${t.rows.length} rows</p>` : ""
   return `<h3>${esc(t.title)}</h3>${t.description ? `<p class="note">${esc(t.description)}</p>` : ""}
-<table class="sortable" id="table-${id}"><thead><tr>${head}</tr></thead><tbody>
+<div class="tablewrap"><table class="sortable" id="table-${id}"><thead><tr>${head}</tr></thead><tbody>
 ${body}
-</tbody></table>${more}`
+</tbody></table></div>${more}`
 }
 
 /**
@@ -104,7 +104,7 @@ ${body}
  */
 export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): Promise<string> => {
   const tables = options.tables ?? []
-  const maxRows = options.maxTableRows ?? 500
+  const maxRows = options.maxTableRows ?? 200
   const t = data.tasks
   const m = data.memory
   const r = data.resources
@@ -157,6 +157,7 @@ h1{margin:0 0 6px;font-size:22px} h2{font-size:17px;margin:28px 0 8px} h3{font-s
 dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:0} dt{color:#666} dd{margin:0}
 .chart{background:#fff;border:1px solid #e4e4e4;border-radius:4px;padding:6px;margin:6px 0;display:inline-block}
 .hists{display:flex;flex-wrap:wrap;gap:8px}
+.tablewrap{max-height:360px;overflow:auto;display:inline-block;border:1px solid #e4e4e4}
 table{border-collapse:collapse;background:#fff;font-size:12.5px} th,td{border:1px solid #e0e0e0;padding:3px 8px}
 th{background:#f0f2f5;cursor:pointer;user-select:none;position:sticky;top:0} td.n{text-align:right;font-variant-numeric:tabular-nums}
 th.asc::after{content:" ▲"} th.desc::after{content:" ▼"}

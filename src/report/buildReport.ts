@@ -5,13 +5,47 @@
  *
  * @since 0.1.0
  */
-import { writeFile } from "node:fs/promises"
+import { stat, writeFile } from "node:fs/promises"
+import { loadPromise } from "../analysis/Load.ts"
+import type { TraceTables } from "../analysis/Load.ts"
+import { isTraceFormatError } from "../trace/TraceFormat.ts"
+import { fromTables } from "./fromTables.ts"
 import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./Html.ts"
-import { loadEvents, runName } from "./loadEvents.ts"
+import { loadEvents, ReportInputError, runName } from "./loadEvents.ts"
 import { fromEvents } from "./ReportData.ts"
 import type { ReportData } from "./ReportData.ts"
-import { analysisTables, defaultTables } from "./tables.ts"
+import { analysisTables } from "./tables.ts"
+
+/**
+ * Load databases into the report model and `src/analysis`'s tables, decoding once
+ * with the analysis loader. Small databases (< 64 MiB in all) are also scanned for a
+ * stage graph (`dot` arg of a metadata event), which the tables do not keep.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const loadReportInput = async (
+  files: ReadonlyArray<string>,
+  title?: string
+): Promise<{ readonly data: ReportData; readonly tables: TraceTables }> => {
+  let tables: TraceTables
+  try {
+    tables = await loadPromise(files)
+  } catch (e) {
+    throw isTraceFormatError(e)
+      ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason}: ${e.detail}` })
+      : new ReportInputError({ file: files.join(", "), offset: 0, reason: String(e) })
+  }
+  let data = fromTables(tables, { title: title ?? runName(files), sources: files })
+  let total = 0
+  for (const f of files) total += (await stat(f)).size
+  if (total < 64 * 1024 * 1024) {
+    const dot = fromEvents((await loadEvents(files)).events).dot
+    if (dot !== undefined) data = { ...data, dot }
+  }
+  return { data, tables }
+}
 
 /**
  * Load databases into the report model.
@@ -19,15 +53,12 @@ import { analysisTables, defaultTables } from "./tables.ts"
  * @since 0.1.0
  * @category constructors
  */
-export const loadReportData = async (files: ReadonlyArray<string>, title?: string): Promise<ReportData> => {
-  const loaded = await loadEvents(files)
-  return fromEvents(loaded.events, { title: title ?? runName(files), sources: files })
-}
+export const loadReportData = async (files: ReadonlyArray<string>, title?: string): Promise<ReportData> =>
+  (await loadReportInput(files, title)).data
 
 /**
  * Write the HTML report of `files` to `out`; returns the report's size in bytes.
- * Tables are `src/analysis`'s analyses unless `tables` is given (falling back to the
- * report's own per-function / per-worker summaries if the analyses cannot load).
+ * Tables are `src/analysis`'s analyses unless `tables` is given.
  *
  * @since 0.1.0
  * @category rendering
@@ -37,9 +68,8 @@ export const writeReport = async (
   out: string,
   options: { readonly title?: string; readonly tables?: ReadonlyArray<ReportTable> } = {}
 ): Promise<{ readonly bytes: number; readonly data: ReportData }> => {
-  const data = await loadReportData(files, options.title)
-  const tables = options.tables ?? (await analysisTables(files).catch(() => defaultTables(data)))
-  const html = await renderHtml(data, { tables })
+  const input = await loadReportInput(files, options.title)
+  const html = await renderHtml(input.data, { tables: options.tables ?? analysisTables(input.tables) })
   await writeFile(out, html)
-  return { bytes: Buffer.byteLength(html), data }
+  return { bytes: Buffer.byteLength(html), data: input.data }
 }

@@ -7,7 +7,7 @@
  */
 import type { Table } from "apache-arrow"
 import { analyses } from "../analysis/Analysis.ts"
-import { loadPromise } from "../analysis/Load.ts"
+import type { TraceTables } from "../analysis/Load.ts"
 import type { ReportTable } from "./Html.ts"
 import type { ReportData } from "./ReportData.ts"
 
@@ -88,15 +88,14 @@ export const defaultTables = (data: ReportData): Array<ReportTable> => {
 
 /**
  * The analyses of `src/analysis` (function and task bottleneck, task balance, critical
- * path, worker utilisation, function summary) over `files`, as report tables. An
+ * path, worker utilisation, function summary) over loaded tables, as report tables. An
  * analysis that cannot run on these databases (e.g. DASF's bottlenecks without GPU
  * resource samples) becomes a table-less note instead of failing the report.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const analysisTables = async (files: ReadonlyArray<string>): Promise<Array<ReportTable>> => {
-  const tables = await loadPromise(files)
+export const analysisTables = (tables: TraceTables): Array<ReportTable> => {
   const order = ["critical_path", "function_summary", "function_bottleneck", "task_balance", "worker_utilization", "task_bottleneck"]
   const out: Array<ReportTable> = []
   for (const name of order) {

@@ -10,6 +10,8 @@ import { renderHtml } from "../../src/report/Html.ts"
 import { decodeEventsUnsafe, loadEvents, ReportInputError } from "../../src/report/loadEvents.ts"
 import { fromEvents, functionOfKey } from "../../src/report/ReportData.ts"
 import { defaultTables } from "../../src/report/tables.ts"
+import { fromTables } from "../../src/report/fromTables.ts"
+import { loadPromise } from "../../src/analysis/Load.ts"
 
 const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
 
@@ -83,5 +85,21 @@ describe("ReportData", () => {
     const r = decodeEventsUnsafe(bytes.subarray(0, bytes.length - 10), "x")
     assert.equal(r.events.length, 24)
     assert.ok(r.droppedBytes > 0)
+  })
+})
+
+describe("fromTables", () => {
+  it("builds the same report model from the analysis tables as from the events", async () => {
+    const files = [join(data, "small-TracePlugin.msgpack"), join(data, "small-ResourceMonitor.msgpack")]
+    const a = fromEvents((await loadEvents(files)).events)
+    const b = fromTables(await loadPromise(files))
+    assert.equal(b.tasks.start.length, a.tasks.start.length)
+    assert.deepEqual([...b.workers].sort(), [...a.workers].sort())
+    assert.deepEqual([...b.functions].sort(), [...a.functions].sort())
+    assert.ok(Math.abs(a.t0 - b.t0) < 1e-9 && Math.abs(a.wall - b.wall) < 1e-9)
+    const sig = (d: typeof a) => Array.from(d.tasks.start, (s, i) => `${d.tasks.key[i]}|${d.workers[d.tasks.worker[i]!]}|${d.functions[d.tasks.fn[i]!]}|${s.toFixed(9)}|${d.tasks.size[i]}`).sort()
+    assert.deepEqual(sig(b), sig(a))
+    assert.deepEqual(Object.keys(b.resources.values).sort(), Object.keys(a.resources.values).sort())
+    assert.equal(b.memory.time.length, a.memory.time.length)
   })
 })

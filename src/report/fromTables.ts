@@ -1,0 +1,121 @@
+/**
+ * The report model from `src/analysis`'s loaded tables (`TraceTables`): the fast path
+ * for large traces, since `Load` decodes with a decoder specialised for DASF's record
+ * shapes, and the same tables then feed the analyses — one decode for the whole report.
+ *
+ * Leaves out: metadata events (the tables hold Compute, Managed Memory and Resource
+ * Usage only), so a stage DAG carried as a `dot` arg needs `ReportData.fromEvents`.
+ *
+ * @since 0.1.0
+ */
+import type { Vector } from "apache-arrow"
+import type { TraceTables } from "../analysis/Load.ts"
+import { codesOf, floatsOf } from "../analysis/internal/Access.ts"
+import type { ReportData } from "./ReportData.ts"
+import { resourceMetrics } from "./ReportData.ts"
+
+// Remaps a column's (possibly trace-wide) dictionary codes to a small local index.
+const localNames = () => {
+  const names: Array<string> = []
+  const byName = new Map<string, number>()
+  const id = (s: string): number => {
+    let i = byName.get(s)
+    if (i === undefined) (i = names.length, names.push(s), byName.set(s, i))
+    return i
+  }
+  const remap = (v: Vector | null, n: number): Int32Array => {
+    const c = codesOf(v, n)
+    const cache = new Map<number, number>()
+    const out = new Int32Array(n)
+    for (let i = 0; i < n; i++) {
+      const code = c.codes[i]!
+      let j = cache.get(code)
+      if (j === undefined) (j = id(code < 0 ? "" : c.dict[code]!), cache.set(code, j))
+      out[i] = j
+    }
+    return out
+  }
+  return { names, id, remap }
+}
+
+/**
+ * Build the report model from loaded tables. Plain loops over columns (1M+ rows).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromTables = (
+  t: TraceTables,
+  options: { readonly title?: string; readonly sources?: ReadonlyArray<string> } = {}
+): ReportData => {
+  const n = t.tasks.numRows
+  const nm = t.memory.numRows
+  const nr = t.resources.numRows
+  const hosts = localNames()
+  const workers = localNames()
+  const fns = localNames()
+  hosts.remap(t.tasks.getChild("host"), n)
+  const start = floatsOf(t.tasks.getChild("start"), n)
+  const end = floatsOf(t.tasks.getChild("end"), n)
+  const worker = workers.remap(t.tasks.getChild("worker"), n)
+  const fn = fns.remap(t.tasks.getChild("function"), n)
+  const keyCodes = codesOf(t.tasks.getChild("key"), n)
+  const key = new Array<string>(n)
+  for (let i = 0; i < n; i++) key[i] = keyCodes.codes[i]! < 0 ? "" : keyCodes.dict[keyCodes.codes[i]!]!
+  const mTime = floatsOf(t.memory.getChild("timestamp"), nm)
+  const mWorker = workers.remap(t.memory.getChild("worker"), nm)
+  const rTime = floatsOf(t.resources.getChild("timestamp"), nr)
+  const rHost = hosts.remap(t.resources.getChild("host"), nr)
+  let t0 = Infinity
+  let t1 = -Infinity
+  for (let i = 0; i < n; i++) {
+    if (start[i]! < t0) t0 = start[i]!
+    if (end[i]! > t1) t1 = end[i]!
+  }
+  for (const col of [mTime, rTime]) {
+    for (let i = 0; i < col.length; i++) {
+      if (col[i]! < t0) t0 = col[i]!
+      if (col[i]! > t1) t1 = col[i]!
+    }
+  }
+  if (!Number.isFinite(t0)) (t0 = 0), (t1 = 0)
+  const rel = (a: Float64Array): Float64Array => {
+    const out = new Float64Array(a.length)
+    for (let i = 0; i < a.length; i++) out[i] = a[i]! - t0
+    return out
+  }
+  const values: Record<string, Float64Array> = {}
+  for (const m of resourceMetrics) {
+    const col = floatsOf(t.resources.getChild(m.field), nr)
+    let any = false
+    for (let i = 0; i < nr && !any; i++) any = Number.isFinite(col[i]!)
+    if (any) values[m.field] = col
+  }
+  return {
+    title: options.title ?? "Tessera run",
+    sources: options.sources ?? t.files,
+    t0,
+    wall: t1 - t0,
+    hosts: hosts.names,
+    workers: workers.names,
+    functions: fns.names,
+    eventCounts: t.eventCounts,
+    tasks: {
+      start: rel(start),
+      end: rel(end),
+      worker,
+      fn,
+      size: floatsOf(t.tasks.getChild("size"), n),
+      cpuTime: floatsOf(t.tasks.getChild("cpu_time"), n),
+      key
+    },
+    memory: {
+      time: rel(mTime),
+      worker: mWorker,
+      bytes: floatsOf(t.memory.getChild("size"), nm),
+      chunks: floatsOf(t.memory.getChild("tasks"), nm)
+    },
+    resources: { time: rel(rTime), host: rHost, values },
+    dot: undefined
+  }
+}
