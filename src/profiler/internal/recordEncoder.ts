@@ -3,8 +3,9 @@
  * bytes `TraceFormat.encodeRecords` writes (the property tests check byte equality), but
  * several times faster for the event shapes the profiler records:
  *
- * - the fixed field names and every short repeated string (event names, hosts, thread
- *   ids, arg keys, dtypes) are encoded once and cached as msgpack bytes;
+ * - the fixed field names, and the short strings of the repeated positions (event names,
+ *   hosts, thread ids, arg keys), are encoded once and cached as msgpack bytes; string
+ *   values inside args (mostly unique task keys) are written directly;
  * - ASCII strings are written with a plain char-code loop (no TextEncoder call);
  * - objects are walked with `for...in` (no `Object.entries` arrays);
  * - everything goes into one growing buffer, reused between batches.
@@ -156,7 +157,9 @@ export class RecordEncoder {
   private value(u: unknown): void {
     switch (typeof u) {
       case "string":
-        return this.string(u)
+        // values (task keys above all) are mostly unique: caching them costs more than
+        // the one-pass ASCII copy
+        return this.rawString(u)
       case "number":
         return this.number(u)
       case "boolean":
