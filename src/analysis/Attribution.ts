@@ -39,7 +39,7 @@ export const attributeSamples = (tables: Tables, view?: TaskView): Attribution =
   const sHostRaw = codesOf(res.getChild("host"), m)
   const sHost = recode(sHostRaw, v.host)
   // bucket rows by host code
-  const H = v.host.dict.length
+  const H = v.host.size
   const taskByHost: Array<Array<number>> = Array.from({ length: H + 1 }, () => [])
   for (let i = 0; i < v.n; i++) taskByHost[v.host.codes[i] + 1].push(i)
   const sampleByHost: Array<Array<number>> = Array.from({ length: H + 1 }, () => [])

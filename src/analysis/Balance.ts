@@ -34,7 +34,10 @@ export const traceSpan = (tables: Tables): { readonly start: number; readonly en
   const dur = floatsOf(t.getChild("duration"), t.numRows)
   const endCol = floatsOf(t.getChild("end"), t.numRows)
   scan(endCol)
-  scan(endCol.map((e, i) => e - dur[i]))
+  for (let i = 0; i < endCol.length; i++) {
+    const x = endCol[i] - dur[i]
+    if (x < start) start = x
+  }
   if (tables.memory !== undefined) scan(floatsOf(tables.memory.getChild("timestamp"), tables.memory.numRows))
   if (tables.resources !== undefined) scan(floatsOf(tables.resources.getChild("timestamp"), tables.resources.numRows))
   return { start, end }
@@ -61,15 +64,18 @@ export const perWorkerTaskBalance = (tables: Tables): Table => {
   const host = codesOf(mem.getChild("host"), n)
   const worker = codesOf(mem.getChild("worker"), n)
   // column per (host, worker); label by worker unless ambiguous
-  const colOf = new Map<string, number>()
+  const colOf = new Map<number, number>()
   const labels: Array<{ host: string | null; worker: string | null }> = []
   const col = new Int32Array(n)
+  const W = worker.size + 1
   for (let i = 0; i < n; i++) {
-    const h = str(host, host.codes[i])
-    const w = str(worker, worker.codes[i])
-    const k = `${h}\u0000${w}`
+    const k = (host.codes[i] + 1) * W + worker.codes[i] + 1
     let c = colOf.get(k)
-    if (c === undefined) (c = labels.length, colOf.set(k, c), labels.push({ host: h, worker: w }))
+    if (c === undefined) {
+      c = labels.length
+      colOf.set(k, c)
+      labels.push({ host: str(host, host.codes[i]), worker: str(worker, worker.codes[i]) })
+    }
     col[i] = c
   }
   const workerHosts = new Map<string | null, number>()

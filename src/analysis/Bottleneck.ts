@@ -19,8 +19,8 @@ import { cmpStr, gpuCodes, gpuLabel, groupBy, inputBytes, str, type Tables, task
 
 const workerTotals = (v: ReturnType<typeof taskView>) => {
   const { group, firstRow } = groupBy(v.n, [
-    { codes: v.host.codes, size: v.host.dict.length },
-    { codes: v.worker.codes, size: v.worker.dict.length }
+    { codes: v.host.codes, size: v.host.size },
+    { codes: v.worker.codes, size: v.worker.size }
   ])
   const total = new Float64Array(firstRow.length)
   for (let i = 0; i < v.n; i++) total[group[i]] += v.duration[i]
@@ -40,9 +40,9 @@ const pct = (part: number, whole: number): number => (whole > 0 ? (part / whole)
 export const perFunctionBottleneck = (tables: Tables): Table => {
   const v = taskView(tables.tasks)
   const { group, firstRow } = groupBy(v.n, [
-    { codes: v.host.codes, size: v.host.dict.length },
-    { codes: v.worker.codes, size: v.worker.dict.length },
-    { codes: v.fn.codes, size: v.fn.dict.length }
+    { codes: v.host.codes, size: v.host.size },
+    { codes: v.worker.codes, size: v.worker.size },
+    { codes: v.fn.codes, size: v.fn.size }
   ])
   const G = firstRow.length
   const dur = new Float64Array(G)
@@ -117,9 +117,9 @@ export const perFunctionBottleneck = (tables: Tables): Table => {
 export const perTaskBottleneck = (tables: Tables): Table => {
   const v = taskView(tables.tasks)
   const { group, firstRow } = groupBy(v.n, [
-    { codes: v.host.codes, size: v.host.dict.length },
-    { codes: v.worker.codes, size: v.worker.dict.length },
-    { codes: v.key.codes, size: v.key.dict.length }
+    { codes: v.host.codes, size: v.host.size },
+    { codes: v.worker.codes, size: v.worker.size },
+    { codes: v.key.codes, size: v.key.size }
   ])
   const G = firstRow.length
   const dur = new Float64Array(G)
@@ -135,7 +135,7 @@ export const perTaskBottleneck = (tables: Tables): Table => {
   const gpu = gpuCodes(v)
   const order = Int32Array.from({ length: G }, (_, g) => g)
   const hostOf = (g: number) => str(v.host, v.host.codes[firstRow[g]])
-  const gpuOf = (g: number) => gpu.dict[gpu.codes[firstRow[g]]] ?? null
+  const gpuOf = (g: number) => gpu.at(gpu.codes[firstRow[g]]) ?? null
   const keyOf = (g: number) => str(v.key, v.key.codes[firstRow[g]])
   order.sort((a, b) =>
     dur[b] - dur[a] || cmpStr(hostOf(a), hostOf(b)) || cmpStr(gpuOf(a), gpuOf(b)) || cmpStr(keyOf(a), keyOf(b))

@@ -33,7 +33,7 @@ export interface CriticalPathResult {
  */
 export const criticalPathRows = (tables: Tables): CriticalPathResult => {
   const v = taskView(tables.tasks)
-  const K = v.key.dict.length
+  const K = v.key.size
   // latest execution per key
   const rowOf = new Int32Array(K).fill(-1)
   for (let i = 0; i < v.n; i++) {
@@ -67,7 +67,7 @@ export const criticalPathRows = (tables: Tables): CriticalPathResult => {
     let best = 0
     let bestFrom = -1
     for (const d of preds[k]) {
-      if (bestFrom < 0 || dist[d] > best || (dist[d] === best && cmpStr(v.key.dict[d], v.key.dict[bestFrom]) < 0)) {
+      if (bestFrom < 0 || dist[d] > best || (dist[d] === best && cmpStr(v.key.at(d), v.key.at(bestFrom)) < 0)) {
         best = dist[d]
         bestFrom = d
       }
@@ -78,7 +78,7 @@ export const criticalPathRows = (tables: Tables): CriticalPathResult => {
   }
   let last = -1
   for (const k of queue) {
-    if (last < 0 || dist[k] > dist[last] || (dist[k] === dist[last] && cmpStr(v.key.dict[k], v.key.dict[last]) < 0)) {
+    if (last < 0 || dist[k] > dist[last] || (dist[k] === dist[last] && cmpStr(v.key.at(k), v.key.at(last)) < 0)) {
       last = k
     }
   }

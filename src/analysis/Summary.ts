@@ -34,7 +34,7 @@ export const percentile = (sorted: Float64Array, p: number): number => {
  */
 export const perFunctionSummary = (tables: Tables): Table => {
   const v = taskView(tables.tasks)
-  const { group, firstRow } = groupBy(v.n, [{ codes: v.fn.codes, size: v.fn.dict.length }])
+  const { group, firstRow } = groupBy(v.n, [{ codes: v.fn.codes, size: v.fn.size }])
   const G = firstRow.length
   const count = new Int32Array(G)
   for (let i = 0; i < v.n; i++) count[group[i]]++

@@ -17,7 +17,12 @@ import type { Data, Vector } from "apache-arrow"
  */
 export interface Codes {
   readonly codes: Int32Array
+  /** all dictionary strings (materialised on first use: can be large) */
   readonly dict: ReadonlyArray<string>
+  /** dictionary size */
+  readonly size: number
+  /** one dictionary string, without materialising the others */
+  readonly at: (code: number) => string
   /** the Arrow dictionary vector when the column had exactly one (for sharing checks) */
   readonly source: unknown
 }
@@ -27,13 +32,27 @@ const isValid = (d: Data, i: number): boolean =>
   ((d.nullBitmap[(d.offset + i) >> 3] >> ((d.offset + i) & 7)) & 1) === 1
 
 /**
+ * Codes over a plain string array.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const codesFromArray = (codes: Int32Array, dict: ReadonlyArray<string>): Codes => ({
+  codes,
+  dict,
+  size: dict.length,
+  at: (c) => dict[c],
+  source: undefined
+})
+
+/**
  * Codes of a string column (dictionary or plain).
  *
  * @since 0.1.0
  * @category access
  */
 export const codesOf = (v: Vector | null, n: number): Codes => {
-  if (v === null) return { codes: new Int32Array(n).fill(-1), dict: [], source: undefined }
+  if (v === null) return codesFromArray(new Int32Array(n).fill(-1), [])
   const datas = v.data
   if (datas.length === 1 && DataType.isDictionary(v.type)) {
     const d = datas[0]
@@ -41,7 +60,16 @@ export const codesOf = (v: Vector | null, n: number): Codes => {
     const raw = d.values as unknown as ArrayLike<number>
     const codes = new Int32Array(d.length)
     for (let i = 0; i < d.length; i++) codes[i] = isValid(d, i) ? Number(raw[i]) : -1
-    return { codes, dict: dictVec.toArray() as Array<string>, source: dictVec }
+    let cache: Array<string> | undefined
+    return {
+      codes,
+      get dict() {
+        return (cache ??= dictVec.toArray() as Array<string>)
+      },
+      size: dictVec.length,
+      at: (c) => (cache !== undefined ? cache[c] : (dictVec.get(c) as string)),
+      source: dictVec
+    }
   }
   const ids = new Map<string, number>()
   const dict: Array<string> = []
@@ -56,7 +84,7 @@ export const codesOf = (v: Vector | null, n: number): Codes => {
       codes[i++] = c
     }
   }
-  return { codes, dict, source: undefined }
+  return codesFromArray(codes, dict)
 }
 
 /**
@@ -87,7 +115,7 @@ export const listCodesOf = (
   v: Vector | null,
   n: number
 ): { readonly offsets: Int32Array; readonly codes: Codes } => {
-  if (v === null) return { offsets: new Int32Array(n + 1), codes: { codes: new Int32Array(0), dict: [], source: undefined } }
+  if (v === null) return { offsets: new Int32Array(n + 1), codes: codesFromArray(new Int32Array(0), []) }
   if (v.data.length === 1) {
     const d = v.data[0]
     const offs = (d.valueOffsets as Int32Array).subarray(d.offset, d.offset + d.length + 1)

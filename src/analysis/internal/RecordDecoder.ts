@@ -43,6 +43,7 @@ export class RecordDecoder {
   // interned ids of the keys and names the fast path knows
   private readonly K: Record<string, number>
   private readonly resIds: Int32Array
+  private readonly last = new Int32Array(8).fill(-1)
   private readonly known = new Map<number, { readonly bytes: Uint8Array; readonly id: number }>()
 
   constructor() {
@@ -140,8 +141,12 @@ export class RecordDecoder {
     return this.str()
   }
 
-  /** String (or nil -> -1; integer -> its decimal string) as a pool id. */
-  private str(): number {
+  /**
+   * String (or nil -> -1; integer -> its decimal string) as a pool id. `slot` names the
+   * field: a value equal to that field's previous value (same worker, same key as the
+   * record before, ...) is recognised by one byte comparison, without hashing.
+   */
+  private str(slot = 0): number {
     const b = this.b
     const t = b[this.pos]
     let len: number
@@ -155,7 +160,11 @@ export class RecordDecoder {
     else throw fallback
     if (at + len > b.length) throw fallback
     this.pos = at + len
-    return this.pool.internBytes(b, at, at + len)
+    const last = this.last[slot]
+    if (last >= 0 && this.pool.matches(last, b, at, len)) return last
+    const id = this.pool.internBytes(b, at, at + len)
+    this.last[slot] = id
+    return id
   }
 
   /** Number of any msgpack numeric type; nil -> NaN. */
@@ -266,12 +275,12 @@ export class RecordDecoder {
     let argsAt = -1
     for (let i = 0; i < n; i++) {
       const k = this.key()
-      if (k === K.name) name = this.str()
+      if (k === K.name) name = this.str(1)
       else if (k === K.timestamp) ts = this.num()
       else if (k === K.duration) dur = this.num()
-      else if (k === K.phase) phase = this.str()
-      else if (k === K.process_id) host = this.str()
-      else if (k === K.thread_id) worker = this.str()
+      else if (k === K.phase) phase = this.str(2)
+      else if (k === K.process_id) host = this.str(3)
+      else if (k === K.thread_id) worker = this.str(4)
       else if (k === K.args) {
         argsAt = this.pos
         this.skip()
@@ -303,9 +312,9 @@ export class RecordDecoder {
     deps.length = 0
     for (let i = 0; i < n; i++) {
       const k = this.key()
-      if (k === K.key) key = this.str()
-      else if (k === K.name) name = this.str()
-      else if (k === K.state) state = this.str()
+      if (k === K.key) key = this.str(5)
+      else if (k === K.name) name = this.str(6)
+      else if (k === K.state) state = this.str(7)
       else if (k === K.size) size = this.num()
       else if (k === K.cpu_time) cpu = this.num()
       else if (k === K.dependencies) {
@@ -341,8 +350,8 @@ export class RecordDecoder {
     let tasks = NaN
     for (let i = 0; i < n; i++) {
       const k = this.key()
-      if (k === K.key) key = this.str()
-      else if (k === K.state) state = this.str()
+      if (k === K.key) key = this.str(5)
+      else if (k === K.state) state = this.str(7)
       else if (k === K.size) size = this.num()
       else if (k === K.tasks) tasks = this.num()
       else this.skip()

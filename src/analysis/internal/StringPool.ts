@@ -134,6 +134,15 @@ export class StringPool {
     this.mask = mask
   }
 
+  /** Does id's string have exactly the bytes `bytes[start..start+len)`. */
+  matches(id: number, bytes: Uint8Array, start: number, len: number): boolean {
+    const s = this.starts[id]
+    if (this.starts[id + 1] - s !== len) return false
+    const arena = this.arena
+    for (let i = 0; i < len; i++) if (arena[s + i] !== bytes[start + i]) return false
+    return true
+  }
+
   /** Id of a JS string. */
   intern(s: string): number {
     if (this.scratch.length < s.length * 3) this.scratch = new Uint8Array(s.length * 3)

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
-import { type Codes, codesOf, floatsOf, listCodesOf, recode } from "./Access.ts"
+import { type Codes, codesFromArray, codesOf, floatsOf, listCodesOf, recode } from "./Access.ts"
 
 /**
  * The loaded tables an analysis reads. Only `tasks` is required.
@@ -115,7 +115,7 @@ export const gpuCodes = (v: TaskView): Codes => {
     }
     return empty
   })
-  return { codes, dict: labels, source: undefined }
+  return codesFromArray(codes, labels)
 }
 
 /**
@@ -124,7 +124,7 @@ export const gpuCodes = (v: TaskView): Codes => {
  * @since 0.1.0
  * @category access
  */
-export const str = (c: Codes, code: number): string | null => (code < 0 ? null : c.dict[code])
+export const str = (c: Codes, code: number): string | null => (code < 0 ? null : c.at(code))
 
 /**
  * Compare strings with nulls first; for deterministic row order.
@@ -148,15 +148,47 @@ export const groupBy = (
 ): { readonly group: Int32Array; readonly firstRow: Array<number> } => {
   const group = new Int32Array(n)
   const firstRow: Array<number> = []
+  // composite code; a dense table when the code space is small enough, else a Map
+  let space = 1
+  for (const p of parts) space *= p.size + 1
+  if (space <= 1 << 22) {
+    const dense = new Int32Array(space).fill(-1)
+    for (let i = 0; i < n; i++) {
+      let k = 0
+      for (const p of parts) k = k * (p.size + 1) + (p.codes[i] + 1)
+      let g = dense[k]
+      if (g < 0) {
+        g = dense[k] = firstRow.length
+        firstRow.push(i)
+      }
+      group[i] = g
+    }
+    return { group, firstRow }
+  }
+  // large spaces (the last part is the big one, e.g. task keys): per last-part code,
+  // remember the first group and its prefix; a Map only for codes seen with other prefixes
+  const last = parts[parts.length - 1]
+  const prefixes = parts.slice(0, -1)
+  const firstGroup = new Int32Array(last.size + 1).fill(-1)
+  const firstPrefix = new Float64Array(last.size + 1)
   const ids = new Map<number, number>()
   for (let i = 0; i < n; i++) {
-    let k = 0
-    for (const p of parts) k = k * (p.size + 1) + (p.codes[i] + 1)
-    let g = ids.get(k)
-    if (g === undefined) {
-      g = firstRow.length
-      ids.set(k, g)
+    let pre = 0
+    for (const p of prefixes) pre = pre * (p.size + 1) + (p.codes[i] + 1)
+    const c = last.codes[i] + 1
+    let g = firstGroup[c]
+    if (g < 0) {
+      g = firstGroup[c] = firstRow.length
+      firstPrefix[c] = pre
       firstRow.push(i)
+    } else if (firstPrefix[c] !== pre) {
+      const k = pre * (last.size + 1) + c
+      const m = ids.get(k)
+      if (m === undefined) {
+        g = firstRow.length
+        ids.set(k, g)
+        firstRow.push(i)
+      } else g = m
     }
     group[i] = g
   }
@@ -171,8 +203,8 @@ export const groupBy = (
  * @category access
  */
 export const inputBytes = (v: TaskView): Float64Array => {
-  const sizeOfKey = new Float64Array(v.key.dict.length)
-  const endOfKey = new Float64Array(v.key.dict.length).fill(-Infinity)
+  const sizeOfKey = new Float64Array(v.key.size)
+  const endOfKey = new Float64Array(v.key.size).fill(-Infinity)
   for (let i = 0; i < v.n; i++) {
     const k = v.key.codes[i]
     if (k >= 0 && v.end[i] >= endOfKey[k]) {
