@@ -1,0 +1,333 @@
+/**
+ * ChunkedArray: a lazy, typed, row-chunked numeric array. Operations never compute;
+ * they add tasks to a graph (one task per chunk, tree reductions for reductions), and
+ * `compute` / `persist` hand that graph to the engine. dtype and shape are tracked, and
+ * checked before anything runs.
+ *
+ * A block is either a task of the graph or a persisted chunk: persisted chunks live in
+ * shared memory, so later graphs take them as plain arguments and no worker copies them.
+ *
+ * Pure: no I/O, no threads; kernels are referenced by module URL + export name.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type * as Chunk from "../engine/Chunk.ts"
+import * as Engine from "../engine/Engine.ts"
+import type { ComputeError, GraphError } from "../engine/EngineError.ts"
+import type { Executor } from "../engine/Executor.ts"
+import * as Kernel from "../engine/Kernel.ts"
+import * as TaskGraph from "../engine/TaskGraph.ts"
+import { DslError } from "./DslError.ts"
+
+/**
+ * One row chunk: a task of the graph, or a chunk already computed and kept.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Block =
+  | { readonly _tag: "Task"; readonly key: string }
+  | { readonly _tag: "Value"; readonly chunk: Chunk.Chunk }
+
+/**
+ * A lazy row-chunked array of `dtype` with `shape` = [rows] or [rows, columns].
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ChunkedArray<D extends Chunk.DType = Chunk.DType> {
+  readonly _tag: "ChunkedArray"
+  readonly dtype: D
+  readonly shape: ReadonlyArray<number>
+  readonly chunkRows: ReadonlyArray<number>
+  readonly blocks: ReadonlyArray<Block>
+  /** every task the blocks need, upstream included */
+  readonly specs: ReadonlyMap<string, TaskGraph.TaskSpec>
+}
+
+/**
+ * A lazy single value (the result of a reduction), computed by one task.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Delayed<A> {
+  readonly _tag: "Delayed"
+  readonly key: string
+  readonly specs: ReadonlyMap<string, TaskGraph.TaskSpec>
+  readonly _A?: (_: never) => A
+}
+
+let counter = 0
+/**
+ * A fresh dask-style token for a task name: `name-<8 hex>`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const token = (name: string): string => {
+  counter = (counter + 1) >>> 0
+  let h = (counter * 0x9e3779b1) >>> 0
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0
+  return `${name}-${h.toString(16).padStart(8, "0")}`
+}
+
+/** dask's chunk key: the stringified tuple `('name-token', i)`. */
+const blockKey = (tok: string, i: number): string => `('${tok}', ${i})`
+
+/**
+ * An array whose chunks are made by tasks: `make(i)` gives chunk i's kernel and args.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromTasks = <D extends Chunk.DType>(options: {
+  readonly name: string
+  readonly dtype: D
+  readonly shape: ReadonlyArray<number>
+  readonly chunkRows: ReadonlyArray<number>
+  readonly kernel: Kernel.KernelRef
+  readonly args: (i: number, rowStart: number, rows: number) => ReadonlyArray<unknown>
+  readonly stage?: string
+}): ChunkedArray<D> => {
+  const tok = token(options.name)
+  const specs = new Map<string, TaskGraph.TaskSpec>()
+  const blocks: Array<Block> = []
+  let rowStart = 0
+  options.chunkRows.forEach((rows, i) => {
+    const key = blockKey(tok, i)
+    specs.set(key, spec(key, options.name, options.kernel, options.args(i, rowStart, rows), options.stage))
+    blocks.push({ _tag: "Task", key })
+    rowStart += rows
+  })
+  return { _tag: "ChunkedArray", dtype: options.dtype, shape: options.shape, chunkRows: options.chunkRows, blocks, specs }
+}
+
+/**
+ * An array over chunks already in memory (no task makes them).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromChunks = <D extends Chunk.DType>(dtype: D, chunks: ReadonlyArray<Chunk.Chunk>): ChunkedArray<D> => {
+  const first = chunks[0]
+  const tail = first ? first.shape.slice(1) : []
+  for (const c of chunks) {
+    if (c.dtype !== dtype) throw DslError.dtypeMismatch("fromChunks", dtype, c.dtype)
+    if (c.shape.slice(1).join() !== tail.join()) throw DslError.shapeMismatch("fromChunks", first!.shape, c.shape)
+  }
+  const chunkRows = chunks.map((c) => c.shape[0]!)
+  return {
+    _tag: "ChunkedArray",
+    dtype,
+    shape: [chunkRows.reduce((a, b) => a + b, 0), ...tail],
+    chunkRows,
+    blocks: chunks.map((chunk) => ({ _tag: "Value", chunk })),
+    specs: new Map()
+  }
+}
+
+/**
+ * Splits `n` rows into chunks of at most `rows` rows.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const splitRows = (n: number, rows: number): Array<number> => {
+  if (!(rows >= 1)) throw DslError.invalidOption("chunks", `chunk rows must be >= 1, got ${rows}`)
+  const out: Array<number> = []
+  for (let s = 0; s < n; s += rows) out.push(Math.min(rows, n - s))
+  return out
+}
+
+const spec = (
+  key: string,
+  name: string,
+  kernel: Kernel.KernelRef,
+  args: ReadonlyArray<unknown>,
+  stage: string | undefined
+): TaskGraph.TaskSpec => (stage === undefined ? { key, name, kernel, args } : { key, name, kernel, args, stage })
+
+/** The argument that stands for a block in a task: a ref to its task, or the chunk itself. */
+export const blockArg = (b: Block): unknown => (b._tag === "Task" ? TaskGraph.ref(b.key) : b.chunk)
+
+/**
+ * Applies a chunk kernel to every block: `kernel(block, ...extra)` must return a chunk
+ * with the same number of rows. `columns` is the output's column count (absent: 1-D).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const mapBlocks = <D extends Chunk.DType>(
+  self: ChunkedArray,
+  options: {
+    readonly name: string
+    readonly kernel: Kernel.KernelRef
+    readonly extra?: ReadonlyArray<unknown>
+    readonly dtype: D
+    readonly columns?: number
+    readonly stage?: string
+  }
+): ChunkedArray<D> => {
+  const tok = token(options.name)
+  const specs = new Map(self.specs)
+  const blocks = self.blocks.map((b, i): Block => {
+    const key = blockKey(tok, i)
+    specs.set(key, spec(key, options.name, options.kernel, [blockArg(b), ...(options.extra ?? [])], options.stage))
+    return { _tag: "Task", key }
+  })
+  const shape = options.columns === undefined ? [self.shape[0]!] : [self.shape[0]!, options.columns]
+  return { _tag: "ChunkedArray", dtype: options.dtype, shape, chunkRows: self.chunkRows, blocks, specs }
+}
+
+/**
+ * Checks that `self` has `columns` columns (2-D) before a stage uses it.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const expectColumns = (self: ChunkedArray, columns: number, stage: string): void => {
+  if (self.shape.length !== 2 || self.shape[1] !== columns) {
+    throw DslError.shapeMismatch(stage, ["n", columns], self.shape)
+  }
+}
+
+/**
+ * Reduces the blocks with `partial` per block then `combine` over groups of at most
+ * `fanIn` results, level by level, to one task (a tree reduction).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const treeReduce = <A>(
+  self: ChunkedArray,
+  options: {
+    readonly name: string
+    readonly partial: Kernel.KernelRef
+    readonly extra?: ReadonlyArray<unknown>
+    readonly combine: Kernel.KernelRef
+    readonly fanIn?: number
+    readonly stage?: string
+  }
+): Delayed<A> => {
+  const fanIn = Math.max(2, options.fanIn ?? 8)
+  const tok = token(options.name)
+  const specs = new Map(self.specs)
+  let level: Array<string> = self.blocks.map((b, i) => {
+    const key = `('${tok}', 0, ${i})`
+    specs.set(key, spec(key, options.name, options.partial, [blockArg(b), ...(options.extra ?? [])], options.stage))
+    return key
+  })
+  const combineName = `${options.name}-combine`
+  for (let depth = 1; level.length > 1 || depth === 1; depth++) {
+    const next: Array<string> = []
+    for (let g = 0; g < level.length; g += fanIn) {
+      const key = `('${tok}-combine', ${depth}, ${g / fanIn})`
+      specs.set(key, spec(key, combineName, options.combine, [TaskGraph.refs(level.slice(g, g + fanIn))], options.stage))
+      next.push(key)
+    }
+    level = next
+  }
+  return { _tag: "Delayed", key: level[0]!, specs }
+}
+
+/**
+ * Computes every block and concatenates them into one chunk in this thread.
+ *
+ * @since 0.1.0
+ * @category compute
+ */
+export const compute = <D extends Chunk.DType>(
+  self: ChunkedArray<D>
+): Effect.Effect<Chunk.Chunk, ComputeError | GraphError, Executor> =>
+  Effect.map(persistedChunks(self), (chunks) => concat(self, chunks))
+
+/**
+ * Computes every block and keeps the chunks (in shared memory): the result's blocks are
+ * values, so later operations do not recompute them.
+ *
+ * @since 0.1.0
+ * @category compute
+ */
+export const persist = <D extends Chunk.DType>(
+  self: ChunkedArray<D>
+): Effect.Effect<ChunkedArray<D>, ComputeError | GraphError, Executor> =>
+  Effect.map(persistedChunks(self), (chunks) => ({
+    ...self,
+    blocks: chunks.map((chunk): Block => ({ _tag: "Value", chunk })),
+    specs: new Map()
+  }))
+
+/**
+ * Computes a delayed value.
+ *
+ * @since 0.1.0
+ * @category compute
+ */
+export const computeDelayed = <A>(self: Delayed<A>): Effect.Effect<A, ComputeError | GraphError, Executor> =>
+  Effect.gen(function*() {
+    const graph = yield* TaskGraph.make([...self.specs.values()])
+    const out = yield* Engine.compute(graph, { keys: [self.key] })
+    return out.get(self.key) as A
+  })
+
+const persistedChunks = (self: ChunkedArray): Effect.Effect<Array<Chunk.Chunk>, ComputeError | GraphError, Executor> =>
+  Effect.gen(function*() {
+    const keys = self.blocks.flatMap((b) => (b._tag === "Task" ? [b.key] : []))
+    const results = keys.length === 0
+      ? new Map<string, unknown>()
+      : yield* Effect.flatMap(TaskGraph.make([...self.specs.values()]), (g) => Engine.compute(g, { keys }))
+    return self.blocks.map((b) => (b._tag === "Value" ? b.chunk : (results.get(b.key) as Chunk.Chunk)))
+  })
+
+const ctors = {
+  float32: Float32Array,
+  float64: Float64Array,
+  int32: Int32Array,
+  int64: BigInt64Array,
+  uint8: Uint8Array
+} as const
+
+const concat = (self: ChunkedArray, chunks: ReadonlyArray<Chunk.Chunk>): Chunk.Chunk => {
+  const total = chunks.reduce((n, c) => n + c.data.length, 0)
+  const data = new ctors[self.dtype](total)
+  let o = 0
+  for (const c of chunks) {
+    data.set(c.data as never, o)
+    o += c.data.length
+  }
+  return { dtype: self.dtype, shape: self.shape, data }
+}
+
+/**
+ * Reference to a kernel in one of Tessera's kernel modules (`src/kernels/<module>.ts`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const kernel = (module: string, name: string): Kernel.KernelRef =>
+  Kernel.ref(new URL(`../kernels/${module}.ts`, import.meta.url).href, name)
+
+/**
+ * Runs a kernel on every block and returns the per-block results, in block order.
+ *
+ * @since 0.1.0
+ * @category compute
+ */
+export const mapToValues = <A>(
+  self: ChunkedArray,
+  options: { readonly name: string; readonly kernel: Kernel.KernelRef; readonly extra?: ReadonlyArray<unknown>; readonly stage?: string }
+): Effect.Effect<Array<A>, ComputeError | GraphError, Executor> =>
+  Effect.gen(function*() {
+    const tok = token(options.name)
+    const specs = new Map(self.specs)
+    const keys = self.blocks.map((b, i) => {
+      const key = blockKey(tok, i)
+      specs.set(key, spec(key, options.name, options.kernel, [blockArg(b), ...(options.extra ?? [])], options.stage))
+      return key
+    })
+    const graph = yield* TaskGraph.make([...specs.values()])
+    const out = yield* Engine.compute(graph, { keys })
+    return keys.map((k) => out.get(k) as A)
+  })

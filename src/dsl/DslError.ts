@@ -1,0 +1,70 @@
+/**
+ * DslError: what is wrong with a pipeline or an array before anything runs, and where
+ * (the stage name, and both shapes or dtypes for a mismatch).
+ *
+ * @since 0.1.0
+ */
+import { Data } from "effect"
+
+/**
+ * Why a pipeline or array was rejected.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type DslErrorReason =
+  | { readonly _tag: "ShapeMismatch"; readonly stage: string; readonly expected: ReadonlyArray<number | string>; readonly actual: ReadonlyArray<number> }
+  | { readonly _tag: "DTypeMismatch"; readonly stage: string; readonly expected: string; readonly actual: string }
+  | { readonly _tag: "UnknownInput"; readonly stage: string; readonly input: string }
+  | { readonly _tag: "DuplicateStage"; readonly stage: string }
+  | { readonly _tag: "InvalidOption"; readonly option: string; readonly detail: string }
+
+const describe = (r: DslErrorReason): string => {
+  switch (r._tag) {
+    case "ShapeMismatch":
+      return `stage "${r.stage}": shape mismatch: expected [${r.expected.join(", ")}], got [${r.actual.join(", ")}]`
+    case "DTypeMismatch":
+      return `stage "${r.stage}": dtype mismatch: expected ${r.expected}, got ${r.actual}`
+    case "UnknownInput":
+      return `stage "${r.stage}": input "${r.input}" is not a stage of this pipeline`
+    case "DuplicateStage":
+      return `stage "${r.stage}" is already in the pipeline`
+    case "InvalidOption":
+      return `invalid option ${r.option}: ${r.detail}`
+  }
+}
+
+/**
+ * The DSL's one error class, with a tagged `reason`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DslError extends Data.TaggedError("DslError")<{ readonly reason: DslErrorReason }> {
+  override get message(): string {
+    return describe(this.reason)
+  }
+  static shapeMismatch(stage: string, expected: ReadonlyArray<number | string>, actual: ReadonlyArray<number>): DslError {
+    return new DslError({ reason: { _tag: "ShapeMismatch", stage, expected, actual } })
+  }
+  static dtypeMismatch(stage: string, expected: string, actual: string): DslError {
+    return new DslError({ reason: { _tag: "DTypeMismatch", stage, expected, actual } })
+  }
+  static unknownInput(stage: string, input: string): DslError {
+    return new DslError({ reason: { _tag: "UnknownInput", stage, input } })
+  }
+  static duplicateStage(stage: string): DslError {
+    return new DslError({ reason: { _tag: "DuplicateStage", stage } })
+  }
+  static invalidOption(option: string, detail: string): DslError {
+    return new DslError({ reason: { _tag: "InvalidOption", option, detail } })
+  }
+}
+
+/**
+ * Whether `u` is a DslError.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isDslError = (u: unknown): u is DslError => u instanceof DslError

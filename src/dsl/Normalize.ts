@@ -1,0 +1,73 @@
+/**
+ * Normalize: standard scaling, DASF's `(X - mean) / std` with the population standard
+ * deviation, as a tree reduction of per-chunk moments followed by a map.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { ChunkedArray } from "./ChunkedArray.ts"
+import { computeDelayed, kernel, mapBlocks, treeReduce } from "./ChunkedArray.ts"
+import type { Moments } from "../kernels/moments.ts"
+
+/**
+ * Column moments of a 2-D array (or of every element with `axis: null`), lazily.
+ *
+ * @since 0.1.0
+ * @category reductions
+ */
+export const moments = (X: ChunkedArray, axis: 0 | null = 0, stage?: string) =>
+  treeReduce<Moments>(X, {
+    name: "moments",
+    partial: kernel("moments", "momentsPartial"),
+    extra: [axis],
+    combine: kernel("moments", "momentsCombine"),
+    ...(stage === undefined ? {} : { stage })
+  })
+
+/**
+ * A fitted standard scaler: the column means and standard deviations it uses.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Scaler {
+  readonly mean: ReadonlyArray<number>
+  readonly std: ReadonlyArray<number>
+  readonly moments: Moments
+}
+
+/**
+ * Fits the scaler and returns the scaled array (persisted by the caller if wanted).
+ *
+ * @since 0.1.0
+ * @category transforms
+ */
+export const fitTransform = (X: ChunkedArray, stage = "Normalize.transform") =>
+  Effect.gen(function*() {
+    const m = yield* computeDelayed(moments(X, 0, stage))
+    const scaler: Scaler = {
+      mean: Array.from(m.mean),
+      std: Array.from(m.m2, (v) => Math.sqrt(v / m.count)),
+      moments: m
+    }
+    const out = mapBlocks(X, {
+      name: "normalize",
+      kernel: kernel("moments", "standardize"),
+      extra: [m],
+      dtype: "float64",
+      columns: X.shape[1] ?? 1,
+      stage
+    })
+    return { scaler, X: out }
+  })
+
+/**
+ * Maps scaled coordinates back to original units.
+ *
+ * @since 0.1.0
+ * @category transforms
+ */
+export const inverse = (scaler: Scaler, points: Float64Array): Float64Array => {
+  const d = scaler.mean.length
+  return points.map((v, i) => v * scaler.std[i % d]! + scaler.mean[i % d]!)
+}
