@@ -15,6 +15,7 @@
 import type { Table } from "apache-arrow"
 import { attributeSamples } from "./Attribution.ts"
 import { buildTable, floatsOf } from "./internal/Access.ts"
+import { argsortDesc } from "./internal/Sort.ts"
 import { cmpStr, gpuCodes, gpuLabel, groupBy, inputBytes, str, type Tables, taskView } from "./internal/TaskView.ts"
 
 const workerTotals = (v: ReturnType<typeof taskView>) => {
@@ -133,14 +134,17 @@ export const perTaskBottleneck = (tables: Tables): Table => {
   // hundreds of thousands of rows: typed arrays and codes, no row objects (hot path)
   const wt = workerTotals(v)
   const gpu = gpuCodes(v)
-  const order = Int32Array.from({ length: G }, (_, g) => g)
   const hostOf = (g: number) => str(v.host, v.host.codes[firstRow[g]])
   const gpuOf = (g: number) => gpu.at(gpu.codes[firstRow[g]]) ?? null
   const keyOf = (g: number) => str(v.key, v.key.codes[firstRow[g]])
-  order.sort((a, b) =>
-    dur[b] - dur[a] || cmpStr(hostOf(a), hostOf(b)) || cmpStr(gpuOf(a), gpuOf(b)) || cmpStr(keyOf(a), keyOf(b))
+  const order = argsortDesc(dur.subarray(0, G), (a, b) =>
+    cmpStr(hostOf(a), hostOf(b)) || cmpStr(gpuOf(a), gpuOf(b)) || cmpStr(keyOf(a), keyOf(b))
   )
-  const rowsOf = (f: (g: number) => number) => Int32Array.from(order, f)
+  const rowsOf = (f: (g: number) => number) => {
+    const out = new Int32Array(G)
+    for (let i = 0; i < G; i++) out[i] = f(order[i])
+    return out
+  }
   const pcts = new Float64Array(G)
   const durs = new Float64Array(G)
   const mbs = new Float64Array(G)

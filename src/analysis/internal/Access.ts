@@ -173,9 +173,19 @@ export const buildTable = (columns: Record<string, Column>): Table => {
   for (const [name, c] of Object.entries(columns)) {
     if (c.kind === "codes") vectors[name] = codesVector(c.codes, c.from)
     else if (c.kind === "string") vectors[name] = vectorFromArray(c.values as Array<string | null>, dictUtf8())
-    else if (c.kind === "int") vectors[name] = makeVector(Int32Array.from(c.values))
+    else if (c.kind === "int") {
+      vectors[name] = makeVector(c.values instanceof Int32Array ? c.values : Int32Array.from(c.values))
+    }
     else {
-      const xs = Float64Array.from(c.values, (x) => (x === null ? NaN : x))
+      let xs: Float64Array
+      if (c.values instanceof Float64Array) xs = c.values
+      else {
+        xs = new Float64Array(c.values.length)
+        for (let i = 0; i < xs.length; i++) {
+          const x = c.values[i]
+          xs[i] = x === null ? NaN : x
+        }
+      }
       let nulls = 0
       const bitmap = new Uint8Array((xs.length + 7) >> 3).fill(0xff)
       for (let i = 0; i < xs.length; i++) {
