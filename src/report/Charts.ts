@@ -162,6 +162,9 @@ export const histogramSpec = (h: Histogram, width = 360, height = 200): TopLevel
   }
 })
 
+// "worker-vm-10" after "worker-vm-9"
+const natural = (a: string, b: string): number => a.localeCompare(b, "en", { numeric: true })
+
 /**
  * Vega-Lite spec of the task stream: one row per worker, one bar per task coloured by
  * function, tooltip with key / function / duration / size, zoomable in time (the `zoom`
@@ -177,25 +180,22 @@ export const taskStreamSpec = (data: ReportData, width = 1000): TopLevelSpec => 
   height: Math.min(600, Math.max(60, 22 * data.workers.length)),
   background: "white",
   data: { name: "tasks" },
-  mark: { type: "rect", tooltip: true },
+  // The tooltip is the row itself (key, function, worker, duration, size): a per-item
+  // tooltip expression (and ARIA descriptions) would format strings for every one of
+  // 100,000 bars on each zoom step.
+  mark: { type: "rect", tooltip: { content: "data" }, aria: false },
+  config: { aria: false },
   params: [{ name: "zoom", select: { type: "interval", encodings: ["x"] }, bind: "scales" }],
   encoding: {
     x: { field: "start", type: "quantitative", title: "time since start (s)", scale: { domain: [0, data.wall] } },
     x2: { field: "end" },
-    y: { field: "worker", type: "nominal", title: null, sort: [...data.workers] },
+    y: { field: "worker", type: "nominal", title: null, sort: [...data.workers].sort(natural) },
     color: {
       field: "function",
       type: "nominal",
       title: "function",
       scale: { scheme: data.functions.length > 10 ? "category20" : "tableau10", domain: [...data.functions] }
-    },
-    tooltip: [
-      { field: "key", type: "nominal" },
-      { field: "function", type: "nominal" },
-      { field: "worker", type: "nominal" },
-      { field: "duration", type: "quantitative", title: "duration (s)", format: ".6~g" },
-      { field: "size", type: "quantitative", title: "size (bytes)", format: "," }
-    ]
+    }
   }
 })
 
@@ -220,7 +220,8 @@ export const timelineSpec = (
   height: 110,
   background: "white",
   data: { name: source },
-  mark: { type: "line", interpolate: "step-after", strokeWidth: 1.2, tooltip: true },
+  mark: { type: "line", interpolate: "step-after", strokeWidth: 1.2, aria: false, clip: true },
+  config: { aria: false },
   encoding: {
     x: { field: "t", type: "quantitative", title: "time since start (s)", scale: { domain: [0, wall] } },
     y: { field: field, type: "quantitative", title: unit },

@@ -71,6 +71,47 @@ const numArray = (a: ArrayLike<number>, scale = 1): string => {
   return `[${parts.join(",")}]`
 }
 
+/**
+ * Indices of the Managed Memory samples the page draws: all of them up to 20,000;
+ * beyond that, per worker and per time bucket (`buckets` over the run) the sample
+ * holding the most bytes, the one holding the most chunks, and the bucket's last one —
+ * the peaks and the step shape survive, the page stays light.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const memorySampleIndices = (data: ReportData, buckets = 1500): Int32Array => {
+  const m = data.memory
+  const n = m.time.length
+  if (n <= 20_000) return Int32Array.from({ length: n }, (_, i) => i)
+  const nw = data.workers.length
+  const slots = nw * buckets
+  const maxB = new Int32Array(slots).fill(-1)
+  const maxC = new Int32Array(slots).fill(-1)
+  const last = new Int32Array(slots).fill(-1)
+  const width = data.wall > 0 ? data.wall / buckets : 1
+  for (let i = 0; i < n; i++) {
+    const b = Math.min(buckets - 1, Math.max(0, Math.floor(m.time[i]! / width)))
+    const k = m.worker[i]! * buckets + b
+    if (maxB[k]! < 0 || m.bytes[i]! > m.bytes[maxB[k]!]!) maxB[k] = i
+    if (maxC[k]! < 0 || m.chunks[i]! > m.chunks[maxC[k]!]!) maxC[k] = i
+    if (last[k]! < 0 || m.time[i]! >= m.time[last[k]!]!) last[k] = i
+  }
+  const keep = new Set<number>()
+  for (let k = 0; k < slots; k++) {
+    if (maxB[k]! >= 0) keep.add(maxB[k]!)
+    if (maxC[k]! >= 0) keep.add(maxC[k]!)
+    if (last[k]! >= 0) keep.add(last[k]!)
+  }
+  return Int32Array.from([...keep].sort((a, b) => m.time[a]! - m.time[b]!))
+}
+
+const pick = (a: ArrayLike<number>, idx: Int32Array): Float64Array => {
+  const out = new Float64Array(idx.length)
+  for (let i = 0; i < idx.length; i++) out[i] = a[idx[i]!]!
+  return out
+}
+
 const fmtSeconds = (s: number): string => (s >= 1 ? `${s.toFixed(3)} s` : `${(s * 1000).toFixed(3)} ms`)
 
 const renderTable = (t: ReportTable, max: number, id: number): string => {
@@ -124,12 +165,13 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
     ...hist.map((h) => ({ id: `hist-${h.resource}`, spec: toVega(histogramSpec(h, 420, 200)), source: null, follow: false }))
   ]
 
+  const mi = memorySampleIndices(data)
   const resourceCols = resources
     .map((x) => `${JSON.stringify(x.column)}:${numArray(r.values[x.field]!, x.scale)}`)
     .join(",")
   const payload = `{"workers":${scriptJson(data.workers)},"functions":${scriptJson(data.functions)},"hosts":${scriptJson(data.hosts)},
 "tasks":{"start":${numArray(t.start)},"end":${numArray(t.end)},"worker":${numArray(t.worker)},"fn":${numArray(t.fn)},"size":${numArray(t.size)},"key":${scriptJson(t.key)}},
-"memory":{"t":${numArray(m.time)},"worker":${numArray(m.worker)},"bytes":${numArray(m.bytes, memUnit.scale)},"chunks":${numArray(m.chunks)}},
+"memory":{"t":${numArray(pick(m.time, mi))},"worker":${numArray(pick(m.worker, mi))},"bytes":${numArray(pick(m.bytes, mi), memUnit.scale)},"chunks":${numArray(pick(m.chunks, mi))}},
 "resources":{"t":${numArray(r.time)},"host":${numArray(r.host)},"cols":{${resourceCols}}}}`
 
   let dag = ""
@@ -199,8 +241,8 @@ function rows(src){
   var out = [], i, n;
   if (src === "tasks") {
     var T = D.tasks; n = T.start.length; out = new Array(n);
-    for (i = 0; i < n; i++) out[i] = { start: T.start[i], end: T.end[i], worker: D.workers[T.worker[i]],
-      "function": D.functions[T.fn[i]], key: T.key[i], duration: T.end[i] - T.start[i], size: T.size[i] };
+    for (i = 0; i < n; i++) out[i] = { key: T.key[i], "function": D.functions[T.fn[i]], worker: D.workers[T.worker[i]],
+      start: T.start[i], end: T.end[i], duration: +(T.end[i] - T.start[i]).toFixed(6), size: T.size[i] };
   } else if (src === "memory") {
     var M = D.memory; n = M.t.length; out = new Array(n);
     for (i = 0; i < n; i++) out[i] = { t: M.t[i], worker: D.workers[M.worker[i]], bytes: M.bytes[i], chunks: M.chunks[i] };
@@ -215,7 +257,7 @@ var tip = document.getElementById("tooltip");
 function esc(s){ return String(s).replace(/[&<>"]/g, function(c){ return {"&":"&amp;","<":"&lt;",">":"&gt;","\\"":"&quot;"}[c]; }); }
 function tooltip(handler, event, item, value){
   if (value == null || value === "") { tip.style.display = "none"; return; }
-  var html = typeof value === "object" ? "<table>" + Object.keys(value).map(function(k){
+  var html = typeof value === "object" ? "<table>" + Object.keys(value).filter(function(k){ return !/_sort_index$/.test(k); }).map(function(k){
     return "<tr><td class=k>" + esc(k) + "</td><td>" + esc(value[k]) + "</td></tr>"; }).join("") + "</table>" : esc(value);
   tip.innerHTML = html; tip.style.display = "block";
   tip.style.left = Math.min(event.clientX + 12, window.innerWidth - tip.offsetWidth - 4) + "px";
