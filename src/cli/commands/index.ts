@@ -6,6 +6,7 @@
  */
 import { analyze } from "./analyze.ts"
 import { bench } from "./bench.ts"
+import { demo } from "./demo.ts"
 import { reportCommands } from "./report.ts"
 
-export const commands = [...reportCommands, bench, analyze] as const
+export const commands = [demo, ...reportCommands, bench, analyze] as const
