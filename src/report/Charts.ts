@@ -195,7 +195,15 @@ export const taskStreamSpec = (data: ReportData, width = 1000): TopLevelSpec => 
       type: "nominal",
       title: "function",
       scale: { scheme: data.functions.length > 10 ? "category20" : "tableau10", domain: [...data.functions] }
-    }
+    },
+    // a thin outline in the same colour keeps sub-pixel tasks visible (Vega-Lite merges
+    // its legend into the colour legend)
+    stroke: {
+      field: "function",
+      type: "nominal",
+      scale: { scheme: data.functions.length > 10 ? "category20" : "tableau10", domain: [...data.functions] }
+    },
+    strokeWidth: { value: 0.6 }
   }
 })
 
