@@ -6,7 +6,8 @@
  *
  * `node bench/analysis/load.ts [PATH] [--runs N] [--json]`; PATH defaults to
  * `os.tmpdir()/tessera-bench-1M.msgpack`, written by `bench/analysis/generate.ts`.
- * Timed runs (not tinybench: one iteration is seconds long); reports the median.
+ * Timed runs (not tinybench: one iteration is seconds long); reports the median wall
+ * time and the median main-thread CPU time.
  *
  * @since 0.1.0
  */
@@ -29,10 +30,25 @@ if (!existsSync(path)) {
 }
 
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+// main-thread CPU time as well as wall time: on a shared machine wall time includes
+// waiting for a core; thread CPU time does not (nor GC helper threads' work)
+const threadCpuMs = () => {
+  const u = process.threadCpuUsage()
+  return (u.user + u.system) / 1000
+}
+const cpu: Record<string, Array<number>> = {}
+let current = ""
 const time = async (f: () => unknown | Promise<unknown>) => {
+  const c = threadCpuMs()
   const t = performance.now()
   await f()
-  return performance.now() - t
+  const wall = performance.now() - t
+  ;(cpu[current] ??= []).push(threadCpuMs() - c)
+  return wall
+}
+const timed = (name: string, f: () => unknown | Promise<unknown>) => {
+  current = name
+  return time(f)
 }
 
 const results: Record<string, Array<number>> = {
@@ -46,7 +62,7 @@ const results: Record<string, Array<number>> = {
 let events = 0
 for (let r = 0; r < runs; r++) {
   results["generic @msgpack/msgpack decode (baseline)"].push(
-    await time(() => {
+    await timed("generic @msgpack/msgpack decode (baseline)", () => {
       const bytes = new Uint8Array(readFileSync(path))
       const dec = new Decoder()
       const out: Array<unknown> = []
@@ -55,14 +71,19 @@ for (let r = 0; r < runs; r++) {
     })
   )
   let tables: A.TraceTables | undefined
-  const tl = await time(async () => {
+  const tl = await timed("tessera load (Arrow tables)", async () => {
     tables = await A.loadPromise([path])
   })
-  // fresh tables per analysis set: the task view cache is per table, so the first
-  // analysis pays for it as a user's first query would
-  const t1 = await time(() => A.perFunctionBottleneck(tables!))
-  const t2 = await time(() => A.perTaskBottleneck(tables!))
-  const t3 = await time(() => A.perWorkerTaskBalance(tables!))
+  // the first analysis builds (and caches per table) the typed-array task view, as a
+  // user's first query would
+  const t1 = await timed("function_bottleneck", () => A.perFunctionBottleneck(tables!))
+  const t2 = await timed("task_bottleneck", () => A.perTaskBottleneck(tables!))
+  const t3 = await timed("task_balance", () => A.perWorkerTaskBalance(tables!))
+  const c = cpu
+  ;(c["load + 3 DASF analyses"] ??= []).push(
+    ["tessera load (Arrow tables)", "function_bottleneck", "task_bottleneck", "task_balance"]
+      .reduce((s, k) => s + c[k][c[k].length - 1], 0)
+  )
   results["tessera load (Arrow tables)"].push(tl)
   results["function_bottleneck"].push(t1)
   results["task_bottleneck"].push(t2)
@@ -72,7 +93,8 @@ for (let r = 0; r < runs; r++) {
 
 const rows = Object.entries(results).map(([name, xs]) => ({
   name,
-  "median (ms)": Math.round(median(xs)),
+  "median wall (ms)": Math.round(median(xs)),
+  "median thread CPU (ms)": Math.round(median(cpu[name] ?? [NaN])),
   "events/s": name.includes("decode") || name.startsWith("tessera load") || name.startsWith("load")
     ? Math.round(events / (median(xs) / 1000))
     : undefined
