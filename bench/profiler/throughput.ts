@@ -5,8 +5,10 @@
  *    generic @msgpack/msgpack `encode` per record (+ length header, same batching and
  *    writes), and vs TraceFormat.encodeRecords; events are DASF's own (dasf-small
  *    TracePlugin + ResourceMonitor files, repeated to N events).
- * 2. read: FileDatabase.readPromise (specialised decoder) vs TraceFormat.readFilePromise
- *    (generic decoder) on the file just written.
+ * 2. read: FileDatabase.readPromise (specialised decoder, all events kept in one array)
+ *    and FileDatabase.streamBatches (same decoding, each batch dropped after counting:
+ *    what a streaming consumer pays) vs TraceFormat.readFilePromise (generic decoder) on
+ *    the file just written.
  * 3. overhead: a 100,000-task no-op fan-out (BenchGraphs.fanout) on a 2-worker pool,
  *    unprofiled vs with the Trace + ResourceMonitor layers writing files.
  * 4. dask: the same fan-out under dask.threaded (2 workers), unprofiled vs with
@@ -106,6 +108,11 @@ bench
     const t = await FileDatabase.readPromise(readTarget)
     if (t.events.length !== N) throw new Error("short read")
   })
+  .add("FileDatabase.streamBatches (decoded, batches not retained)", async () => {
+    let count = 0
+    for await (const batch of FileDatabase.streamBatches(readTarget)) count += batch.length
+    if (count !== N) throw new Error("short read")
+  })
 await bench.run()
 const mean = (name: string) => {
   const r = bench.tasks.find((t) => t.name === name)!.result
@@ -128,6 +135,7 @@ ioRow("write", "FileDatabase write (batches of 5000)", wBase)
 const rBase = "baseline: TraceFormat.readFilePromise (generic decoder)"
 ioRow("read", rBase, rBase)
 ioRow("read", "FileDatabase.readPromise (specialised decoder)", rBase)
+ioRow("read", "FileDatabase.streamBatches (decoded, batches not retained)", rBase)
 const bytesPerEvent = statSync(readTarget).size / N
 
 // ---------------------------------------------------------------- overhead on a fan-out

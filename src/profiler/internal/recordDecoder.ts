@@ -46,8 +46,18 @@ export class RecordDecoder {
     this.p = end
     if (n === 0) return ""
     if (n <= maxInterned) {
-      let h = 0x811c9dc5
-      for (let i = start; i < end; i++) h = Math.imul(h ^ b[i]!, 16777619)
+      // cheap slot hash over the length and the bytes at both ends and the middle (task
+      // keys differ at their ends); correctness comes from the full compare below
+      let h = Math.imul(0x811c9dc5 ^ n, 16777619)
+      h = Math.imul(h ^ b[start]!, 16777619)
+      h = Math.imul(h ^ b[end - 1]!, 16777619)
+      h = Math.imul(h ^ b[start + (n >> 1)]!, 16777619)
+      if (n > 3) {
+        h = Math.imul(h ^ b[end - 2]!, 16777619)
+        h = Math.imul(h ^ b[end - 3]!, 16777619)
+        h = Math.imul(h ^ b[start + 1]!, 16777619)
+        h = Math.imul(h ^ b[start + (n >> 2)]!, 16777619)
+      }
       const slot = (h >>> 0) & (slots - 1)
       const got = this.internBytes[slot]
       if (got !== undefined && got.length === n) {
@@ -85,8 +95,16 @@ export class RecordDecoder {
 
   private map(n: number): Record<string, unknown> {
     const o: Record<string, unknown> = {}
+    const b = this.b
     for (let i = 0; i < n; i++) {
-      const k = this.value()
+      // keys: fixstr inline (the common case), else the general path
+      if (this.p >= this.limit) throw unusual
+      const t = b[this.p]!
+      let k: unknown
+      if (t >= 0xa0 && t < 0xc0) {
+        this.p++
+        k = this.str(t & 0x1f)
+      } else k = this.value()
       if (typeof k !== "string" || k === "__proto__") throw unusual
       o[k] = this.value()
     }
