@@ -142,9 +142,15 @@ export const taskHistograms = (data: ReportData, which?: ReadonlyArray<string>):
  * @since 0.1.0
  * @category specs
  */
-export const histogramSpec = (h: Histogram, width = 360, height = 200): TopLevelSpec => ({
+export const histogramSpec = (h: Histogram, width = 360, height = 200): TopLevelSpec => {
+  // memory is sampled per Managed Memory event (after each task, per worker)
+  const what = h.resource === "memory" ? "samples" : "tasks"
+  return histogramSpecOf(h, what, width, height)
+}
+
+const histogramSpecOf = (h: Histogram, what: string, width: number, height: number): TopLevelSpec => ({
   $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-  title: { text: h.title, subtitle: `${h.n} tasks${h.n === 0 ? " (not recorded in this trace)" : ""}` },
+  title: { text: h.title, subtitle: `${h.n} ${what}${h.n === 0 ? " (not recorded in this trace)" : ""}` },
   width,
   height,
   background: "white",
@@ -153,11 +159,11 @@ export const histogramSpec = (h: Histogram, width = 360, height = 200): TopLevel
   encoding: {
     x: { field: "x0", type: "quantitative", title: `${h.resource} (${h.unit})`, bin: { binned: true } },
     x2: { field: "x1" },
-    y: { field: "count", type: "quantitative", title: "tasks" },
+    y: { field: "count", type: "quantitative", title: what },
     tooltip: [
       { field: "x0", type: "quantitative", title: "from", format: ".4~g" },
       { field: "x1", type: "quantitative", title: "to", format: ".4~g" },
-      { field: "count", type: "quantitative", title: "tasks" }
+      { field: "count", type: "quantitative", title: what }
     ]
   }
 })
