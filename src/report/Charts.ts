@@ -282,7 +282,7 @@ export const toVega = (spec: TopLevelSpec, shareX?: { readonly wall: number }): 
   if (shareX !== undefined) {
     v.signals = [...(v.signals ?? []), { name: "xdom", value: [0, shareX.wall] }]
     for (const s of v.scales ?? []) {
-      if (s.name === "x") (s as { domain: unknown }).domain = { signal: "xdom" }
+      if (s.name === "x") Object.assign(s, { domain: { signal: "xdom" }, zero: false, nice: false })
     }
   }
   return v

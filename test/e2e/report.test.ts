@@ -80,6 +80,28 @@ describe("report (browser)", { skip: hasChromium ? false : `${CHROMIUM} not foun
     assert.equal(counts.bars, computeEvents)
   })
 
+  it("keeps resource and memory timelines aligned with the task stream's zoom", async () => {
+    await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
+    const box = (await page.locator("#task-stream canvas").boundingBox())!
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 3)
+    await page.mouse.wheel(0, -300)
+    const doms = await page.evaluate(async () => {
+      const t = (globalThis as any).tessera
+      await t.views["task-stream"].runAsync()
+      await new Promise((r) => setTimeout(r, 200))
+      return {
+        stream: t.views["task-stream"].scale("x").domain(),
+        cpu: t.views["res-cpu"].scale("x").domain(),
+        memory: t.views["managed-memory"].scale("x").domain()
+      }
+    })
+    assert.ok(doms.stream[1] - doms.stream[0] < 2.39, `zoomed in: ${doms.stream}`)
+    for (const d of [doms.cpu, doms.memory]) {
+      assert.ok(Math.abs(d[0] - doms.stream[0]) < 1e-9 && Math.abs(d[1] - doms.stream[1]) < 1e-9, `${d} follows ${doms.stream}`)
+    }
+    await page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 3)
+  })
+
   it("sorts an analysis table when its header is clicked", async () => {
     const th = page.locator("table.sortable th", { hasText: "tasks" }).first()
     await th.click()
