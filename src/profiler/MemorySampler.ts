@@ -16,7 +16,7 @@
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import { Table, Utf8, Dictionary, Int32, makeVector, vectorFromArray } from "apache-arrow"
-import { writeFigure } from "../report/Figures.ts"
+import { writeFigure } from "../charts/Figure.ts"
 
 /**
  * Options of one sampling run.

@@ -288,17 +288,3 @@ export const toVega = (spec: TopLevelSpec, shareX?: { readonly wall: number }): 
   return v
 }
 
-/**
- * Render a Vega-Lite spec to SVG text in Node (no DOM needed).
- *
- * @since 0.1.0
- * @category rendering
- */
-export const renderSvg = async (spec: TopLevelSpec): Promise<string> => {
-  const view = new vega.View(vega.parse(toVega(spec)), { renderer: "none" })
-  try {
-    return await view.toSVG()
-  } finally {
-    view.finalize()
-  }
-}

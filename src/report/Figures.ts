@@ -5,40 +5,11 @@
  *
  * @since 0.1.0
  */
-import { mkdir, writeFile } from "node:fs/promises"
+import { mkdir } from "node:fs/promises"
 import { join } from "node:path"
-import { Resvg } from "@resvg/resvg-js"
-import type { TopLevelSpec } from "vega-lite"
-import { histogramSpec, renderSvg, taskHistograms } from "./Charts.ts"
+import { writeFigure } from "../charts/Figure.ts"
+import { histogramSpec, taskHistograms } from "./Charts.ts"
 import type { ReportData } from "./ReportData.ts"
-
-/**
- * Rasterise SVG text to PNG bytes at `scale` (2 = twice the SVG's pixel size).
- *
- * @since 0.1.0
- * @category rendering
- */
-export const svgToPng = (svg: string, scale = 2): Uint8Array => {
-  const r = new Resvg(svg, {
-    fitTo: { mode: "zoom", value: scale },
-    background: "white",
-    font: { loadSystemFonts: true, defaultFontFamily: "DejaVu Sans", sansSerifFamily: "DejaVu Sans" }
-  })
-  return r.render().asPng()
-}
-
-/**
- * Write a Vega-Lite spec as `{base}.svg` and `{base}.png`; returns both paths.
- *
- * @since 0.1.0
- * @category rendering
- */
-export const writeFigure = async (spec: TopLevelSpec, base: string): Promise<ReadonlyArray<string>> => {
-  const svg = await renderSvg(spec)
-  await writeFile(`${base}.svg`, svg)
-  await writeFile(`${base}.png`, svgToPng(svg))
-  return [`${base}.svg`, `${base}.png`]
-}
 
 /**
  * The per-task resources `tessera plot hist` knows.

@@ -15,7 +15,8 @@ import { readFileSync } from "node:fs"
 import { writeFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import type { TopLevelSpec } from "vega-lite"
-import { byteUnit, renderSvg, toVega } from "./Charts.ts"
+import { renderSvg } from "../charts/Figure.ts"
+import { byteUnit, toVega } from "./Charts.ts"
 
 /**
  * Profiler result rows (dask's `TaskData`).
