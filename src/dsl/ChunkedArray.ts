@@ -260,6 +260,18 @@ export const persist = <D extends Chunk.DType>(
   }))
 
 /**
+ * `self` when every block is already in memory, else {@link persist}: for algorithms that
+ * read their input more than once (each pass would otherwise recompute it).
+ *
+ * @since 0.1.0
+ * @category compute
+ */
+export const ensurePersisted = <D extends Chunk.DType>(
+  self: ChunkedArray<D>
+): Effect.Effect<ChunkedArray<D>, ComputeError | GraphError, Executor> =>
+  self.blocks.every((b) => b._tag === "Value") ? Effect.succeed(self) : persist(self)
+
+/**
  * Computes a delayed value.
  *
  * @since 0.1.0

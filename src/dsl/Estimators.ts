@@ -18,7 +18,8 @@ import * as SOMOps from "./SOM.ts"
 type X = { readonly X: ChunkedArray<"float64"> }
 
 /**
- * Standard scaling; `scaler` is set once `transform` ran.
+ * Standard scaling; `scaler` is set once `transform` ran. The stage's output is
+ * persisted: DASF's stages after Normalize (KMeans, SOM) each read it many times.
  *
  * @since 0.1.0
  * @category transforms
@@ -28,9 +29,9 @@ export class Normalize {
   readonly transform: Stage<X, ChunkedArray<"float64">>
   constructor() {
     this.transform = stage("Normalize.transform", ({ X }: X) =>
-      Effect.map(NormalizeOps.fitTransform(X, "Normalize.transform"), (r) => {
+      Effect.flatMap(NormalizeOps.fitTransform(X, "Normalize.transform"), (r) => {
         this.scaler = r.scaler
-        return r.X as ChunkedArray<"float64">
+        return persist(r.X as ChunkedArray<"float64">)
       }))
   }
 }

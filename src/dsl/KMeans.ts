@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import type { ChunkedArray } from "./ChunkedArray.ts"
-import { computeDelayed, expectColumns, kernel, mapBlocks, mapToValues, persist, treeReduce } from "./ChunkedArray.ts"
+import { computeDelayed, ensurePersisted, expectColumns, kernel, mapBlocks, mapToValues, treeReduce } from "./ChunkedArray.ts"
 import { DslError } from "./DslError.ts"
 import type { Partial } from "../kernels/cluster.ts"
 import { uniform } from "../kernels/random.ts"
@@ -122,7 +122,7 @@ export const fit = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = 
     if (!Number.isInteger(k) || k < 1) return yield* Effect.fail(DslError.invalidOption("nClusters", `must be a positive integer, got ${k}`))
     if (X.shape.length !== 2) return yield* Effect.fail(DslError.shapeMismatch(stage, ["n", "d"], X.shape))
     const d = X.shape[1]!
-    const data = X.blocks.every((b) => b._tag === "Value") ? X : yield* persist(X)
+    const data = yield* ensurePersisted(X)
     const s = yield* sample(data, options.initSample ?? 10_000, stage)
     let centers = initCenters(s, d, k, options.init ?? "k-means++", options.randomState ?? 0)
     const variance = columnVariance(s, d)
@@ -190,7 +190,7 @@ export const predict = (model: KMeansModel, X: ChunkedArray, stage = "KMeans.pre
  */
 export const fitPredict = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = "KMeans.fitPredict") =>
   Effect.gen(function*() {
-    const data = X.blocks.every((b) => b._tag === "Value") ? X : yield* persist(X)
+    const data = yield* ensurePersisted(X)
     const model = yield* fit(data, options, stage)
     return { model, labels: predict(model, data, stage) }
   })

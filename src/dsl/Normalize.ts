@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import type { ChunkedArray } from "./ChunkedArray.ts"
-import { computeDelayed, kernel, mapBlocks, treeReduce } from "./ChunkedArray.ts"
+import { computeDelayed, ensurePersisted, kernel, mapBlocks, treeReduce } from "./ChunkedArray.ts"
 import type { Moments } from "../kernels/moments.ts"
 
 /**
@@ -37,20 +37,23 @@ export interface Scaler {
 }
 
 /**
- * Fits the scaler and returns the scaled array (persisted by the caller if wanted).
+ * Fits the scaler and returns the scaled array, lazily (persist it if it is read more
+ * than once). The input is persisted first when lazy, since fitting and scaling both
+ * read it.
  *
  * @since 0.1.0
  * @category transforms
  */
 export const fitTransform = (X: ChunkedArray, stage = "Normalize.transform") =>
   Effect.gen(function*() {
-    const m = yield* computeDelayed(moments(X, 0, stage))
+    const data = yield* ensurePersisted(X)
+    const m = yield* computeDelayed(moments(data, 0, stage))
     const scaler: Scaler = {
       mean: Array.from(m.mean),
       std: Array.from(m.m2, (v) => Math.sqrt(v / m.count)),
       moments: m
     }
-    const out = mapBlocks(X, {
+    const out = mapBlocks(data, {
       name: "normalize",
       kernel: kernel("moments", "standardize"),
       extra: [m],

@@ -9,7 +9,7 @@
  */
 import { Effect } from "effect"
 import type { ChunkedArray } from "./ChunkedArray.ts"
-import { computeDelayed, expectColumns, kernel, mapBlocks, persist, treeReduce } from "./ChunkedArray.ts"
+import { computeDelayed, ensurePersisted, expectColumns, kernel, mapBlocks, treeReduce } from "./ChunkedArray.ts"
 import { DslError } from "./DslError.ts"
 import { sample } from "./KMeans.ts"
 import type { Partial } from "../kernels/cluster.ts"
@@ -67,7 +67,7 @@ export const fit = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fit"
     if (!(o.x >= 1 && o.y >= 1)) return yield* Effect.fail(DslError.invalidOption("x, y", `map must be at least 1x1, got ${o.x}x${o.y}`))
     const d = o.inputLen
     const nodes = o.x * o.y
-    const data = X.blocks.every((b) => b._tag === "Value") ? X : yield* persist(X)
+    const data = yield* ensurePersisted(X)
     const s = yield* sample(data, 10_000, stage)
     const n = s.length / d
     const seed = o.randomState ?? 0
@@ -121,7 +121,7 @@ export const predict = (model: SOMModel, X: ChunkedArray, stage = "SOM.predict")
  */
 export const fitPredict = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fitPredict") =>
   Effect.gen(function*() {
-    const data = X.blocks.every((b) => b._tag === "Value") ? X : yield* persist(X)
+    const data = yield* ensurePersisted(X)
     const model = yield* fit(data, o, stage)
     return { model, labels: predict(model, data, stage) }
   })

@@ -1,0 +1,39 @@
+import assert from "node:assert/strict"
+import { execFileSync, spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, it } from "node:test"
+import { fileURLToPath } from "node:url"
+import { decodeRecordsUnsafe as decodeRecords } from "../../src/trace/TraceFormat.ts"
+
+const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
+
+describe("tessera demo", () => {
+  it("writes both trace databases and a report with --profile and --report, one Compute event per task", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tessera-demo-test-"))
+    const out = execFileSync(process.execPath, [main, "demo", "--samples", "3000", "--chunk-rows", "500", "--workers", "2", "--profile", "t", "--report", "r.html", "--json"], {
+      cwd: dir,
+      encoding: "utf8"
+    })
+    const summary = JSON.parse(out.trim().split("\n").at(-1)!)
+    assert.ok(summary.kmeans.ari >= 0.99)
+    assert.equal(summary.databases.length, 2)
+    for (const f of summary.databases) assert.ok(existsSync(join(dir, f)), f)
+    const events = decodeRecords(readFileSync(join(dir, summary.databases[0])))
+    const computes = events.events.filter((e) => e.name === "Compute")
+    assert.ok(computes.length > 0)
+    // the blobs are made once: 6 chunks of X, each a single task
+    assert.equal(computes.filter((e) => (e.args as { name: string }).name === "make_blobs_X").length, 6)
+    const resources = decodeRecords(readFileSync(join(dir, summary.databases[1]))).events
+    assert.ok(resources.some((e) => e.name === "Resource Usage"))
+    const html = readFileSync(join(dir, "r.html"), "utf8")
+    assert.match(html, /tessera demo/)
+  })
+
+  it("rejects a bad option with a message naming it", () => {
+    const r = spawnSync(process.execPath, [main, "demo", "--workers", "0"], { encoding: "utf8" })
+    assert.notEqual(r.status, 0)
+    assert.match(r.stdout + r.stderr, /--workers must be at least 1, got 0/)
+  })
+})
