@@ -8,5 +8,6 @@ import { analyze } from "./analyze.ts"
 import { bench } from "./bench.ts"
 import { demo } from "./demo.ts"
 import { reportCommands } from "./report.ts"
+import { run } from "./run.ts"
 
-export const commands = [demo, ...reportCommands, bench, analyze] as const
+export const commands = [demo, run, ...reportCommands, bench, analyze] as const
