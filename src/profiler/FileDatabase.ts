@@ -25,6 +25,7 @@
  */
 import { closeSync, openSync, writeSync } from "node:fs"
 import { Effect, type Scope } from "effect"
+import type { MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import * as TraceFormat from "../trace/TraceFormat.ts"
 import { DatabaseError, type EventDatabase } from "./EventDatabase.ts"
@@ -107,6 +108,34 @@ export class FileDatabase implements EventDatabase {
         reason: "InvalidEvent",
         detail: `event "${event.name}" cannot be encoded: ${errorText(e)}`
       })
+    }
+    if (++this.pendingEvents >= this.commitThreshold) this.commit()
+  }
+
+  /**
+   * Records the Trace layer's `Compute` event of a task without building the event
+   * object (same bytes as `record(Trace.computeEvent(r))`).
+   */
+  readonly recordTask = (r: TaskRecord): void => {
+    this.appendWith(r.key, () => this.encoder.compute(r))
+  }
+
+  /** Records the Trace layer's `Managed Memory` event (same bytes as `record(Trace.memoryEvent(m))`). */
+  readonly recordMemory = (m: MemoryRecord): void => {
+    this.appendWith(m.key, () => this.encoder.memory(m))
+  }
+
+  private appendWith(what: string, encode: () => void): void {
+    if (this.closed) {
+      throw new DatabaseError({ database: this.path, reason: "Closed", detail: `record "${what}" after close` })
+    }
+    if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
+    const at = this.encoder.pos
+    try {
+      encode()
+    } catch (e) {
+      this.encoder.pos = at
+      throw new DatabaseError({ database: this.path, reason: "InvalidEvent", detail: `"${what}" cannot be encoded: ${errorText(e)}` })
     }
     if (++this.pendingEvents >= this.commitThreshold) this.commit()
   }

@@ -89,11 +89,19 @@ export const memoryEvent = (m: MemoryRecord): TraceEvent => ({
  * @since 0.1.0
  * @category constructors
  */
-export const callbacks = (db: EventDatabase): Hooks.Callbacks => ({
-  task: (r) => db.record(computeEvent(r)),
-  memory: (m) => db.record(memoryEvent(m)),
-  finish: () => db.commit()
-})
+export const callbacks = (db: EventDatabase): Hooks.Callbacks =>
+  db instanceof FileDatabase.FileDatabase
+    ? {
+      // fast path: encode straight from the engine records (same bytes, no event objects)
+      task: db.recordTask,
+      memory: db.recordMemory,
+      finish: () => db.commit()
+    }
+    : {
+      task: (r) => db.record(computeEvent(r)),
+      memory: (m) => db.record(memoryEvent(m)),
+      finish: () => db.commit()
+    }
 
 /**
  * Where the trace layer writes: an existing database, or a file.

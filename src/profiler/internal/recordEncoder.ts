@@ -17,6 +17,8 @@
  * @since 0.1.0
  * @internal
  */
+import type { MemoryRecord, TaskRecord } from "../../engine/EngineEvents.ts"
+import { keyName } from "../../engine/TaskGraph.ts"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 
 const textEncoder = new TextEncoder()
@@ -30,6 +32,32 @@ const K = {
   process_id: fixstr("process_id"),
   thread_id: fixstr("thread_id"),
   args: fixstr("args")
+}
+const cat = (...parts: ReadonlyArray<Uint8Array | ReadonlyArray<number>>): Uint8Array =>
+  Uint8Array.from(parts.flatMap((p) => [...p]))
+// precomputed runs of bytes for the Trace layer's two event shapes (see `compute`, `memory`)
+const P = {
+  computeHead: cat([0x87], K.name, fixstr("Compute"), K.timestamp),
+  computePhase: cat(K.phase, fixstr("X"), K.process_id),
+  memoryHead: cat([0x87], K.name, fixstr("Managed Memory"), K.timestamp),
+  memoryPhase: cat(K.phase, fixstr("I"), K.scope, fixstr("g"), K.process_id),
+  key: fixstr("key"),
+  name: fixstr("name"),
+  state: fixstr("state"),
+  size: fixstr("size"),
+  shape: fixstr("shape"),
+  dtype: fixstr("dtype"),
+  type: fixstr("type"),
+  dependencies: fixstr("dependencies"),
+  dependents: fixstr("dependents"),
+  startstops: fixstr("startstops"),
+  cpuTime: fixstr("cpu_time"),
+  stage: fixstr("stage"),
+  tasks: fixstr("tasks"),
+  gather: cat([0x83], fixstr("action"), fixstr("gather"), fixstr("start")),
+  compute: cat([0x83], fixstr("action"), fixstr("compute"), fixstr("start")),
+  transfer: cat([0x83], fixstr("action"), fixstr("transfer"), fixstr("start")),
+  stop: fixstr("stop")
 }
 const maxCached = 8192
 const maxCachedLength = 24
@@ -245,6 +273,105 @@ export class RecordEncoder {
     const len = this.pos - at - 8
     this.view.setUint32(at, Math.floor(len / 0x100000000))
     this.view.setUint32(at + 4, len >>> 0)
+  }
+
+  private strings(xs: ReadonlyArray<string>): void {
+    this.header(xs.length, 0x90, 0xdc)
+    for (let i = 0; i < xs.length; i++) this.value(xs[i])
+  }
+
+  private frameStart(): number {
+    if (this.pos + 8 > this.buf.length) this.grow(8)
+    const at = this.pos
+    this.pos += 8
+    return at
+  }
+
+  private frameEnd(at: number): void {
+    const len = this.pos - at - 8
+    this.view.setUint32(at, Math.floor(len / 0x100000000))
+    this.view.setUint32(at + 4, len >>> 0)
+  }
+
+  /**
+   * Appends the Trace layer's `Compute` record for a task straight from its TaskRecord:
+   * exactly the bytes `event(Trace.computeEvent(r))` writes (a property test checks),
+   * without building the event object.
+   */
+  compute(r: TaskRecord): void {
+    const at = this.frameStart()
+    const { gather, compute, transfer } = r.phases
+    this.put(P.computeHead)
+    this.float64(transfer[1])
+    this.put(K.duration)
+    this.float64(Math.max(0, transfer[1] - gather[0]))
+    this.put(P.computePhase)
+    this.value(r.host)
+    this.put(K.thread_id)
+    this.value(r.threadId)
+    this.put(K.args)
+    this.byte(r.stage !== undefined ? 0x8c : 0x8b)
+    this.put(P.key)
+    this.value(r.key)
+    this.put(P.name)
+    this.value(r.name !== "" ? r.name : keyName(r.key))
+    this.put(P.state)
+    this.value(r.state)
+    this.put(P.size)
+    this.value(r.nbytes)
+    this.put(P.shape)
+    this.value(r.shape)
+    this.put(P.dtype)
+    this.value(r.dtype)
+    this.put(P.type)
+    this.value(r.type)
+    this.put(P.dependencies)
+    this.strings(r.dependencies)
+    this.put(P.dependents)
+    this.strings(r.dependents)
+    this.put(P.startstops)
+    this.byte(0x93)
+    this.put(P.gather)
+    this.number(gather[0])
+    this.put(P.stop)
+    this.number(gather[1])
+    this.put(P.compute)
+    this.number(compute[0])
+    this.put(P.stop)
+    this.number(compute[1])
+    this.put(P.transfer)
+    this.number(transfer[0])
+    this.put(P.stop)
+    this.number(transfer[1])
+    this.put(P.cpuTime)
+    this.value(r.cpuTime)
+    if (r.stage !== undefined) {
+      this.put(P.stage)
+      this.value(r.stage)
+    }
+    this.frameEnd(at)
+  }
+
+  /** Appends the Trace layer's `Managed Memory` record (same bytes as `event(Trace.memoryEvent(m))`). */
+  memory(m: MemoryRecord): void {
+    const at = this.frameStart()
+    this.put(P.memoryHead)
+    this.float64(m.timestamp)
+    this.put(P.memoryPhase)
+    this.value(m.host)
+    this.put(K.thread_id)
+    this.value(m.threadId)
+    this.put(K.args)
+    this.byte(0x84)
+    this.put(P.key)
+    this.value(m.key)
+    this.put(P.state)
+    this.value(m.state)
+    this.put(P.size)
+    this.value(m.bytes)
+    this.put(P.tasks)
+    this.value(m.chunks)
+    this.frameEnd(at)
   }
 
   /** Encodes `events[from..to)` and returns a view of the bytes (valid until the next call). */

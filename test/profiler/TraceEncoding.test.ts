@@ -1,0 +1,63 @@
+import assert from "node:assert/strict"
+import { describe, it } from "node:test"
+import fc from "fast-check"
+import type { MemoryRecord, TaskRecord } from "../../src/engine/EngineEvents.ts"
+import { RecordEncoder } from "../../src/profiler/internal/recordEncoder.ts"
+import * as Trace from "../../src/profiler/Trace.ts"
+import * as TraceFormat from "../../src/trace/TraceFormat.ts"
+
+const time = fc.double({ min: 0, max: 2e9, noNaN: true })
+const span = fc.tuple(time, time).map(([a, b]) => [Math.min(a, b), Math.max(a, b)] as const)
+const str = fc.string({ maxLength: 60 })
+const taskArb: fc.Arbitrary<TaskRecord> = fc.record({
+  key: str,
+  name: str,
+  stage: str,
+  host: str,
+  workerId: fc.nat(64),
+  threadId: str,
+  phases: fc.record({ gather: span, compute: span, transfer: span }),
+  cpuTime: fc.oneof(fc.double({ min: 0, max: 100, noNaN: true }), fc.nat(5)),
+  nbytes: fc.nat(),
+  shape: fc.array(fc.nat(100000), { maxLength: 4 }),
+  dtype: str,
+  type: str,
+  dependencies: fc.array(str, { maxLength: 20 }),
+  dependents: fc.array(str, { maxLength: 20 }),
+  state: fc.constantFrom("memory" as const, "erred" as const)
+}, { requiredKeys: ["key", "name", "host", "workerId", "threadId", "phases", "cpuTime", "nbytes", "shape", "dtype", "type", "dependencies", "dependents", "state"] })
+const memoryArb: fc.Arbitrary<MemoryRecord> = fc.record({
+  timestamp: time,
+  host: str,
+  workerId: fc.nat(64),
+  threadId: str,
+  key: str,
+  state: fc.constantFrom("memory" as const, "released" as const, "erred" as const),
+  bytes: fc.oneof(fc.nat(), fc.double({ min: 0, max: 1e15, noNaN: true })),
+  chunks: fc.nat(1000)
+})
+
+describe("TraceEncoding", () => {
+  it("encodes a TaskRecord straight to the same bytes as its Compute event", () => {
+    fc.assert(
+      fc.property(fc.array(taskArb, { minLength: 1, maxLength: 5 }), (records) => {
+        const enc = new RecordEncoder()
+        for (const r of records) enc.compute(r)
+        const fast = enc.buf.slice(0, enc.pos)
+        assert.deepEqual(fast, TraceFormat.encodeRecords(records.map(Trace.computeEvent)))
+      }),
+      { numRuns: 100 }
+    )
+  })
+
+  it("encodes a MemoryRecord straight to the same bytes as its Managed Memory event", () => {
+    fc.assert(
+      fc.property(fc.array(memoryArb, { minLength: 1, maxLength: 5 }), (records) => {
+        const enc = new RecordEncoder()
+        for (const m of records) enc.memory(m)
+        assert.deepEqual(enc.buf.slice(0, enc.pos), TraceFormat.encodeRecords(records.map(Trace.memoryEvent)))
+      }),
+      { numRuns: 100 }
+    )
+  })
+})
