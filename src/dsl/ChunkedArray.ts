@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type * as Chunk from "../engine/Chunk.ts"
+import * as Chunk from "../engine/Chunk.ts"
 import * as Engine from "../engine/Engine.ts"
 import type { ComputeError, GraphError } from "../engine/EngineError.ts"
 import type { Executor } from "../engine/Executor.ts"
@@ -293,23 +293,14 @@ const persistedChunks = (self: ChunkedArray): Effect.Effect<Array<Chunk.Chunk>, 
     return self.blocks.map((b) => (b._tag === "Value" ? b.chunk : (results.get(b.key) as Chunk.Chunk)))
   })
 
-const ctors = {
-  float32: Float32Array,
-  float64: Float64Array,
-  int32: Int32Array,
-  int64: BigInt64Array,
-  uint8: Uint8Array
-} as const
-
 const concat = (self: ChunkedArray, chunks: ReadonlyArray<Chunk.Chunk>): Chunk.Chunk => {
-  const total = chunks.reduce((n, c) => n + c.data.length, 0)
-  const data = new ctors[self.dtype](total)
+  const out = Chunk.allocShared(self.dtype, self.shape)
   let o = 0
   for (const c of chunks) {
-    data.set(c.data as never, o)
+    out.data.set(c.data as never, o)
     o += c.data.length
   }
-  return { dtype: self.dtype, shape: self.shape, data }
+  return out
 }
 
 /**
