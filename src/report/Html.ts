@@ -16,7 +16,7 @@
  */
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { instance } from "@viz-js/viz"
+import { renderDot } from "../charts/Graphviz.ts"
 import type { ReportData } from "./ReportData.ts"
 import { byteUnit, histogramSpec, resourceSpecs, taskHistograms, taskStreamSpec, timelineSpec, toVega } from "./Charts.ts"
 
@@ -177,8 +177,7 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
   let dag = ""
   if (data.dot !== undefined) {
     try {
-      const viz = await instance()
-      dag = `<section><h2>Pipeline stages</h2><div class="dag">${viz.renderString(data.dot, { format: "svg" })}</div></section>`
+      dag = `<section><h2>Pipeline stages</h2><div class="dag">${await renderDot(data.dot)}</div></section>`
     } catch (e) {
       dag = `<section><h2>Pipeline stages</h2><p class="note">the trace's graph could not be drawn: ${esc(String(e))}</p></section>`
     }
