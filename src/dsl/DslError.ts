@@ -18,6 +18,7 @@ export type DslErrorReason =
   | { readonly _tag: "UnknownInput"; readonly stage: string; readonly input: string }
   | { readonly _tag: "DuplicateStage"; readonly stage: string }
   | { readonly _tag: "InvalidOption"; readonly option: string; readonly detail: string }
+  | { readonly _tag: "BadDataset"; readonly file: string; readonly problem: string; readonly detail: string }
 
 const describe = (r: DslErrorReason): string => {
   switch (r._tag) {
@@ -31,6 +32,8 @@ const describe = (r: DslErrorReason): string => {
       return `stage "${r.stage}" is already in the pipeline`
     case "InvalidOption":
       return `invalid option ${r.option}: ${r.detail}`
+    case "BadDataset":
+      return `${r.file}: ${r.problem}: ${r.detail}`
   }
 }
 
@@ -58,6 +61,9 @@ export class DslError extends Data.TaggedError("DslError")<{ readonly reason: Ds
   }
   static invalidOption(option: string, detail: string): DslError {
     return new DslError({ reason: { _tag: "InvalidOption", option, detail } })
+  }
+  static badDataset(file: string, problem: string, detail: string): DslError {
+    return new DslError({ reason: { _tag: "BadDataset", file, problem, detail } })
   }
 }
 

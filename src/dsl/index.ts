@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 export * as ChunkedArray from "./ChunkedArray.ts"
+export * as DatasetArray from "./DatasetArray.ts"
 export * as Datasets from "./Datasets.ts"
 export * as DslError from "./DslError.ts"
 export * as Estimators from "./Estimators.ts"

@@ -5,22 +5,7 @@ import * as NodePath from "node:path"
 import { describe, it } from "node:test"
 import * as fc from "fast-check"
 import { decodeUnsafe, NpyError, readNpy } from "../../src/kernels/io/npy.ts"
-
-const npy = (descr: string, shape: ReadonlyArray<number>, data: Uint8Array, version = 1, fortran = false): Uint8Array => {
-  const dict = `{'descr': '${descr}', 'fortran_order': ${fortran ? "True" : "False"}, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`
-  const pre = version === 1 ? 10 : 12
-  const pad = 64 - ((pre + dict.length + 1) % 64)
-  const header = dict + " ".repeat(pad % 64) + "\n"
-  const out = new Uint8Array(pre + header.length + data.length)
-  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, version, 0])
-  const view = new DataView(out.buffer)
-  if (version === 1) view.setUint16(8, header.length, true)
-  else view.setUint32(8, header.length, true)
-  out.set(new TextEncoder().encode(header), pre)
-  out.set(data, pre + header.length)
-  return out
-}
-const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
+import { bytesOf, npy } from "./fixtures/files.ts"
 
 describe("Npy", () => {
   it("reads float64 2-D files of every format version in row chunks that concatenate to the data", () => {

@@ -19,10 +19,12 @@ export class NpyError extends Error {
   readonly _tag = "NpyError"
   readonly file: string
   readonly reason: "NotNpy" | "Truncated" | "SizeMismatch" | "FortranOrder" | "UnsupportedDType" | "BadHeader"
+  readonly detail: string
   constructor(file: string, reason: NpyError["reason"], detail: string) {
     super(`${file}: ${reason}: ${detail}`)
     this.file = file
     this.reason = reason
+    this.detail = detail
   }
 }
 
@@ -95,6 +97,20 @@ export const parseHeader = (file: string, bytes: Uint8Array): NpyHeader => {
 const itemSize: Record<Chunk.DType, number> = { float32: 4, float64: 8, int32: 4, int64: 8, uint8: 1 }
 
 /**
+ * Checks that a file of `byteLength` bytes holds exactly the data its header announces.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const checkSize = (file: string, h: NpyHeader, byteLength: number): void => {
+  const rows = h.shape.length === 0 ? 1 : h.shape[0]!
+  const need = rows * h.shape.slice(1).reduce((a, b) => a * b, 1) * itemSize[h.dtype]
+  const have = byteLength - h.dataOffset
+  if (have < need) throw new NpyError(file, "Truncated", `shape (${h.shape.join(", ")}) needs ${need} data bytes, file has ${have}`)
+  if (have > need) throw new NpyError(file, "SizeMismatch", `shape (${h.shape.join(", ")}) needs ${need} data bytes, file has ${have}`)
+}
+
+/**
  * Decodes whole `.npy` bytes into row chunks of at most `chunkRows` rows (SAB-backed).
  *
  * @since 0.1.0
@@ -102,12 +118,9 @@ const itemSize: Record<Chunk.DType, number> = { float32: 4, float64: 8, int32: 4
  */
 export const decodeUnsafe = (file: string, bytes: Uint8Array, chunkRows = Infinity): Array<Chunk.Chunk> => {
   const h = parseHeader(file, bytes)
+  checkSize(file, h, bytes.length)
   const rows = h.shape.length === 0 ? 1 : h.shape[0]!
   const rowItems = h.shape.slice(1).reduce((a, b) => a * b, 1)
-  const need = rows * rowItems * itemSize[h.dtype]
-  const have = bytes.length - h.dataOffset
-  if (have < need) throw new NpyError(file, "Truncated", `shape (${h.shape.join(", ")}) needs ${need} data bytes, file has ${have}`)
-  if (have > need) throw new NpyError(file, "SizeMismatch", `shape (${h.shape.join(", ")}) needs ${need} data bytes, file has ${have}`)
   const out: Array<Chunk.Chunk> = []
   const step = Math.max(1, Math.min(rows, chunkRows))
   for (let r0 = 0; r0 < rows || (rows === 0 && out.length === 0); r0 += step) {
@@ -133,9 +146,86 @@ export const decodeUnsafe = (file: string, bytes: Uint8Array, chunkRows = Infini
 export const readNpy = (path: string, chunkRows = Infinity): Array<Chunk.Chunk> => {
   let bytes: Uint8Array
   try {
-    bytes = NodeFs.readFileSync(path.startsWith("file:") ? new URL(path) : path)
+    bytes = NodeFs.readFileSync(fsPath(path))
   } catch (e) {
     throw new NpyError(path, "NotNpy", `cannot read: ${(e as Error).message}`)
   }
   return decodeUnsafe(path, bytes, chunkRows)
+}
+
+const fsPath = (path: string): string | URL => (path.startsWith("file:") ? new URL(path) : path)
+
+/** Reads up to `n` bytes at `position`; fewer at the end of the file. */
+const readAtUnsafe = (fd: number, n: number, position: number): Uint8Array => {
+  const out = new Uint8Array(n)
+  let got = 0
+  while (got < n) {
+    const r = NodeFs.readSync(fd, out, got, n - got, position + got)
+    if (r === 0) break
+    got += r
+  }
+  return out.subarray(0, got)
+}
+
+/**
+ * Reads and validates only the header of a `.npy` file (and its size, with fstat):
+ * what a client needs to plan row chunks before any task runs.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const describeNpyUnsafe = (path: string): NpyHeader => {
+  let fd: number
+  try {
+    fd = NodeFs.openSync(fsPath(path), "r")
+  } catch (e) {
+    throw new NpyError(path, "NotNpy", `cannot read: ${(e as Error).message}`)
+  }
+  try {
+    const size = NodeFs.fstatSync(fd).size
+    const pre = readAtUnsafe(fd, 12, 0)
+    const view = new DataView(pre.buffer, pre.byteOffset, pre.byteLength)
+    // header length from the preamble (v1: u16 at 8; v2/3: u32 at 8); parseHeader validates it
+    const headerEnd = pre.length < 10 ? pre.length : pre[6] === 1 ? 10 + view.getUint16(8, true) : pre.length < 12 ? pre.length : 12 + view.getUint32(8, true)
+    const h = parseHeader(path, readAtUnsafe(fd, Math.min(headerEnd, size), 0))
+    checkSize(path, h, size)
+    return h
+  } finally {
+    NodeFs.closeSync(fd)
+  }
+}
+
+/**
+ * Kernel: rows `[rowStart, rowStart + rows)` of a `.npy` file whose header was read by
+ * {@link describeNpyUnsafe} (dtype, shape, dataOffset): reads only those bytes, at
+ * their offset, into a shared chunk. A file that got shorter since fails `Truncated`.
+ *
+ * @since 0.1.0
+ * @category kernels
+ */
+export const readNpyRows = (path: string, h: NpyHeader, rowStart: number, rows: number): Chunk.Chunk => {
+  const rowBytes = h.shape.slice(1).reduce((a, b) => a * b, 1) * itemSize[h.dtype]
+  const out = Chunk.allocShared(h.dtype, h.shape.length === 0 ? [] : [rows, ...h.shape.slice(1)])
+  const target = new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.byteLength)
+  let fd: number
+  try {
+    fd = NodeFs.openSync(fsPath(path), "r")
+  } catch (e) {
+    throw new NpyError(path, "NotNpy", `cannot read: ${(e as Error).message}`)
+  }
+  try {
+    const from = h.dataOffset + rowStart * rowBytes
+    let got = 0
+    while (got < target.length) {
+      const r = NodeFs.readSync(fd, target, got, target.length - got, from + got)
+      if (r === 0) break
+      got += r
+    }
+    if (got < target.length) {
+      throw new NpyError(path, "Truncated", `rows ${rowStart}..${rowStart + rows} need bytes ${from}..${from + target.length}, file ends at ${from + got}`)
+    }
+  } finally {
+    NodeFs.closeSync(fd)
+  }
+  return out
 }
