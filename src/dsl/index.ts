@@ -5,6 +5,7 @@
  */
 export * as ChunkedArray from "./ChunkedArray.ts"
 export * as DatasetArray from "./DatasetArray.ts"
+export * as DatasetLabeled from "./DatasetLabeled.ts"
 export * as Datasets from "./Datasets.ts"
 export * as DslError from "./DslError.ts"
 export * as Estimators from "./Estimators.ts"
