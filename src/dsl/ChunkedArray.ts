@@ -182,6 +182,38 @@ export const mapBlocks = <D extends Chunk.DType>(
 }
 
 /**
+ * Applies a kernel to the matching blocks of two arrays of the same chunking:
+ * `kernel(selfBlock, ...extra, otherBlock)`; the output has `self`'s shape unless
+ * `columns` says otherwise. The caller checks that the chunkings agree.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const zipBlocks = <D extends Chunk.DType>(
+  self: ChunkedArray,
+  other: ChunkedArray,
+  options: {
+    readonly name: string
+    readonly kernel: Kernel.KernelRef
+    readonly extra?: ReadonlyArray<unknown>
+    readonly dtype: D
+    readonly stage?: string
+  }
+): ChunkedArray<D> => {
+  if (self.chunkRows.join() !== other.chunkRows.join()) {
+    throw DslError.chunksMismatch(options.stage ?? options.name, self.chunkRows, other.chunkRows)
+  }
+  const tok = token(options.name)
+  const specs = new Map([...self.specs, ...other.specs])
+  const blocks = self.blocks.map((b, i): Block => {
+    const key = blockKey(tok, i)
+    specs.set(key, spec(key, options.name, options.kernel, [blockArg(b), ...(options.extra ?? []), blockArg(other.blocks[i]!)], options.stage))
+    return { _tag: "Task", key }
+  })
+  return { _tag: "ChunkedArray", dtype: options.dtype, shape: self.shape, chunkRows: self.chunkRows, blocks, specs }
+}
+
+/**
  * Checks that `self` has `columns` columns (2-D) before a stage uses it.
  *
  * @since 0.1.0

@@ -18,6 +18,7 @@ export type DslErrorReason =
   | { readonly _tag: "UnknownInput"; readonly stage: string; readonly input: string }
   | { readonly _tag: "DuplicateStage"; readonly stage: string }
   | { readonly _tag: "InvalidOption"; readonly option: string; readonly detail: string }
+  | { readonly _tag: "ChunksMismatch"; readonly stage: string; readonly expected: ReadonlyArray<number>; readonly actual: ReadonlyArray<number> }
   | { readonly _tag: "BadDataset"; readonly file: string; readonly problem: string; readonly detail: string }
 
 const describe = (r: DslErrorReason): string => {
@@ -32,6 +33,8 @@ const describe = (r: DslErrorReason): string => {
       return `stage "${r.stage}" is already in the pipeline`
     case "InvalidOption":
       return `invalid option ${r.option}: ${r.detail}`
+    case "ChunksMismatch":
+      return `stage "${r.stage}": row chunks differ: [${r.expected.join(", ")}] and [${r.actual.join(", ")}] (rechunk one to match)`
     case "BadDataset":
       return `${r.file}: ${r.problem}: ${r.detail}`
   }
@@ -61,6 +64,9 @@ export class DslError extends Data.TaggedError("DslError")<{ readonly reason: Ds
   }
   static invalidOption(option: string, detail: string): DslError {
     return new DslError({ reason: { _tag: "InvalidOption", option, detail } })
+  }
+  static chunksMismatch(stage: string, expected: ReadonlyArray<number>, actual: ReadonlyArray<number>): DslError {
+    return new DslError({ reason: { _tag: "ChunksMismatch", stage, expected, actual } })
   }
   static badDataset(file: string, problem: string, detail: string): DslError {
     return new DslError({ reason: { _tag: "BadDataset", file, problem, detail } })
