@@ -13,6 +13,7 @@
  * @since 0.1.0
  */
 import { Cause, Clock, Effect } from "effect"
+import { GraphvizError, renderDot } from "../charts/Graphviz.ts"
 import type { Executor } from "../engine/Executor.ts"
 import { DslError } from "./DslError.ts"
 
@@ -124,6 +125,19 @@ export class Pipeline {
       ...g.edges.map(([a, b, k]) => `  ${q(a)} -> ${q(b)} [label=${q(k)}];`),
       "}"
     ].join("\n")
+  }
+
+  /**
+   * The stage DAG drawn as SVG: {@link visualize}'s DOT laid out by Graphviz
+   * (`charts/Graphviz.ts`, WebAssembly, no I/O) — one node per stage, one edge per input
+   * that references a stage.
+   */
+  visualizeSvg(): Effect.Effect<string, GraphvizError> {
+    const dot = this.visualize()
+    return Effect.tryPromise({
+      try: () => renderDot(dot),
+      catch: (e) => (e instanceof GraphvizError ? e : new GraphvizError([String(e)]))
+    })
   }
 
   /** Runs every stage in order; returns each stage's output by stage name. */

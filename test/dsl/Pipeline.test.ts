@@ -31,6 +31,22 @@ describe("Pipeline", () => {
     assert.throws(() => p.add(show, { n: other }), (e: unknown) => isDslError(e) && /stage "show": input "n = q\/double"/.test(e.message))
   })
 
+  it("draws the stage DAG as SVG: a node per stage, an edge per input reference", async () => {
+    const p = Pipeline.make("svg", { log: () => {} })
+    const a = p.add(double, { x: 1 })
+    const b = p.add(Pipeline.stage("twice", ({ x }: { readonly x: number }) => Effect.succeed(x * 2)), { x: a })
+    p.add(Pipeline.stage("sum", ({ l, r }: { readonly l: number; readonly r: number }) => Effect.succeed(l + r)), { l: a, r: b })
+    const svg = await Effect.runPromise(p.visualizeSvg())
+    assert.match(svg, /^<svg/)
+    assert.equal(svg.match(/class="node"/g)?.length, 3)
+    assert.equal(svg.match(/class="edge"/g)?.length, 3)
+    for (const n of ["double", "twice", "sum"]) assert.match(svg, new RegExp(`<title>${n}</title>`))
+    for (const e of ["double&#45;&gt;twice", "double&#45;&gt;sum", "twice&#45;&gt;sum"]) assert.ok(svg.includes(`<title>${e}</title>`), e)
+    const t5 = await Effect.runPromise(Tutorial5.make({ samples: 100, chunkRows: 50, log: () => {} }).pipeline.visualizeSvg())
+    assert.equal(t5.match(/class="node"/g)?.length, 5)
+    assert.equal(t5.match(/class="edge"/g)?.length, 4)
+  })
+
   it("a wrong input type is a compile-time error", () => {
     const p = Pipeline.make("p", { log: () => {} })
     const s = p.add(show, { n: 1 })
