@@ -226,6 +226,17 @@ export const expectColumns = (self: ChunkedArray, columns: number, stage: string
 }
 
 /**
+ * Checks that `self` holds `dtype` before a stage uses it (a cast, an untyped dataset or
+ * `any` can get past the type).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const expectDType = (self: ChunkedArray, dtype: Chunk.DType, stage: string): void => {
+  if (self.dtype !== dtype) throw DslError.dtypeMismatch(stage, dtype, self.dtype)
+}
+
+/**
  * Reduces the blocks with `partial` per block then `combine` over groups of at most
  * `fanIn` results, level by level, to one task (a tree reduction).
  *

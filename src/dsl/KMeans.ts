@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import type { ChunkedArray } from "./ChunkedArray.ts"
-import { computeDelayed, ensurePersisted, expectColumns, kernel, mapBlocks, mapToValues, treeReduce } from "./ChunkedArray.ts"
+import { computeDelayed, ensurePersisted, expectColumns, expectDType, kernel, mapBlocks, mapToValues, treeReduce } from "./ChunkedArray.ts"
 import { DslError } from "./DslError.ts"
 import type { Partial } from "../kernels/cluster.ts"
 import { uniform } from "../kernels/random.ts"
@@ -121,10 +121,14 @@ export const fit = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = 
     const k = options.nClusters
     if (!Number.isInteger(k) || k < 1) return yield* Effect.fail(DslError.invalidOption("nClusters", `must be a positive integer, got ${k}`))
     if (X.shape.length !== 2) return yield* Effect.fail(DslError.shapeMismatch(stage, ["n", "d"], X.shape))
+    if (X.dtype !== "float64") return yield* Effect.fail(DslError.dtypeMismatch(stage, "float64", X.dtype))
     const d = X.shape[1]!
     const data = yield* ensurePersisted(X)
     const s = yield* sample(data, options.initSample ?? 10_000, stage)
-    let centers = initCenters(s, d, k, options.init ?? "k-means++", options.randomState ?? 0)
+    let centers = yield* Effect.try({
+      try: () => initCenters(s, d, k, options.init ?? "k-means++", options.randomState ?? 0),
+      catch: (e) => e as DslError
+    })
     const variance = columnVariance(s, d)
     const tol = (options.tol ?? 1e-4) * variance
     const maxIter = options.maxIter ?? 300
@@ -179,6 +183,7 @@ const columnVariance = (s: Float64Array, d: number): number => {
  */
 export const predict = (model: KMeansModel, X: ChunkedArray, stage = "KMeans.predict"): ChunkedArray<"int32"> => {
   expectColumns(X, model.centers.length / model.nClusters, stage)
+  expectDType(X, "float64", stage)
   return mapBlocks(X, { name: "kmeans_predict", kernel: kernel("cluster", "assign"), extra: [model.centers, model.nClusters], dtype: "int32", stage })
 }
 

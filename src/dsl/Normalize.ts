@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import type { ChunkedArray } from "./ChunkedArray.ts"
 import { computeDelayed, ensurePersisted, kernel, mapBlocks, treeReduce } from "./ChunkedArray.ts"
+import { DslError } from "./DslError.ts"
 import type { Moments } from "../kernels/moments.ts"
 
 /**
@@ -46,6 +47,9 @@ export interface Scaler {
  */
 export const fitTransform = (X: ChunkedArray, stage = "Normalize.transform") =>
   Effect.gen(function*() {
+    if (X.shape.length < 1 || X.shape.length > 2 || X.shape[0] === 0) {
+      return yield* Effect.fail(DslError.shapeMismatch(stage, ["n >= 1", ...X.shape.slice(1)], X.shape))
+    }
     const data = yield* ensurePersisted(X)
     const m = yield* computeDelayed(moments(data, 0, stage))
     const scaler: Scaler = {
@@ -58,7 +62,7 @@ export const fitTransform = (X: ChunkedArray, stage = "Normalize.transform") =>
       kernel: kernel("moments", "standardize"),
       extra: [m],
       dtype: "float64",
-      columns: X.shape[1] ?? 1,
+      ...(X.shape.length === 2 ? { columns: X.shape[1]! } : {}),
       stage
     })
     return { scaler, X: out }

@@ -9,7 +9,7 @@
  */
 import { Effect } from "effect"
 import type { ChunkedArray } from "./ChunkedArray.ts"
-import { computeDelayed, ensurePersisted, expectColumns, kernel, mapBlocks, treeReduce } from "./ChunkedArray.ts"
+import { computeDelayed, ensurePersisted, expectColumns, expectDType, kernel, mapBlocks, treeReduce } from "./ChunkedArray.ts"
 import { DslError } from "./DslError.ts"
 import { sample } from "./KMeans.ts"
 import type { Partial } from "../kernels/cluster.ts"
@@ -64,6 +64,7 @@ const epochGraph = (X: ChunkedArray, weights: Float64Array, o: SOMOptions, sigma
 export const fit = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fit") =>
   Effect.gen(function*() {
     if (X.shape.length !== 2 || X.shape[1] !== o.inputLen) return yield* Effect.fail(DslError.shapeMismatch(stage, ["n", o.inputLen], X.shape))
+    if (X.dtype !== "float64") return yield* Effect.fail(DslError.dtypeMismatch(stage, "float64", X.dtype))
     if (!(o.x >= 1 && o.y >= 1)) return yield* Effect.fail(DslError.invalidOption("x, y", `map must be at least 1x1, got ${o.x}x${o.y}`))
     const d = o.inputLen
     const nodes = o.x * o.y
@@ -110,6 +111,7 @@ export const fit = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fit"
 export const predict = (model: SOMModel, X: ChunkedArray, stage = "SOM.predict"): ChunkedArray<"int32"> => {
   const nodes = model.x * model.y
   expectColumns(X, model.weights.length / nodes, stage)
+  expectDType(X, "float64", stage)
   return mapBlocks(X, { name: "som_predict", kernel: kernel("cluster", "assign"), extra: [model.weights, nodes], dtype: "int32", stage })
 }
 
