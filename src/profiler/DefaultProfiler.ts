@@ -12,8 +12,13 @@
  * flushed when the process exits (and on SIGINT/SIGTERM, fatal errors), and its sampling
  * timer never keeps the process alive.
  *
- * `enableNvtx`: Node.js has no NVTX binding, so the option prints one warning and is
- * otherwise ignored (never a failure).
+ * With a pipeline (the first argument, or the `pipeline` option), the trace database
+ * also gets one "Pipeline Graph" metadata event holding the pipeline's stage DAG
+ * (`visualize()` DOT; see PipelineGraph): written when the first compute starts, or at
+ * close when nothing was computed.
+ *
+ * `enableNvtx`: Node.js has no NVTX binding, so the option prints one warning per process
+ * and is otherwise ignored (never a failure).
  *
  * @since 0.1.0
  */
@@ -25,6 +30,7 @@ import * as Hooks from "../engine/Hooks.ts"
 import type { DatabaseError } from "./EventDatabase.ts"
 import { FileDatabase } from "./FileDatabase.ts"
 import { HostSampler } from "./internal/hostSampler.ts"
+import * as PipelineGraph from "./PipelineGraph.ts"
 import * as ResourceMonitor from "./ResourceMonitor.ts"
 import * as Trace from "./Trace.ts"
 
@@ -50,6 +56,8 @@ export interface DefaultProfilerOptions {
   readonly commitThreshold?: number
   /** message printer (default console.log) */
   readonly log?: (line: string) => void
+  /** the pipeline whose stage DAG goes into the trace ("Pipeline Graph" event) */
+  readonly pipeline?: PipelineGraph.PipelineLike
 }
 
 /**
@@ -90,6 +98,9 @@ const warnNvtx = (options: DefaultProfilerOptions): void => {
   process.emitWarning("enableNvtx: no NVTX library is available for Node.js; profiling continues without NVTX ranges")
 }
 
+const registerScoped = (cb: Hooks.Callbacks) =>
+  Effect.acquireRelease(Effect.sync(() => Hooks.register(cb)), (unregister) => Effect.sync(unregister))
+
 const commitOptions = (o: DefaultProfilerOptions) =>
   o.commitThreshold !== undefined ? { commitThreshold: o.commitThreshold } : {}
 
@@ -105,9 +116,18 @@ export const layer = (options: DefaultProfilerOptions = {}): Layer.Layer<never, 
     const log = options.log ?? console.log
     warnNvtx(options)
     return Layer.mergeAll(
-      Layer.effectDiscard(Effect.sync(() => log(`Registered worker plugin: ${f.traceName}`))).pipe(
-        Layer.provideMerge(Trace.layer({ file: f.traceFile, ...commitOptions(options) }))
-      ),
+      Layer.effectDiscard(Effect.gen(function*() {
+        const db = yield* Trace.openDatabase({ file: f.traceFile, ...commitOptions(options) })
+        yield* registerScoped(Trace.callbacks(db))
+        const pipeline = options.pipeline
+        if (pipeline !== undefined) {
+          const graph = PipelineGraph.recorder(db, pipeline, options.host ?? hostname())
+          // finalizers run in reverse: this one (record if no compute ran) before the file closes
+          yield* Effect.addFinalizer(() => Effect.sync(graph.recordUnsafe))
+          yield* registerScoped(graph.callbacks)
+        }
+        log(`Registered worker plugin: ${f.traceName}`)
+      })),
       Layer.effectDiscard(Effect.sync(() => log(`Registered resource plugin: ${f.resourceName}`))).pipe(
         Layer.provideMerge(ResourceMonitor.layer({
           file: f.resourceFile,
@@ -131,12 +151,13 @@ export interface DefaultProfilerHandle extends DefaultProfilerFiles {
 }
 
 const isOptions = (u: unknown): u is DefaultProfilerOptions =>
-  typeof u === "object" && u !== null && !("stages" in u) && !("run" in u)
+  typeof u === "object" && u !== null && !PipelineGraph.isPipelineLike(u) && !("stages" in u) && !("run" in u)
 
 /**
  * DASF's `register_default_profiler(pipeline, name, enable_nvtx, add_time_suffix)` for
- * Promise users. The pipeline argument is accepted for DASF's call shape (hooks are
- * registered globally, so any compute is profiled); options may come first instead.
+ * Promise users. Hooks are registered globally, so any compute is profiled; a pipeline
+ * (anything with `name` and `visualize()`) as first argument also puts its stage DAG
+ * into the trace. Options may come first instead.
  *
  * @since 0.1.0
  * @category constructors
@@ -146,14 +167,17 @@ export const registerDefaultProfiler = (
   options?: DefaultProfilerOptions
 ): DefaultProfilerHandle => {
   const o: DefaultProfilerOptions = options ?? (isOptions(pipelineOrOptions) ? pipelineOrOptions : {})
+  const pipeline = PipelineGraph.isPipelineLike(pipelineOrOptions) ? pipelineOrOptions : o.pipeline
   const f = files(o, Date.now() / 1000)
   const log = o.log ?? console.log
   warnNvtx(o)
+  const host = o.host ?? hostname()
   const traceDb = new FileDatabase(f.traceFile, commitOptions(o))
-  const unregister = Hooks.register(Trace.callbacks(traceDb))
+  const unregisterTrace = Hooks.register(Trace.callbacks(traceDb))
+  const graph = pipeline === undefined ? undefined : PipelineGraph.recorder(traceDb, pipeline, host)
+  const unregisterGraph = graph === undefined ? () => {} : Hooks.register(graph.callbacks)
   log(`Registered worker plugin: ${f.traceName}`)
   const resourceDb = new FileDatabase(f.resourceFile, commitOptions(o))
-  const host = o.host ?? hostname()
   const sampler = new HostSampler()
   const sample = () =>
     resourceDb.record(ResourceMonitor.resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(Date.now() / 1000)))
@@ -175,7 +199,9 @@ export const registerDefaultProfiler = (
     clearInterval(timer)
     if (gpuTimer !== null) clearInterval(gpuTimer)
     if (ioTimer !== null) clearInterval(ioTimer)
-    unregister()
+    unregisterTrace()
+    unregisterGraph()
+    graph?.recordUnsafe()
     sample()
     traceDb.close()
     resourceDb.close()
