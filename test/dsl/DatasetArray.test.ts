@@ -3,7 +3,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { after, describe, it } from "node:test"
-import { Float64, Table, tableToIPC, vectorFromArray } from "apache-arrow"
+import { Field, Float64, Struct, Table, tableToIPC, vectorFromArray } from "apache-arrow"
 import { Effect, Exit, Layer } from "effect"
 import * as fc from "fast-check"
 import * as Executor from "../../src/engine/Executor.ts"
@@ -140,6 +140,27 @@ describe("DatasetArray", () => {
       assert.equal(r.X.dtype, { f4: "float32", i4: "int32", i8: "int64", u1: "uint8" }[name])
       assert.deepEqual(r.data, Array.from(arr as ArrayLike<number | bigint>))
     }
+  })
+
+  it("describes Arrow files from metadata: null counts of the selected column past nested and dictionary columns", async () => {
+    const pType = new Struct([new Field("x", new Float64(), true), new Field("y", new Float64(), true)])
+    const struct = (n: number) => vectorFromArray(Array.from({ length: n }, (_, i) => (i === 1 ? null : { x: i, y: null })), pType)
+    const twoBatches = (a: Array<number | null>, format: "file" | "stream") => {
+      const t = new Table({ p: struct(4), s: vectorFromArray(["u", "v", "u", "w"]), a: vectorFromArray(a, new Float64()) })
+      const b = t.batches[0]!
+      return tableToIPC(new Table([b.slice(0, 2), b.slice(2)]), format)
+    }
+    for (const format of ["file", "stream"] as const) {
+      const ok = write(`nested.${format}`, twoBatches([1, 2, 3, 4], format))
+      const r = await values(ok, { chunks: 3, columns: ["a"] })
+      assert.deepEqual(r.data, [1, 2, 3, 4])
+      await failsWith(write(`nestednull.${format}`, twoBatches([1, 2, null, 4], format)), /NullValues: column "a" has 1 nulls in record batch 1/, { chunks: 3, columns: ["a"] })
+    }
+  })
+
+  it("rejects an Arrow stream cut inside a record batch, naming the file and the bytes", async () => {
+    const good = arrowIpc({ a: new Float64Array([1, 2, 3, 4]) }, [2, 2], "stream")
+    await failsWith(write("cut.arrows", good.subarray(0, good.length - 20)), /cut\.arrows: Truncated: message at byte \d+ needs bytes up to \d+, the file has \d+/)
   })
 
   it("rejects a bad Arrow file, naming the file", async () => {

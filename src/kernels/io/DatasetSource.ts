@@ -44,6 +44,10 @@ export interface ArrowInfo {
   readonly shape: ReadonlyArray<number>
   readonly columns: ReadonlyArray<string>
   readonly batchRows: ReadonlyArray<number>
+  /** each record batch message's byte range [start, end), body included */
+  readonly batchOffsets: ReadonlyArray<readonly [number, number]>
+  /** stream format: end of the schema (and leading dictionary) messages */
+  readonly prefixEnd: number
 }
 
 /**
