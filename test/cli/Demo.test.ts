@@ -25,10 +25,16 @@ describe("tessera demo", () => {
     assert.ok(computes.length > 0)
     // the blobs are made once: 6 chunks of X, each a single task
     assert.equal(computes.filter((e) => (e.args as { name: string }).name === "make_blobs_X").length, 6)
+    // the pipeline's stage DAG, once
+    const graphs = events.events.filter((e) => e.name === "Pipeline Graph")
+    assert.equal(graphs.length, 1)
+    assert.equal(graphs[0]!.args.pipeline, "tutorial5")
+    assert.match(String(graphs[0]!.args.dot), /"Normalize\.transform" -> "KMeans\.fitPredict"/)
     const resources = decodeRecords(readFileSync(join(dir, summary.databases[1]))).events
     assert.ok(resources.some((e) => e.name === "Resource Usage"))
     const html = readFileSync(join(dir, "r.html"), "utf8")
     assert.match(html, /tessera demo/)
+    assert.match(html, /<h2>Pipeline stages<\/h2><div class="dag"><svg/)
   })
 
   it("rejects a bad option with a message naming it", () => {

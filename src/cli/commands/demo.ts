@@ -2,21 +2,19 @@
  * `tessera demo [--workers N] [--samples N] [--chunk-rows N] [--profile NAME] [--report FILE] [--json]`:
  * DASF's tutorial 5 (blobs -> Normalize -> KMeans and SOM -> Persist) on the
  * worker-thread executor. `--profile NAME` registers the default profiler (trace and
- * resource databases named as DASF names them, in the working directory); `--report
- * FILE` writes the HTML report of those databases (profiling into a temporary folder
- * when no `--profile` is given).
+ * resource databases named as DASF names them, in the working directory, the trace with
+ * the pipeline's stage DAG); `--report FILE` writes the HTML report of those databases
+ * (profiling into a temporary folder when no `--profile` is given). Both through
+ * src/cli/profiling.ts, shared with `tessera run`.
  *
  * @since 0.1.0
  */
-import { mkdtempSync } from "node:fs"
-import { availableParallelism, tmpdir } from "node:os"
-import { join } from "node:path"
-import { Console, Data, Effect, Layer, Option } from "effect"
+import { availableParallelism } from "node:os"
+import { Console, Data, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Executor from "../../engine/Executor.ts"
 import * as Tutorial5 from "../../dsl/Tutorial5.ts"
-import * as DefaultProfiler from "../../profiler/DefaultProfiler.ts"
-import { writeReport } from "../../report/buildReport.ts"
+import { profiled } from "../profiling.ts"
 
 class DemoInputError extends Data.TaggedError("DemoInputError")<{ readonly message: string }> {}
 
@@ -44,25 +42,20 @@ export const demo = Command.make(
       if (c.samples < 3) return yield* new DemoInputError({ message: `--samples must be at least 3, got ${c.samples}` })
       if (c.chunkRows < 1) return yield* new DemoInputError({ message: `--chunk-rows must be at least 1, got ${c.chunkRows}` })
       const quiet = c.json ? { log: () => {} } : {}
-      const profile = Option.isSome(c.profile)
-        ? { name: c.profile.value }
-        : Option.isSome(c.report)
-        ? { name: "demo", directory: mkdtempSync(join(tmpdir(), "tessera-demo-")) }
-        : undefined
-      const profiler = profile === undefined ? Layer.empty : DefaultProfiler.layer({ ...profile, ...quiet })
-      const t0 = performance.now()
-      // The profiler's layer closes (flushing both databases) before the report reads them.
-      const r = yield* Tutorial5.run({ samples: c.samples, chunkRows: c.chunkRows, ...quiet }).pipe(
-        Effect.provide(Layer.merge(Executor.layerWorkers({ workers: c.workers }), profiler))
-      )
-      const wallSeconds = (performance.now() - t0) / 1000
-      const files = profile === undefined ? undefined : DefaultProfiler.files(profile, 0)
-      const databases = files === undefined ? [] : [files.traceFile, files.resourceFile]
-      if (Option.isSome(c.report)) {
-        const out = c.report.value
-        const written = yield* Effect.promise(() => writeReport(databases, out, { title: "tessera demo (DASF tutorial 5)" }))
-        if (!c.json) yield* Console.log(`report: ${out} (${(written.bytes / 2 ** 20).toFixed(1)} MiB)`)
-      }
+      const options = { samples: c.samples, chunkRows: c.chunkRows, ...quiet }
+      // Tutorial5.run builds its pipeline inside; an identical twin (building a pipeline
+      // is lazy: no data is made) gives the stage DAG for the trace.
+      const pipeline = Tutorial5.make(options).pipeline
+      const p = yield* profiled(Tutorial5.run(options).pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {
+        profile: c.profile,
+        report: c.report,
+        defaultName: "demo",
+        title: "tessera demo (DASF tutorial 5)",
+        pipeline,
+        ...quiet
+      })
+      const { value: r, wallSeconds, databases } = p
+      if (p.report !== undefined && !c.json) yield* Console.log(`report: ${p.report.file} (${(p.report.bytes / 2 ** 20).toFixed(1)} MiB)`)
       const s = r.summary
       if (c.json) {
         yield* Console.log(JSON.stringify({ wallSeconds, workers: c.workers, samples: c.samples, chunkRows: c.chunkRows, databases, ...s }))

@@ -1,8 +1,14 @@
 /**
- * `tessera run FILE.ts [--workers N]`: loads a user pipeline module and runs it on the
- * worker-thread executor. The module's default export is a `Pipeline` (from
- * src/dsl/Pipeline.ts) or a function (possibly async) returning one. Prints the DASF-style
- * run log and one line per stage output.
+ * `tessera run FILE.ts [--workers N] [--profile NAME] [--report FILE]`: loads a user
+ * pipeline module and runs it on the worker-thread executor. The module's default export
+ * is a `Pipeline` (from src/dsl/Pipeline.ts) or a function (possibly async) returning
+ * one. Prints the DASF-style run log and one line per stage output.
+ *
+ * `--profile NAME` registers the default profiler for the run (DASF's registration
+ * lines; `{NAME}-TracePlugin-{host}.msgpack` with the pipeline's stage DAG and
+ * `{NAME}-ResourceMonitor-{host}.msgpack` in the working directory); `--report FILE`
+ * writes the HTML report of those databases (profiling into a temporary folder when no
+ * `--profile` is given). Both through src/cli/profiling.ts, shared with `tessera demo`.
  *
  * @since 0.1.0
  */
@@ -13,6 +19,7 @@ import { Console, Data, Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Executor from "../../engine/Executor.ts"
 import { Pipeline } from "../../dsl/Pipeline.ts"
+import { profiled } from "../profiling.ts"
 
 class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
 
@@ -60,15 +67,25 @@ export const run = Command.make(
   "run",
   {
     file: Argument.String("file").pipe(Argument.withDescription("pipeline module (.ts/.js) whose default export is a Pipeline or returns one")),
-    workers: Flag.Int("workers").pipe(Flag.withDescription("worker threads (default: available parallelism)"), Flag.withDefault(availableParallelism()))
+    workers: Flag.Int("workers").pipe(Flag.withDescription("worker threads (default: available parallelism)"), Flag.withDefault(availableParallelism())),
+    profile: Flag.String("profile").pipe(Flag.withDescription("write trace databases {NAME}-TracePlugin-{host}.msgpack and {NAME}-ResourceMonitor-{host}.msgpack"), Flag.optional),
+    report: Flag.String("report").pipe(Flag.withDescription("write a self-contained HTML performance report to FILE"), Flag.optional)
   },
   (c) =>
     Effect.gen(function*() {
       if (c.workers < 1) return yield* new RunInputError({ message: `--workers must be at least 1, got ${c.workers}` })
       const p = yield* loadPipeline(c.file)
-      const t0 = performance.now()
-      const outputs = yield* p.run().pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers })))
-      yield* Console.log(`\npipeline ${p.name}: ${outputs.size} stages in ${((performance.now() - t0) / 1000).toFixed(2)} s on ${c.workers} workers`)
+      const r = yield* profiled(p.run().pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {
+        profile: c.profile,
+        report: c.report,
+        defaultName: p.name,
+        title: `tessera run: ${p.name}`,
+        pipeline: p
+      })
+      const outputs = r.value
+      yield* Console.log(`\npipeline ${p.name}: ${outputs.size} stages in ${r.wallSeconds.toFixed(2)} s on ${c.workers} workers`)
       for (const [k, v] of outputs) yield* Console.log(`  ${k}: ${describeValue(v)}`)
+      for (const d of r.databases) yield* Console.log(`trace database: ${d}`)
+      if (r.report !== undefined) yield* Console.log(`report: ${r.report.file} (${(r.report.bytes / 2 ** 20).toFixed(1)} MiB)`)
     })
 ).pipe(Command.withDescription("Run a user pipeline module (default export: a Pipeline or a function returning one)."))

@@ -1,0 +1,126 @@
+/**
+ * `--profile NAME` and `--report FILE` for the commands that run a pipeline (`tessera
+ * demo`, `tessera run`): one place that wraps a program in the default profiler and
+ * writes the HTML report of what it recorded.
+ *
+ * - `--profile NAME`: the default profiler (Trace + ResourceMonitor) for the program's
+ *   lifetime, printing DASF's registration lines and writing
+ *   `{NAME}-TracePlugin-{host}.msgpack` and `{NAME}-ResourceMonitor-{host}.msgpack` in
+ *   the working directory; with a pipeline, the trace also holds its stage DAG (the
+ *   "Pipeline Graph" event).
+ * - `--report FILE`: the HTML report of those databases once the program is done (the
+ *   profiler's layer closes, flushing both files, before the report reads them). Without
+ *   `--profile`, the databases go to a temporary folder, removed after the report.
+ *
+ * Leaves out: running the program (the command provides its executor) and the report
+ * itself (src/report/buildReport.ts).
+ *
+ * @since 0.1.0
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Data, Effect, Layer, Option } from "effect"
+import type { DatabaseError } from "../profiler/EventDatabase.ts"
+import * as DefaultProfiler from "../profiler/DefaultProfiler.ts"
+import type { PipelineLike } from "../profiler/PipelineGraph.ts"
+import { writeReport } from "../report/buildReport.ts"
+
+/**
+ * The report could not be written: names the output file and the reason.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ReportFailed extends Data.TaggedError("ReportFailed")<{ readonly file: string; readonly reason: string }> {
+  override get message(): string {
+    return `--report ${this.file}: ${this.reason}`
+  }
+}
+
+/**
+ * What to record and where.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProfileRequest {
+  /** `--profile NAME` */
+  readonly profile: Option.Option<string>
+  /** `--report FILE` */
+  readonly report: Option.Option<string>
+  /** database name when only `--report` is given */
+  readonly defaultName: string
+  /** the report's title */
+  readonly title: string
+  /** whose stage DAG goes into the trace */
+  readonly pipeline?: PipelineLike
+  /** printer of the registration lines (default console.log) */
+  readonly log?: (line: string) => void
+}
+
+/**
+ * The program's value, the databases kept (none when only `--report` was asked for), the
+ * report written, and the program's wall time (profiler start and flush included).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Profiled<A> {
+  readonly value: A
+  readonly wallSeconds: number
+  readonly databases: ReadonlyArray<string>
+  readonly report: { readonly file: string; readonly bytes: number } | undefined
+}
+
+/**
+ * Runs `program` under the profiler the request asks for, then writes the report.
+ * With neither `--profile` nor `--report` the program runs unprofiled.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const profiled = <A, E, R>(
+  program: Effect.Effect<A, E, R>,
+  request: ProfileRequest
+): Effect.Effect<Profiled<A>, E | DatabaseError | ReportFailed, R> =>
+  Effect.suspend(() => {
+    const temporary = Option.isNone(request.profile) && Option.isSome(request.report)
+      ? mkdtempSync(join(tmpdir(), "tessera-profile-"))
+      : undefined
+    const removeTemporary = Effect.sync(() => {
+      if (temporary !== undefined) rmSync(temporary, { recursive: true, force: true })
+    })
+    return Effect.ensuring(run(program, request, temporary), removeTemporary)
+  })
+
+const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, temporary: string | undefined) =>
+  Effect.gen(function*() {
+    const options: DefaultProfiler.DefaultProfilerOptions | undefined = Option.isSome(request.profile)
+      ? { name: request.profile.value }
+      : temporary !== undefined
+      ? { name: request.defaultName, directory: temporary }
+      : undefined
+    const layer = options === undefined ? Layer.empty : DefaultProfiler.layer({
+      ...options,
+      ...(request.pipeline !== undefined ? { pipeline: request.pipeline } : {}),
+      ...(request.log !== undefined ? { log: request.log } : {})
+    })
+    const t0 = performance.now()
+    // the profiler's layer closes here, flushing both databases before the report reads them
+    const value = yield* program.pipe(Effect.provide(layer))
+    const wallSeconds = (performance.now() - t0) / 1000
+    const f = options === undefined ? undefined : DefaultProfiler.files(options, 0)
+    const databases = f === undefined ? [] : [f.traceFile, f.resourceFile]
+    let report: Profiled<A>["report"] = undefined
+    if (Option.isSome(request.report)) {
+      const file = request.report.value
+      const written = yield* Effect.tryPromise({
+        try: () => writeReport(databases, file, { title: request.title }),
+        catch: (e) => new ReportFailed({ file, reason: e instanceof Error ? e.message : String(e) })
+      })
+      report = { file, bytes: written.bytes }
+    }
+    const result: Profiled<A> = { value, wallSeconds, databases: temporary === undefined ? databases : [], report }
+    return result
+  })
