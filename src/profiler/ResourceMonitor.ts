@@ -18,6 +18,7 @@ import { Clock, Duration, Effect, Layer } from "effect"
 import * as EngineClock from "../engine/EngineClock.ts"
 import { EventNames, type TraceEvent } from "../trace/TraceEvent.ts"
 import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
+import type { GpuSource } from "./internal/gpu.ts"
 import { HostSampler, type ResourceArgs } from "./internal/hostSampler.ts"
 import { openDatabase, type TraceOptions } from "./Trace.ts"
 
@@ -32,6 +33,8 @@ export type ResourceMonitorOptions = TraceOptions & {
   readonly interval?: Duration.Input
   /** process_id of the events (default os.hostname()) */
   readonly host?: string
+  /** GPU readings: nvidia-smi's CSV (default: nvidia-smi when on PATH; null: no GPU) */
+  readonly gpu?: GpuSource | null
 }
 
 /**
@@ -59,12 +62,12 @@ export const resourceEvent = (timestamp: number, host: string, args: ResourceArg
  */
 export const run = Effect.fnUntraced(function*(
   db: EventDatabase,
-  options: { readonly interval?: Duration.Input; readonly host?: string } = {}
+  options: { readonly interval?: Duration.Input; readonly host?: string; readonly gpu?: GpuSource | null } = {}
 ) {
   const interval = Duration.fromInputUnsafe(options.interval ?? 100)
   if (Duration.toMillis(interval) <= 0) return yield* Effect.die(new RangeError("ResourceMonitor interval must be positive"))
   const host = options.host ?? hostname()
-  const sampler = new HostSampler()
+  const sampler = new HostSampler(options.gpu !== undefined ? { gpu: options.gpu } : {})
   const tick = Effect.flatMap(Clock.currentTimeMillis, (ms) =>
     Effect.sync(() => db.record(resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(ms / 1000)))))
   yield* Effect.addFinalizer(() => Effect.ignore(tick))
@@ -77,6 +80,8 @@ export const run = Effect.fnUntraced(function*(
     )
   }
   if (sampler.hasGpu) {
+    // in the background (nvidia-smi can take a second to start): samples read 0 until
+    // the first reading arrives, then the latest one; at most one query a second
     const gpuPeriod = Duration.max(interval, Duration.seconds(1))
     yield* Effect.forkScoped(
       Effect.forever(Effect.andThen(Effect.promise(() => sampler.pollGpu()), Effect.sleep(gpuPeriod)))
@@ -96,6 +101,7 @@ export const layer = (options: ResourceMonitorOptions): Layer.Layer<never, Datab
     const db = yield* openDatabase(options)
     yield* run(db, {
       ...(options.interval !== undefined ? { interval: options.interval } : {}),
-      ...(options.host !== undefined ? { host: options.host } : {})
+      ...(options.host !== undefined ? { host: options.host } : {}),
+      ...(options.gpu !== undefined ? { gpu: options.gpu } : {})
     })
   }))

@@ -10,16 +10,18 @@
  *   /proc/diskstats (a file read, cheap enough for 10 Hz); elsewhere through
  *   systeminformation (`networkStats`, `fsStats`), whose Linux implementation spawns a
  *   shell per call, too costly at 10 Hz on a 2-core machine;
- * - GPU: systeminformation `graphics()` (nvidia-smi) when `nvidia-smi` is on PATH, polled
- *   in the background at most once a second; 0 otherwise. The fields are always present
- *   (DASF-NOTES 1).
+ * - GPU: one `nvidia-smi` query (internal/gpu.ts) when `nvidia-smi` is on PATH, polled in
+ *   the background at most once a second: mean utilization (%) and total memory used
+ *   (bytes) of the visible GPUs; 0 otherwise. The fields are always present (DASF-NOTES 1).
+ *   (systeminformation's `graphics()` is not used for this: it also runs lspci and more
+ *   shells on every call.)
  *
  * @since 0.1.0
  * @internal
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs"
-import { delimiter, join } from "node:path"
+import { readdirSync, readFileSync } from "node:fs"
 import si from "systeminformation"
+import { type GpuSource, nvidiaSmi, parseNvidiaSmi } from "./gpu.ts"
 
 const readProc = (path: string): string | null => {
   try {
@@ -64,9 +66,6 @@ const procDisk = (): [number, number] | null => {
   return [r, w]
 }
 
-const onPath = (cmd: string): boolean =>
-  (process.env.PATH ?? "").split(delimiter).some((d) => d !== "" && existsSync(join(d, cmd)))
-
 /**
  * The args of one `Resource Usage` event (DASF's names).
  *
@@ -102,30 +101,34 @@ export class HostSampler {
   private siDisk: [number, number] = [0, 0]
   gpuUtilization = 0
   gpuMemoryUsed = 0
-  readonly hasGpu: boolean
+  private readonly gpu: GpuSource | null
+  private gpuBusy = false
 
-  constructor() {
+  /** `gpu`: where GPU readings come from (default nvidia-smi when on PATH; null: none). */
+  constructor(options: { readonly gpu?: GpuSource | null } = {}) {
     this.net = procNet()
     this.disk = procDisk()
     this.useProc = this.net !== null && this.disk !== null
-    this.hasGpu = onPath("nvidia-smi")
+    this.gpu = options.gpu === undefined ? nvidiaSmi() : options.gpu
   }
 
-  /** Refreshes the GPU values (background; at most once a second). */
+  /** Whether there is a GPU source to poll. */
+  get hasGpu(): boolean {
+    return this.gpu !== null
+  }
+
+  /** Refreshes the GPU values (background; at most once a second; never two queries at once). */
   async pollGpu(): Promise<void> {
-    if (!this.hasGpu) return
+    if (this.gpu === null || this.gpuBusy) return
+    this.gpuBusy = true
     try {
-      const g = await si.graphics()
-      let util = 0
-      let mem = 0
-      for (const c of g.controllers) {
-        util += c.utilizationGpu ?? 0
-        mem += (c.memoryUsed ?? 0) * 1024 * 1024 // MiB -> bytes
-      }
-      this.gpuUtilization = util
-      this.gpuMemoryUsed = mem
+      const r = parseNvidiaSmi(await this.gpu(), process.env.CUDA_VISIBLE_DEVICES)
+      this.gpuUtilization = r.utilization
+      this.gpuMemoryUsed = r.memoryUsed
     } catch {
       // keep the last values; a failing nvidia-smi must not stop the monitor
+    } finally {
+      this.gpuBusy = false
     }
   }
 
