@@ -46,8 +46,10 @@ export interface ArrowInfo {
   readonly batchRows: ReadonlyArray<number>
   /** each record batch message's byte range [start, end), body included */
   readonly batchOffsets: ReadonlyArray<readonly [number, number]>
-  /** stream format: end of the schema (and leading dictionary) messages */
-  readonly prefixEnd: number
+  /** file format: a stream schema message made from the footer's schema */
+  readonly schemaMessage?: Uint8Array
+  /** byte ranges of the schema (stream format) and dictionary messages that precede any batch */
+  readonly prefixRanges: ReadonlyArray<readonly [number, number]>
 }
 
 /**

@@ -1,20 +1,27 @@
 /**
  * Arrow IPC reader (file and stream formats) for numeric columns: float32, float64,
- * int32, int64 and uint8, all of one dtype, without nulls. `describeArrow` reads the
- * schema and every record batch's row count (client side, one batch in memory at a
- * time); the `readArrowRows` kernel returns any row range as one chunk, whatever the
- * file's record batches are: with the file format it reads only the batches that
- * overlap the range (random access through the footer); with the stream format it
- * reads batches from the start until the range is covered.
+ * int32, int64 and uint8, all of one dtype, without nulls.
+ *
+ * `describeArrowUnsafe` reads metadata only, never data: it walks the IPC messages
+ * (the stream, or the stream embedded in a file, up to its footer) reading each
+ * message's length prefix and flatbuffer header and skipping its body, and records the
+ * schema, every record batch's row count, null counts and byte range. The
+ * `readArrowRows` kernel then returns any row range as one chunk, whatever the file's
+ * record batches are: it reads only the batches that overlap the range (their byte
+ * ranges, plus the schema and leading dictionary messages) and decodes them with
+ * apache-arrow.
  *
  * Leaves out: nullable data, mixed column types (no implicit casts), dictionary,
- * decimal, date and nested types (all rejected with a typed error naming the file).
+ * decimal, date and nested columns (rejected with a typed error naming the file; such
+ * columns may sit beside the ones read), dictionaries replaced mid-stream, compressed
+ * bodies (as far as apache-arrow does not decode them).
  *
  * @since 0.1.0
  */
-import * as NodeFsP from "node:fs/promises"
+import * as NodeFs from "node:fs"
 import { DataType, Message, MessageHeader, RecordBatchReader } from "apache-arrow"
-import type { AsyncRecordBatchFileReader, Field, RecordBatch, RecordBatchFileReader, Schema } from "apache-arrow"
+import type { Field, RecordBatch, Schema } from "apache-arrow"
+import { Footer } from "apache-arrow/ipc/metadata/file"
 import * as Chunk from "../../engine/Chunk.ts"
 import type { ArrowInfo } from "./DatasetSource.ts"
 import { DatasetFileError } from "./DatasetSource.ts"
@@ -39,27 +46,27 @@ export const dtypeOfArrow = (t: DataType): Chunk.DType | undefined => {
 
 const fail = (file: string, problem: DatasetFileError["problem"], detail: string) => new DatasetFileError({ file, problem, detail })
 
-const openHandle = async (path: string): Promise<NodeFsP.FileHandle> => {
+const openUnsafe = (path: string): number => {
   try {
-    return await NodeFsP.open(fsPath(path), "r")
+    return NodeFs.openSync(fsPath(path), "r")
   } catch (e) {
     throw fail(path, "Unreadable", (e as Error).message)
   }
 }
 
 /** Reads up to `n` bytes at `position` (fewer at the end of the file). */
-const readAt = async (h: NodeFsP.FileHandle, position: number, n: number): Promise<Uint8Array> => {
-  const out = new Uint8Array(n)
+const readAtUnsafe = (fd: number, position: number, n: number, into?: Uint8Array, at = 0): Uint8Array => {
+  const out = into ?? new Uint8Array(n)
   let got = 0
   while (got < n) {
-    const { bytesRead } = await h.read(out, got, n - got, position + got)
-    if (bytesRead === 0) break
-    got += bytesRead
+    const r = NodeFs.readSync(fd, out, at + got, n - got, position + got)
+    if (r === 0) break
+    got += r
   }
-  return out.subarray(0, got)
+  return into === undefined ? out.subarray(0, got) : out.subarray(at, at + got)
 }
 
-/** An IPC message's metadata read at `pos`: the decoded message and where it ends (body included). */
+/** An IPC message's metadata read at `start`: the decoded message and where it ends (body included). */
 interface Framed {
   readonly message: Message
   readonly start: number
@@ -69,26 +76,28 @@ interface Framed {
 /**
  * Reads the message framed at `pos` (`0xFFFFFFFF`, int32 metadata length, flatbuffer,
  * body; or the pre-1.0 framing without the continuation marker) without its body.
- * `null` at the end-of-stream marker or the end of the file.
+ * `null` at the end-of-stream marker or at `limit`.
  */
-const readMessageAt = async (file: string, h: NodeFsP.FileHandle, pos: number, size: number): Promise<Framed | null> => {
-  if (pos + 4 > size) return null
-  const pre = await readAt(h, pos, 8)
+const readMessageUnsafe = (file: string, fd: number, pos: number, limit: number): Framed | null => {
+  if (pos + 4 > limit) return null
+  const pre = readAtUnsafe(fd, pos, 8)
   const view = new DataView(pre.buffer, pre.byteOffset, pre.byteLength)
   const marked = view.getInt32(0, true) === -1
   if (marked && pre.length < 8) throw fail(file, "Truncated", `message at byte ${pos} ends inside its length prefix`)
   const len = marked ? view.getInt32(4, true) : view.getInt32(0, true)
   const metaStart = pos + (marked ? 8 : 4)
   if (len === 0) return null
-  if (len < 0 || metaStart + len > size) throw fail(file, "Truncated", `message at byte ${pos} claims ${len} metadata bytes, the file has ${size - metaStart} left`)
+  if (len < 0 || metaStart + len > limit) {
+    throw fail(file, "Truncated", `message at byte ${pos} claims ${len} metadata bytes, ${limit - metaStart} are left`)
+  }
   let message: Message
   try {
-    message = Message.decode(await readAt(h, metaStart, len))
+    message = Message.decode(readAtUnsafe(fd, metaStart, len))
   } catch (e) {
     throw fail(file, "NotArrow", `message at byte ${pos} cannot be decoded (${(e as Error).message})`)
   }
   const end = metaStart + len + message.bodyLength
-  if (end > size) throw fail(file, "Truncated", `message at byte ${pos} needs bytes up to ${end}, the file has ${size}`)
+  if (end > limit) throw fail(file, "Truncated", `message at byte ${pos} needs bytes up to ${end}, the file has ${limit}`)
   return { message, start: pos, end }
 }
 
@@ -102,58 +111,97 @@ interface BatchHeader {
 const nodeCount = (f: Field): number => 1 + (f.type.children ?? []).reduce((n: number, c: Field) => n + nodeCount(c), 0)
 
 /**
- * Describes an Arrow IPC file or stream from its metadata only, never the data bodies:
- * the schema (the footer's, or the stream's first message), and each record batch's row
- * count and null counts from its message header (the footer's blocks locate them in the
- * file format; the stream is walked message by message, skipping bodies). Fails with a
- * {@link DatasetFileError} naming the file.
+ * Where the IPC messages of a file lie: `[start, limit)` — the whole stream, or for the
+ * file format the messages between the leading magic and the footer, with the footer
+ * decoded (schema, record batch and dictionary blocks).
+ */
+const messageSpanUnsafe = (path: string, fd: number, size: number): {
+  readonly start: number
+  readonly limit: number
+  readonly footer: Footer | undefined
+} => {
+  const head = new TextDecoder("latin1").decode(readAtUnsafe(fd, 0, 6))
+  if (head !== "ARROW1") return { start: 0, limit: size, footer: undefined }
+  const tail = size >= 16 ? readAtUnsafe(fd, size - 10, 10) : new Uint8Array(0)
+  if (tail.length < 10 || new TextDecoder("latin1").decode(tail.subarray(4)) !== "ARROW1") {
+    throw fail(path, "Truncated", "starts like an Arrow IPC file but does not end with its footer (cut short?)")
+  }
+  const footerLength = new DataView(tail.buffer, tail.byteOffset, 4).getInt32(0, true)
+  const limit = size - 10 - footerLength
+  if (footerLength <= 0 || limit < 8) throw fail(path, "NotArrow", `footer length ${footerLength} does not fit the file (${size} bytes)`)
+  try {
+    return { start: 8, limit, footer: Footer.decode(readAtUnsafe(fd, limit, footerLength)) }
+  } catch (e) {
+    throw fail(path, "NotArrow", `the footer at byte ${limit} cannot be decoded (${(e as Error).message})`)
+  }
+}
+
+/** A schema message framed as in a stream (continuation marker, padded length, flatbuffer). */
+const schemaMessage = (schema: Schema): Uint8Array => {
+  const meta = Message.encode(Message.from(schema))
+  const padded = Math.ceil(meta.length / 8) * 8
+  const out = new Uint8Array(8 + padded)
+  const view = new DataView(out.buffer)
+  view.setInt32(0, -1, true)
+  view.setInt32(4, padded, true)
+  out.set(meta, 8)
+  return out
+}
+
+/**
+ * Describes an Arrow IPC file or stream from its metadata only (see the module
+ * comment). Throws a {@link DatasetFileError} naming the file.
  *
  * @since 0.1.0
  * @category parsing
  */
-export const describeArrow = async (path: string, columns?: ReadonlyArray<string>): Promise<ArrowInfo> => {
-  const h = await openHandle(path)
+export const describeArrowUnsafe = (path: string, columns?: ReadonlyArray<string>): ArrowInfo => {
+  const fd = openUnsafe(path)
   try {
-    const size = (await h.stat()).size
-    const isFile = new TextDecoder("latin1").decode(await readAt(h, 0, 6)) === "ARROW1"
+    const size = NodeFs.fstatSync(fd).size
+    const span = messageSpanUnsafe(path, fd, size)
     let schema: Schema
-    const batches: Array<{ readonly at: number; readonly framed: Framed }> = []
-    let streamPrefixEnd = 0
-    if (isFile) {
-      let footer: NonNullable<RecordBatchFileReader["footer"]>
-      try {
-        const reader = await RecordBatchReader.from(h)
-        await reader.open()
-        if (!reader.isFile() || reader.footer === null) throw new Error("no footer")
-        footer = reader.footer
-        schema = reader.schema
-      } catch (e) {
-        throw fail(path, "NotArrow", `not an Arrow IPC file (${(e as Error).message})`)
+    const batches: Array<Framed> = []
+    const prefixRanges: Array<readonly [number, number]> = []
+    if (span.footer !== undefined) {
+      // file format: the footer has the schema and locates every batch and dictionary
+      schema = span.footer.schema
+      for (const block of span.footer.dictionaryBatches()) {
+        const framed = readMessageUnsafe(path, fd, Number(block.offset), span.limit)
+        if (framed === null) throw fail(path, "Truncated", `dictionary batch at byte ${block.offset} is missing`)
+        prefixRanges.push([framed.start, framed.end])
       }
-      for (let b = 0; b < footer.numRecordBatches; b++) {
-        const block = footer.getRecordBatch(b)!
-        const framed = await readMessageAt(path, h, Number(block.offset), size)
-        if (framed === null) throw fail(path, "Truncated", `record batch ${b} at byte ${block.offset} is missing`)
-        batches.push({ at: framed.start, framed })
+      let b = 0
+      for (const block of span.footer.recordBatches()) {
+        const framed = readMessageUnsafe(path, fd, Number(block.offset), span.limit)
+        if (framed === null || framed.message.headerType !== MessageHeader.RecordBatch) {
+          throw fail(path, "Truncated", `record batch ${b} at byte ${block.offset} is missing`)
+        }
+        batches.push(framed)
+        b++
       }
     } else {
-      const first = await readMessageAt(path, h, 0, size).catch((e: unknown) => {
-        throw e instanceof DatasetFileError && e.problem === "Truncated" && size < 64
-          ? fail(path, "NotArrow", "not an Arrow IPC file or stream")
-          : e
-      })
+      // stream format: a schema message, then dictionaries and batches until EOS
+      let first: Framed | null
+      try {
+        first = readMessageUnsafe(path, fd, span.start, span.limit)
+      } catch (e) {
+        if (e instanceof DatasetFileError) throw fail(path, "NotArrow", `not an Arrow IPC file or stream (${e.detail})`)
+        throw e
+      }
       if (first === null || first.message.headerType !== MessageHeader.Schema) {
         throw fail(path, "NotArrow", "not an Arrow IPC file or stream (no schema message first)")
       }
       schema = first.message.header() as Schema
+      let prefixEnd = first.end
       for (let pos = first.end; ;) {
-        const framed = await readMessageAt(path, h, pos, size)
+        const framed = readMessageUnsafe(path, fd, pos, span.limit)
         if (framed === null) break
-        if (framed.message.headerType === MessageHeader.RecordBatch) batches.push({ at: framed.start, framed })
-        else if (batches.length === 0) streamPrefixEnd = framed.end // dictionaries before the first batch
+        if (framed.message.headerType === MessageHeader.RecordBatch) batches.push(framed)
+        else if (batches.length === 0) prefixEnd = framed.end // dictionaries before the first batch
         pos = framed.end
       }
-      if (streamPrefixEnd === 0) streamPrefixEnd = first.end
+      prefixRanges.push([first.start, prefixEnd])
     }
     const fields = schema.fields
     const names = columns ?? fields.map((f) => f.name)
@@ -174,108 +222,104 @@ export const describeArrow = async (path: string, columns?: ReadonlyArray<string
       dtype = t
       return i
     })
-    const batchRows = batches.map(({ framed }, b) => {
+    const batchRows = batches.map((framed, b) => {
       const header = framed.message.header() as unknown as BatchHeader
       for (const [j, i] of indices.entries()) {
         const nulls = header.nodes[firstNode[i]!]?.nullCount ?? 0
         if (Number(nulls) > 0) throw fail(path, "NullValues", `column "${names[j]}" has ${nulls} nulls in record batch ${b}`)
       }
-      return header.length
+      return Number(header.length)
     })
     const rows = batchRows.reduce((a, b) => a + b, 0)
     return {
       format: "arrow",
-      ipc: isFile ? "file" : "stream",
+      ipc: span.footer !== undefined ? "file" : "stream",
       path,
       dtype: dtype!,
       shape: names.length === 1 ? [rows] : [rows, names.length],
       columns: names,
       batchRows,
-      batchOffsets: batches.map(({ framed }) => [framed.start, framed.end] as const),
-      prefixEnd: streamPrefixEnd
+      batchOffsets: batches.map((f) => [f.start, f.end] as const),
+      ...(span.footer !== undefined ? { schemaMessage: schemaMessage(schema) } : {}),
+      prefixRanges
     }
   } finally {
-    await h.close().catch(() => undefined)
+    NodeFs.closeSync(fd)
   }
 }
 
 /** Copies rows [from, to) of a batch's columns into `out` at row `at` (row-major). */
 const copyRows = (batch: RecordBatch, indices: ReadonlyArray<number>, from: number, to: number, out: Chunk.Chunk, at: number): void => {
   const c = indices.length
+  if (c === 1) {
+    const values = batch.getChildAt(indices[0]!)!.toArray() as Chunk.TypedArray
+    ;(out.data as Float64Array).set(values.subarray(from, to) as Float64Array, at)
+    return
+  }
   const target = out.data as unknown as { [i: number]: number | bigint }
   for (let j = 0; j < c; j++) {
     const values = batch.getChildAt(indices[j]!)!.toArray() as unknown as ArrayLike<number | bigint>
     // hot loop: interleave one column into row-major order
-    for (let r = from; r < to; r++) target[(at + r - from) * c + j] = values[r]!
+    for (let r = from, o = at * c + j; r < to; r++, o += c) target[o] = values[r]!
   }
 }
 
 /**
  * Kernel: rows `[rowStart, rowStart + rows)` of the columns `info` describes, as one
- * shared chunk ([rows] for one column, [rows, columns] otherwise).
+ * shared chunk ([rows] for one column, [rows, columns] otherwise). Reads only the
+ * overlapping record batches: each is decoded from a small stream rebuilt from the
+ * schema (and leading dictionary) bytes and the batch's byte range.
  *
  * @since 0.1.0
  * @category kernels
  */
-export const readArrowRows = async (info: ArrowInfo, rowStart: number, rows: number): Promise<Chunk.Chunk> => {
+export const readArrowRows = (info: ArrowInfo, rowStart: number, rows: number): Chunk.Chunk => {
   const out = Chunk.allocShared(info.dtype, info.columns.length === 1 ? [rows] : [rows, info.columns.length])
-  const handle = await openHandle(info.path)
-  let fileReader: AsyncRecordBatchFileReader | undefined
+  const fd = openUnsafe(info.path)
   try {
     const end = rowStart + rows
+    // the schema (read from the file, or made from the footer's) and dictionaries, once
+    const parts = info.prefixRanges.map(([from, to]) => {
+      const part = readAtUnsafe(fd, from, to - from)
+      if (part.length !== to - from) throw fail(info.path, "Truncated", `bytes ${from}..${to} are cut short`)
+      return part
+    })
+    const prefix = new Uint8Array((info.schemaMessage?.length ?? 0) + parts.reduce((n, p) => n + p.length, 0))
+    let o = 0
+    for (const part of info.schemaMessage === undefined ? parts : [info.schemaMessage, ...parts]) {
+      prefix.set(part, o)
+      o += part.length
+    }
+    let indices: ReadonlyArray<number> | undefined
     let batchStart = 0
-    let indices: ReadonlyArray<number> = []
-    const columnsOf = (schema: Schema) => {
-      indices = info.columns.map((name) => schema.fields.findIndex((f) => f.name === name))
-      if (indices.some((i) => i < 0)) throw fail(info.path, "UnknownColumn", `columns changed since the file was described`)
-    }
-    const take = (batch: RecordBatch) => {
-      const lo = Math.max(rowStart, batchStart)
-      const hi = Math.min(end, batchStart + batch.numRows)
-      if (hi > lo) copyRows(batch, indices, lo - batchStart, hi - batchStart, out, lo - rowStart)
-    }
-    // the record batches overlapping the rows: the file format reads each through the
-    // footer (random access); a stream has none, so a small stream is rebuilt from the
-    // schema (and leading dictionary) bytes and the batch's byte range the description recorded
-    let prefix: Uint8Array | undefined
-    if (info.ipc === "file") {
-      try {
-        const r = await RecordBatchReader.from(handle)
-        await r.open()
-        if (!r.isFile()) throw new Error("no footer")
-        fileReader = r as AsyncRecordBatchFileReader
-      } catch (e) {
-        throw fail(info.path, "NotArrow", `not an Arrow IPC file (${(e as Error).message})`)
-      }
-      columnsOf(fileReader.schema)
-    } else {
-      prefix = await readAt(handle, 0, info.prefixEnd)
-    }
     for (let b = 0; b < info.batchRows.length && batchStart < end; b++) {
       const n = info.batchRows[b]!
       if (batchStart + n > rowStart) {
-        let batch: RecordBatch | null | undefined
-        if (fileReader !== undefined) {
-          batch = await fileReader.readRecordBatch(b)
-        } else {
-          const [from, to] = info.batchOffsets[b]!
-          const bytes = new Uint8Array(prefix!.length + to - from)
-          bytes.set(prefix!)
-          const body = await readAt(handle, from, to - from)
-          if (body.length !== to - from) throw fail(info.path, "Truncated", `record batch ${b} (bytes ${from}..${to}) is cut short`)
-          bytes.set(body, prefix!.length)
+        const [from, to] = info.batchOffsets[b]!
+        const bytes = new Uint8Array(prefix.length + to - from)
+        bytes.set(prefix)
+        if (readAtUnsafe(fd, from, to - from, bytes, prefix.length).length !== to - from) throw fail(info.path, "Truncated", `record batch ${b} (bytes ${from}..${to}) is cut short`)
+        let batch: RecordBatch | undefined
+        try {
           batch = RecordBatchReader.from(bytes).readAll()[0]
-          if (batch !== undefined && indices.length === 0) columnsOf(batch.schema)
+        } catch (e) {
+          throw fail(info.path, "NotArrow", `record batch ${b} (bytes ${from}..${to}) cannot be decoded (${(e as Error).message})`)
         }
-        if (batch == null || batch.numRows !== n) throw fail(info.path, "Truncated", `record batch ${b} changed since the file was described`)
-        take(batch)
+        if (batch === undefined || batch.numRows !== n) throw fail(info.path, "Truncated", `record batch ${b} changed since the file was described`)
+        if (indices === undefined) {
+          const fields = batch.schema.fields
+          indices = info.columns.map((name) => fields.findIndex((f) => f.name === name))
+          if (indices.some((i) => i < 0)) throw fail(info.path, "UnknownColumn", "columns changed since the file was described")
+        }
+        const lo = Math.max(rowStart, batchStart)
+        const hi = Math.min(end, batchStart + n)
+        copyRows(batch, indices, lo - batchStart, hi - batchStart, out, lo - rowStart)
       }
       batchStart += n
     }
     if (batchStart < end) throw fail(info.path, "Truncated", `rows ${rowStart}..${end} asked, the file has ${batchStart}`)
     return out
   } finally {
-    await fileReader?.cancel().catch(() => undefined)
-    await handle.close().catch(() => undefined)
+    NodeFs.closeSync(fd)
   }
 }

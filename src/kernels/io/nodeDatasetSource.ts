@@ -8,7 +8,7 @@
  */
 import * as NodeFs from "node:fs"
 import { Effect, Layer } from "effect"
-import { describeArrow } from "./arrow.ts"
+import { describeArrowUnsafe } from "./arrow.ts"
 import type { DatasetInfo, DescribeOptions } from "./DatasetSource.ts"
 import { DatasetFileError, DatasetSource } from "./DatasetSource.ts"
 import { describeNpyUnsafe, NpyError } from "./npy.ts"
@@ -60,8 +60,8 @@ export const describe = (path: string, options: DescribeOptions = {}): Effect.Ef
               : new DatasetFileError({ file: path, problem: "Unreadable", detail: String(e) })
         })
       case "arrow":
-        return yield* Effect.tryPromise({
-          try: () => describeArrow(path, options.columns),
+        return yield* Effect.try({
+          try: () => describeArrowUnsafe(path, options.columns),
           catch: (e) =>
             e instanceof DatasetFileError ? e : new DatasetFileError({ file: path, problem: "NotArrow", detail: String(e) })
         })
