@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+export * as ArrowTable from "./ArrowTable.ts"
 export * as ChunkedArray from "./ChunkedArray.ts"
 export * as DatasetArray from "./DatasetArray.ts"
 export * as DatasetLabeled from "./DatasetLabeled.ts"
