@@ -116,3 +116,39 @@ export const affine = (chunk: Chunk.Chunk, scale: ReadonlyArray<number>, offset:
   for (let i = 0; i < out.length; i++) out[i] = Number(x[i]) * scale[i % d]! + offset[i % d]!
   return { dtype: "float64", shape: chunk.shape, data: out }
 }
+
+/**
+ * A statistic of combined moments, per column: count, sum, mean, var / std (with
+ * `ddof`: divides M2 by count - ddof; NaN where that is <= 0), min, max (±Infinity
+ * over no rows). `scalar` returns the first column's value as a number (for
+ * reductions over all elements).
+ *
+ * @since 0.1.0
+ * @category kernels
+ */
+export const momentsStat = (
+  m: Moments,
+  stat: "count" | "sum" | "mean" | "var" | "std" | "min" | "max",
+  ddof: number,
+  scalar: boolean
+): Float64Array | number => {
+  const d = m.mean.length
+  const out = new Float64Array(d)
+  for (let j = 0; j < d; j++) {
+    const v = m.m2[j]! / (m.count - ddof)
+    out[j] = stat === "count"
+      ? m.count
+      : stat === "sum"
+      ? m.mean[j]! * m.count
+      : stat === "mean"
+      ? (m.count > 0 ? m.mean[j]! : NaN)
+      : stat === "var"
+      ? (m.count - ddof > 0 ? v : NaN)
+      : stat === "std"
+      ? (m.count - ddof > 0 ? Math.sqrt(v) : NaN)
+      : stat === "min"
+      ? m.min[j]!
+      : m.max[j]!
+  }
+  return scalar ? out[0]! : out
+}
