@@ -113,7 +113,7 @@ export const binary = <D extends Chunk.DType, O extends BinaryOp, R extends Righ
     checkRange(stage, X.dtype, [right])
     operand = { _tag: "Scalar", value: right }
   } else {
-    const values = right as ReadonlyArray<Value>
+    const values = Array.from(right as ReadonlyArray<Value>)
     if (X.shape.length !== 2) throw DslError.shapeMismatch(stage, ["n", values.length], X.shape)
     if (values.length !== X.shape[1]) throw DslError.shapeMismatch(stage, [X.shape[1]!], [values.length])
     checkRange(stage, X.dtype, values)
