@@ -48,7 +48,13 @@ export const byteUnit = (max: number): { readonly unit: string; readonly scale: 
 }
 
 /**
- * Bin finite values into at most `maxbins` nice bins (Vega's binning rule).
+ * Bin finite values into about `maxbins` nice bins (Vega's binning rule for the step
+ * and start). Bins are half-open `[x0, x1)` except the last, which is closed; edges are
+ * shared (`bins[k].x1 === bins[k + 1].x0`), the first edge is at most the smallest value
+ * and the last at least the largest, so every finite value is counted in exactly one
+ * bin — denormals, equal values, -0 and extents whose width overflows a double included.
+ * NaN and ±Infinity are not counted.
+ *
  * Plain loop: runs over every task of large traces.
  *
  * @since 0.1.0
@@ -72,23 +78,66 @@ export const histogram = (
     if (v > hi) hi = v
   }
   if (n === 0) return { resource, title, unit, bins: [], n }
-  // Vega's binning loops forever on an empty or denormal-width extent: widen it.
-  if (!(hi - lo > Math.max(Math.abs(lo), Math.abs(hi)) * 1e-9 + 1e-12)) {
-    const w = Math.max(Math.abs(lo) * 0.01, 1e-6)
-    lo -= w / 2
-    hi += w / 2
-  }
-  const b = vegaBin({ extent: [lo, hi], maxbins })
-  const count = Math.max(1, Math.ceil((b.stop - b.start) / b.step))
+  const edges = binEdges(lo, hi, maxbins)
+  const count = edges.length - 1
+  const start = edges[0]!
+  const step = (edges[count]! - start) / count
   const counts = new Float64Array(count)
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!
     if (!Number.isFinite(v)) continue
-    const k = Math.min(count - 1, Math.floor((v - b.start) / b.step))
+    // arithmetic guess, then corrected against the stored edges (rounding can put the
+    // guess one bin off, and the outer edges may have been moved to lo / hi)
+    let k = Math.floor((v - start) / step)
+    k = k >= 0 ? (k < count ? k : count - 1) : 0
+    while (k > 0 && v < edges[k]!) k--
+    while (k < count - 1 && v >= edges[k + 1]!) k++
     counts[k]!++
   }
-  const bins = Array.from(counts, (c, k) => ({ x0: b.start + k * b.step, x1: b.start + (k + 1) * b.step, count: c }))
+  const bins = Array.from(counts, (c, k) => ({ x0: edges[k]!, x1: edges[k + 1]!, count: c }))
   return { resource, title, unit, bins, n }
+}
+
+/**
+ * Strictly increasing bin edges covering `[lo, hi]` (finite, lo <= hi): Vega's nice step
+ * and start, with the degenerate cases made safe — an empty or denormal-width extent is
+ * widened (Vega's binning loops forever on it) without leaving the doubles, an extent
+ * whose width overflows is binned at half scale (exact: a power of two), and the outer
+ * edges are the nearest nice edges enclosing `lo` and `hi`, or `lo` / `hi` themselves
+ * where no finite nice edge does (rounding, overflow near ±Number.MAX_VALUE).
+ */
+const binEdges = (lo: number, hi: number, maxbins: number): Array<number> => {
+  let a = lo
+  let b = hi
+  if (!(b - a > Math.max(Math.abs(a), Math.abs(b)) * 1e-9 + 1e-12)) {
+    const w = Math.max(Math.abs(a) * 0.01, 1e-6)
+    a = Math.max(a - w / 2, -Number.MAX_VALUE)
+    b = Math.min(b + w / 2, Number.MAX_VALUE)
+  }
+  const scale = Number.isFinite(b - a) ? 1 : 2
+  const bin = vegaBin({ extent: [a / scale, b / scale], maxbins })
+  // stop / step - start / step: the width itself can overflow even at half scale;
+  // the cap keeps a pathological step from allocating without bound
+  const count = Math.min(4 * maxbins, Math.max(1, Math.ceil(bin.stop / bin.step - bin.start / bin.step)))
+  // nice edges increase with k: keep the last one <= lo, those strictly inside, and the
+  // first one >= hi (which is > lo: an edge equal to lo == hi is taken as `first`)
+  let first = NaN
+  let last = NaN
+  const inner: Array<number> = []
+  for (let k = -1; k <= count + 1; k++) {
+    const e = (bin.start + k * bin.step) * scale
+    if (!Number.isFinite(e)) continue
+    if (e <= lo) first = e
+    else if (e < hi) {
+      if (inner.length === 0 || e > inner[inner.length - 1]!) inner.push(e)
+    } else if (Number.isNaN(last)) last = e
+  }
+  if (Number.isNaN(first)) first = lo
+  if (Number.isNaN(last)) last = hi
+  // one value at ±Number.MAX_VALUE with no finite nice edge beyond it: the widened extent
+  if (first === last) first = a < lo ? a : first
+  if (first === last) last = b
+  return [first, ...inner, last]
 }
 
 /**

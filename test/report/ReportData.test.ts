@@ -38,16 +38,43 @@ describe("ReportData", () => {
     assert.equal(functionOfKey("load-3"), "load")
   })
 
-  it("counts every finite value exactly once in a histogram", () => {
+  // values that break naive floating-point binning: denormals, ±0, the largest doubles
+  // (their range overflows), values one ulp apart, infinities and NaN (never counted)
+  const awkward = fc.constantFrom(5e-324, -5e-324, 0, -0, 2.2250738585072014e-308, Number.MAX_VALUE, -Number.MAX_VALUE, 1e308, -1e308,
+    0.1, 0.30000000000000004, -40.00000000000001, -40, 1 + 2 ** -52, 1, Infinity, -Infinity, NaN)
+  const value = fc.oneof(fc.double(), fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.integer({ min: -5, max: 5 }), awkward)
+  const inBin = (b: { x0: number; x1: number }, last: boolean, v: number) => b.x0 <= v && (v < b.x1 || (last && v === b.x1))
+
+  it("counts every finite value in exactly one bin, including denormals, -0, huge ranges and equal values", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.constant(NaN)), { maxLength: 200 }), (xs) => {
-        const h = histogram("x", "x", "u", xs)
-        const finite = xs.filter(Number.isFinite)
-        assert.equal(h.bins.reduce((s, b) => s + b.count, 0), finite.length)
-        for (const v of finite) assert.ok(h.bins.some((b) => b.x0 <= v && v <= b.x1))
-      }),
+      fc.property(
+        fc.oneof(fc.array(value, { maxLength: 200 }), fc.tuple(value, fc.integer({ min: 1, max: 30 })).map(([v, k]) => Array<number>(k).fill(v))),
+        (xs) => {
+          const h = histogram("x", "x", "u", xs)
+          const finite = xs.filter(Number.isFinite)
+          assert.equal(h.n, finite.length)
+          assert.equal(h.bins.reduce((s, b) => s + b.count, 0), finite.length)
+          for (let k = 0; k < h.bins.length; k++) {
+            const b = h.bins[k]!
+            assert.ok(Number.isFinite(b.x0) && Number.isFinite(b.x1) && b.x0 < b.x1, `bin ${k} [${b.x0}, ${b.x1}]`)
+            if (k > 0) assert.equal(b.x0, h.bins[k - 1]!.x1, "bins share their edges")
+            const last = k === h.bins.length - 1
+            assert.equal(b.count, finite.filter((v) => inBin(b, last, v)).length, `count of bin ${k} [${b.x0}, ${b.x1}]`)
+          }
+          for (const v of finite) assert.equal(h.bins.filter((b, k) => inBin(b, k === h.bins.length - 1, v)).length, 1, `${v} in one bin`)
+          assert.ok(h.bins.length <= 42, `${h.bins.length} bins`)
+        }
+      ),
       { numRuns: 100 }
     )
+  })
+
+  it("bins the counterexamples that once fell outside every bin", () => {
+    for (const xs of [[5e-324, -40.00000000000001], [Number.MAX_VALUE, -Number.MAX_VALUE], [-0, 0, 5e-324], [7, 7, 7]]) {
+      const h = histogram("x", "x", "u", xs)
+      assert.equal(h.bins.reduce((s, b) => s + b.count, 0), xs.length, JSON.stringify(xs))
+      for (const v of xs) assert.equal(h.bins.filter((b, k) => inBin(b, k === h.bins.length - 1, v)).length, 1, `${v} of ${JSON.stringify(xs)}`)
+    }
   })
 
   it("reports cores only where the trace has cpu_time", () => {
