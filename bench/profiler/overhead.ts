@@ -1,0 +1,221 @@
+/**
+ * Wall-time overhead of the default profiler (Trace + ResourceMonitor, both writing their
+ * files, as `registerDefaultProfiler` / `--profile` set them up) on:
+ *
+ * 1. the 100,000-task no-op fan-out (BenchGraphs.fanout) on a 2-worker pool: the worst
+ *    case, every task is pure scheduling overhead and yields two trace events;
+ * 2. the demo (DASF tutorial 5, 100,000 samples x 2, chunks of 5,000 rows) on a 2-worker
+ *    pool, the pipeline's stage DAG included;
+ * 3. dask.diagnostics' Profiler + ResourceProfiler(dt=0.1) + CacheProfiler on the same
+ *    fan-out under dask.threaded with 2 workers (bench/profiler/dask_diagnostics.py via
+ *    /usr/bin/python3; skipped with a message when dask cannot be imported).
+ *
+ * `--breakdown` adds an arm "engine records only": no-op `task` / `memory` hooks, i.e.
+ * what the engine's profiling mode costs before the profiler writes anything.
+ *
+ * Method: one warm pool per workload (pool start-up is not profiler overhead); one warm-up
+ * run of each arm; then ROUNDS rounds, each running every arm once, the order rotating
+ * from round to round (AB, BA, ...) so that drift and order effects fall on all arms
+ * alike. Reported per arm: median wall time with its interquartile range, the overhead as
+ * the median of the per-round ratios (arm / unprofiled - 1) with their interquartile
+ * range, and the median per-round difference per task (µs). Trace files are deleted after
+ * each run (outside the timed part). dask runs fewer rounds: one fan-out takes it ~9 s.
+ *
+ * Usage: node bench/profiler/overhead.ts [--quick] [--json] [--breakdown] [--rounds N]
+ *        [--dask-rounds N] [--tasks N] [--samples N] [--no-dask]
+ * Default (8 rounds fan-out, 6 demo, 4 dask) runs in about 2.5 minutes on 2 cores;
+ * --quick (3/3/2 rounds, 20,000 tasks and samples) in about 20 s. Run it on a quiet
+ * machine for figures.
+ *
+ * @since 0.1.0
+ */
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, type Layer, ManagedRuntime } from "effect"
+import * as Tutorial5 from "../../src/dsl/Tutorial5.ts"
+import * as BenchGraphs from "../../src/engine/BenchGraphs.ts"
+import * as Engine from "../../src/engine/Engine.ts"
+import * as Executor from "../../src/engine/Executor.ts"
+import * as Hooks from "../../src/engine/Hooks.ts"
+import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
+import type { PipelineLike } from "../../src/profiler/PipelineGraph.ts"
+
+const argv = process.argv.slice(2)
+const flag = (name: string) => argv.includes(name)
+const opt = (name: string, dflt: number) => {
+  const i = argv.indexOf(name)
+  return i >= 0 && argv[i + 1] !== undefined ? Number(argv[i + 1]) : dflt
+}
+const quick = flag("--quick")
+const json = flag("--json")
+const breakdown = flag("--breakdown")
+const TASKS = opt("--tasks", quick ? 20_000 : 100_000)
+const SAMPLES = opt("--samples", quick ? 20_000 : 100_000)
+const fanoutRounds = opt("--rounds", quick ? 3 : 8)
+const demoRounds = opt("--rounds", quick ? 3 : 6)
+const daskRounds = opt("--dask-rounds", quick ? 2 : 4)
+const WORKERS = 2
+const dir = mkdtempSync(join(tmpdir(), "tessera-overhead-"))
+const quiet = () => {}
+
+const quantile = (xs: ReadonlyArray<number>, q: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const at = (s.length - 1) * q
+  const lo = Math.floor(at)
+  const hi = Math.ceil(at)
+  return s[lo]! + (s[hi]! - s[lo]!) * (at - lo)
+}
+const ms = (x: number) => Math.round(x)
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`
+const iqr = (xs: ReadonlyArray<number>, f: (x: number) => string | number, sep = "-") =>
+  `${f(quantile(xs, 0.5))} [${f(quantile(xs, 0.25))}${sep}${f(quantile(xs, 0.75))}]`
+
+interface Arm {
+  readonly name: string
+  readonly run: () => Promise<void>
+}
+
+/** Warm-up of each arm, then `rounds` rounds in rotating order; ms per run, by arm. */
+const interleaved = async (rounds: number, arms: ReadonlyArray<Arm>): Promise<Array<Array<number>>> => {
+  for (const a of arms) await a.run()
+  const times = arms.map(() => [] as Array<number>)
+  for (let r = 0; r < rounds; r++) {
+    for (let j = 0; j < arms.length; j++) {
+      const k = (r % 2 === 0 ? j : arms.length - 1 - j)
+      const t0 = performance.now()
+      await arms[k]!.run()
+      times[k]!.push(performance.now() - t0)
+    }
+  }
+  return times
+}
+
+interface Row {
+  readonly workload: string
+  readonly arm: string
+  readonly rounds: number
+  readonly "unprofiled ms (median [IQR])": string
+  readonly "arm ms (median [IQR])": string
+  readonly "overhead (median of rounds [IQR])": string
+  readonly "µs/task added": string
+  readonly overhead: number
+  readonly perTask: number
+  readonly armMedianMs: number
+}
+
+/** A row per non-baseline arm; `times[0]` is the baseline, `tasks` for the per-task column. */
+const rowsOf = (workload: string, names: ReadonlyArray<string>, times: ReadonlyArray<ReadonlyArray<number>>, tasks: number): Array<Row> => {
+  const base = times[0]!
+  return names.slice(1).map((arm, i) => {
+    const t = times[i + 1]!
+    const ratios = base.map((b, r) => t[r]! / b - 1)
+    const perTask = base.map((b, r) => ((t[r]! - b) / tasks) * 1000)
+    return {
+      workload,
+      arm,
+      rounds: base.length,
+      "unprofiled ms (median [IQR])": iqr(base, ms),
+      "arm ms (median [IQR])": iqr(t, ms),
+      "overhead (median of rounds [IQR])": iqr(ratios, pct, " to "),
+      "µs/task added": quantile(perTask, 0.5).toFixed(2),
+      overhead: quantile(ratios, 0.5),
+      perTask: quantile(perTask, 0.5),
+      armMedianMs: quantile(t, 0.5)
+    }
+  })
+}
+
+/** Runs one compute under `layer` on the warm runtime. */
+type Runner = (layer: Layer.Layer<never, unknown> | undefined) => Promise<void>
+
+/** The arms of one Tessera workload: unprofiled, [engine records only], default profiler. */
+let fileNo = 0
+const tesseraArms = (run: Runner, pipeline?: PipelineLike): Array<Arm> => {
+  const arms: Array<Arm> = [{ name: "unprofiled", run: () => run(undefined) }]
+  if (breakdown) arms.push({ name: "engine records only (no-op hooks)", run: () => run(Hooks.layer({ task: () => {}, memory: () => {} })) })
+  arms.push({
+    name: "Trace + ResourceMonitor",
+    run: async () => {
+      const options = { name: `bench-${fileNo++}`, directory: dir, log: quiet, ...(pipeline !== undefined ? { pipeline } : {}) }
+      const f = DefaultProfiler.files(options, 0)
+      try {
+        await run(DefaultProfiler.layer(options))
+      } finally {
+        rmSync(f.traceFile, { force: true })
+        rmSync(f.resourceFile, { force: true })
+      }
+    }
+  })
+  return arms
+}
+
+const rows: Array<Row> = []
+const notes: Array<string> = []
+
+// ------------------------------------------------------------------ 1. fan-out
+{
+  const g = BenchGraphs.fanout(TASKS)
+  const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
+  const compute = Engine.compute(g.graph, { keys: g.keys })
+  const arms = tesseraArms((layer) => rt.runPromise(layer === undefined ? compute : compute.pipe(Effect.provide(layer))).then(() => {}))
+  const times = await interleaved(fanoutRounds, arms)
+  await rt.dispose()
+  rows.push(...rowsOf(`fan-out ${g.graph.size} no-op tasks (${WORKERS} workers)`, arms.map((a) => a.name), times, g.graph.size))
+}
+
+// ------------------------------------------------------------------ 2. demo
+{
+  const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
+  const options = { samples: SAMPLES, chunkRows: 5_000, log: quiet }
+  const pipeline = Tutorial5.make(options).pipeline
+  const demo = Tutorial5.run(options)
+  // tasks per demo run, for the per-task column
+  let tasks = 0
+  await rt.runPromise(demo.pipe(Effect.provide(Hooks.layer({ posttask: () => void tasks++ }))))
+  const arms = tesseraArms((layer) => rt.runPromise(layer === undefined ? demo : demo.pipe(Effect.provide(layer))).then(() => {}), pipeline)
+  const times = await interleaved(demoRounds, arms)
+  await rt.dispose()
+  rows.push(...rowsOf(`demo ${SAMPLES} samples x 2, chunks of 5000, ${tasks} tasks (${WORKERS} workers)`, arms.map((a) => a.name), times, tasks))
+}
+
+// ------------------------------------------------------------------ 3. dask.diagnostics
+if (flag("--no-dask")) {
+  notes.push("dask skipped: --no-dask")
+} else {
+  const script = new URL("./dask_diagnostics.py", import.meta.url).pathname
+  const py = spawnSync("/usr/bin/python3", [script, String(TASKS), String(WORKERS), String(daskRounds)], { encoding: "utf8", timeout: 300_000 })
+  if (py.status === 0) {
+    const d = JSON.parse(py.stdout.trim().split("\n").at(-1)!) as { version: string; plain_all: Array<number>; profiled_all: Array<number> }
+    rows.push(
+      ...rowsOf(`dask ${d.version}: fan-out ${TASKS} (threaded, ${WORKERS} workers)`, ["unprofiled", "Profiler + ResourceProfiler + CacheProfiler"], [
+        d.plain_all,
+        d.profiled_all
+      ], TASKS)
+    )
+  } else {
+    notes.push(`dask skipped: ${(py.stderr || py.error?.message || "python3 failed").trim().split("\n").at(-1)}`)
+  }
+}
+rmSync(dir, { recursive: true, force: true })
+
+const profiled = rows.filter((r) => r.arm === "Trace + ResourceMonitor")
+const fan = profiled[0]!
+const demoRow = profiled[1]!
+const dask = rows.find((r) => r.workload.startsWith("dask"))
+if (dask !== undefined) {
+  notes.push(
+    `fan-out, Tessera vs dask: overhead ${pct(fan.overhead)} vs ${pct(dask.overhead)} (ratio ${(fan.overhead / dask.overhead).toFixed(2)}); ` +
+      `added per task ${fan.perTask.toFixed(2)} µs vs ${dask.perTask.toFixed(2)} µs (ratio ${(fan.perTask / dask.perTask).toFixed(2)}); ` +
+      `profiled wall time ${ms(fan.armMedianMs)} ms vs ${ms(dask.armMedianMs)} ms (ratio ${(fan.armMedianMs / dask.armMedianMs).toFixed(3)})`
+  )
+}
+notes.push(`demo overhead ${pct(demoRow.overhead)} (goal <= 5%)`)
+
+if (json) {
+  console.log(JSON.stringify({ tasks: TASKS, samples: SAMPLES, workers: WORKERS, rows, notes }))
+} else {
+  console.table(rows.map(({ overhead: _o, perTask: _p, armMedianMs: _m, ...r }) => r))
+  for (const n of notes) console.log(n)
+}
