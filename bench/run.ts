@@ -23,6 +23,7 @@ const scripts: ReadonlyArray<readonly [area: string, file: string, args: Readonl
   ["trace", "profiler/throughput.ts", []],
   ["analysis", "analysis/load.ts", []],
   ["dsl", "dsl/lloyd.ts", []],
+  ["dsl", "dsl/io.ts", []],
   ["report", "report/report.ts", []]
 ]
 
