@@ -197,7 +197,25 @@ export const histogramSpec = (h: Histogram, width = 360, height = 200): TopLevel
   return histogramSpecOf(h, what, width, height)
 }
 
-const histogramSpecOf = (h: Histogram, what: string, width: number, height: number): TopLevelSpec => ({
+// 0, 1, 10, 100, ... up to max: symlog's own ticks crowd at the top
+const decades = (max: number): Array<number> => {
+  const out = [0]
+  for (let v = 1; v <= max; v *= 10) out.push(v)
+  return out
+}
+
+const histogramSpecOf = (h: Histogram, what: string, width: number, height: number): TopLevelSpec => {
+  // Per-task resources are usually heavily skewed (most tasks tiny, a few large): past a
+  // 30x spread between the fullest and the emptiest non-empty bin the count axis is
+  // symlog, so the tail's bins stay visible (symlog, unlike log, draws counts of 0 and 1).
+  let top = 0
+  let low = Infinity
+  for (const b of h.bins) {
+    if (b.count > top) top = b.count
+    if (b.count > 0 && b.count < low) low = b.count
+  }
+  const skewed = top / low > 30
+  return {
   $schema: "https://vega.github.io/schema/vega-lite/v6.json",
   title: { text: h.title, subtitle: `${h.n} ${what}${h.n === 0 ? " (not recorded in this trace)" : ""}` },
   width,
@@ -208,59 +226,71 @@ const histogramSpecOf = (h: Histogram, what: string, width: number, height: numb
   encoding: {
     x: { field: "x0", type: "quantitative", title: `${h.resource} (${h.unit})`, bin: { binned: true } },
     x2: { field: "x1" },
-    y: { field: "count", type: "quantitative", title: what },
+    y: skewed
+      ? { field: "count", type: "quantitative", title: `${what} (symlog scale)`, scale: { type: "symlog" }, axis: { values: decades(top) } }
+      : { field: "count", type: "quantitative", title: what },
     tooltip: [
       { field: "x0", type: "quantitative", title: "from", format: ".4~g" },
       { field: "x1", type: "quantitative", title: "to", format: ".4~g" },
       { field: "count", type: "quantitative", title: what }
     ]
   }
-})
+  }
+}
 
 // "worker-vm-10" after "worker-vm-9"
 const natural = (a: string, b: string): number => a.localeCompare(b, "en", { numeric: true })
 
+// Every chart on the report's time axis reserves the same width for its y axis, so the
+// plots of the task stream and of every timeline start at the same x and line up.
+const Y_AXIS_EXTENT = 110
+const timeAxis = { title: "time since start (s)", labelOverlap: true, labelFlush: false, tickCount: 12, grid: true } as const
+
 /**
  * Vega-Lite spec of the task stream: one row per worker, one bar per task coloured by
- * function, tooltip with key / function / duration / size, zoomable in time (the `zoom`
- * interval selection is bound to the x scale).
+ * function, zoomable in time (the `zoom` interval selection is bound to the x scale).
+ * The page feeds the `tasks` source per visible window (`src/report/PageScript.ts`):
+ * single tasks, or per-bucket aggregates whose opacity (`_o`) is the busy share.
+ * Hover shows the task's key, function, worker, start, duration and size.
  *
  * @since 0.1.0
  * @category specs
  */
-export const taskStreamSpec = (data: ReportData, width = 1000): TopLevelSpec => ({
-  $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-  title: { text: "Task stream", subtitle: "scroll to zoom, drag to pan, double-click to reset" },
-  width,
-  height: Math.min(600, Math.max(60, 22 * data.workers.length)),
-  background: "white",
-  data: { name: "tasks" },
-  // The tooltip is the row itself (key, function, worker, duration, size): a per-item
-  // tooltip expression (and ARIA descriptions) would format strings for every one of
-  // 100,000 bars on each zoom step.
-  mark: { type: "rect", tooltip: { content: "data" }, aria: false },
-  config: { aria: false },
-  params: [{ name: "zoom", select: { type: "interval", encodings: ["x"] }, bind: "scales" }],
-  encoding: {
-    x: { field: "start", type: "quantitative", title: "time since start (s)", scale: { domain: [0, data.wall] } },
-    x2: { field: "end" },
-    y: { field: "worker", type: "nominal", title: null, sort: [...data.workers].sort(natural) },
-    color: {
-      field: "function",
-      type: "nominal",
-      title: "function",
-      scale: { scheme: data.functions.length > 10 ? "category20" : "tableau10", domain: [...data.functions] }
-    },
-    // a thin outline in the same colour keeps sub-pixel tasks visible (Vega-Lite merges
-    // its legend into the colour legend)
-    stroke: {
-      field: "function",
-      type: "nominal",
-      scale: { scheme: data.functions.length > 10 ? "category20" : "tableau10", domain: [...data.functions] }
-    },
-    strokeWidth: { value: 0.6 }
+export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
+  const scheme: "category20" | "tableau10" = data.functions.length > 10 ? "category20" : "tableau10"
+  const color = { scheme, domain: [...data.functions] }
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text: "Task stream", subtitle: "scroll to zoom, drag to pan, double-click to reset; faded bars: several tasks per pixel, opacity = busy share" },
+    width,
+    height: Math.min(600, Math.max(60, 22 * data.workers.length)),
+    background: "white",
+    data: { name: "tasks" },
+    // The tooltip is the row itself; the page's handler formats it (a per-item tooltip
+    // expression and ARIA descriptions would format strings for every bar on each step).
+    mark: { type: "rect", tooltip: { content: "data" }, aria: false },
+    config: { aria: false },
+    params: [{ name: "zoom", select: { type: "interval", encodings: ["x"] }, bind: "scales" }],
+    encoding: {
+      x: { field: "start", type: "quantitative", axis: timeAxis, scale: { domain: [0, data.wall] } },
+      x2: { field: "end" },
+      // an explicit domain: a worker with nothing in the window keeps its row
+      y: {
+        field: "worker",
+        type: "nominal",
+        title: null,
+        scale: { domain: [...data.workers].sort(natural) },
+        axis: { minExtent: Y_AXIS_EXTENT, maxExtent: Y_AXIS_EXTENT, labelLimit: Y_AXIS_EXTENT - 10 }
+      },
+      color: { field: "function", type: "nominal", title: "function", scale: color, legend: { symbolLimit: 40, labelLimit: 160 } },
+      // a thin outline in the same colour keeps sub-pixel tasks visible (Vega-Lite merges
+      // its legend into the colour legend)
+      stroke: { field: "function", type: "nominal", scale: color },
+      strokeWidth: { value: 0.6 },
+      opacity: { field: "_o", type: "quantitative", scale: null, legend: null }
+    }
   }
-})
+}
 
 /**
  * Vega-Lite spec of one time series chart over a shared time axis `[0, wall]`.
@@ -275,10 +305,11 @@ export const timelineSpec = (
   unit: string,
   series: string,
   wall: number,
-  width = 1000
+  width = 940,
+  seriesDomain?: ReadonlyArray<string>
 ): TopLevelSpec => ({
   $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-  title,
+  title: `${title} (${unit})`,
   width,
   height: 110,
   background: "white",
@@ -286,36 +317,68 @@ export const timelineSpec = (
   mark: { type: "line", interpolate: "step-after", strokeWidth: 1.2, aria: false, clip: true },
   config: { aria: false },
   encoding: {
-    x: { field: "t", type: "quantitative", title: "time since start (s)", scale: { domain: [0, wall] } },
-    y: { field: field, type: "quantitative", title: unit },
-    color: { field: series, type: "nominal", title: series }
+    x: { field: "t", type: "quantitative", axis: timeAxis, scale: { domain: [0, wall] } },
+    y: {
+      field: field,
+      type: "quantitative",
+      // the unit goes into the chart's title: an axis title would widen the y axis
+      // beyond the shared extent and shift the plot against the task stream
+      title: null,
+      scale: { zero: true, nice: true },
+      axis: { minExtent: Y_AXIS_EXTENT, maxExtent: Y_AXIS_EXTENT, tickCount: 4 }
+    },
+    // an explicit domain keeps colours and legend stable while the zoom window changes
+    color: {
+      field: series,
+      type: "nominal",
+      title: series,
+      legend: { labelLimit: 200 },
+      ...(seriesDomain === undefined ? {} : { scale: { domain: [...seriesDomain].sort(natural) } })
+    }
   }
 })
 
 /**
- * The resource usage charts available in this trace (one per metric present),
- * with byte metrics scaled to a readable unit.
+ * The resource usage charts of this trace: one per metric that varies, with byte
+ * metrics scaled to a readable unit; metrics that stay constant over the whole run
+ * (e.g. GPU fields on a machine without a GPU, idle disks) are listed with their value
+ * instead of drawn as flat lines.
  *
  * @since 0.1.0
  * @category specs
  */
 export const resourceSpecs = (
   data: ReportData,
-  width = 1000
-): Array<{ readonly field: string; readonly column: string; readonly scale: number; readonly spec: TopLevelSpec }> => {
-  const out: Array<{ field: string; column: string; scale: number; spec: TopLevelSpec }> = []
+  width = 940
+): {
+  readonly charts: ReadonlyArray<{ readonly field: string; readonly column: string; readonly scale: number; readonly spec: TopLevelSpec }>
+  readonly constant: ReadonlyArray<{ readonly field: string; readonly title: string; readonly value: string }>
+} => {
+  const charts: Array<{ field: string; column: string; scale: number; spec: TopLevelSpec }> = []
+  const constant: Array<{ field: string; title: string; value: string }> = []
   for (const m of resourceMetrics) {
     const col = data.resources.values[m.field]
     if (col === undefined) continue
-    let max = 0
-    for (const v of col) if (v > max) max = v
+    let max = -Infinity
+    let min = Infinity
+    for (const v of col) {
+      if (!Number.isFinite(v)) continue
+      if (v > max) max = v
+      if (v < min) min = v
+    }
+    if (!(max >= min)) continue
     const u = m.unit === "%" ? { unit: "%", scale: 1 } : byteUnit(max)
     const unit = m.unit === "bytes/s" ? `${u.unit}/s` : u.unit
+    if (max === min) {
+      const v = max / u.scale
+      constant.push({ field: m.field, title: m.title, value: `${Number.isInteger(v) ? v : v.toPrecision(4)} ${unit}` })
+      continue
+    }
     // Vega-Lite reads "a.b" as a nested path, so page rows use "a_b" for "a.b".
     const column = m.field.replace(/\W/g, "_")
-    out.push({ field: m.field, column, scale: u.scale, spec: timelineSpec("resources", column, m.title, unit, "host", data.wall, width) })
+    charts.push({ field: m.field, column, scale: u.scale, spec: timelineSpec("resources", column, m.title, unit, "host", data.wall, width, data.hosts) })
   }
-  return out
+  return { charts, constant }
 }
 
 /**

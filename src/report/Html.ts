@@ -19,6 +19,8 @@ import { createRequire } from "node:module"
 import { renderDot } from "../charts/Graphviz.ts"
 import type { ReportData } from "./ReportData.ts"
 import { byteUnit, histogramSpec, resourceSpecs, taskHistograms, taskStreamSpec, timelineSpec, toVega } from "./Charts.ts"
+import { pageScript } from "./PageScript.ts"
+import type { PageView } from "./PageScript.ts"
 
 /**
  * A table for the report: column names and rows of cells (numbers sort numerically).
@@ -43,6 +45,8 @@ export interface HtmlOptions {
   readonly tables?: ReadonlyArray<ReportTable>
   /** Rows shown per table (the rest are counted, not shown). Default 200. */
   readonly maxTableRows?: number
+  /** Most tasks the task stream draws one bar each for; above, aggregated bars. Default 5,000. */
+  readonly maxDetail?: number
 }
 
 const require = createRequire(import.meta.url)
@@ -83,7 +87,8 @@ const numArray = (a: ArrayLike<number>, scale = 1): string => {
 export const memorySampleIndices = (data: ReportData, buckets = 1500): Int32Array => {
   const m = data.memory
   const n = m.time.length
-  if (n <= 20_000) return Int32Array.from({ length: n }, (_, i) => i)
+  // sorted by time: the page finds a zoom window's samples by binary search
+  if (n <= 20_000) return Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => m.time[a]! - m.time[b]! || a - b)
   const nw = data.workers.length
   const slots = nw * buckets
   const maxB = new Int32Array(slots).fill(-1)
@@ -153,26 +158,29 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
   const resources = resourceSpecs(data)
   const hist = taskHistograms(data).filter((h) => h.n > 0)
 
-  const views: Array<{ id: string; spec: unknown; source: string | null; follow: boolean }> = [
-    { id: "task-stream", spec: toVega(taskStreamSpec(data)), source: "tasks", follow: false },
-    ...resources.map((x) => ({ id: `res-${x.column}`, spec: toVega(x.spec, { wall: data.wall }), source: "resources", follow: true })),
+  const views: Array<PageView> = [
+    { id: "task-stream", spec: toVega(taskStreamSpec(data)), source: "tasks", rows: "stream" },
+    ...resources.charts.map((x) => ({ id: `res-${x.column}`, spec: toVega(x.spec, { wall: data.wall }), source: "resources", rows: `resources:${x.column}` })),
     ...(m.time.length > 0
       ? [
-          { id: "managed-memory", spec: toVega(timelineSpec("memory", "bytes", "Managed memory per worker", memUnit.unit, "worker", data.wall), { wall: data.wall }), source: "memory", follow: true },
-          { id: "chunks-held", spec: toVega(timelineSpec("memory", "chunks", "Chunks held per worker", "chunks", "worker", data.wall), { wall: data.wall }), source: "memory", follow: true }
+          { id: "managed-memory", spec: toVega(timelineSpec("memory", "bytes", "Managed memory per worker", memUnit.unit, "worker", data.wall, undefined, data.workers), { wall: data.wall }), source: "memory", rows: "memory:bytes" },
+          { id: "chunks-held", spec: toVega(timelineSpec("memory", "chunks", "Chunks held per worker", "chunks", "worker", data.wall, undefined, data.workers), { wall: data.wall }), source: "memory", rows: "memory:chunks" }
         ]
       : []),
-    ...hist.map((h) => ({ id: `hist-${h.resource}`, spec: toVega(histogramSpec(h, 420, 200)), source: null, follow: false }))
+    ...hist.map((h) => ({ id: `hist-${h.resource}`, spec: toVega(histogramSpec(h, 420, 200)), source: null, rows: null }))
   ]
 
   const mi = memorySampleIndices(data)
-  const resourceCols = resources
-    .map((x) => `${JSON.stringify(x.column)}:${numArray(r.values[x.field]!, x.scale)}`)
+  // resource samples sorted by time (several hosts' files interleave): the page finds a
+  // zoom window's samples by binary search
+  const ri = Int32Array.from({ length: r.time.length }, (_, i) => i).sort((a, b) => r.time[a]! - r.time[b]! || a - b)
+  const resourceCols = resources.charts
+    .map((x) => `${JSON.stringify(x.column)}:${numArray(pick(r.values[x.field]!, ri), x.scale)}`)
     .join(",")
   const payload = `{"workers":${scriptJson(data.workers)},"functions":${scriptJson(data.functions)},"hosts":${scriptJson(data.hosts)},
-"tasks":{"start":${numArray(t.start)},"end":${numArray(t.end)},"worker":${numArray(t.worker)},"fn":${numArray(t.fn)},"size":${numArray(t.size)},"key":${scriptJson(t.key)}},
+"tasks":{"start":${numArray(t.start)},"end":${numArray(t.end)},"worker":${numArray(t.worker)},"fn":${numArray(t.fn)},"size":${numArray(t.size)},"cpu":${numArray(t.cpuTime)},"key":${scriptJson(t.key)}},
 "memory":{"t":${numArray(pick(m.time, mi))},"worker":${numArray(pick(m.worker, mi))},"bytes":${numArray(pick(m.bytes, mi), memUnit.scale)},"chunks":${numArray(pick(m.chunks, mi))}},
-"resources":{"t":${numArray(r.time)},"host":${numArray(r.host)},"cols":{${resourceCols}}}}`
+"resources":{"t":${numArray(pick(r.time, ri))},"host":${numArray(pick(r.host, ri))},"cols":{${resourceCols}}}}`
 
   let dag = ""
   if (data.dot !== undefined) {
@@ -215,7 +223,9 @@ th.asc::after{content:" ▲"} th.desc::after{content:" ▼"}
 ${data.sources.length > 0 ? `<dt>sources</dt><dd>${data.sources.map(esc).join("<br>")}</dd>` : ""}
 </dl></header>
 <section><h2>Task stream</h2>${div("task-stream")}</section>
-<section><h2>Resource usage</h2>${resources.length > 0 ? resources.map((x) => div(`res-${x.column}`)).join("\n") : `<p class="note">no Resource Usage events in these databases</p>`}</section>
+<section><h2>Resource usage</h2>${resources.charts.map((x) => div(`res-${x.column}`)).join("\n")}${
+    resources.charts.length + resources.constant.length === 0 ? `<p class="note">no Resource Usage events in these databases</p>` : ""}${
+    resources.constant.length > 0 ? `<p class="note">constant over the whole run (not drawn): ${resources.constant.map((c) => `${esc(c.title)} ${esc(c.value)}`).join(" · ")}</p>` : ""}</section>
 <section><h2>Managed memory</h2>${m.time.length > 0 ? div("managed-memory") + "\n" + div("chunks-held") : `<p class="note">no Managed Memory events in these databases</p>`}</section>
 ${tables.length > 0 ? `<section><h2>Analyses</h2>${tables.map((x, i) => renderTable(x, maxRows, i)).join("\n")}</section>` : ""}
 <section><h2>Per-task resources</h2><div class="hists">${hist.map((h) => div(`hist-${h.resource}`)).join("\n")}</div></section>
@@ -223,76 +233,7 @@ ${dag}
 <div id="tooltip"></div>
 <script>${vegaSource()}</script>
 <script id="tessera-data" type="application/json">${payload}</script>
-<script>${pageScript(scriptJson(views), data.wall)}</script>
+<script>${pageScript(scriptJson(views), data.wall, options.maxDetail === undefined ? {} : { maxDetail: options.maxDetail })}</script>
 </body></html>
 `
 }
-
-// The page script: decode columns into rows, build one canvas View per chart, keep
-// timelines aligned with the task stream's zoom, a small tooltip handler (vega-embed is
-// not inlined) and click-to-sort tables. Exposed as window.tessera for tests.
-const pageScript = (viewsJson: string, wall: number): string => `
-(function(){
-"use strict";
-var D = JSON.parse(document.getElementById("tessera-data").textContent);
-var specs = ${viewsJson};
-function rows(src){
-  var out = [], i, n;
-  if (src === "tasks") {
-    var T = D.tasks; n = T.start.length; out = new Array(n);
-    for (i = 0; i < n; i++) out[i] = { key: T.key[i], "function": D.functions[T.fn[i]], worker: D.workers[T.worker[i]],
-      start: T.start[i], end: T.end[i], duration: +(T.end[i] - T.start[i]).toFixed(6), size: T.size[i] };
-  } else if (src === "memory") {
-    var M = D.memory; n = M.t.length; out = new Array(n);
-    for (i = 0; i < n; i++) out[i] = { t: M.t[i], worker: D.workers[M.worker[i]], bytes: M.bytes[i], chunks: M.chunks[i] };
-  } else if (src === "resources") {
-    var R = D.resources, names = Object.keys(R.cols); n = R.t.length; out = new Array(n);
-    for (i = 0; i < n; i++) { var o = { t: R.t[i], host: D.hosts[R.host[i]] };
-      for (var j = 0; j < names.length; j++) o[names[j]] = R.cols[names[j]][i]; out[i] = o; }
-  }
-  return out;
-}
-var tip = document.getElementById("tooltip");
-function esc(s){ return String(s).replace(/[&<>"]/g, function(c){ return {"&":"&amp;","<":"&lt;",">":"&gt;","\\"":"&quot;"}[c]; }); }
-function tooltip(handler, event, item, value){
-  if (value == null || value === "") { tip.style.display = "none"; return; }
-  var html = typeof value === "object" ? "<table>" + Object.keys(value).filter(function(k){ return !/_sort_index$/.test(k); }).map(function(k){
-    return "<tr><td class=k>" + esc(k) + "</td><td>" + esc(value[k]) + "</td></tr>"; }).join("") + "</table>" : esc(value);
-  tip.innerHTML = html; tip.style.display = "block";
-  tip.style.left = Math.min(event.clientX + 12, window.innerWidth - tip.offsetWidth - 4) + "px";
-  tip.style.top = (event.clientY + 12) + "px";
-}
-var cache = {}, views = {}, followers = [], errors = [];
-var ready = Promise.all(specs.map(function(s){
-  var view = new vega.View(vega.parse(s.spec), { renderer: "canvas", container: "#" + s.id, hover: true });
-  view.tooltip(tooltip);
-  if (s.source) view.data(s.source, cache[s.source] || (cache[s.source] = rows(s.source)));
-  views[s.id] = view;
-  if (s.follow) followers.push(view);
-  return view.runAsync().catch(function(e){ errors.push(s.id + ": " + e); throw e; });
-})).then(function(){
-  var ts = views["task-stream"];
-  if (ts) ts.addSignalListener("zoom", function(name, v){
-    var dom = v && v.start ? v.start : [0, ${wall}];
-    followers.forEach(function(f){ f.signal("xdom", dom).runAsync(); });
-  });
-});
-document.querySelectorAll("table.sortable th").forEach(function(th){
-  th.addEventListener("click", function(){
-    var table = th.closest("table"), body = table.tBodies[0], col = +th.dataset.col;
-    var asc = !th.classList.contains("asc");
-    table.querySelectorAll("th").forEach(function(h){ h.classList.remove("asc","desc"); });
-    th.classList.add(asc ? "asc" : "desc");
-    var trs = Array.prototype.slice.call(body.rows);
-    trs.sort(function(a, b){
-      var x = a.cells[col], y = b.cells[col];
-      var p = x.dataset.v !== undefined ? +x.dataset.v : x.textContent, q = y.dataset.v !== undefined ? +y.dataset.v : y.textContent;
-      var c = typeof p === "number" && typeof q === "number" ? p - q : String(p).localeCompare(String(q));
-      return asc ? c : -c;
-    });
-    trs.forEach(function(tr){ body.appendChild(tr); });
-  });
-});
-window.tessera = { data: D, views: views, ready: ready, errors: errors };
-})();
-`

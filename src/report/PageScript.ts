@@ -1,0 +1,246 @@
+/**
+ * The report page's script (plain ES5 text inlined into the HTML): it turns the compact
+ * columnar data into rows, builds one canvas Vega `View` per chart, and keeps the task
+ * stream responsive at 100,000+ tasks by feeding Vega only what the visible time window
+ * needs:
+ *
+ * - task stream: the tasks intersecting the window, one bar each, when there are at
+ *   most `maxDetail` of them; otherwise aggregated bars — per worker and per 2-pixel
+ *   time bucket, coloured by the function of the longest task in it, opacity by the
+ *   share of the bucket the worker was busy (adjacent full buckets of one function are
+ *   merged). Hover shows the task (key, function, worker, start, duration, size, cores)
+ *   or the bucket (tasks, busy share, longest task).
+ * - timelines (resources, managed memory, chunks): the samples inside the window plus
+ *   each series' neighbours just outside it, thinned above a budget to the maximum and
+ *   the last sample per series and bucket, so peaks and step shapes survive.
+ *
+ * Each zoom / pan step of the task stream (Vega-Lite's interval selection bound to the
+ * x scale) sets the `xdom` signal of every timeline and replaces the windowed rows with
+ * one Vega changeset per view, so only those few thousand tuples are re-encoded. Also:
+ * the tooltip handler (vega-embed is not inlined) and click-to-sort tables. Exposed as
+ * `window.tessera` ({ data, views, ready, idle(), stream, errors }) for tests and
+ * benchmarks.
+ *
+ * Leaves out: building specs (src/report/Charts.ts) and the page's HTML (Html.ts).
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * A chart of the page: its element id, compiled Vega spec, data source name and how its
+ * rows are made (`stream`, `resources:<column>`, `memory:bytes`, `memory:chunks`, or
+ * none for charts with inline data).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PageView {
+  readonly id: string
+  readonly spec: unknown
+  readonly source: string | null
+  readonly rows: string | null
+}
+
+/**
+ * The page script for these views. `viewsJson` is `scriptJson(views)` (safe inside a
+ * script element).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const pageScript = (viewsJson: string, wall: number, options: { readonly maxDetail?: number } = {}): string => `
+(function(){
+"use strict";
+var D = JSON.parse(document.getElementById("tessera-data").textContent);
+var specs = ${viewsJson};
+var WALL = ${JSON.stringify(wall)}, MAX_DETAIL = ${options.maxDetail ?? 5000}, BUCKET_PX = 2, SERIES_BUDGET = 3000;
+var T = D.tasks, nT = T.start.length, nW = D.workers.length;
+var tS = Float64Array.from(T.start), tE = Float64Array.from(T.end), tW = Int32Array.from(T.worker), tF = Int32Array.from(T.fn);
+
+function fmtTime(s){ var a = Math.abs(s); return a >= 1 ? s.toFixed(3) + " s" : a >= 1e-3 ? (s * 1e3).toFixed(3) + " ms" : (s * 1e6).toFixed(1) + " \\u00b5s"; }
+function fmtBytes(b){ if (b == null || !isFinite(b)) return "\\u2014"; var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;
+  while (i < 4 && Math.abs(b) >= 1024) { b /= 1024; i++; } return (i ? b.toFixed(1) : String(b)) + " " + u[i]; }
+
+// ---- task stream rows for a window --------------------------------------------------
+// Plain loops over typed arrays: they run on every zoom step over every task.
+function streamRows(x0, x1, width){
+  var vis = [], i;
+  for (i = 0; i < nT; i++) if (tE[i] >= x0 && tS[i] <= x1) vis.push(i);
+  var rows = [];
+  if (vis.length <= MAX_DETAIL) {
+    for (var j = 0; j < vis.length; j++) { i = vis[j];
+      rows.push({ _i: i, worker: D.workers[tW[i]], "function": D.functions[tF[i]], start: tS[i], end: tE[i], _o: 1 }); }
+    return { rows: rows, visible: vis.length, detail: true };
+  }
+  var nb = Math.max(1, Math.floor(width / BUCKET_PX)), bw = (x1 - x0) / nb, n = nW * nb;
+  var busy = new Float64Array(n), cnt = new Int32Array(n), best = new Int32Array(n).fill(-1), bestLen = new Float64Array(n);
+  for (var v = 0; v < vis.length; v++) { i = vis[v];
+    var s = tS[i] > x0 ? tS[i] : x0, e = tE[i] < x1 ? tE[i] : x1;
+    var b0 = Math.min(nb - 1, Math.max(0, Math.floor((s - x0) / bw))), b1 = Math.min(nb - 1, Math.max(0, Math.floor((e - x0) / bw)));
+    for (var b = b0; b <= b1; b++) {
+      var lo = x0 + b * bw, hi = lo + bw, ov = (e < hi ? e : hi) - (s > lo ? s : lo), k = tW[i] * nb + b;
+      if (ov < 0) ov = 0;
+      busy[k] += ov; cnt[k]++;
+      if (best[k] < 0 || ov > bestLen[k]) { best[k] = i; bestLen[k] = ov; }
+    }
+  }
+  for (var w = 0; w < nW; w++) { var prev = null;
+    for (b = 0; b < nb; b++) { k = w * nb + b;
+      if (cnt[k] === 0) { prev = null; continue; }
+      var frac = Math.min(1, busy[k] / bw), fn = D.functions[tF[best[k]]];
+      if (prev !== null && frac >= 0.95 && prev._full && prev["function"] === fn) {
+        prev.end = x0 + (b + 1) * bw; prev.tasks += cnt[k]; prev._busy += busy[k];
+        if (bestLen[k] > prev._bestLen) { prev._best = best[k]; prev._bestLen = bestLen[k]; }
+        continue;
+      }
+      prev = { _agg: true, worker: D.workers[w], "function": fn, start: x0 + b * bw, end: x0 + (b + 1) * bw, tasks: cnt[k],
+        _busy: busy[k], _best: best[k], _bestLen: bestLen[k], _full: frac >= 0.95, _o: 0.3 + 0.7 * frac };
+      rows.push(prev);
+    }
+  }
+  return { rows: rows, visible: vis.length, detail: false };
+}
+
+// ---- windowed, thinned time series ---------------------------------------------------
+// Indices of samples (t sorted ascending) in [x0, x1], plus each series' last sample
+// before x0 and first after x1 (lines enter and leave the window); above the budget,
+// per series and bucket the sample with the largest value and the last one.
+function seriesIdx(t, ser, val, ns, x0, x1){
+  var n = t.length, lo = 0, hi = n, m;
+  while (lo < hi) { m = (lo + hi) >> 1; if (t[m] < x0) lo = m + 1; else hi = m; }
+  var a = lo; lo = a; hi = n;
+  while (lo < hi) { m = (lo + hi) >> 1; if (t[m] <= x1) lo = m + 1; else hi = m; }
+  var z = lo, out = [], seen, left, i, s;
+  seen = new Uint8Array(ns); left = ns;
+  for (i = a - 1; i >= 0 && left > 0 && a - i < 200000; i--) { s = ser[i]; if (!seen[s]) { seen[s] = 1; left--; out.push(i); } }
+  seen = new Uint8Array(ns); left = ns;
+  for (i = z; i < n && left > 0 && i - z < 200000; i++) { s = ser[i]; if (!seen[s]) { seen[s] = 1; left--; out.push(i); } }
+  if (z - a <= SERIES_BUDGET) { for (i = a; i < z; i++) out.push(i); }
+  else {
+    var nb = Math.max(1, Math.floor(SERIES_BUDGET / (2 * ns))), bw = (x1 - x0) / nb;
+    var mx = new Int32Array(ns * nb).fill(-1), last = new Int32Array(ns * nb).fill(-1);
+    for (i = a; i < z; i++) {
+      var k = ser[i] * nb + Math.min(nb - 1, Math.floor((t[i] - x0) / bw));
+      if (mx[k] < 0 || val[i] > val[mx[k]]) mx[k] = i;
+      last[k] = i;
+    }
+    for (k = 0; k < mx.length; k++) { if (mx[k] >= 0) out.push(mx[k]); if (last[k] >= 0 && last[k] !== mx[k]) out.push(last[k]); }
+  }
+  out.sort(function(p, q){ return t[p] - t[q] || p - q; });
+  return out;
+}
+var M = D.memory, mT = Float64Array.from(M.t), mW = Int32Array.from(M.worker), mB = Float64Array.from(M.bytes.map(function(x){ return x == null ? NaN : x; })),
+  mC = Float64Array.from(M.chunks.map(function(x){ return x == null ? NaN : x; }));
+var R = D.resources, rT = Float64Array.from(R.t), rH = Int32Array.from(R.host), nH = Math.max(1, D.hosts.length);
+var rV = {}; Object.keys(R.cols).forEach(function(c){ rV[c] = Float64Array.from(R.cols[c].map(function(x){ return x == null ? NaN : x; })); });
+function seriesRows(kind, x0, x1){
+  var idx, rows = [], j, i;
+  if (kind === "memory:bytes" || kind === "memory:chunks") {
+    idx = seriesIdx(mT, mW, kind === "memory:bytes" ? mB : mC, nW, x0, x1);
+    for (j = 0; j < idx.length; j++) { i = idx[j]; rows.push({ t: mT[i], worker: D.workers[mW[i]], bytes: mB[i], chunks: mC[i] }); }
+  } else {
+    var col = kind.slice("resources:".length), v = rV[col];
+    idx = seriesIdx(rT, rH, v, nH, x0, x1);
+    for (j = 0; j < idx.length; j++) { i = idx[j]; var o = { t: rT[i], host: D.hosts[rH[i]] }; o[col] = v[i]; rows.push(o); }
+  }
+  return rows;
+}
+
+// ---- tooltip -------------------------------------------------------------------------
+var tip = document.getElementById("tooltip");
+function esc(s){ return String(s).replace(/[&<>"]/g, function(c){ return {"&":"&amp;","<":"&lt;",">":"&gt;","\\"":"&quot;"}[c]; }); }
+function taskInfo(i){
+  var d = tE[i] - tS[i], cpu = T.cpu ? T.cpu[i] : null;
+  return [["key", T.key[i]], ["function", D.functions[tF[i]]], ["worker", D.workers[tW[i]]], ["start", fmtTime(tS[i])],
+    ["duration", fmtTime(d)], ["size", fmtBytes(T.size[i])]].concat(cpu != null && d > 0 ? [["CPU cores", (cpu / d).toFixed(2)]] : []);
+}
+function describe(value){
+  if (value && value._agg) {
+    var w = value.end - value.start;
+    return [["worker", value.worker], ["time", fmtTime(value.start) + " \\u2013 " + fmtTime(value.end)], ["tasks", value.tasks],
+      ["busy", (100 * Math.min(1, value._busy / w)).toFixed(0) + " %"], ["longest", D.functions[tF[value._best]]],
+      ["its key", T.key[value._best]], ["", "zoom in to see single tasks"]];
+  }
+  if (value && value._i !== undefined) return taskInfo(value._i);
+  if (value && typeof value === "object") return Object.keys(value).filter(function(k){ return k.charAt(0) !== "_" && !/_sort_index$/.test(k); })
+    .map(function(k){ return [k, value[k]]; });
+  return null;
+}
+function tooltip(handler, event, item, value){
+  if (value == null || value === "") { tip.style.display = "none"; return; }
+  var kv = describe(value);
+  tip.innerHTML = kv === null ? esc(value) : "<table>" + kv.map(function(p){ return "<tr><td class=k>" + esc(p[0]) + "</td><td>" + esc(p[1]) + "</td></tr>"; }).join("") + "</table>";
+  tip.style.display = "block";
+  tip.style.left = Math.max(4, Math.min(event.clientX + 12, window.innerWidth - tip.offsetWidth - 4)) + "px";
+  tip.style.top = (event.clientY + 12) + "px";
+}
+
+// ---- views and the shared zoom -------------------------------------------------------
+var views = {}, windowed = [], errors = [], stream = null, dom = [0, WALL], running = Promise.resolve(), scheduled = false;
+var state = { visible: 0, drawn: 0, detail: true, domain: dom };
+function plotWidth(view){ return view.width ? view.width() : 1000; }
+function replace(view, source, rows){ view.change(source, vega.changeset().remove(vega.truthy).insert(rows)); }
+function apply(){
+  scheduled = false;
+  var d = dom, runs = [];
+  windowed.forEach(function(w){
+    if (w.rows === "stream") {
+      var r = streamRows(d[0], d[1], plotWidth(w.view));
+      state = { visible: r.visible, drawn: r.rows.length, detail: r.detail, domain: d };
+      replace(w.view, w.source, r.rows);
+    } else {
+      w.view.signal("xdom", d);
+      replace(w.view, w.source, seriesRows(w.rows, d[0], d[1]));
+    }
+    runs.push(w.view.runAsync());
+  });
+  return Promise.all(runs).then(function(){ if (window.tessera) window.tessera.stream = state; });
+}
+function schedule(){
+  if (scheduled) return;
+  scheduled = true;
+  running = running.then(apply, apply).catch(function(e){ errors.push(String(e)); });
+}
+var ready = Promise.all(specs.map(function(s){
+  var view = new vega.View(vega.parse(s.spec), { renderer: "canvas", container: "#" + s.id, hover: true });
+  view.tooltip(tooltip);
+  views[s.id] = view;
+  if (s.rows !== null) {
+    windowed.push({ view: view, source: s.source, rows: s.rows });
+    // the first run lays out axes and legends with the whole run's rows
+    if (s.rows === "stream") { var r0 = streamRows(0, WALL, plotWidth(view)); state = { visible: r0.visible, drawn: r0.rows.length, detail: r0.detail, domain: dom }; view.data(s.source, r0.rows); }
+    else view.data(s.source, seriesRows(s.rows, 0, WALL));
+  }
+  if (s.rows === "stream") stream = view;
+  return view.runAsync().catch(function(e){ errors.push(s.id + ": " + e); throw e; });
+})).then(function(){
+  if (stream) stream.addSignalListener("zoom", function(name, v){
+    dom = v && v.start ? [v.start[0], v.start[1]] : [0, WALL];
+    schedule();
+  });
+  if (window.tessera) window.tessera.stream = state;
+});
+// resolves once every zoom step asked for so far is drawn
+function idle(){
+  var r = running;
+  return r.then(function(){ return r === running && !scheduled ? undefined : idle(); });
+}
+document.querySelectorAll("table.sortable th").forEach(function(th){
+  th.addEventListener("click", function(){
+    var table = th.closest("table"), body = table.tBodies[0], col = +th.dataset.col;
+    var asc = !th.classList.contains("asc");
+    table.querySelectorAll("th").forEach(function(h){ h.classList.remove("asc","desc"); });
+    th.classList.add(asc ? "asc" : "desc");
+    var trs = Array.prototype.slice.call(body.rows);
+    trs.sort(function(a, b){
+      var x = a.cells[col], y = b.cells[col];
+      var p = x.dataset.v !== undefined ? +x.dataset.v : x.textContent, q = y.dataset.v !== undefined ? +y.dataset.v : y.textContent;
+      var c = typeof p === "number" && typeof q === "number" ? p - q : String(p).localeCompare(String(q));
+      return asc ? c : -c;
+    });
+    trs.forEach(function(tr){ body.appendChild(tr); });
+  });
+});
+window.tessera = { data: D, views: views, ready: ready, idle: idle, stream: state, errors: errors };
+})();
+`
