@@ -15,8 +15,11 @@
  *   memory, or released): key, state, size (bytes held by that worker), tasks (chunks held).
  *
  * The engine never imports this module: the layer registers engine callbacks through
- * `Hooks`. It commits the database at the end of every compute and closes it when the
- * layer's scope closes.
+ * `Hooks`. It commits the database at the end of a compute (for a file database: when
+ * the last commit is at least `commitInterval` old, 1 s by default — an iterative
+ * pipeline runs hundreds of small computes, and a write per compute sits on its critical
+ * path) and closes it when the layer's scope closes; exit, signal and fatal-error flushes
+ * come from the database itself.
  *
  * @since 0.1.0
  */
@@ -85,23 +88,33 @@ export const memoryEvent = (m: MemoryRecord): TraceEvent => ({
 
 /**
  * Engine callbacks that record into `db` (for one compute: `compute(graph, { callbacks })`).
+ * A file database is committed at the end of a compute when its last commit by these
+ * callbacks is at least `commitInterval` milliseconds old (default 1000; 0: every compute).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const callbacks = (db: EventDatabase): Hooks.Callbacks =>
-  db instanceof FileDatabase.FileDatabase
-    ? {
-      // fast path: encode straight from the engine records (same bytes, no event objects)
-      task: db.recordTask,
-      memory: db.recordMemory,
-      finish: () => db.commit()
-    }
-    : {
+export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callbacks => {
+  if (!(db instanceof FileDatabase.FileDatabase)) {
+    return {
       task: (r) => db.record(computeEvent(r)),
       memory: (m) => db.record(memoryEvent(m)),
       finish: () => db.commit()
     }
+  }
+  let last = -Infinity
+  return {
+    // fast path: encode straight from the engine records (same bytes, no event objects)
+    task: db.recordTask,
+    memory: db.recordMemory,
+    finish: () => {
+      const now = performance.now()
+      if (now - last < commitInterval) return
+      last = now
+      db.commit()
+    }
+  }
+}
 
 /**
  * Where the trace layer writes: an existing database, or a file.
