@@ -75,6 +75,24 @@ describe("Plugins", () => {
     assert.ok(mm.some((e) => e.args.state === "released"))
   })
 
+  it("Trace commits a file database at the end of a compute at most once per commit interval", async () => {
+    const count = async (f: string) => (await FileDatabase.readPromise(f)).events.length
+    const slowDb = new FileDatabase.FileDatabase(join(dir, "interval-60s.msgpack"))
+    const eachDb = new FileDatabase.FileDatabase(join(dir, "interval-0.msgpack"))
+    const slow = Trace.callbacks(slowDb, 60_000)
+    const each = Trace.callbacks(eachDb, 0)
+    await Engine.computePromise(graph(), { workers: 0, callbacks: [slow, each] })
+    const first = await count(slowDb.path)
+    assert.ok(first > 0, "the first compute is committed")
+    assert.equal(await count(eachDb.path), first)
+    await Engine.computePromise(graph(), { workers: 0, callbacks: [slow, each] })
+    assert.equal(await count(slowDb.path), first, "within the interval: still buffered")
+    assert.equal(await count(eachDb.path), 2 * first)
+    slowDb.close()
+    eachDb.close()
+    assert.equal(await count(slowDb.path), 2 * first, "close writes the rest")
+  })
+
   it("ResourceMonitor samples immediately, then every interval, with every DASF arg present", async () => {
     const db = MemoryDatabase.make()
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
