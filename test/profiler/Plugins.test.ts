@@ -1,4 +1,5 @@
 import assert from "node:assert/strict"
+import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -156,5 +157,26 @@ describe("Plugins", () => {
     assert.ok(existsSync(traceFile) && existsSync(resourceFile))
     assert.equal((await FileDatabase.readPromise(traceFile)).events.filter((e) => e.name === "Compute").length, 13)
     assert.ok((await FileDatabase.readPromise(resourceFile)).events.length >= 2)
+  })
+
+  it("enableNvtx without an NVTX library warns once per process and never fails a run", () => {
+    const profiler = new URL("../../src/profiler/DefaultProfiler.ts", import.meta.url).href
+    const engine = new URL("../../src/engine/Engine.ts", import.meta.url).href
+    const graphModule = new URL("../../src/engine/TaskGraph.ts", import.meta.url).href
+    const script = `
+      import { registerDefaultProfiler } from ${JSON.stringify(profiler)}
+      import * as Engine from ${JSON.stringify(engine)}
+      import * as TaskGraph from ${JSON.stringify(graphModule)}
+      for (const name of ["a", "b"]) {
+        const h = registerDefaultProfiler({ name, directory: ${JSON.stringify(dir)}, host: "nv", enableNvtx: true, log: () => {} })
+        const g = TaskGraph.makeUnsafe([{ key: "x", kernel: { module: ${JSON.stringify(mod)}, name: "constant" }, args: [7] }])
+        const out = await Engine.computePromise(g, { workers: 0 })
+        h.close()
+        console.log(name, out.get("x"))
+      }`
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" })
+    assert.equal(r.status, 0, r.stderr)
+    assert.deepEqual(r.stdout.trim().split("\n"), ["a 7", "b 7"])
+    assert.equal(r.stderr.match(/enableNvtx: no NVTX library/g)?.length, 1, r.stderr)
   })
 })
