@@ -65,14 +65,14 @@ export interface Summary {
 }
 
 /**
- * Runs the tutorial on the current executor and summarises it.
+ * Runs the tutorial on the current executor and summarises it. Pass a tutorial made with
+ * `make` to run that very pipeline (the demo profiles it, so it needs the object first).
  *
  * @since 0.1.0
  * @category compute
  */
-export const run = (o: Tutorial5Options = {}) =>
+export const run = (o: Tutorial5Options = {}, t: ReturnType<typeof make> = make(o)) =>
   Effect.gen(function*() {
-    const t = make(o)
     const outputs = yield* t.pipeline.run()
     const truth = (yield* compute(t.data.y)).data as Int32Array
     const labels = (stage: string) =>

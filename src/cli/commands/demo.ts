@@ -43,10 +43,9 @@ export const demo = Command.make(
       if (c.chunkRows < 1) return yield* new DemoInputError({ message: `--chunk-rows must be at least 1, got ${c.chunkRows}` })
       const quiet = c.json ? { log: () => {} } : {}
       const options = { samples: c.samples, chunkRows: c.chunkRows, ...quiet }
-      // Tutorial5.run builds its pipeline inside; an identical twin (building a pipeline
-      // is lazy: no data is made) gives the stage DAG for the trace.
-      const pipeline = Tutorial5.make(options).pipeline
-      const p = yield* profiled(Tutorial5.run(options).pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {
+      const tutorial = Tutorial5.make(options)
+      const pipeline = tutorial.pipeline
+      const p = yield* profiled(Tutorial5.run(options, tutorial).pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {
         profile: c.profile,
         report: c.report,
         defaultName: "demo",
