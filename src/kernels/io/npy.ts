@@ -167,6 +167,15 @@ const readAtUnsafe = (fd: number, n: number, position: number): Uint8Array => {
   return out.subarray(0, got)
 }
 
+/** Opens a file for reading; a file that cannot be opened fails `NotNpy` naming it. */
+const openUnsafe = (path: string): number => {
+  try {
+    return NodeFs.openSync(fsPath(path), "r")
+  } catch (e) {
+    throw new NpyError(path, "NotNpy", `cannot read: ${(e as Error).message}`)
+  }
+}
+
 /**
  * Reads and validates only the header of a `.npy` file (and its size, with fstat):
  * what a client needs to plan row chunks before any task runs.
@@ -175,12 +184,7 @@ const readAtUnsafe = (fd: number, n: number, position: number): Uint8Array => {
  * @category parsing
  */
 export const describeNpyUnsafe = (path: string): NpyHeader => {
-  let fd: number
-  try {
-    fd = NodeFs.openSync(fsPath(path), "r")
-  } catch (e) {
-    throw new NpyError(path, "NotNpy", `cannot read: ${(e as Error).message}`)
-  }
+  const fd = openUnsafe(path)
   try {
     const size = NodeFs.fstatSync(fd).size
     const pre = readAtUnsafe(fd, 12, 0)
@@ -207,12 +211,7 @@ export const readNpyRows = (path: string, h: NpyHeader, rowStart: number, rows: 
   const rowBytes = h.shape.slice(1).reduce((a, b) => a * b, 1) * itemSize[h.dtype]
   const out = Chunk.allocShared(h.dtype, h.shape.length === 0 ? [] : [rows, ...h.shape.slice(1)])
   const target = new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.byteLength)
-  let fd: number
-  try {
-    fd = NodeFs.openSync(fsPath(path), "r")
-  } catch (e) {
-    throw new NpyError(path, "NotNpy", `cannot read: ${(e as Error).message}`)
-  }
+  const fd = openUnsafe(path)
   try {
     const from = h.dataOffset + rowStart * rowBytes
     let got = 0
