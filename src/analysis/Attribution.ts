@@ -1,8 +1,9 @@
 /**
  * Attribution of resource samples to the tasks running when they were taken: a sample
  * of host H at time t belongs to EVERY task on host H with `start <= t <= end` (the
- * task ran in `[timestamp - duration, timestamp]`). One interval sweep per host,
- * O((tasks + samples) log + pairs) — DASF instead scans the whole database for each
+ * task ran in `[timestamp - duration, timestamp]`). Per host, each task finds the
+ * samples inside its interval by binary search over that host's sorted sample times,
+ * O(tasks log samples + samples log samples + pairs) — DASF instead scans the whole database for each
  * sample, credits only the first match in file order, on any host, with the window
  * `[timestamp, timestamp + duration]` (DASF-NOTES 2, 4, 5).
  *
@@ -38,44 +39,49 @@ export const attributeSamples = (tables: Tables, view?: TaskView): Attribution =
   const sTime = floatsOf(res.getChild("timestamp"), m)
   const sHostRaw = codesOf(res.getChild("host"), m)
   const sHost = recode(sHostRaw, v.host)
-  // bucket rows by host code
+  // per host: its samples sorted by time (samples are few next to tasks; a sample
+  // whose host has no task, code -1 from recode, matches nothing unless both are null)
   const H = v.host.size
-  const taskByHost: Array<Array<number>> = Array.from({ length: H + 1 }, () => [])
-  for (let i = 0; i < v.n; i++) taskByHost[v.host.codes[i] + 1].push(i)
-  const sampleByHost: Array<Array<number>> = Array.from({ length: H + 1 }, () => [])
+  const byHost: Array<Array<number>> = Array.from({ length: H + 1 }, () => [])
   for (let i = 0; i < m; i++) {
-    // a sample whose host has no task (code -1 from recode) matches nothing, unless
-    // both are null hosts
     const c = sHost[i]
-    if (c >= 0 || sHostRaw.codes[i] < 0) sampleByHost[c + 1].push(i)
+    if (sTime[i] === sTime[i] && (c >= 0 || sHostRaw.codes[i] < 0)) byHost[c + 1].push(i)
   }
-  const outS: Array<number> = []
-  const outT: Array<number> = []
-  for (let h = 0; h <= H; h++) {
-    const ts = taskByHost[h]
-    const ss = sampleByHost[h]
-    if (ts.length === 0 || ss.length === 0) continue
-    const byStart = Int32Array.from(ts).sort((a, b) => v.start[a] - v.start[b] || a - b)
-    const byEnd = Int32Array.from(ts).sort((a, b) => v.end[a] - v.end[b] || a - b)
-    const samples = Int32Array.from(ss).sort((a, b) => sTime[a] - sTime[b] || a - b)
-    const active = new Set<number>()
-    let si = 0
-    let ei = 0
-    const pairsAt: Array<[number, Array<number>]> = []
-    for (const s of samples) {
-      const t = sTime[s]
-      while (si < byStart.length && v.start[byStart[si]] <= t) active.add(byStart[si++])
-      while (ei < byEnd.length && v.end[byEnd[ei]] < t) active.delete(byEnd[ei++])
-      if (active.size > 0) pairsAt.push([s, Array.from(active).sort((a, b) => a - b)])
-    }
-    for (const [s, tasks] of pairsAt) {
-      for (const t of tasks) {
-        outS.push(s)
-        outT.push(t)
+  const idx = byHost.map((ss) => Int32Array.from(ss).sort((a, b) => sTime[a] - sTime[b] || a - b))
+  const times = idx.map((ss) => Float64Array.from(ss, (s) => sTime[s]))
+  // each task finds its samples by binary search: O(tasks log samples + pairs), no
+  // sort of the tasks. Two passes (count, then fill) give the pairs grouped by sample
+  // row, and within a sample in task row order, without sorting them. Hot path.
+  const offsets = new Int32Array(m + 1)
+  const visit = (emit: (s: number, t: number) => void) => {
+    for (let i = 0; i < v.n; i++) {
+      const h = v.host.codes[i] + 1
+      const ts = times[h]
+      if (ts.length === 0) continue
+      const st = v.start[i]
+      const en = v.end[i]
+      if (!(st <= en)) continue
+      let lo = 0
+      let hi = ts.length
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        if (ts[mid] < st) lo = mid + 1
+        else hi = mid
       }
+      const ss = idx[h]
+      for (let k = lo; k < ts.length && ts[k] <= en; k++) emit(ss[k], i)
     }
   }
-  // order by sample row, then task row
-  const order = Array.from(outS.keys()).sort((a, b) => outS[a] - outS[b] || outT[a] - outT[b])
-  return { sample: Int32Array.from(order, (i) => outS[i]), task: Int32Array.from(order, (i) => outT[i]) }
+  visit((s) => offsets[s + 1]++)
+  for (let s = 0; s < m; s++) offsets[s + 1] += offsets[s]
+  const total = offsets[m]
+  const sample = new Int32Array(total)
+  const task = new Int32Array(total)
+  const fill = offsets.slice(0, m)
+  visit((s, t) => {
+    const at = fill[s]++
+    sample[at] = s
+    task[at] = t
+  })
+  return { sample, task }
 }

@@ -6,7 +6,8 @@
  *   (dictionary Utf8); start, end, duration (s), size (bytes), cpu_time (s) (Float64,
  *   null when absent); dependencies (List of dictionary Utf8 keys). `end` is the
  *   event's timestamp (DASF takes it when the task ENDS), `start = end - duration`.
- *   `key` and the dependency lists share one dictionary (codes are comparable).
+ *   `key`, the dependency lists and the memory table's `key` share one dictionary
+ *   (codes are comparable).
  *   `function` is `args.name` when the event carries one, else `functionName(key)`.
  * - `memory` (`Managed Memory` I events): timestamp, host, worker, key, state, size
  *   (bytes held by the worker), tasks (chunks held).
@@ -276,7 +277,10 @@ const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: n
   const duration = copy(t.duration) as Float64Array
   const start = new Float64Array(n)
   for (let i = 0; i < n; i++) start[i] = end[i] - duration[i]
-  const [keyCol, depChild] = dictColumns([keyIds, t.deps.view()], strings)
+  const m = dec.memory
+  // task keys, dependency keys and memory-event keys share one dictionary: one copy
+  // of the (large) key strings, and codes comparable across the three
+  const [keyCol, depChild, memKeyCol] = dictColumns([keyIds, t.deps.view(), m.key.view()], strings)
   const deps = makeData({
     type: new List(new Field("item", dictType(), false)),
     length: n,
@@ -297,12 +301,11 @@ const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: n
     cpu_time: f64Column(copy(t.cpuTime) as Float64Array),
     dependencies: deps
   })
-  const m = dec.memory
   const memory = table({
     timestamp: f64Column(copy(m.timestamp) as Float64Array),
     host: dictColumn(m.host.view(), strings),
     worker: dictColumn(m.worker.view(), strings),
-    key: dictColumn(m.key.view(), strings),
+    key: memKeyCol,
     state: dictColumn(m.state.view(), strings),
     size: f64Column(copy(m.size) as Float64Array),
     tasks: f64Column(copy(m.tasks) as Float64Array)

@@ -18,6 +18,24 @@ const textEncoder = new TextEncoder()
 const FRONT_MASK = (1 << 13) - 1
 
 /**
+ * The pool's hash of `bytes[start..end)` (FNV-style, 4 bytes per step). Exposed so a
+ * decoder can hash while it scans.
+ *
+ * @since 0.1.0
+ * @category hashing
+ */
+export const hashBytes = (bytes: Uint8Array, start: number, end: number): number => {
+  let h = 0x811c9dc5 ^ (end - start)
+  let i = start
+  for (; i + 4 <= end; i += 4) {
+    h = Math.imul(h ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)), 0x01000193)
+    h ^= h >>> 13
+  }
+  for (; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
+  return h ^ (h >>> 15)
+}
+
+/**
  * Interns UTF-8 byte strings to dense ids.
  *
  * @since 0.1.0
@@ -37,16 +55,12 @@ export class StringPool {
 
   /** Id of the UTF-8 string in `bytes[start..end)`. */
   internBytes(bytes: Uint8Array, start: number, end: number): number {
+    return this.internHashed(bytes, start, end, hashBytes(bytes, start, end))
+  }
+
+  /** Id of the UTF-8 string in `bytes[start..end)` whose `hashBytes` is `h`. */
+  internHashed(bytes: Uint8Array, start: number, end: number, h: number): number {
     const len = end - start
-    // FNV-style hash over 4 bytes per step (4x fewer multiplies than per byte)
-    let h = 0x811c9dc5 ^ len
-    let i = start
-    for (; i + 4 <= end; i += 4) {
-      h = Math.imul(h ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)), 0x01000193)
-      h ^= h >>> 13
-    }
-    for (; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
-    h ^= h >>> 15
     // front cache of recently seen ids: hits touch only recent (cache-warm) arena bytes
     const fslot = (h ^ (h >>> 12)) & FRONT_MASK
     const fid = this.front[fslot] - 1
@@ -104,8 +118,11 @@ export class StringPool {
       next.set(this.arena.subarray(0, this.arenaLength))
       this.arena = next
     }
-    this.arena.set(bytes.subarray(start, end), this.arenaLength)
-    this.arenaLength += len
+    // byte loop, not set(subarray): a subarray is an allocation per new string
+    const arena2 = this.arena
+    let w = this.arenaLength
+    for (let i = start; i < end; i++) arena2[w++] = bytes[i]
+    this.arenaLength = w
     if (id + 2 > this.starts.length) {
       const s = new Int32Array(this.starts.length * 2)
       s.set(this.starts)
@@ -174,9 +191,21 @@ export class StringPool {
       offsets[i + 1] = total
     }
     const data = new Uint8Array(total)
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i]
-      data.set(this.arena.subarray(this.starts[id], this.starts[id + 1]), offsets[i])
+    const arena = this.arena
+    const starts = this.starts
+    // ids in increasing runs (the usual case: strings are interned in first-use order)
+    // are contiguous in the arena: one copy per run, not one per string
+    let w = 0
+    let i = 0
+    while (i < ids.length) {
+      let j = i + 1
+      while (j < ids.length && ids[j] === ids[j - 1] + 1) j++
+      const from = starts[ids[i]]
+      const to = starts[ids[j - 1] + 1]
+      if (to - from > 64) data.set(arena.subarray(from, to), w)
+      else for (let k = from; k < to; k++) data[w + k - from] = arena[k]
+      w += to - from
+      i = j
     }
     return makeData({ type: new Utf8(), length: ids.length, nullCount: 0, valueOffsets: offsets, data })
   }
