@@ -283,10 +283,10 @@ export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
         axis: { minExtent: Y_AXIS_EXTENT, maxExtent: Y_AXIS_EXTENT, labelLimit: Y_AXIS_EXTENT - 10 }
       },
       color: { field: "function", type: "nominal", title: "function", scale: color, legend: { symbolLimit: 40, labelLimit: 160 } },
-      // a thin outline in the same colour keeps sub-pixel tasks visible (Vega-Lite merges
-      // its legend into the colour legend)
+      // a thin outline in the same colour keeps sub-pixel single tasks visible (Vega-Lite
+      // merges its legend into the colour legend); aggregated bars have none (`_sw` 0)
       stroke: { field: "function", type: "nominal", scale: color },
-      strokeWidth: { value: 0.6 },
+      strokeWidth: { field: "_sw", type: "quantitative", scale: null, legend: null },
       opacity: { field: "_o", type: "quantitative", scale: null, legend: null }
     }
   }
@@ -400,3 +400,19 @@ export const toVega = (spec: TopLevelSpec, shareX?: { readonly wall: number }): 
   return v
 }
 
+/**
+ * The task stream compiled to Vega, its x scale driven by the `xdom` signal like every
+ * timeline's. Vega-Lite's `zoom` selection (bound to the scale) still turns wheel and
+ * drag into a new window — it reads the scale's current domain — but no longer sets
+ * the scale itself: the page sets `xdom` together with the new window's rows, so a zoom
+ * step encodes and paints the bars once, for the new window, instead of once for the
+ * old rows at the new scale and again for the new rows.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const taskStreamVega = (data: ReportData, width?: number): vega.Spec => {
+  const v = toVega(taskStreamSpec(data, width), { wall: data.wall }) as vega.Spec & { scales?: Array<Record<string, unknown>> }
+  for (const s of v.scales ?? []) if (s["name"] === "x") delete s["domainRaw"]
+  return v
+}

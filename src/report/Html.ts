@@ -18,7 +18,7 @@ import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { renderDot } from "../charts/Graphviz.ts"
 import type { ReportData } from "./ReportData.ts"
-import { byteUnit, histogramSpec, resourceSpecs, taskHistograms, taskStreamSpec, timelineSpec, toVega } from "./Charts.ts"
+import { byteUnit, histogramSpec, resourceSpecs, taskHistograms, taskStreamVega, timelineSpec, toVega } from "./Charts.ts"
 import { pageScript } from "./PageScript.ts"
 import type { PageView } from "./PageScript.ts"
 
@@ -159,7 +159,7 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
   const hist = taskHistograms(data).filter((h) => h.n > 0)
 
   const views: Array<PageView> = [
-    { id: "task-stream", spec: toVega(taskStreamSpec(data)), source: "tasks", rows: "stream" },
+    { id: "task-stream", spec: taskStreamVega(data), source: "tasks", rows: "stream" },
     ...resources.charts.map((x) => ({ id: `res-${x.column}`, spec: toVega(x.spec, { wall: data.wall }), source: "resources", rows: `resources:${x.column}` })),
     ...(m.time.length > 0
       ? [

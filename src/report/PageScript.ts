@@ -5,7 +5,7 @@
  * needs:
  *
  * - task stream: the tasks intersecting the window, one bar each, when there are at
- *   most `maxDetail` of them; otherwise aggregated bars — per worker and per 2-pixel
+ *   most `maxDetail` of them; otherwise aggregated bars — per worker and per 3-pixel
  *   time bucket, coloured by the function of the longest task in it, opacity by the
  *   share of the bucket the worker was busy (adjacent full buckets of one function are
  *   merged). Hover shows the task (key, function, worker, start, duration, size, cores)
@@ -53,7 +53,7 @@ export const pageScript = (viewsJson: string, wall: number, options: { readonly 
 "use strict";
 var D = JSON.parse(document.getElementById("tessera-data").textContent);
 var specs = ${viewsJson};
-var WALL = ${JSON.stringify(wall)}, MAX_DETAIL = ${options.maxDetail ?? 5000}, BUCKET_PX = 2, SERIES_BUDGET = 3000;
+var WALL = ${JSON.stringify(wall)}, MAX_DETAIL = ${options.maxDetail ?? 5000}, BUCKET_PX = 3, SERIES_BUDGET = 3000;
 var T = D.tasks, nT = T.start.length, nW = D.workers.length;
 var tS = Float64Array.from(T.start), tE = Float64Array.from(T.end), tW = Int32Array.from(T.worker), tF = Int32Array.from(T.fn);
 
@@ -69,7 +69,7 @@ function streamRows(x0, x1, width){
   var rows = [];
   if (vis.length <= MAX_DETAIL) {
     for (var j = 0; j < vis.length; j++) { i = vis[j];
-      rows.push({ _i: i, worker: D.workers[tW[i]], "function": D.functions[tF[i]], start: tS[i], end: tE[i], _o: 1 }); }
+      rows.push({ _i: i, worker: D.workers[tW[i]], "function": D.functions[tF[i]], start: tS[i], end: tE[i], _o: 1, _sw: 0.6 }); }
     return { rows: rows, visible: vis.length, detail: true };
   }
   var nb = Math.max(1, Math.floor(width / BUCKET_PX)), bw = (x1 - x0) / nb, n = nW * nb;
@@ -87,14 +87,16 @@ function streamRows(x0, x1, width){
   for (var w = 0; w < nW; w++) { var prev = null;
     for (b = 0; b < nb; b++) { k = w * nb + b;
       if (cnt[k] === 0) { prev = null; continue; }
-      var frac = Math.min(1, busy[k] / bw), fn = D.functions[tF[best[k]]];
-      if (prev !== null && frac >= 0.95 && prev._full && prev["function"] === fn) {
+      // busy share in four opacity levels; a run of buckets with one function and one
+      // level becomes one bar (fewer bars to encode and paint on every step)
+      var frac = Math.min(1, busy[k] / bw), fn = D.functions[tF[best[k]]], level = frac > 0.75 ? 1 : frac > 0.5 ? 0.75 : frac > 0.25 ? 0.55 : 0.35;
+      if (prev !== null && prev._o === level && prev["function"] === fn) {
         prev.end = x0 + (b + 1) * bw; prev.tasks += cnt[k]; prev._busy += busy[k];
         if (bestLen[k] > prev._bestLen) { prev._best = best[k]; prev._bestLen = bestLen[k]; }
         continue;
       }
       prev = { _agg: true, worker: D.workers[w], "function": fn, start: x0 + b * bw, end: x0 + (b + 1) * bw, tasks: cnt[k],
-        _busy: busy[k], _best: best[k], _bestLen: bestLen[k], _full: frac >= 0.95, _o: 0.3 + 0.7 * frac };
+        _busy: busy[k], _best: best[k], _bestLen: bestLen[k], _o: level, _sw: 0 };
       rows.push(prev);
     }
   }
@@ -182,19 +184,30 @@ function plotWidth(view){ return view.width ? view.width() : 1000; }
 function replace(view, source, rows){ view.change(source, vega.changeset().remove(vega.truthy).insert(rows)); }
 function apply(){
   scheduled = false;
-  var d = dom, runs = [];
+  var d = dom, t0 = performance.now(), rowsMs = 0;
   windowed.forEach(function(w){
+    var t1 = performance.now();
     if (w.rows === "stream") {
       var r = streamRows(d[0], d[1], plotWidth(w.view));
       state = { visible: r.visible, drawn: r.rows.length, detail: r.detail, domain: d };
+      w.view.signal("xdom", d);
       replace(w.view, w.source, r.rows);
     } else {
       w.view.signal("xdom", d);
       replace(w.view, w.source, seriesRows(w.rows, d[0], d[1]));
     }
-    runs.push(w.view.runAsync());
+    rowsMs += performance.now() - t1;
   });
-  return Promise.all(runs).then(function(){ if (window.tessera) window.tessera.stream = state; });
+  // one view after the other (one thread either way), timing each for the benchmark
+  var viewMs = {}, chain = Promise.resolve();
+  windowed.forEach(function(w){ chain = chain.then(function(){ var t2 = performance.now();
+    return w.view.runAsync().then(function(){ viewMs[w.view.container().id] = Math.round(performance.now() - t2); }); }); });
+  return chain.then(function(){
+    state.viewMs = viewMs; state.endAt = performance.now();
+    // timings of the last step, for the benchmark
+    state.rowsMs = Math.round(rowsMs * 10) / 10; state.stepMs = Math.round((performance.now() - t0) * 10) / 10;
+    if (window.tessera) window.tessera.stream = state;
+  });
 }
 function schedule(){
   if (scheduled) return;

@@ -1,144 +1,251 @@
 /**
- * End-to-end test of the HTML report in a real headless browser (Debian's chromium
- * driven by playwright-core): the report of dasf-small loads with no console errors and
- * no network requests, the task stream holds one bar per Compute event, and hovering a
- * bar shows its key. Saves a screenshot to the OS temp directory.
- * Skips with a message where /usr/bin/chromium is absent.
+ * End-to-end tests of the HTML report in a real headless browser (Debian's chromium
+ * driven by playwright-core).
+ *
+ * The demo's report: the test runs `tessera demo` small (20,000 samples, 2 workers,
+ * --profile and --report) in a temporary folder, then checks that the report loads with
+ * no console errors and no network requests, that the task stream holds one bar per
+ * Compute event of that trace (counted by reading the trace database), that hovering a
+ * bar shows its key, that the timelines follow the task stream's zoom, that tables sort,
+ * and that the stage DAG (the trace's "Pipeline Graph" event) is drawn as SVG. It saves
+ * screenshots to the temporary folder and prints their paths.
+ *
+ * dasf-small's report: loads cleanly with one bar per Compute event; with a small
+ * `maxDetail` the stream draws aggregated bars when zoomed out and single tasks again
+ * once zoomed in.
+ *
+ * Skips with a message where /usr/bin/chromium is absent (`.ci/run` installs it).
  */
 import assert from "node:assert/strict"
+import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
-import { mkdtemp } from "node:fs/promises"
+import { mkdtemp, readdir, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { after, before, describe, it } from "node:test"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { chromium } from "playwright-core"
 import type { Browser, Page } from "playwright-core"
-import { writeReport } from "../../src/report/buildReport.ts"
+import { renderHtml } from "../../src/report/Html.ts"
 import { loadEvents } from "../../src/report/loadEvents.ts"
+import { fromEvents } from "../../src/report/ReportData.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
+const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
 const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.log(`# skipping browser tests: ${CHROMIUM} not found (apt-get install -y chromium)`)
+const skip = hasChromium ? false : `${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium; .ci/run does) to run the browser tests`
+if (!hasChromium) console.log(`# skipping browser tests: ${skip}`)
 
-describe("report (browser)", { skip: hasChromium ? false : `${CHROMIUM} not found` }, () => {
-  let browser: Browser
-  let page: Page
+// Opens a report with every non-file request aborted and recorded, console errors kept.
+const open = async (browser: Browser, file: string) => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
   const consoleErrors: Array<string> = []
   const external: Array<string> = []
-  let computeEvents = 0
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text())
+  })
+  page.on("pageerror", (e) => consoleErrors.push(String(e)))
+  await page.route("**/*", (route) => {
+    const url = route.request().url()
+    if (url.startsWith("file:") || url.startsWith("data:")) return route.continue()
+    external.push(url)
+    return route.abort()
+  })
+  await page.goto(pathToFileURL(file).href)
+  await page.evaluate(() => (globalThis as any).tessera.ready)
+  return { page, consoleErrors, external }
+}
 
+// Rect items of the task stream's bar mark, read from Vega's scenegraph.
+const bars = (page: Page) =>
+  page.evaluate(() => {
+    const v = (globalThis as any).tessera.views["task-stream"]
+    const items: Array<any> = []
+    const walk = (node: any): void => {
+      if (node === null || node === undefined) return
+      if (node.marktype === "rect" && node.role === "mark" && node.name === "marks") {
+        items.push(...node.items)
+        return
+      }
+      for (const child of node.items ?? []) walk(child)
+    }
+    walk(v.scenegraph().root)
+    const canvas = (globalThis as any).document.querySelector("#task-stream canvas").getBoundingClientRect()
+    // the canvas handler's origin is the view's origin plus its padding
+    const [ox, oy] = v.origin()
+    const pad = v.padding()
+    return items.map((it) => ({
+      x: canvas.left + ox + (pad.left ?? 0) + it.x + it.width / 2,
+      y: canvas.top + oy + (pad.top ?? 0) + it.y + it.height / 2,
+      width: it.width as number,
+      datum: { i: it.datum._i as number | undefined, agg: it.datum._agg === true, tasks: it.datum.tasks as number | undefined }
+    }))
+  })
+
+const settle = (page: Page) =>
+  page.evaluate(async () => {
+    const t = (globalThis as any).tessera
+    await t.views["task-stream"].runAsync()
+    await t.idle()
+    return t.stream as { visible: number; drawn: number; detail: boolean; domain: [number, number] }
+  })
+
+const hoverWidest = async (page: Page) => {
+  await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
+  const all = await bars(page)
+  const widest = all.reduce((a, b) => (b.width > a.width ? b : a))
+  await page.mouse.move(widest.x, widest.y)
+  await page.waitForSelector("#tooltip", { state: "visible", timeout: 5000 })
+  return { widest, text: (await page.textContent("#tooltip")) ?? "" }
+}
+
+describe("report (browser)", { skip }, () => {
+  let browser: Browser
   before(async () => {
-    const files = [join(data, "small-TracePlugin.msgpack"), join(data, "small-ResourceMonitor-gpusurrogate.msgpack")]
-    const loaded = await loadEvents(files)
-    computeEvents = loaded.events.filter((e) => e.name === "Compute" && e.phase === "X").length
-    const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-"))
-    const file = join(dir, "report.html")
-    await writeReport(files, file, { title: "dasf-small" })
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
     })
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-    page.on("console", (m) => {
-      if (m.type() === "error") consoleErrors.push(m.text())
-    })
-    page.on("pageerror", (e) => consoleErrors.push(String(e)))
-    await page.route("**/*", (route) => {
-      const url = route.request().url()
-      if (url.startsWith("file:") || url.startsWith("data:")) return route.continue()
-      external.push(url)
-      return route.abort()
-    })
-    await page.goto(pathToFileURL(file).href)
-    await page.evaluate(() => (globalThis as unknown as { tessera: { ready: Promise<unknown> } }).tessera.ready)
   })
-
   after(async () => {
     await browser?.close()
   })
 
-  it("loads with no console errors and no network requests", () => {
-    assert.deepEqual(consoleErrors, [])
-    assert.deepEqual(external, [])
-  })
-
-  it("draws one task-stream bar per Compute event", async () => {
-    const counts = await page.evaluate(() => {
-      const v = (globalThis as any).tessera.views["task-stream"]
-      let bars = 0
-      const walk = (node: any): void => {
-        if (node === null || node === undefined) return
-        if (node.marktype === "rect" && node.role === "mark") bars += node.items.length
-        for (const child of node.items ?? []) walk(child)
-      }
-      walk(v.scenegraph().root)
-      return { data: v.data("tasks").length, bars }
+  describe("the demo's report", () => {
+    let dir: string
+    let page: Page
+    let consoleErrors: Array<string>
+    let external: Array<string>
+    let computeEvents = 0
+    let dot: string | undefined
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), "tessera-e2e-demo-"))
+      await promisify(execFile)(process.execPath, [main, "demo", "--samples", "20000", "--workers", "2", "--profile", "e2e", "--report", "report.html", "--json"], { cwd: dir })
+      const traces = (await readdir(dir)).filter((f) => f.startsWith("e2e-TracePlugin-")).map((f) => join(dir, f))
+      assert.equal(traces.length, 1, `one trace database in ${dir}`)
+      const { events } = await loadEvents(traces)
+      computeEvents = events.filter((e) => e.name === "Compute" && e.phase === "X").length
+      const graph = events.find((e) => e.name === "Pipeline Graph")
+      dot = (graph?.args as { dot?: string } | undefined)?.dot
+      ;({ page, consoleErrors, external } = await open(browser, join(dir, "report.html")))
     })
-    assert.equal(counts.data, computeEvents)
-    assert.equal(counts.bars, computeEvents)
-  })
 
-  it("keeps resource and memory timelines aligned with the task stream's zoom", async () => {
-    await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
-    const box = (await page.locator("#task-stream canvas").boundingBox())!
-    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 3)
-    await page.mouse.wheel(0, -300)
-    const doms = await page.evaluate(async () => {
-      const t = (globalThis as any).tessera
-      await t.views["task-stream"].runAsync()
-      await new Promise((r) => setTimeout(r, 200))
-      return {
-        stream: t.views["task-stream"].scale("x").domain(),
-        cpu: t.views["res-cpu"].scale("x").domain(),
-        memory: t.views["managed-memory"].scale("x").domain()
-      }
+    it("loads with no console errors and no network requests", () => {
+      assert.deepEqual(consoleErrors, [])
+      assert.deepEqual(external, [])
     })
-    assert.ok(doms.stream[1] - doms.stream[0] < 2.39, `zoomed in: ${doms.stream}`)
-    for (const d of [doms.cpu, doms.memory]) {
-      assert.ok(Math.abs(d[0] - doms.stream[0]) < 1e-9 && Math.abs(d[1] - doms.stream[1]) < 1e-9, `${d} follows ${doms.stream}`)
-    }
-    await page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 3)
-  })
 
-  it("sorts an analysis table when its header is clicked", async () => {
-    const th = page.locator("table.sortable th", { hasText: "tasks" }).first()
-    await th.click()
-    await th.click()
-    assert.ok(await th.evaluate((el: any) => el.classList.contains("desc")))
-  })
+    it("draws one task-stream bar per Compute event of the trace", async () => {
+      assert.ok(computeEvents > 100, `${computeEvents} Compute events`)
+      const all = await bars(page)
+      assert.equal(all.length, computeEvents)
+      assert.equal(new Set(all.map((b) => b.datum.i)).size, computeEvents, "each bar is a different task")
+      const stream = await settle(page)
+      assert.equal(stream.detail, true)
+      assert.equal(stream.visible, computeEvents)
+    })
 
-  it("shows a task's key when its bar is hovered", async () => {
-    await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
-    const target = await page.evaluate(() => {
-      const v = (globalThis as any).tessera.views["task-stream"]
-      let found: any
-      const walk = (node: any): void => {
-        if (found !== undefined || node === null || node === undefined) return
-        if (node.marktype === "rect" && node.role === "mark") {
-          // the longest bar is the easiest to hit
-          for (const it of node.items) if (found === undefined || it.width > found.width) found = it
-          return
+    it("shows a task's key, function and duration when its bar is hovered", async () => {
+      const { widest, text } = await hoverWidest(page)
+      const key = await page.evaluate((i) => (globalThis as any).tessera.data.tasks.key[i], widest.datum.i!)
+      const fn = await page.evaluate((i) => {
+        const d = (globalThis as any).tessera.data
+        return d.functions[d.tasks.fn[i]]
+      }, widest.datum.i!)
+      assert.ok(text.includes(key), `tooltip ${text} should include ${key}`)
+      assert.ok(text.includes(fn) && /duration\s*[\d.]+ (s|ms|µs)/.test(text), `tooltip ${text} shows function and duration`)
+      const shot = join(dir, "report-hover.png")
+      await page.screenshot({ path: shot })
+      await page.screenshot({ path: join(dir, "report-full.png"), fullPage: true })
+      console.log(`# screenshots: ${shot} (viewport, tooltip shown), ${join(dir, "report-full.png")} (whole page)`)
+    })
+
+    it("keeps resource and memory timelines aligned with the task stream's zoom", async () => {
+      await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
+      const box = (await page.locator("#task-stream canvas").boundingBox())!
+      const before = await settle(page)
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 3)
+      await page.mouse.wheel(0, -300)
+      const stream = await settle(page)
+      const doms = await page.evaluate(() => {
+        const t = (globalThis as any).tessera
+        return {
+          stream: t.views["task-stream"].scale("x").domain(),
+          cpu: t.views["res-cpu"].scale("x").domain(),
+          memory: t.views["managed-memory"].scale("x").domain()
         }
-        for (const child of node.items ?? []) walk(child)
+      })
+      assert.ok(doms.stream[1] - doms.stream[0] < (before.domain[1] - before.domain[0]) * 0.9, `zoomed in: ${doms.stream}`)
+      assert.ok(stream.visible < computeEvents, `${stream.visible} of ${computeEvents} tasks in the zoomed window`)
+      for (const d of [doms.cpu, doms.memory]) {
+        assert.ok(Math.abs(d[0] - doms.stream[0]) < 1e-9 && Math.abs(d[1] - doms.stream[1]) < 1e-9, `${d} follows ${doms.stream}`)
       }
-      walk(v.scenegraph().root)
-      const canvas = (globalThis as any).document.querySelector("#task-stream canvas").getBoundingClientRect()
-      // the canvas handler's origin is the view's origin plus its padding
-      const [ox0, oy0] = v.origin()
-      const pad = v.padding()
-      const ox = ox0 + (pad.left ?? 0)
-      const oy = oy0 + (pad.top ?? 0)
-      return { x: canvas.left + ox + found.x + found.width / 2, y: canvas.top + oy + found.y + found.height / 2, key: found.datum.key }
+      await page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 3)
+      const reset = await settle(page)
+      assert.equal(reset.visible, computeEvents)
     })
-    await page.mouse.move(target.x, target.y)
-    await page.waitForSelector("#tooltip", { state: "visible", timeout: 5000 })
-    const text = await page.textContent("#tooltip")
-    assert.ok(text?.includes(target.key), `tooltip ${text} should include ${target.key}`)
-    const shot = join(tmpdir(), "tessera-report.png")
-    await page.screenshot({ path: shot })
-    await page.screenshot({ path: join(tmpdir(), "tessera-report-full.png"), fullPage: true })
-    console.log(`# screenshots: ${shot} (viewport, tooltip shown), tessera-report-full.png beside it`)
+
+    it("sorts an analysis table when its header is clicked", async () => {
+      const th = page.locator("table.sortable th", { hasText: "Count" }).first()
+      await th.click()
+      await th.click()
+      assert.ok(await th.evaluate((el: any) => el.classList.contains("desc")))
+      const col = Number(await th.getAttribute("data-col"))
+      const values = await th.evaluate((el: any, c: number) => [...el.closest("table").tBodies[0].rows].map((r: any) => Number(r.cells[c].dataset.v)), col)
+      assert.deepEqual(values, [...values].sort((a, b) => b - a))
+    })
+
+    it("draws the pipeline's stage DAG from the trace's Pipeline Graph event", async () => {
+      assert.ok(dot !== undefined, "the demo's trace carries a Pipeline Graph event with DOT")
+      const stages = [...dot.matchAll(/^\s*"([^"]+)";/gm)].map((m) => m[1]!)
+      assert.ok(stages.length >= 3, `stages in ${dot}`)
+      const text = await page.locator(".dag svg").textContent()
+      for (const s of stages) assert.ok(text?.includes(s), `stage ${s} drawn`)
+    })
+  })
+
+  describe("dasf-small's report", () => {
+    let page: Page
+    let consoleErrors: Array<string>
+    let external: Array<string>
+    let computeEvents = 0
+    before(async () => {
+      const files = [join(data, "small-TracePlugin.msgpack"), join(data, "small-ResourceMonitor-gpusurrogate.msgpack")]
+      const { events } = await loadEvents(files)
+      computeEvents = events.filter((e) => e.name === "Compute" && e.phase === "X").length
+      const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-dasf-"))
+      const file = join(dir, "report.html")
+      // a small detail limit: the whole run draws aggregated bars
+      await writeFile(file, await renderHtml(fromEvents(events, { title: "dasf-small" }), { maxDetail: 100 }))
+      ;({ page, consoleErrors, external } = await open(browser, file))
+    })
+
+    it("loads with no console errors and no network requests", () => {
+      assert.deepEqual(consoleErrors, [])
+      assert.deepEqual(external, [])
+    })
+
+    it("aggregates bars above the detail limit and shows single tasks once zoomed in", async () => {
+      const whole = await settle(page)
+      assert.equal(whole.visible, computeEvents)
+      assert.equal(whole.detail, false)
+      const agg = await bars(page)
+      assert.ok(agg.length > 0 && agg.length < computeEvents && agg.every((b) => b.datum.agg), `${agg.length} aggregated bars`)
+      const { text } = await hoverWidest(page)
+      assert.match(text, /tasks\s*\d+/)
+      assert.match(text, /busy\s*\d+ %/)
+      const box = (await page.locator("#task-stream canvas").boundingBox())!
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 3)
+      let stream = whole
+      for (let i = 0; i < 20 && !stream.detail; i++) {
+        await page.mouse.wheel(0, -400)
+        stream = await settle(page)
+      }
+      assert.equal(stream.detail, true, `single tasks after zooming in (${stream.visible} visible)`)
+      const single = await bars(page)
+      assert.equal(single.length, stream.visible)
+    })
   })
 })
