@@ -299,7 +299,7 @@ export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
  * @category specs
  */
 export const timelineSpec = (
-  source: "resources" | "memory",
+  source: string,
   field: string,
   title: string,
   unit: string,
@@ -311,7 +311,7 @@ export const timelineSpec = (
   $schema: "https://vega.github.io/schema/vega-lite/v6.json",
   title: `${title} (${unit})`,
   width,
-  height: 110,
+  height: 90,
   background: "white",
   data: { name: source },
   mark: { type: "line", interpolate: "step-after", strokeWidth: 1.2, aria: false, clip: true },
@@ -337,6 +337,39 @@ export const timelineSpec = (
     }
   }
 })
+
+/**
+ * Time series charts stacked into one Vega-Lite spec (`vconcat`) sharing one x scale:
+ * the page draws all of them in one Vega view, so a zoom step runs one dataflow and
+ * paints one canvas for every timeline. Each chart keeps its own data source, y scale,
+ * colours and legend.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const timelinesSpec = (charts: ReadonlyArray<TopLevelSpec>): TopLevelSpec => {
+  // only the bottom chart labels its time axis: fewer labels to measure and draw on each
+  // zoom step (the grid still marks the ticks)
+  const units = charts.map((c, i) => {
+    if (i < charts.length - 1) c = hideTimeLabels(c)
+    const { $schema: _s, background: _b, config: _c, ...unit } = c as TopLevelSpec & { $schema?: string; background?: unknown; config?: unknown }
+    return unit
+  })
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    background: "white",
+    config: { aria: false },
+    spacing: 26,
+    vconcat: units,
+    resolve: { scale: { x: "shared", y: "independent", color: "independent" }, legend: { color: "independent" } }
+  } as TopLevelSpec
+}
+
+const hideTimeLabels = (c: TopLevelSpec): TopLevelSpec => {
+  const u = c as TopLevelSpec & { encoding?: { x?: { axis?: object } } }
+  if (u.encoding?.x === undefined) return c
+  return { ...u, encoding: { ...u.encoding, x: { ...u.encoding.x, axis: { ...u.encoding.x.axis, labels: false, title: null, ticks: false } } } } as TopLevelSpec
+}
 
 /**
  * The resource usage charts of this trace: one per metric that varies, with byte
@@ -376,7 +409,7 @@ export const resourceSpecs = (
     }
     // Vega-Lite reads "a.b" as a nested path, so page rows use "a_b" for "a.b".
     const column = m.field.replace(/\W/g, "_")
-    charts.push({ field: m.field, column, scale: u.scale, spec: timelineSpec("resources", column, m.title, unit, "host", data.wall, width, data.hosts) })
+    charts.push({ field: m.field, column, scale: u.scale, spec: timelineSpec(`res_${column}`, column, m.title, unit, "host", data.wall, width, data.hosts) })
   }
   return { charts, constant }
 }

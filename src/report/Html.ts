@@ -18,7 +18,8 @@ import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { renderDot } from "../charts/Graphviz.ts"
 import type { ReportData } from "./ReportData.ts"
-import { byteUnit, histogramSpec, resourceSpecs, taskHistograms, taskStreamVega, timelineSpec, toVega } from "./Charts.ts"
+import type { TopLevelSpec } from "vega-lite"
+import { byteUnit, histogramSpec, resourceSpecs, taskHistograms, taskStreamVega, timelineSpec, timelinesSpec, toVega } from "./Charts.ts"
 import { pageScript } from "./PageScript.ts"
 import type { PageView } from "./PageScript.ts"
 
@@ -158,16 +159,22 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
   const resources = resourceSpecs(data)
   const hist = taskHistograms(data).filter((h) => h.n > 0)
 
-  const views: Array<PageView> = [
-    { id: "task-stream", spec: taskStreamVega(data), source: "tasks", rows: "stream" },
-    ...resources.charts.map((x) => ({ id: `res-${x.column}`, spec: toVega(x.spec, { wall: data.wall }), source: "resources", rows: `resources:${x.column}` })),
+  // every timeline in one view (one dataflow run and one canvas per zoom step)
+  const timelines: Array<{ readonly spec: TopLevelSpec; readonly source: string; readonly rows: string }> = [
+    ...resources.charts.map((x) => ({ spec: x.spec, source: `res_${x.column}`, rows: `resources:${x.column}` })),
     ...(m.time.length > 0
       ? [
-          { id: "managed-memory", spec: toVega(timelineSpec("memory", "bytes", "Managed memory per worker", memUnit.unit, "worker", data.wall, undefined, data.workers), { wall: data.wall }), source: "memory", rows: "memory:bytes" },
-          { id: "chunks-held", spec: toVega(timelineSpec("memory", "chunks", "Chunks held per worker", "chunks", "worker", data.wall, undefined, data.workers), { wall: data.wall }), source: "memory", rows: "memory:chunks" }
+          { spec: timelineSpec("memory_bytes", "bytes", "Managed memory per worker", memUnit.unit, "worker", data.wall, undefined, data.workers), source: "memory_bytes", rows: "memory:bytes" },
+          { spec: timelineSpec("memory_chunks", "chunks", "Chunks held per worker", "chunks", "worker", data.wall, undefined, data.workers), source: "memory_chunks", rows: "memory:chunks" }
         ]
+      : [])
+  ]
+  const views: Array<PageView> = [
+    { id: "task-stream", spec: taskStreamVega(data), sources: [{ source: "tasks", rows: "stream" }] },
+    ...(timelines.length > 0
+      ? [{ id: "timelines", spec: toVega(timelinesSpec(timelines.map((x) => x.spec)), { wall: data.wall }), sources: timelines.map((x) => ({ source: x.source, rows: x.rows })) }]
       : []),
-    ...hist.map((h) => ({ id: `hist-${h.resource}`, spec: toVega(histogramSpec(h, 420, 200)), source: null, rows: null }))
+    ...hist.map((h) => ({ id: `hist-${h.resource}`, spec: toVega(histogramSpec(h, 420, 200)), sources: [] }))
   ]
 
   const mi = memorySampleIndices(data)
@@ -223,10 +230,10 @@ th.asc::after{content:" ▲"} th.desc::after{content:" ▼"}
 ${data.sources.length > 0 ? `<dt>sources</dt><dd>${data.sources.map(esc).join("<br>")}</dd>` : ""}
 </dl></header>
 <section><h2>Task stream</h2>${div("task-stream")}</section>
-<section><h2>Resource usage</h2>${resources.charts.map((x) => div(`res-${x.column}`)).join("\n")}${
+<section><h2>Resource usage and managed memory</h2><p class="note">aligned with the task stream and following its zoom</p>${timelines.length > 0 ? div("timelines") : ""}${
     resources.charts.length + resources.constant.length === 0 ? `<p class="note">no Resource Usage events in these databases</p>` : ""}${
-    resources.constant.length > 0 ? `<p class="note">constant over the whole run (not drawn): ${resources.constant.map((c) => `${esc(c.title)} ${esc(c.value)}`).join(" · ")}</p>` : ""}</section>
-<section><h2>Managed memory</h2>${m.time.length > 0 ? div("managed-memory") + "\n" + div("chunks-held") : `<p class="note">no Managed Memory events in these databases</p>`}</section>
+    resources.constant.length > 0 ? `<p class="note">constant over the whole run (not drawn): ${resources.constant.map((c) => `${esc(c.title)} ${esc(c.value)}`).join(" · ")}</p>` : ""}${
+    m.time.length === 0 ? `<p class="note">no Managed Memory events in these databases</p>` : ""}</section>
 ${tables.length > 0 ? `<section><h2>Analyses</h2>${tables.map((x, i) => renderTable(x, maxRows, i)).join("\n")}</section>` : ""}
 <section><h2>Per-task resources</h2><div class="hists">${hist.map((h) => div(`hist-${h.resource}`)).join("\n")}</div></section>
 ${dag}

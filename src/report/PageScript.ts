@@ -5,7 +5,7 @@
  * needs:
  *
  * - task stream: the tasks intersecting the window, one bar each, when there are at
- *   most `maxDetail` of them; otherwise aggregated bars — per worker and per 3-pixel
+ *   most `maxDetail` of them; otherwise aggregated bars — per worker and per 4-pixel
  *   time bucket, coloured by the function of the longest task in it, opacity by the
  *   share of the bucket the worker was busy (adjacent full buckets of one function are
  *   merged). Hover shows the task (key, function, worker, start, duration, size, cores)
@@ -27,9 +27,9 @@
  */
 
 /**
- * A chart of the page: its element id, compiled Vega spec, data source name and how its
- * rows are made (`stream`, `resources:<column>`, `memory:bytes`, `memory:chunks`, or
- * none for charts with inline data).
+ * A view of the page: its element id, compiled Vega spec, and its windowed data
+ * sources with how their rows are made (`stream`, `resources:<column>`, `memory:bytes`,
+ * `memory:chunks`); none for charts with inline data.
  *
  * @since 0.1.0
  * @category models
@@ -37,8 +37,7 @@
 export interface PageView {
   readonly id: string
   readonly spec: unknown
-  readonly source: string | null
-  readonly rows: string | null
+  readonly sources: ReadonlyArray<{ readonly source: string; readonly rows: string }>
 }
 
 /**
@@ -53,7 +52,7 @@ export const pageScript = (viewsJson: string, wall: number, options: { readonly 
 "use strict";
 var D = JSON.parse(document.getElementById("tessera-data").textContent);
 var specs = ${viewsJson};
-var WALL = ${JSON.stringify(wall)}, MAX_DETAIL = ${options.maxDetail ?? 5000}, BUCKET_PX = 3, SERIES_BUDGET = 3000;
+var WALL = ${JSON.stringify(wall)}, MAX_DETAIL = ${options.maxDetail ?? 5000}, BUCKET_PX = 4, SERIES_BUDGET = 1200;
 var T = D.tasks, nT = T.start.length, nW = D.workers.length;
 var tS = Float64Array.from(T.start), tE = Float64Array.from(T.end), tW = Int32Array.from(T.worker), tF = Int32Array.from(T.fn);
 
@@ -63,18 +62,25 @@ function fmtBytes(b){ if (b == null || !isFinite(b)) return "\\u2014"; var u = [
 
 // ---- task stream rows for a window --------------------------------------------------
 // Plain loops over typed arrays: they run on every zoom step over every task.
+// Tasks are visited in start order (sorted once) from the first one that can reach x0
+// (start >= x0 - longest duration) to the last that starts before x1.
+var order = new Int32Array(nT), sortedStart = new Float64Array(nT), maxDur = 0;
+(function(){ var i; for (i = 0; i < nT; i++) { order[i] = i; if (tE[i] - tS[i] > maxDur) maxDur = tE[i] - tS[i]; }
+  order.sort(function(a, b){ return tS[a] - tS[b]; }); for (i = 0; i < nT; i++) sortedStart[i] = tS[order[i]]; })();
+function lowerBound(a, x){ var lo = 0, hi = a.length, m; while (lo < hi) { m = (lo + hi) >> 1; if (a[m] < x) lo = m + 1; else hi = m; } return lo; }
 function streamRows(x0, x1, width){
-  var vis = [], i;
-  for (i = 0; i < nT; i++) if (tE[i] >= x0 && tS[i] <= x1) vis.push(i);
+  var from = lowerBound(sortedStart, x0 - maxDur), to = lowerBound(sortedStart, x1 + 1e-12 * (1 + Math.abs(x1)));
+  var visible = 0, i, o;
+  for (o = from; o < to; o++) { i = order[o]; if (tE[i] >= x0 && tS[i] <= x1) visible++; }
   var rows = [];
-  if (vis.length <= MAX_DETAIL) {
-    for (var j = 0; j < vis.length; j++) { i = vis[j];
+  if (visible <= MAX_DETAIL) {
+    for (o = from; o < to; o++) { i = order[o]; if (tE[i] < x0 || tS[i] > x1) continue;
       rows.push({ _i: i, worker: D.workers[tW[i]], "function": D.functions[tF[i]], start: tS[i], end: tE[i], _o: 1, _sw: 0.6 }); }
-    return { rows: rows, visible: vis.length, detail: true };
+    return { rows: rows, visible: visible, detail: true };
   }
   var nb = Math.max(1, Math.floor(width / BUCKET_PX)), bw = (x1 - x0) / nb, n = nW * nb;
   var busy = new Float64Array(n), cnt = new Int32Array(n), best = new Int32Array(n).fill(-1), bestLen = new Float64Array(n);
-  for (var v = 0; v < vis.length; v++) { i = vis[v];
+  for (o = from; o < to; o++) { i = order[o]; if (tE[i] < x0 || tS[i] > x1) continue;
     var s = tS[i] > x0 ? tS[i] : x0, e = tE[i] < x1 ? tE[i] : x1;
     var b0 = Math.min(nb - 1, Math.max(0, Math.floor((s - x0) / bw))), b1 = Math.min(nb - 1, Math.max(0, Math.floor((e - x0) / bw)));
     for (var b = b0; b <= b1; b++) {
@@ -100,7 +106,7 @@ function streamRows(x0, x1, width){
       rows.push(prev);
     }
   }
-  return { rows: rows, visible: vis.length, detail: false };
+  return { rows: rows, visible: visible, detail: false };
 }
 
 // ---- windowed, thinned time series ---------------------------------------------------
@@ -182,31 +188,39 @@ var views = {}, windowed = [], errors = [], stream = null, dom = [0, WALL], runn
 var state = { visible: 0, drawn: 0, detail: true, domain: dom };
 function plotWidth(view){ return view.width ? view.width() : 1000; }
 function replace(view, source, rows){ view.change(source, vega.changeset().remove(vega.truthy).insert(rows)); }
-function apply(){
-  scheduled = false;
-  var d = dom, t0 = performance.now(), rowsMs = 0;
-  windowed.forEach(function(w){
-    var t1 = performance.now();
-    if (w.rows === "stream") {
+// One zoom / pan step: the task stream first (its rows and xdom in one dataflow run),
+// then — in a later task, so the browser can paint the stream in between — every
+// timeline, unless a newer step is already queued (that one updates them).
+function updateView(w, d){
+  var t1 = performance.now();
+  w.view.signal("xdom", d);
+  w.sources.forEach(function(src){
+    if (src.rows === "stream") {
       var r = streamRows(d[0], d[1], plotWidth(w.view));
       state = { visible: r.visible, drawn: r.rows.length, detail: r.detail, domain: d };
-      w.view.signal("xdom", d);
-      replace(w.view, w.source, r.rows);
-    } else {
-      w.view.signal("xdom", d);
-      replace(w.view, w.source, seriesRows(w.rows, d[0], d[1]));
-    }
-    rowsMs += performance.now() - t1;
+      replace(w.view, src.source, r.rows);
+    } else replace(w.view, src.source, seriesRows(src.rows, d[0], d[1]));
   });
-  // one view after the other (one thread either way), timing each for the benchmark
-  var viewMs = {}, chain = Promise.resolve();
-  windowed.forEach(function(w){ chain = chain.then(function(){ var t2 = performance.now();
-    return w.view.runAsync().then(function(){ viewMs[w.view.container().id] = Math.round(performance.now() - t2); }); }); });
+  var rowsMs = performance.now() - t1;
+  return w.view.runAsync().then(function(){ return { rowsMs: rowsMs, ms: performance.now() - t1 }; });
+}
+function apply(){
+  scheduled = false;
+  var d = dom, t0 = performance.now(), timing = {};
+  var first = windowed.filter(function(w){ return w.view === stream; }), rest = windowed.filter(function(w){ return w.view !== stream; });
+  var chain = Promise.resolve();
+  first.forEach(function(w){ chain = chain.then(function(){ return updateView(w, d).then(function(t){ timing.stream = t; }); }); });
   return chain.then(function(){
-    state.viewMs = viewMs; state.endAt = performance.now();
-    // timings of the last step, for the benchmark
-    state.rowsMs = Math.round(rowsMs * 10) / 10; state.stepMs = Math.round((performance.now() - t0) * 10) / 10;
-    if (window.tessera) window.tessera.stream = state;
+    var streamAt = performance.now();
+    return new Promise(function(resolve){ setTimeout(resolve, 0); }).then(function(){
+      var c = Promise.resolve();
+      if (!scheduled) rest.forEach(function(w){ c = c.then(function(){ return updateView(w, d).then(function(t){ timing[w.view.container().id] = t; }); }); });
+      return c;
+    }).then(function(){
+      // timings of the last step, for the benchmark
+      state.timing = timing; state.startAt = t0; state.streamAt = streamAt; state.endAt = performance.now();
+      if (window.tessera) window.tessera.stream = state;
+    });
   });
 }
 function schedule(){
@@ -218,13 +232,14 @@ var ready = Promise.all(specs.map(function(s){
   var view = new vega.View(vega.parse(s.spec), { renderer: "canvas", container: "#" + s.id, hover: true });
   view.tooltip(tooltip);
   views[s.id] = view;
-  if (s.rows !== null) {
-    windowed.push({ view: view, source: s.source, rows: s.rows });
+  if (s.sources.length > 0) {
+    windowed.push({ view: view, sources: s.sources });
     // the first run lays out axes and legends with the whole run's rows
-    if (s.rows === "stream") { var r0 = streamRows(0, WALL, plotWidth(view)); state = { visible: r0.visible, drawn: r0.rows.length, detail: r0.detail, domain: dom }; view.data(s.source, r0.rows); }
-    else view.data(s.source, seriesRows(s.rows, 0, WALL));
+    s.sources.forEach(function(src){
+      if (src.rows === "stream") { var r0 = streamRows(0, WALL, plotWidth(view)); state = { visible: r0.visible, drawn: r0.rows.length, detail: r0.detail, domain: dom }; view.data(src.source, r0.rows); stream = view; }
+      else view.data(src.source, seriesRows(src.rows, 0, WALL));
+    });
   }
-  if (s.rows === "stream") stream = view;
   return view.runAsync().catch(function(e){ errors.push(s.id + ": " + e); throw e; });
 })).then(function(){
   if (stream) stream.addSignalListener("zoom", function(name, v){

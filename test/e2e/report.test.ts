@@ -173,13 +173,12 @@ describe("report (browser)", { skip }, () => {
         const t = (globalThis as any).tessera
         return {
           stream: t.views["task-stream"].scale("x").domain(),
-          cpu: t.views["res-cpu"].scale("x").domain(),
-          memory: t.views["managed-memory"].scale("x").domain()
+          timelines: t.views["timelines"].scale("x").domain()
         }
       })
       assert.ok(doms.stream[1] - doms.stream[0] < (before.domain[1] - before.domain[0]) * 0.9, `zoomed in: ${doms.stream}`)
       assert.ok(stream.visible < computeEvents, `${stream.visible} of ${computeEvents} tasks in the zoomed window`)
-      for (const d of [doms.cpu, doms.memory]) {
+      for (const d of [doms.timelines]) {
         assert.ok(Math.abs(d[0] - doms.stream[0]) < 1e-9 && Math.abs(d[1] - doms.stream[1]) < 1e-9, `${d} follows ${doms.stream}`)
       }
       await page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 3)
