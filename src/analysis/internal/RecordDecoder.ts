@@ -25,7 +25,7 @@ const fallback = new Fallback()
  * @category decoding
  */
 export class RecordDecoder {
-  readonly pool = new StringPool()
+  readonly pool: StringPool
   readonly tasks = new TaskColumns()
   readonly memory = new MemoryColumns()
   readonly resources = new ResourceColumns()
@@ -51,7 +51,9 @@ export class RecordDecoder {
   /** events per name id (dense; ids of event names are small) */
   private countsById = new Float64Array(64)
 
-  constructor() {
+  /** `pool`: start from an existing pool (its ids stay as they are). */
+  constructor(pool?: StringPool) {
+    this.pool = pool ?? new StringPool()
     const p = this.pool
     const ids = [
       "name",
@@ -179,7 +181,7 @@ export class RecordDecoder {
     this.pos = at + len
     const last = this.last[slot]
     if (last >= 0 && this.pool.matches(last, b, at, len)) return last
-    const id = this.pool.internBytes(b, at, at + len)
+    const id = this.pool.internSampled(b, at, at + len)
     this.last[slot] = id
     return id
   }
@@ -317,13 +319,14 @@ export class RecordDecoder {
     this.count(name)
   }
 
-  private count(name: number): void {
+  /** Add `by` events named by pool id `name`. */
+  count(name: number, by = 1): void {
     if (name >= this.countsById.length) {
       const next = new Float64Array(Math.max(name + 1, this.countsById.length * 2))
       next.set(this.countsById)
       this.countsById = next
     }
-    this.countsById[name]++
+    this.countsById[name] += by
   }
 
   /** Events per name id. */

@@ -16,6 +16,7 @@ import type { Data } from "apache-arrow"
 const textDecoder = new TextDecoder("utf-8", { fatal: false })
 const textEncoder = new TextEncoder()
 const FRONT_MASK = (1 << 13) - 1
+const SAMPLED_MASK = (1 << 14) - 1
 
 /**
  * The pool's hash of `bytes[start..end)` (FNV-style, 4 bytes per step). Exposed so a
@@ -36,6 +37,19 @@ export const hashBytes = (bytes: Uint8Array, start: number, end: number): number
 }
 
 /**
+ * A pool's storage (see `StringPool.parts`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StringPoolParts {
+  readonly arena: Uint8Array<ArrayBuffer>
+  readonly starts: Int32Array<ArrayBuffer>
+  readonly hashes: Int32Array<ArrayBuffer>
+  readonly size: number
+}
+
+/**
  * Interns UTF-8 byte strings to dense ids.
  *
  * @since 0.1.0
@@ -51,7 +65,37 @@ export class StringPool {
   private cache: Array<string | undefined> = []
   private scratch = new Uint8Array(256)
   private readonly front = new Int32Array(FRONT_MASK + 1)
+  private readonly sampled = new Int32Array(SAMPLED_MASK + 1)
   size = 0
+
+  /**
+   * Id of the UTF-8 string in `bytes[start..end)`, looked up first in a direct-mapped
+   * cache keyed by a cheap hash of a few sampled bytes (length, both ends, quarters):
+   * repeated strings (names, hosts, workers, dependency keys seen moments ago) cost
+   * that hash and one compare; only a cache miss hashes every byte (`internBytes`).
+   */
+  internSampled(bytes: Uint8Array, start: number, end: number): number {
+    const len = end - start
+    let h = Math.imul(0x811c9dc5 ^ len, 0x01000193)
+    if (len > 0) {
+      h = Math.imul(h ^ bytes[start], 0x01000193)
+      h = Math.imul(h ^ bytes[end - 1], 0x01000193)
+      h = Math.imul(h ^ bytes[start + (len >> 1)], 0x01000193)
+      if (len > 3) {
+        h = Math.imul(h ^ bytes[end - 2], 0x01000193)
+        h = Math.imul(h ^ bytes[end - 3], 0x01000193)
+        h = Math.imul(h ^ bytes[start + 1], 0x01000193)
+        h = Math.imul(h ^ bytes[start + (len >> 2)], 0x01000193)
+        h = Math.imul(h ^ bytes[start + ((3 * len) >> 2)], 0x01000193)
+      }
+    }
+    const slot = (h ^ (h >>> 15)) & SAMPLED_MASK
+    const cached = this.sampled[slot] - 1
+    if (cached >= 0 && this.matches(cached, bytes, start, len)) return cached
+    const id = this.internBytes(bytes, start, end)
+    this.sampled[slot] = id + 1
+    return id
+  }
 
   /** Id of the UTF-8 string in `bytes[start..end)`. */
   internBytes(bytes: Uint8Array, start: number, end: number): number {
@@ -140,6 +184,10 @@ export class StringPool {
 
   private grow(): void {
     const size = this.table.length * 2
+    this.rehash(size)
+  }
+
+  private rehash(size: number): void {
     const table = new Int32Array(size)
     const mask = size - 1
     for (let id = 0; id < this.size; id++) {
@@ -151,12 +199,41 @@ export class StringPool {
     this.mask = mask
   }
 
+  /**
+   * The pool's storage, for moving it to another thread: string `id` is
+   * `arena[starts[id]..starts[id + 1])` with hash `hashes[id]`, for `id < size`.
+   */
+  parts(): StringPoolParts {
+    return { arena: this.arena, starts: this.starts, hashes: this.hashes, size: this.size }
+  }
+
+  /** A pool over storage taken from `parts()` of another (the arrays are adopted, not copied). */
+  static fromParts(parts: StringPoolParts): StringPool {
+    const p = new StringPool()
+    p.arena = parts.arena
+    p.starts = parts.starts
+    p.hashes = parts.hashes
+    p.size = parts.size
+    p.arenaLength = parts.size === 0 ? 0 : parts.starts[parts.size]
+    let size = p.table.length
+    while (p.size * 2 > size - 1) size *= 2
+    p.rehash(size)
+    return p
+  }
+
   /** Does id's string have exactly the bytes `bytes[start..start+len)`. */
   matches(id: number, bytes: Uint8Array, start: number, len: number): boolean {
     const s = this.starts[id]
     if (this.starts[id + 1] - s !== len) return false
     const arena = this.arena
-    for (let i = 0; i < len; i++) if (arena[s + i] !== bytes[start + i]) return false
+    // 4 bytes per step (task keys are ~50 bytes): assembled words compare in one go
+    let i = 0
+    for (; i + 4 <= len; i += 4) {
+      const a = arena[s + i] | (arena[s + i + 1] << 8) | (arena[s + i + 2] << 16) | (arena[s + i + 3] << 24)
+      const b = bytes[start + i] | (bytes[start + i + 1] << 8) | (bytes[start + i + 2] << 16) | (bytes[start + i + 3] << 24)
+      if (a !== b) return false
+    }
+    for (; i < len; i++) if (arena[s + i] !== bytes[start + i]) return false
     return true
   }
 

@@ -1,0 +1,99 @@
+/**
+ * Worker-thread side of the parallel loader (`ParallelDecode.ts`): decodes the batches
+ * of whole records it is sent with its own `RecordDecoder` (own string pool, own
+ * columns), remembers where each batch's rows end, and on `finish` sends its columns
+ * and pool back as transferred typed arrays (no objects, no strings).
+ *
+ * A decoding error stops the worker's decoding (later batches are only acknowledged);
+ * it is sent back with the batch's sequence number, the file and the absolute byte
+ * offset the `TraceFormatError` named, so the main thread can report the first error
+ * in file order.
+ *
+ * Leaves out: reading files and framing (the main thread does both).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { parentPort } from "node:worker_threads"
+import { isTraceFormatError } from "../../trace/TraceFormat.ts"
+import type { DecodeRequest, DecodeResult, WorkerError } from "./ParallelDecode.ts"
+import { RecordDecoder } from "./RecordDecoder.ts"
+
+const dec = new RecordDecoder()
+const marks: Array<number> = []
+let events = 0
+let error: WorkerError | undefined
+
+const port = parentPort!
+port.on("message", (m: DecodeRequest) => {
+  if (m.type === "batch") {
+    let n = 0
+    if (error === undefined) {
+      try {
+        n = dec.decodeFrames(m.bytes, m.end, m.file, m.fileOffset)
+        events += n
+      } catch (e) {
+        error = isTraceFormatError(e)
+          ? { seq: m.seq, file: e.file, offset: e.offset, reason: e.reason, detail: e.detail }
+          : {
+            seq: m.seq,
+            file: m.file,
+            offset: m.fileOffset,
+            reason: "NotReadable",
+            detail: e instanceof Error ? e.message : String(e)
+          }
+      }
+      const t = dec.tasks
+      marks.push(t.length, t.deps.length, dec.memory.length, dec.resources.length)
+    }
+    port.postMessage({ type: "ack", seq: m.seq, bytes: m.end, events: n })
+    return
+  }
+  const pool = dec.pool.parts()
+  const t = dec.tasks
+  const mem = dec.memory
+  const r = dec.resources
+  const counts = dec.counts
+  const result: DecodeResult = {
+    type: "result",
+    events,
+    fallbacks: dec.fallbacks,
+    marks: Int32Array.from(marks),
+    countIds: Int32Array.from(counts.keys()),
+    countValues: Float64Array.from(counts.values()),
+    pool,
+    tasks: {
+      host: t.host.view(),
+      worker: t.worker.view(),
+      key: t.key.view(),
+      name: t.name.view(),
+      state: t.state.view(),
+      end: t.end.view(),
+      duration: t.duration.view(),
+      size: t.size.view(),
+      cpuTime: t.cpuTime.view(),
+      depOffsets: t.depOffsets.view(),
+      deps: t.deps.view()
+    },
+    memory: {
+      timestamp: mem.timestamp.view(),
+      host: mem.host.view(),
+      worker: mem.worker.view(),
+      key: mem.key.view(),
+      state: mem.state.view(),
+      size: mem.size.view(),
+      tasks: mem.tasks.view()
+    },
+    resources: { timestamp: r.timestamp.view(), host: r.host.view(), values: r.values.map((c) => c.view()) },
+    ...(error !== undefined ? { error } : {})
+  }
+  const buffers = new Set<ArrayBuffer>()
+  const add = (a: ArrayBufferView) => buffers.add(a.buffer as ArrayBuffer)
+  for (const a of [pool.arena, pool.starts, pool.hashes]) add(a)
+  for (const a of Object.values(result.tasks)) add(a)
+  for (const a of Object.values(result.memory)) add(a)
+  add(result.resources.timestamp)
+  add(result.resources.host)
+  for (const a of result.resources.values) add(a)
+  port.postMessage(result, [...buffers])
+})

@@ -1,0 +1,329 @@
+/**
+ * Parallel decoding for `Load`: the main thread streams each file as batches of whole
+ * records (`streamFrames`: framing, tail judgement, read errors) and hands batch `s`
+ * to worker `s mod W` (`DecodeWorker.ts`, bytes transferred, not copied twice). Each
+ * worker decodes into its own columns and string pool; at the end the pools are merged
+ * into one (each worker string interned once, by its precomputed hash) and the
+ * columns concatenated in batch order with their string ids remapped, so the result is
+ * exactly what one `RecordDecoder` over the same files gives (same rows, same order).
+ *
+ * Errors: the first error in file order wins, as in a sequential load: a decoding error
+ * in batch `s` (from a worker, with its file and absolute byte offset) beats a framing
+ * error the main thread meets later, and vice versa.
+ *
+ * Leaves out: the table build (`Load.ts`).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { Worker } from "node:worker_threads"
+import { streamFrames, TraceFormatError, type TraceFormatReason } from "../../trace/TraceFormat.ts"
+import { resourceArgs } from "./Columns.ts"
+import type { F64, I32 } from "./Columns.ts"
+import { RecordDecoder } from "./RecordDecoder.ts"
+import { StringPool, type StringPoolParts } from "./StringPool.ts"
+
+/** A batch of whole records for a worker, or the request for its result. */
+export type DecodeRequest =
+  | {
+    readonly type: "batch"
+    readonly seq: number
+    readonly bytes: Uint8Array
+    readonly end: number
+    readonly file: string
+    readonly fileOffset: number
+  }
+  | { readonly type: "finish" }
+
+/** A worker's first decoding error. */
+export interface WorkerError {
+  readonly seq: number
+  readonly file: string
+  readonly offset: number
+  readonly reason: TraceFormatReason
+  readonly detail: string
+}
+
+/** A worker's columns and pool; `marks` holds, per batch, the end of its rows (4 numbers). */
+export interface DecodeResult {
+  readonly type: "result"
+  readonly events: number
+  readonly fallbacks: number
+  readonly marks: Int32Array
+  readonly countIds: Int32Array
+  readonly countValues: Float64Array
+  readonly pool: StringPoolParts
+  readonly tasks: {
+    readonly host: Int32Array
+    readonly worker: Int32Array
+    readonly key: Int32Array
+    readonly name: Int32Array
+    readonly state: Int32Array
+    readonly end: Float64Array
+    readonly duration: Float64Array
+    readonly size: Float64Array
+    readonly cpuTime: Float64Array
+    readonly depOffsets: Int32Array
+    readonly deps: Int32Array
+  }
+  readonly memory: {
+    readonly timestamp: Float64Array
+    readonly host: Int32Array
+    readonly worker: Int32Array
+    readonly key: Int32Array
+    readonly state: Int32Array
+    readonly size: Float64Array
+    readonly tasks: Float64Array
+  }
+  readonly resources: {
+    readonly timestamp: Float64Array
+    readonly host: Int32Array
+    readonly values: ReadonlyArray<Float64Array>
+  }
+  readonly error?: WorkerError
+}
+
+/** A worker decoded a batch (`bytes` of records, `events` of them). */
+export interface Ack {
+  readonly type: "ack"
+  readonly seq: number
+  readonly bytes: number
+  readonly events: number
+}
+
+const workerUrl = new URL("./DecodeWorker.ts", import.meta.url)
+
+/** What the parallel decode found (the decoder holds the merged columns). */
+export interface ParallelDecoded {
+  readonly dec: RecordDecoder
+  readonly events: number
+  readonly droppedBytes: number
+}
+
+/**
+ * Decode `files` on `threads` worker threads. Rejects with `TraceFormatError` (the
+ * first in file order).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const decodeParallelPromise = async (
+  files: ReadonlyArray<string>,
+  threads: number,
+  options: {
+    readonly chunkBytes?: number
+    /** after each decoded batch: the file being read, bytes and events decoded so far */
+    readonly onDecoded?: (file: string, bytesDecoded: number, eventsDecoded: number) => void
+  }
+): Promise<ParallelDecoded> => {
+  const W = Math.max(1, Math.floor(threads))
+  const workers = Array.from({ length: W }, () => new Worker(workerUrl))
+  let crashed: unknown
+  const results: Array<Promise<DecodeResult>> = workers.map((w) =>
+    new Promise((resolve, reject) => {
+      w.on("message", (m: DecodeResult | Ack) => {
+        if (m.type === "result") resolve(m)
+        else onAck(m)
+      })
+      w.on("error", (e) => (crashed = e, reject(e), wake()))
+      w.on("exit", (code) => {
+        if (code !== 0) (crashed ??= new Error(`decode worker exited with code ${code}`), reject(crashed), wake())
+      })
+    })
+  )
+  for (const r of results) r.catch(() => undefined) // surfaced below, once
+  let inflight = 0
+  let decoded = 0
+  let waiting: (() => void) | undefined
+  const wake = () => {
+    const w = waiting
+    waiting = undefined
+    w?.()
+  }
+  let decodedEvents = 0
+  let reading = files[0] ?? ""
+  const onAck = (m: Ack) => {
+    inflight--
+    decoded += m.bytes
+    decodedEvents += m.events
+    options.onDecoded?.(reading, decoded, decodedEvents)
+    wake()
+  }
+  const maxInflight = 3 * W // bounded memory: a few batches per worker in flight
+  let seq = 0
+  let dropped = 0
+  let framingError: unknown
+  let errorSeq = Infinity
+  try {
+    try {
+      for (const file of files) {
+        reading = file
+        const it = streamFrames(file, options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : undefined)
+        for (;;) {
+          let next
+          try {
+            next = await it.next()
+          } catch (e) {
+            framingError = e
+            errorSeq = seq
+            break
+          }
+          if (next.done === true) {
+            dropped += next.value.droppedBytes
+            break
+          }
+          const { bytes, end, fileOffset } = next.value
+          const copy = bytes.slice(0, end) // streamFrames reuses its buffer; this one is moved
+          const req: DecodeRequest = { type: "batch", seq, bytes: copy, end, file, fileOffset }
+          workers[seq % W].postMessage(req, [copy.buffer])
+          seq++
+          inflight++
+          while (inflight >= maxInflight && crashed === undefined) await new Promise<void>((r) => (waiting = r))
+          if (crashed !== undefined) {
+            await it.return(undefined as never)
+            throw crashed
+          }
+        }
+        if (framingError !== undefined) break
+      }
+    } finally {
+      for (const w of workers) w.postMessage({ type: "finish" } satisfies DecodeRequest)
+    }
+    const got = await Promise.all(results)
+    // the first error in file order: a worker's decoding error in an earlier batch
+    // than the framing error, else the framing error
+    let first: WorkerError | undefined
+    for (const g of got) if (g.error !== undefined && (first === undefined || g.error.seq < first.seq)) first = g.error
+    if (first !== undefined && first.seq < errorSeq) {
+      throw new TraceFormatError({ file: first.file, offset: first.offset, reason: first.reason, detail: first.detail })
+    }
+    if (framingError !== undefined) throw framingError
+    return { dec: merge(got, seq), events: got.reduce((s, g) => s + g.events, 0), droppedBytes: dropped }
+  } finally {
+    for (const w of workers) void w.terminate()
+  }
+}
+
+const setI32 = (c: I32, data: Int32Array<ArrayBuffer>, length: number) => ((c.data = data), (c.length = length))
+const setF64 = (c: F64, data: Float64Array<ArrayBuffer>, length: number) => ((c.data = data), (c.length = length))
+
+/**
+ * Merge worker results: pools into one (ids remapped), columns concatenated in batch
+ * order (batch `s` was decoded by worker `s mod W`, as its `floor(s / W)`-th batch).
+ * Hot path: typed-array loops.
+ */
+const merge = (got: ReadonlyArray<DecodeResult>, batches: number): RecordDecoder => {
+  // the first worker's pool becomes the result's (its ids stay); the others' strings
+  // are interned into it by their precomputed hashes
+  const pool = StringPool.fromParts(got[0].pool)
+  const out = new RecordDecoder(pool)
+  const remaps = got.map((g, w) => {
+    const { arena, hashes, size, starts } = g.pool
+    const remap = new Int32Array(size + 1) // remap[id + 1]; remap[0] = -1 for null ids
+    remap[0] = -1
+    if (w === 0) for (let id = 0; id < size; id++) remap[id + 1] = id
+    else for (let id = 0; id < size; id++) remap[id + 1] = pool.internHashed(arena, starts[id], starts[id + 1], hashes[id])
+    return remap
+  })
+  got.forEach((g, w) => {
+    for (let i = 0; i < g.countIds.length; i++) out.count(remaps[w][g.countIds[i] + 1], g.countValues[i])
+    out.fallbacks += g.fallbacks
+  })
+  let T = 0
+  let D = 0
+  let M = 0
+  let R = 0
+  for (const g of got) (T += g.tasks.end.length, D += g.tasks.deps.length, M += g.memory.timestamp.length, R += g.resources.timestamp.length)
+  const ids = () => new Int32Array(T)
+  const fs = () => new Float64Array(T)
+  const t = {
+    host: ids(), worker: ids(), key: ids(), name: ids(), state: ids(),
+    end: fs(), duration: fs(), size: fs(), cpuTime: fs(),
+    depOffsets: new Int32Array(T + 1), deps: new Int32Array(D)
+  }
+  const mi = () => new Int32Array(M)
+  const mf = () => new Float64Array(M)
+  const m = { timestamp: mf(), host: mi(), worker: mi(), key: mi(), state: mi(), size: mf(), tasks: mf() }
+  const r = {
+    timestamp: new Float64Array(R),
+    host: new Int32Array(R),
+    values: resourceArgs.map(() => new Float64Array(R))
+  }
+  const copyIds = (dst: Int32Array, at: number, src: Int32Array, from: number, to: number, remap: Int32Array) => {
+    for (let i = from; i < to; i++) dst[at++] = remap[src[i] + 1]
+  }
+  let tOut = 0
+  let dOut = 0
+  let mOut = 0
+  let rOut = 0
+  const W = got.length
+  for (let s = 0; s < batches; s++) {
+    const w = s % W
+    const g = got[w]
+    const k = Math.floor(s / W)
+    const mk = g.marks
+    if (4 * k + 3 >= mk.length) continue // after this worker's error (never reached: errors throw)
+    const remap = remaps[w]
+    const t0 = k === 0 ? 0 : mk[4 * k - 4]
+    const t1 = mk[4 * k]
+    const d0 = k === 0 ? 0 : mk[4 * k - 3]
+    const d1 = mk[4 * k + 1]
+    const m0 = k === 0 ? 0 : mk[4 * k - 2]
+    const m1 = mk[4 * k + 2]
+    const r0 = k === 0 ? 0 : mk[4 * k - 1]
+    const r1 = mk[4 * k + 3]
+    const gt = g.tasks
+    copyIds(t.host, tOut, gt.host, t0, t1, remap)
+    copyIds(t.worker, tOut, gt.worker, t0, t1, remap)
+    copyIds(t.key, tOut, gt.key, t0, t1, remap)
+    copyIds(t.name, tOut, gt.name, t0, t1, remap)
+    copyIds(t.state, tOut, gt.state, t0, t1, remap)
+    t.end.set(gt.end.subarray(t0, t1), tOut)
+    t.duration.set(gt.duration.subarray(t0, t1), tOut)
+    t.size.set(gt.size.subarray(t0, t1), tOut)
+    t.cpuTime.set(gt.cpuTime.subarray(t0, t1), tOut)
+    for (let i = t0; i < t1; i++) t.depOffsets[tOut + i - t0 + 1] = gt.depOffsets[i + 1] - d0 + dOut
+    copyIds(t.deps, dOut, gt.deps, d0, d1, remap)
+    tOut += t1 - t0
+    dOut += d1 - d0
+    const gm = g.memory
+    m.timestamp.set(gm.timestamp.subarray(m0, m1), mOut)
+    copyIds(m.host, mOut, gm.host, m0, m1, remap)
+    copyIds(m.worker, mOut, gm.worker, m0, m1, remap)
+    copyIds(m.key, mOut, gm.key, m0, m1, remap)
+    copyIds(m.state, mOut, gm.state, m0, m1, remap)
+    m.size.set(gm.size.subarray(m0, m1), mOut)
+    m.tasks.set(gm.tasks.subarray(m0, m1), mOut)
+    mOut += m1 - m0
+    const gr = g.resources
+    r.timestamp.set(gr.timestamp.subarray(r0, r1), rOut)
+    copyIds(r.host, rOut, gr.host, r0, r1, remap)
+    r.values.forEach((col, j) => col.set(gr.values[j].subarray(r0, r1), rOut))
+    rOut += r1 - r0
+  }
+  const ot = out.tasks
+  setI32(ot.host, t.host, T)
+  setI32(ot.worker, t.worker, T)
+  setI32(ot.key, t.key, T)
+  setI32(ot.name, t.name, T)
+  setI32(ot.state, t.state, T)
+  setF64(ot.end, t.end, T)
+  setF64(ot.duration, t.duration, T)
+  setF64(ot.size, t.size, T)
+  setF64(ot.cpuTime, t.cpuTime, T)
+  setI32(ot.depOffsets, t.depOffsets, T + 1)
+  setI32(ot.deps, t.deps, D)
+  const om = out.memory
+  setF64(om.timestamp, m.timestamp, M)
+  setI32(om.host, m.host, M)
+  setI32(om.worker, m.worker, M)
+  setI32(om.key, m.key, M)
+  setI32(om.state, m.state, M)
+  setF64(om.size, m.size, M)
+  setF64(om.tasks, m.tasks, M)
+  const or = out.resources
+  setF64(or.timestamp, r.timestamp, R)
+  setI32(or.host, r.host, R)
+  or.values.forEach((c, j) => setF64(c, r.values[j], R))
+  return out
+}

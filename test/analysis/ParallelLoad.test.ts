@@ -1,0 +1,210 @@
+import assert from "node:assert/strict"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, it } from "node:test"
+import { encode } from "@msgpack/msgpack"
+import * as fc from "fast-check"
+import * as A from "../../src/analysis/Analysis.ts"
+import { decodeRecordsUnsafe, encodeRecords, isTraceFormatError } from "../../src/trace/TraceFormat.ts"
+import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
+
+const tmp = () => mkdtempSync(join(tmpdir(), "tessera-parallel-"))
+
+/** A framed record holding any msgpack value (for odd shapes the encoder never writes). */
+const rawRecord = (value: unknown): Uint8Array => {
+  const body = encode(value)
+  const out = new Uint8Array(8 + body.length)
+  new DataView(out.buffer).setUint32(4, body.length)
+  out.set(body, 8)
+  return out
+}
+
+const concat = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0))
+  let at = 0
+  for (const p of parts) (out.set(p, at), at += p.length)
+  return out
+}
+
+const host = fc.constantFrom("h0", "h1", "node-2")
+const worker = fc.constantFrom("worker-h0-0", "worker-h0-1", "worker-h1-0", null)
+const key = fc.oneof(
+  fc.tuple(fc.constantFrom("sum", "mean_chunk", "ü-f"), fc.nat(50)).map(([f, i]) => `('${f}-0123456789abcdef', ${i}, 0)`),
+  fc.constantFrom("finalize-abc", "x", "")
+)
+const time = fc.double({ min: 0, max: 100, noNaN: true })
+
+const computeEvent = fc.record({
+  key,
+  name: fc.option(fc.constantFrom("sum", "mean"), { nil: undefined }),
+  deps: fc.array(key, { maxLength: 3 }),
+  size: fc.option(fc.nat(1e6), { nil: undefined }),
+  ts: time,
+  dur: fc.double({ min: 0, max: 5, noNaN: true }),
+  host,
+  worker
+}).map(({ deps, dur, host, key, name, size, ts, worker }): TraceEvent => ({
+  name: "Compute",
+  timestamp: ts,
+  phase: "X",
+  process_id: host,
+  thread_id: worker,
+  args: {
+    key,
+    ...(name !== undefined ? { name } : {}),
+    state: "memory",
+    ...(size !== undefined ? { size } : {}),
+    dependencies: deps,
+    dependents: []
+  },
+  duration: dur
+}))
+
+const memoryEvent = fc.record({ key, ts: time, host, worker, size: fc.nat(1e6), tasks: fc.nat(9) }).map(
+  ({ host, key, size, tasks, ts, worker }): TraceEvent => ({
+    name: "Managed Memory",
+    timestamp: ts,
+    phase: "I",
+    scope: "g",
+    process_id: host,
+    thread_id: worker,
+    args: { key, state: "memory", size, tasks }
+  })
+)
+
+const resourceEvent = fc.record({ ts: time, host, cpu: fc.double({ min: 0, max: 100, noNaN: true }), gpu: fc.boolean() })
+  .map(({ cpu, gpu, host, ts }): TraceEvent => ({
+    name: "Resource Usage",
+    timestamp: ts,
+    phase: "I",
+    scope: "g",
+    process_id: host,
+    thread_id: null,
+    args: { cpu, memory: 1e9, time: ts, num_fds: 4, ...(gpu ? { gpu_utilization: 50, gpu_memory_used: 1e9 } : {}) }
+  }))
+
+/** Records the fast path hands to the generic decoder (fallback) and other events. */
+const oddRecord = fc.oneof(
+  // dependencies not a list, args in reverse key order, a Compute without args
+  key.map((k) => rawRecord({ name: "Compute", timestamp: 3, phase: "X", process_id: "h0", thread_id: "w", args: { key: k, dependencies: "no" }, duration: 1 })),
+  key.map((k) => rawRecord({ args: { tasks: 2, size: 8, state: "memory", key: k }, thread_id: 7, process_id: "h1", phase: "I", timestamp: 4, name: "Managed Memory" })),
+  fc.constant(rawRecord({ name: "Compute", timestamp: 5, phase: "X", process_id: "h0", thread_id: "w" })),
+  fc.constant(rawRecord({ name: "Other", timestamp: 1, phase: "M", process_id: 1, thread_id: 2, args: { dot: "digraph {}" } })),
+  fc.constant(rawRecord({ name: "Compute", timestamp: 2, phase: "X", process_id: "h0", thread_id: "w", args: { key: "e", size: { x: 1 } }, duration: 1 }))
+)
+
+const record = fc.oneof(
+  { arbitrary: fc.oneof(computeEvent, memoryEvent, resourceEvent).map((e) => encodeRecords([e])), weight: 8 },
+  { arbitrary: oddRecord, weight: 1 }
+)
+
+/** Everything a load yields, as plain JSON (column values, not dictionary codes). */
+const snapshot = (t: A.TraceTables): string =>
+  JSON.stringify({
+    tasks: t.tasks.toArray(),
+    memory: t.memory.toArray(),
+    resources: t.resources.toArray(),
+    counts: Object.entries(t.eventCounts).sort(),
+    events: t.events,
+    droppedBytes: t.droppedBytes,
+    fallbackRecords: t.fallbackRecords
+  })
+
+describe("ParallelLoad", () => {
+  it("yields the same tables on worker threads as on one thread, for random traces with odd records and cut tails", async () => {
+    const dir = tmp()
+    try {
+      let n = 0
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.array(record, { minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 3 }),
+          fc.nat(30),
+          fc.constantFrom(2, 3),
+          async (filesRecords, cut, threads) => {
+            const files = filesRecords.map((records, i) => {
+              const bytes = concat(records)
+              // cut the last file inside its last record (a truncated tail)
+              const keep = i === filesRecords.length - 1 ? bytes.subarray(0, Math.max(0, bytes.length - Math.min(cut, records[records.length - 1].length - 9))) : bytes
+              const f = join(dir, `t${n++}.msgpack`)
+              writeFileSync(f, keep)
+              return { f, keep }
+            })
+            const paths = files.map((x) => x.f)
+            const one = await A.loadPromise(paths, { threads: 1, chunkBytes: 1024 })
+            const many = await A.loadPromise(paths, { threads, chunkBytes: 1024 })
+            assert.equal(snapshot(many), snapshot(one))
+            // and the same number of events as the generic decoder finds
+            const generic = files.reduce((s, x) => s + decodeRecordsUnsafe(x.keep, x.f).events.length, 0)
+            assert.equal(many.events, generic)
+          }
+        ),
+        { numRuns: 10 } // each parallel load starts its worker threads
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("loads the parallel path by default for large traces (same tables as one thread)", async () => {
+    const dir = tmp()
+    try {
+      const events: Array<TraceEvent> = []
+      const sample = fc.sample(fc.oneof(computeEvent, memoryEvent, resourceEvent), { numRuns: 2000, seed: 7 })
+      for (const e of sample) events.push(e)
+      const one = encodeRecords(events)
+      // repeat to pass the default threshold (16 MiB) without generating millions of events
+      const copies = Math.ceil(A.parallelMinBytes / one.length) + 1
+      const f = join(dir, "big.msgpack")
+      writeFileSync(f, concat(Array.from({ length: copies }, () => one)))
+      const seq = await A.loadPromise([f], { threads: 1 })
+      const par = await A.loadPromise([f])
+      assert.equal(par.events, sample.length * copies)
+      assert.equal(snapshot(par), snapshot(seq))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("reports the first bad record in file order with its file and absolute byte offset", async () => {
+    const dir = tmp()
+    try {
+      const good = encodeRecords(fc.sample(computeEvent, { numRuns: 60, seed: 3 }))
+      const notMsgpack = new Uint8Array([0, 0, 0, 0, 0, 0, 0, 2, 0xc1, 0xc1])
+      const notEvent = rawRecord({ hello: 1 })
+      const implausible = new Uint8Array([0xff, 0, 0, 0, 0, 0, 0, 1, 0x80])
+      const a = join(dir, "a.msgpack")
+      const b = join(dir, "b.msgpack")
+      writeFileSync(a, good)
+      // b: good records, then a record that is not msgpack (several batches in), then
+      // one that is not an event, then an implausible header
+      writeFileSync(b, concat([good, good, notMsgpack, good, notEvent, implausible]))
+      for (const threads of [1, 2, 3]) {
+        await assert.rejects(A.loadPromise([a, b], { threads, chunkBytes: 1024 }), (e: unknown) => {
+          assert.ok(isTraceFormatError(e))
+          assert.equal(e.file, b)
+          assert.equal(e.offset, 2 * good.length)
+          assert.equal(e.reason, "NotMsgpack")
+          return true
+        })
+      }
+      // the framing error comes first when it precedes the bad records
+      const c = join(dir, "c.msgpack")
+      writeFileSync(c, concat([good, implausible, good, notEvent]))
+      for (const threads of [1, 2]) {
+        await assert.rejects(A.loadPromise([c], { threads, chunkBytes: 1024 }), (e: unknown) => {
+          assert.ok(isTraceFormatError(e))
+          assert.equal(e.file, c)
+          assert.equal(e.offset, good.length)
+          assert.equal(e.reason, "ImplausibleLength")
+          return true
+        })
+      }
+      // a missing file among several
+      await assert.rejects(A.loadPromise([a, join(dir, "missing.msgpack")], { threads: 2 }), (e: unknown) =>
+        isTraceFormatError(e) && e.reason === "FileNotFound" && e.file.endsWith("missing.msgpack"))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
