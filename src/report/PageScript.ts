@@ -11,8 +11,9 @@
  *   merged). Hover shows the task (key, function, worker, start, duration, size, cores)
  *   or the bucket (tasks, busy share, longest task).
  * - timelines (resources, managed memory, chunks): the samples inside the window plus
- *   each series' neighbours just outside it, thinned above a budget to the maximum and
- *   the last sample per series and bucket, so peaks and step shapes survive.
+ *   each series' neighbours just outside it, thinned above a budget (1,200 samples per
+ *   chart, 300 per series) to the maximum and the last sample per series and bucket,
+ *   so peaks and step shapes survive.
  *
  * Each zoom / pan step of the task stream (Vega-Lite's interval selection bound to the
  * x scale) sets the `xdom` signal of every timeline and replaces the windowed rows with
@@ -123,9 +124,11 @@ function seriesIdx(t, ser, val, ns, x0, x1){
   for (i = a - 1; i >= 0 && left > 0 && a - i < 200000; i--) { s = ser[i]; if (!seen[s]) { seen[s] = 1; left--; out.push(i); } }
   seen = new Uint8Array(ns); left = ns;
   for (i = z; i < n && left > 0 && i - z < 200000; i++) { s = ser[i]; if (!seen[s]) { seen[s] = 1; left--; out.push(i); } }
-  if (z - a <= SERIES_BUDGET) { for (i = a; i < z; i++) out.push(i); }
+  // at most 150 buckets (two samples each) per series, and SERIES_BUDGET per chart
+  var budget = Math.min(SERIES_BUDGET, 300 * ns);
+  if (z - a <= budget) { for (i = a; i < z; i++) out.push(i); }
   else {
-    var nb = Math.max(1, Math.floor(SERIES_BUDGET / (2 * ns))), bw = (x1 - x0) / nb;
+    var nb = Math.max(1, Math.floor(budget / (2 * ns))), bw = (x1 - x0) / nb;
     var mx = new Int32Array(ns * nb).fill(-1), last = new Int32Array(ns * nb).fill(-1);
     for (i = a; i < z; i++) {
       var k = ser[i] * nb + Math.min(nb - 1, Math.floor((t[i] - x0) / bw));
