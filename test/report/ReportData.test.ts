@@ -5,8 +5,8 @@ import { join } from "node:path"
 import { describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 import fc from "fast-check"
-import { histogram, taskHistograms } from "../../src/report/Charts.ts"
-import { renderHtml } from "../../src/report/Html.ts"
+import { histogram, resourceSpecs, taskHistograms } from "../../src/report/Charts.ts"
+import { memorySampleIndices, renderHtml } from "../../src/report/Html.ts"
 import { decodeEventsUnsafe, loadEvents, ReportInputError } from "../../src/report/loadEvents.ts"
 import { fromEvents, functionOfKey } from "../../src/report/ReportData.ts"
 import { defaultTables } from "../../src/report/tables.ts"
@@ -95,6 +95,35 @@ describe("ReportData", () => {
     assert.ok(!/<(script|link|img)[^>]+(src|href)=["']?https?:/i.test(html))
     assert.equal(html.split("</script>").length - 1, html.split("<script").length - 1)
     assert.ok(html.includes("<svg"), "the stage DAG is drawn as inline SVG")
+  })
+
+  it("draws resource metrics that vary and lists the constant ones with their value", async () => {
+    const sample = (t: number, cpu: number) => ({
+      name: "Resource Usage", timestamp: t, phase: "I", process_id: "h", thread_id: null,
+      args: { cpu, memory: 2 ** 30, gpu_utilization: 0, gpu_memory_used: 0 }
+    })
+    const d = fromEvents([sample(3, 50), sample(1, 10), sample(2, 90)])
+    const r = resourceSpecs(d)
+    assert.deepEqual(r.charts.map((c) => c.field), ["cpu"])
+    assert.deepEqual(r.constant.map((c) => `${c.field}=${c.value}`), ["memory=1 GiB", "gpu_utilization=0 %", "gpu_memory_used=0 B"])
+    const html = await renderHtml(d)
+    assert.ok(html.includes("constant over the whole run (not drawn): Memory 1 GiB · GPU utilisation 0 % · GPU memory 0 B"))
+    // the page finds a window's samples by binary search: resource times are sorted
+    const payload = JSON.parse(/<script id="tessera-data" type="application\/json">([^]*?)<\/script>/.exec(html)![1]!)
+    assert.deepEqual(payload.resources.t, [0, 1, 2])
+    assert.deepEqual(payload.resources.cols.cpu, [10, 90, 50])
+  })
+
+  it("keeps Managed Memory samples in time order for the page", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.double({ min: 0, max: 100, noNaN: true }), fc.integer({ min: 0, max: 3 })), { maxLength: 60 }), (samples) => {
+        const d = fromEvents(samples.map(([t, w]) => ({ name: "Managed Memory", timestamp: t, phase: "I", process_id: "h", thread_id: `w${w}`, args: { size: 1, tasks: 1 } })))
+        const idx = memorySampleIndices(d)
+        assert.equal(idx.length, samples.length)
+        for (let i = 1; i < idx.length; i++) assert.ok(d.memory.time[idx[i - 1]!]! <= d.memory.time[idx[i]!]!)
+      }),
+      { numRuns: 50 }
+    )
   })
 
   it("fails with the file and byte offset on a record that is not a trace event", async () => {
