@@ -282,7 +282,7 @@ export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
         scale: { domain: [...data.workers].sort(natural) },
         axis: { minExtent: Y_AXIS_EXTENT, maxExtent: Y_AXIS_EXTENT, labelLimit: Y_AXIS_EXTENT - 10 }
       },
-      color: { field: "function", type: "nominal", title: "function", scale: color, legend: { symbolLimit: 40, labelLimit: 160 } },
+      color: { field: "function", type: "nominal", title: "function", scale: color, legend: { orient: "bottom", direction: "horizontal", columns: 6, symbolLimit: 60, labelLimit: 140 } },
       // a thin outline in the same colour keeps sub-pixel single tasks visible (Vega-Lite
       // merges its legend into the colour legend); aggregated bars have none (`_sw` 0)
       stroke: { field: "function", type: "nominal", scale: color },
