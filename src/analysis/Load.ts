@@ -241,7 +241,8 @@ const dictColumns = (
     }
     return { out, nulls, bitmap }
   })
-  const dictionary = makeVector(pool.utf8Data(used))
+  const { data, offsets } = pool.utf8Buffers(used)
+  const dictionary = makeVector(makeData({ type: new Utf8(), length: used.length, nullCount: 0, valueOffsets: offsets, data }))
   return parts.map(({ bitmap, nulls, out }) =>
     makeData({
       type: dictType(),

@@ -15,7 +15,7 @@
  * @internal
  */
 import { parentPort } from "node:worker_threads"
-import { isTraceFormatError } from "../../trace/TraceFormat.ts"
+import { isTraceFormatError } from "../../trace/internal/Framing.ts"
 import type { DecodeRequest, DecodeResult, WorkerError } from "./ParallelDecode.ts"
 import { RecordDecoder } from "./RecordDecoder.ts"
 

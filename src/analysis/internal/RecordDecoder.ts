@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { decodeEventUnsafe, headerBytes } from "../../trace/TraceFormat.ts"
+import { decodeEventUnsafe, headerBytes } from "../../trace/internal/Framing.ts"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import { MemoryColumns, resourceArgs, ResourceColumns, TaskColumns } from "./Columns.ts"
 import { StringPool } from "./StringPool.ts"

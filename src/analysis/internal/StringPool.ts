@@ -10,8 +10,6 @@
  *
  * @since 0.1.0
  */
-import { makeData, Utf8 } from "apache-arrow"
-import type { Data } from "apache-arrow"
 
 const textDecoder = new TextDecoder("utf-8", { fatal: false })
 const textEncoder = new TextEncoder()
@@ -259,8 +257,12 @@ export class StringPool {
     return this.starts[id + 1] - this.starts[id]
   }
 
-  /** An Arrow Utf8 vector data of the given ids, in order (copied from the arena). */
-  utf8Data(ids: Int32Array | ReadonlyArray<number>): Data<Utf8> {
+  /**
+   * The strings of the given ids, in order, as Arrow Utf8 buffers (value offsets and
+   * bytes, copied from the arena). No Arrow import here: worker threads load this
+   * module and should start fast.
+   */
+  utf8Buffers(ids: Int32Array | ReadonlyArray<number>): { readonly offsets: Int32Array; readonly data: Uint8Array } {
     const offsets = new Int32Array(ids.length + 1)
     let total = 0
     for (let i = 0; i < ids.length; i++) {
@@ -284,6 +286,6 @@ export class StringPool {
       w += to - from
       i = j
     }
-    return makeData({ type: new Utf8(), length: ids.length, nullCount: 0, valueOffsets: offsets, data })
+    return { offsets, data }
   }
 }
