@@ -163,7 +163,8 @@ function esc(s){ return String(s).replace(/[&<>"]/g, function(c){ return {"&":"&
 function taskInfo(i){
   var d = tE[i] - tS[i], cpu = T.cpu ? T.cpu[i] : null;
   return [["key", T.key[i]], ["function", D.functions[tF[i]]], ["worker", D.workers[tW[i]]], ["start", fmtTime(tS[i])],
-    ["duration", fmtTime(d)], ["size", fmtBytes(T.size[i])]].concat(cpu != null && d > 0 ? [["CPU cores", (cpu / d).toFixed(2)]] : []);
+    ["duration", fmtTime(d)], ["size", fmtBytes(T.size[i])]].concat(cpu == null ? [] : d >= 0.01 ? [["CPU cores", (cpu / d).toFixed(2)]] :
+    [["CPU time", fmtTime(cpu) + " (kernel-tick granular)"]]);
 }
 function describe(value){
   if (value && value._agg) {

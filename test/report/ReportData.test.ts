@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 import fc from "fast-check"
-import { histogram, resourceSpecs, taskHistograms } from "../../src/report/Charts.ts"
+import { coresMinWall, histogram, resourceSpecs, taskHistograms } from "../../src/report/Charts.ts"
 import { memorySampleIndices, renderHtml } from "../../src/report/Html.ts"
 import { decodeEventsUnsafe, loadEvents, ReportInputError } from "../../src/report/loadEvents.ts"
 import { fromEvents, functionOfKey } from "../../src/report/ReportData.ts"
@@ -84,6 +84,18 @@ describe("ReportData", () => {
     const cores = taskHistograms(d, ["cores"])[0]!
     assert.equal(cores.n, 1)
     assert.ok(cores.bins.some((b) => b.count === 1 && b.x0 <= 0.5 && 0.5 <= b.x1))
+  })
+
+  it("leaves tasks shorter than coresMinWall out of the cores histogram (tick-granular CPU time)", () => {
+    const d = fromEvents([
+      { name: "Compute", timestamp: 2, duration: 1, phase: "X", process_id: "h", thread_id: "w0", args: { key: "a-1", cpu_time: 0.5, size: 8 } },
+      // 0.2 ms task that caught one 4 ms tick: 20 "cores", which is the tick, not the task
+      { name: "Compute", timestamp: 3, duration: 0.0002, phase: "X", process_id: "h", thread_id: "w0", args: { key: "a-2", cpu_time: 0.004, size: 8 } }
+    ])
+    const cores = taskHistograms(d, ["cores"])[0]!
+    assert.equal(cores.n, 1)
+    assert.ok(cores.bins.every((b) => b.x1 <= 1), "no bin reaches the short task's 20 cores")
+    assert.ok(cores.title.includes(`${coresMinWall * 1000} ms`))
   })
 
   it("inlines everything: no external URLs, no closing script tag inside data", async () => {
