@@ -52,36 +52,37 @@ const P = {
   transfer: cat([0x83], fixstr("action"), fixstr("transfer"), fixstr("start")),
   stop: fixstr("stop")
 }
-const maxCached = 8192
-const maxCachedLength = 24
-
 /**
  * A reusable encoder: records are appended to `buf[0..pos)` until the owner takes the
- * bytes and resets `pos` (each FileDatabase has its own).
+ * bytes and resets `pos` (each FileDatabase has its own). It wraps one `MsgpackWriter`
+ * (`w`) instead of extending the class: the writer's hot methods then see a single
+ * hidden class in a process that also uses `TraceFormat.encodeRecords` (measured:
+ * ~15% slower writes when both classes share the methods).
  *
  * @since 0.1.0
  * @internal
  */
-export class RecordEncoder extends MsgpackWriter {
-  private readonly cache = new Map<string, Uint8Array>()
+export class RecordEncoder {
+  readonly w = new MsgpackWriter()
 
-  /** Short repeated strings (names, hosts, thread ids, arg keys) from a cache of their bytes. */
-  override shortString(s: string): void {
-    if (s.length <= maxCachedLength) {
-      const hit = this.cache.get(s)
-      if (hit !== undefined) return this.put(hit)
-      const at = this.pos
-      this.string(s)
-      if (this.cache.size >= maxCached) this.cache.clear()
-      this.cache.set(s, this.buf.slice(at, this.pos))
-      return
-    }
-    this.string(s)
+  get buf(): Uint8Array {
+    return this.w.buf
+  }
+  get pos(): number {
+    return this.w.pos
+  }
+  set pos(p: number) {
+    this.w.pos = p
+  }
+
+  /** Appends one framed record (8-byte big-endian length + map) for `e`. */
+  event(e: TraceEvent): void {
+    this.w.event(e)
   }
 
   private strings(xs: ReadonlyArray<string>): void {
-    this.header(xs.length, 0x90, 0xdc)
-    for (let i = 0; i < xs.length; i++) this.value(xs[i])
+    this.w.header(xs.length, 0x90, 0xdc)
+    for (let i = 0; i < xs.length; i++) this.w.value(xs[i])
   }
 
   /**
@@ -90,79 +91,84 @@ export class RecordEncoder extends MsgpackWriter {
    * without building the event object.
    */
   compute(r: TaskRecord): void {
-    const at = this.frameStart()
+    const at = this.w.frameStart()
     const { gather, compute, transfer } = r.phases
-    this.put(P.computeHead)
-    this.float64(transfer[1])
-    this.put(K.duration)
-    this.float64(Math.max(0, transfer[1] - gather[0]))
-    this.put(P.computePhase)
-    this.value(r.host)
-    this.put(K.thread_id)
-    this.value(r.threadId)
-    this.put(K.args)
-    this.byte(r.stage !== undefined ? 0x8c : 0x8b)
-    this.put(P.key)
-    this.value(r.key)
-    this.put(P.name)
-    this.value(r.name !== "" ? r.name : keyName(r.key))
-    this.put(P.state)
-    this.value(r.state)
-    this.put(P.size)
-    this.value(r.nbytes)
-    this.put(P.shape)
-    this.value(r.shape)
-    this.put(P.dtype)
-    this.value(r.dtype)
-    this.put(P.type)
-    this.value(r.type)
-    this.put(P.dependencies)
+    this.w.put(P.computeHead)
+    this.w.float64(transfer[1])
+    this.w.put(K.duration)
+    this.w.float64(Math.max(0, transfer[1] - gather[0]))
+    this.w.put(P.computePhase)
+    this.w.value(r.host)
+    this.w.put(K.thread_id)
+    this.w.value(r.threadId)
+    this.w.put(K.args)
+    this.w.byte(r.stage !== undefined ? 0x8c : 0x8b)
+    this.w.put(P.key)
+    this.w.value(r.key)
+    this.w.put(P.name)
+    this.w.value(r.name !== "" ? r.name : keyName(r.key))
+    this.w.put(P.state)
+    this.w.value(r.state)
+    this.w.put(P.size)
+    this.w.value(r.nbytes)
+    this.w.put(P.shape)
+    this.w.value(r.shape)
+    this.w.put(P.dtype)
+    this.w.value(r.dtype)
+    this.w.put(P.type)
+    this.w.value(r.type)
+    this.w.put(P.dependencies)
     this.strings(r.dependencies)
-    this.put(P.dependents)
+    this.w.put(P.dependents)
     this.strings(r.dependents)
-    this.put(P.startstops)
-    this.byte(0x93)
-    this.put(P.gather)
-    this.number(gather[0])
-    this.put(P.stop)
-    this.number(gather[1])
-    this.put(P.compute)
-    this.number(compute[0])
-    this.put(P.stop)
-    this.number(compute[1])
-    this.put(P.transfer)
-    this.number(transfer[0])
-    this.put(P.stop)
-    this.number(transfer[1])
-    this.put(P.cpuTime)
-    this.value(r.cpuTime)
+    this.w.put(P.startstops)
+    this.w.byte(0x93)
+    this.w.put(P.gather)
+    this.w.number(gather[0])
+    this.w.put(P.stop)
+    this.w.number(gather[1])
+    this.w.put(P.compute)
+    this.w.number(compute[0])
+    this.w.put(P.stop)
+    this.w.number(compute[1])
+    this.w.put(P.transfer)
+    this.w.number(transfer[0])
+    this.w.put(P.stop)
+    this.w.number(transfer[1])
+    this.w.put(P.cpuTime)
+    this.w.value(r.cpuTime)
     if (r.stage !== undefined) {
-      this.put(P.stage)
-      this.value(r.stage)
+      this.w.put(P.stage)
+      this.w.value(r.stage)
     }
-    this.frameEnd(at)
+    this.w.frameEnd(at)
   }
 
   /** Appends the Trace layer's `Managed Memory` record (same bytes as `event(Trace.memoryEvent(m))`). */
   memory(m: MemoryRecord): void {
-    const at = this.frameStart()
-    this.put(P.memoryHead)
-    this.float64(m.timestamp)
-    this.put(P.memoryPhase)
-    this.value(m.host)
-    this.put(K.thread_id)
-    this.value(m.threadId)
-    this.put(K.args)
-    this.byte(0x84)
-    this.put(P.key)
-    this.value(m.key)
-    this.put(P.state)
-    this.value(m.state)
-    this.put(P.size)
-    this.value(m.bytes)
-    this.put(P.tasks)
-    this.value(m.chunks)
-    this.frameEnd(at)
+    const at = this.w.frameStart()
+    this.w.put(P.memoryHead)
+    this.w.float64(m.timestamp)
+    this.w.put(P.memoryPhase)
+    this.w.value(m.host)
+    this.w.put(K.thread_id)
+    this.w.value(m.threadId)
+    this.w.put(K.args)
+    this.w.byte(0x84)
+    this.w.put(P.key)
+    this.w.value(m.key)
+    this.w.put(P.state)
+    this.w.value(m.state)
+    this.w.put(P.size)
+    this.w.value(m.bytes)
+    this.w.put(P.tasks)
+    this.w.value(m.chunks)
+    this.w.frameEnd(at)
+  }
+
+  /** Drops a very large scratch buffer after a big batch. */
+  shrink(): void {
+    this.w.shrink()
   }
 
   /** Encodes `events[from..to)` and returns a view of the bytes (valid until the next call). */

@@ -1,13 +1,15 @@
 /**
  * The msgpack writer for trace records, shared by `TraceFormat.encodeRecords` and the
- * profiler's specialised `RecordEncoder` (which adds caches and direct record shapes):
+ * profiler's specialised `RecordEncoder` (which adds direct record shapes; it wraps a
+ * writer rather than extending it, so the hot methods only ever see one class):
  * one growing buffer, msgpack primitives, record framing (8-byte big-endian length)
  * and the DASF event layout. `timestamp` and `duration` are always float64, as DASF
  * (Python) writes them; other numbers are integers when they are safe integers, else
  * float64.
  *
  * Hot path (every event the profiler writes): plain imperative code over one buffer,
- * no per-record allocation beyond the output.
+ * no per-record allocation beyond the output; short repeated strings come from a cache
+ * of their msgpack bytes.
  *
  * Leaves out: decoding (`Framing.ts`), batching and files (src/profiler).
  *
@@ -43,6 +45,8 @@ export const fieldBytes = {
 } as const
 
 const K = fieldBytes
+const maxCached = 8192
+const maxCachedLength = 24
 
 /**
  * Appends msgpack values and framed records to `buf[0..pos)`.
@@ -54,6 +58,7 @@ export class MsgpackWriter {
   buf = new Uint8Array(1 << 16)
   view = new DataView(this.buf.buffer)
   pos = 0
+  private readonly cache = new Map<string, Uint8Array>()
 
   /** Grows the buffer to hold `n` more bytes. */
   grow(n: number): void {
@@ -134,10 +139,19 @@ export class MsgpackWriter {
   }
 
   /**
-   * Writes a string that is likely to repeat (field names, event names, map keys).
-   * The same bytes as `string`; a subclass may cache them.
+   * Writes a string that is likely to repeat (event names, hosts, thread ids, map
+   * keys): the same bytes as `string`, from a cache of their bytes.
    */
   shortString(s: string): void {
+    if (s.length <= maxCachedLength) {
+      const hit = this.cache.get(s)
+      if (hit !== undefined) return this.put(hit)
+      const at = this.pos
+      this.string(s)
+      if (this.cache.size >= maxCached) this.cache.clear()
+      this.cache.set(s, this.buf.slice(at, this.pos))
+      return
+    }
     this.string(s)
   }
 
