@@ -7,7 +7,9 @@
  * `node bench/analysis/load.ts [PATH] [--runs N] [--json]`; PATH defaults to
  * `os.tmpdir()/tessera-bench-1M.msgpack`, written by `bench/analysis/generate.ts`.
  * Timed runs (not tinybench: one iteration is seconds long); reports the median wall
- * time and the median main-thread CPU time.
+ * time, the median main-thread CPU time and the median process CPU time (all threads:
+ * the default load decodes on worker threads). `tessera load, 1 thread` is the same
+ * load decoding on the main thread only (`{ threads: 1 }`), for comparison.
  *
  * @since 0.1.0
  */
@@ -36,14 +38,21 @@ const threadCpuMs = () => {
   const u = process.threadCpuUsage()
   return (u.user + u.system) / 1000
 }
+const processCpuMs = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
 const cpu: Record<string, Array<number>> = {}
+const pcpu: Record<string, Array<number>> = {}
 let current = ""
 const time = async (f: () => unknown | Promise<unknown>) => {
   const c = threadCpuMs()
+  const pc = processCpuMs()
   const t = performance.now()
   await f()
   const wall = performance.now() - t
   ;(cpu[current] ??= []).push(threadCpuMs() - c)
+  ;(pcpu[current] ??= []).push(processCpuMs() - pc)
   return wall
 }
 const timed = (name: string, f: () => unknown | Promise<unknown>) => {
@@ -53,6 +62,7 @@ const timed = (name: string, f: () => unknown | Promise<unknown>) => {
 
 const results: Record<string, Array<number>> = {
   "generic @msgpack/msgpack decode (baseline)": [],
+  "tessera load, 1 thread": [],
   "tessera load (Arrow tables)": [],
   "function_bottleneck": [],
   "task_bottleneck": [],
@@ -70,6 +80,7 @@ for (let r = 0; r < runs; r++) {
       events = out.length
     })
   )
+  results["tessera load, 1 thread"].push(await timed("tessera load, 1 thread", () => A.loadPromise([path], { threads: 1 })))
   let tables: A.TraceTables | undefined
   const tl = await timed("tessera load (Arrow tables)", async () => {
     tables = await A.loadPromise([path])
@@ -79,11 +90,12 @@ for (let r = 0; r < runs; r++) {
   const t1 = await timed("function_bottleneck", () => A.perFunctionBottleneck(tables!))
   const t2 = await timed("task_bottleneck", () => A.perTaskBottleneck(tables!))
   const t3 = await timed("task_balance", () => A.perWorkerTaskBalance(tables!))
-  const c = cpu
-  ;(c["load + 3 DASF analyses"] ??= []).push(
-    ["tessera load (Arrow tables)", "function_bottleneck", "task_bottleneck", "task_balance"]
-      .reduce((s, k) => s + c[k][c[k].length - 1], 0)
-  )
+  for (const c of [cpu, pcpu]) {
+    ;(c["load + 3 DASF analyses"] ??= []).push(
+      ["tessera load (Arrow tables)", "function_bottleneck", "task_bottleneck", "task_balance"]
+        .reduce((s, k) => s + c[k][c[k].length - 1], 0)
+    )
+  }
   results["tessera load (Arrow tables)"].push(tl)
   results["function_bottleneck"].push(t1)
   results["task_bottleneck"].push(t2)
@@ -95,6 +107,7 @@ const rows = Object.entries(results).map(([name, xs]) => ({
   name,
   "median wall (ms)": Math.round(median(xs)),
   "median thread CPU (ms)": Math.round(median(cpu[name] ?? [NaN])),
+  "median process CPU (ms)": Math.round(median(pcpu[name] ?? [NaN])),
   "events/s": name.includes("decode") || name.startsWith("tessera load") || name.startsWith("load")
     ? Math.round(events / (median(xs) / 1000))
     : undefined

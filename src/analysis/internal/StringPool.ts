@@ -68,24 +68,26 @@ export class StringPool {
 
   /**
    * Id of the UTF-8 string in `bytes[start..end)`, looked up first in a direct-mapped
-   * cache keyed by a cheap hash of a few sampled bytes (length, both ends, quarters):
+   * cache keyed by a cheap hash (short strings: all bytes; longer: the length, the last
+   * 12 bytes, the first 4 and two interior bytes):
    * repeated strings (names, hosts, workers, dependency keys seen moments ago) cost
    * that hash and one compare; only a cache miss hashes every byte (`internBytes`).
    */
   internSampled(bytes: Uint8Array, start: number, end: number): number {
     const len = end - start
-    let h = Math.imul(0x811c9dc5 ^ len, 0x01000193)
-    if (len > 0) {
-      h = Math.imul(h ^ bytes[start], 0x01000193)
-      h = Math.imul(h ^ bytes[end - 1], 0x01000193)
-      h = Math.imul(h ^ bytes[start + (len >> 1)], 0x01000193)
-      if (len > 3) {
-        h = Math.imul(h ^ bytes[end - 2], 0x01000193)
-        h = Math.imul(h ^ bytes[end - 3], 0x01000193)
-        h = Math.imul(h ^ bytes[start + 1], 0x01000193)
-        h = Math.imul(h ^ bytes[start + (len >> 2)], 0x01000193)
-        h = Math.imul(h ^ bytes[start + ((3 * len) >> 2)], 0x01000193)
+    let h: number
+    if (len < 16) h = hashBytes(bytes, start, end)
+    else {
+      // the last 12 bytes in full (dask keys differ in their trailing indices:
+      // "('sum-<token>', 123, 0)"), the first 4, and two interior bytes (the token)
+      h = Math.imul(0x811c9dc5 ^ len, 0x01000193)
+      for (let i = end - 12; i < end; i += 4) {
+        h = Math.imul(h ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)), 0x01000193)
+        h ^= h >>> 13
       }
+      h = Math.imul(h ^ (bytes[start] | (bytes[start + 1] << 8) | (bytes[start + 2] << 16) | (bytes[start + 3] << 24)), 0x01000193)
+      h = Math.imul(h ^ bytes[start + (len >> 1)], 0x01000193)
+      h = Math.imul(h ^ bytes[start + (len >> 2)], 0x01000193)
     }
     const slot = (h ^ (h >>> 15)) & SAMPLED_MASK
     const cached = this.sampled[slot] - 1
