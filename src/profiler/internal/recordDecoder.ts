@@ -46,18 +46,28 @@ export class RecordDecoder {
     this.p = end
     if (n === 0) return ""
     if (n <= maxInterned) {
-      // cheap slot hash over the length and the bytes at both ends and the middle (task
-      // keys differ at their ends); correctness comes from the full compare below
+      // cheap slot hash over the length, the first and last bytes and the middle;
+      // correctness comes from the full compare below. Strings of 16+ bytes hash their
+      // last 12 bytes in full: dask task keys differ in their trailing indices
+      // ("('sum-<token>', 12, 3)"), and sampling only a few end bytes sent every key of
+      // a token to one slot (a miss, a decode and a copy per key)
       let h = Math.imul(0x811c9dc5 ^ n, 16777619)
       h = Math.imul(h ^ b[start]!, 16777619)
       h = Math.imul(h ^ b[end - 1]!, 16777619)
       h = Math.imul(h ^ b[start + (n >> 1)]!, 16777619)
-      if (n > 3) {
+      if (n >= 16) {
+        for (let i = end - 13; i < end - 1; i += 4) {
+          h = Math.imul(h ^ (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)), 16777619)
+          h ^= h >>> 13
+        }
+        h = Math.imul(h ^ b[start + (n >> 2)]!, 16777619)
+      } else if (n > 3) {
         h = Math.imul(h ^ b[end - 2]!, 16777619)
         h = Math.imul(h ^ b[end - 3]!, 16777619)
         h = Math.imul(h ^ b[start + 1]!, 16777619)
         h = Math.imul(h ^ b[start + (n >> 2)]!, 16777619)
       }
+      h ^= h >>> 15
       const slot = (h >>> 0) & (slots - 1)
       const got = this.internBytes[slot]
       if (got !== undefined && got.length === n) {
