@@ -302,28 +302,15 @@ const merge = (got: ReadonlyArray<DecodeResult>, batches: number): RecordDecoder
     rOut += r1 - r0
   }
   const ot = out.tasks
-  setI32(ot.host, t.host, T)
-  setI32(ot.worker, t.worker, T)
-  setI32(ot.key, t.key, T)
-  setI32(ot.name, t.name, T)
-  setI32(ot.state, t.state, T)
-  setF64(ot.end, t.end, T)
-  setF64(ot.duration, t.duration, T)
-  setF64(ot.size, t.size, T)
-  setF64(ot.cpuTime, t.cpuTime, T)
+  for (const f of ["host", "worker", "key", "name", "state"] as const) setI32(ot[f], t[f], T)
+  for (const f of ["end", "duration", "size", "cpuTime"] as const) setF64(ot[f], t[f], T)
   setI32(ot.depOffsets, t.depOffsets, T + 1)
   setI32(ot.deps, t.deps, D)
   const om = out.memory
-  setF64(om.timestamp, m.timestamp, M)
-  setI32(om.host, m.host, M)
-  setI32(om.worker, m.worker, M)
-  setI32(om.key, m.key, M)
-  setI32(om.state, m.state, M)
-  setF64(om.size, m.size, M)
-  setF64(om.tasks, m.tasks, M)
-  const or = out.resources
-  setF64(or.timestamp, r.timestamp, R)
-  setI32(or.host, r.host, R)
-  or.values.forEach((c, j) => setF64(c, r.values[j], R))
+  for (const f of ["host", "worker", "key", "state"] as const) setI32(om[f], m[f], M)
+  for (const f of ["timestamp", "size", "tasks"] as const) setF64(om[f], m[f], M)
+  setF64(out.resources.timestamp, r.timestamp, R)
+  setI32(out.resources.host, r.host, R)
+  out.resources.values.forEach((c, j) => setF64(c, r.values[j], R))
   return out
 }
