@@ -111,7 +111,81 @@ const snapshot = (t: A.TraceTables): string =>
     fallbackRecords: t.fallbackRecords
   })
 
+/** What the tables must hold, computed from the generic decoder's events (a naive reference). */
+const reference = (events: ReadonlyArray<TraceEvent>): string => {
+  const s = (u: unknown): string | null =>
+    typeof u === "string" ? u : typeof u === "number" || typeof u === "bigint" || typeof u === "boolean" ? String(u) : null
+  const n = (u: unknown): number | null => (typeof u === "number" ? u : typeof u === "bigint" ? Number(u) : null)
+  const args = (e: TraceEvent) => e.args as Record<string, unknown>
+  const tasks = events.filter((e) => e.name === "Compute" && e.phase === "X").map((e) => {
+    const a = args(e)
+    const key = s(a.key)
+    const name = s(a.name)
+    return {
+      host: s(e.process_id),
+      worker: s(e.thread_id),
+      key,
+      function: name !== null && name !== "" ? name : key === null ? null : A.functionName(key),
+      state: s(a.state),
+      start: e.timestamp - (e.duration ?? 0),
+      end: e.timestamp,
+      duration: e.duration ?? 0,
+      size: n(a.size),
+      cpu_time: n(a.cpu_time),
+      dependencies: Array.isArray(a.dependencies) ? a.dependencies.map(s).filter((x) => x !== null) : []
+    }
+  })
+  const memory = events.filter((e) => e.name === "Managed Memory").map((e) => {
+    const a = args(e)
+    return {
+      timestamp: e.timestamp,
+      host: s(e.process_id),
+      worker: s(e.thread_id),
+      key: s(a.key),
+      state: s(a.state),
+      size: n(a.size),
+      tasks: n(a.tasks)
+    }
+  })
+  const resourceArgs = ["cpu", "memory", "gpu_utilization", "gpu_memory_used", "host_net_io.read_bps", "host_net_io.write_bps", "host_disk_io.read_bps", "host_disk_io.write_bps", "num_fds", "time"]
+  const resources = events.filter((e) => e.name === "Resource Usage").map((e) => {
+    const row: Record<string, unknown> = { timestamp: e.timestamp, host: s(e.process_id) }
+    for (const k of resourceArgs) row[k] = n(args(e)[k])
+    return row
+  })
+  const counts: Record<string, number> = {}
+  for (const e of events) counts[e.name] = (counts[e.name] ?? 0) + 1
+  return JSON.stringify({ tasks, memory, resources, counts: Object.entries(counts).sort() })
+}
+
 describe("ParallelLoad", () => {
+  it("loads the tables the generic decoder's events describe, on one thread and on workers", async () => {
+    const dir = tmp()
+    try {
+      let n = 0
+      await fc.assert(
+        fc.asyncProperty(fc.array(record, { minLength: 1, maxLength: 60 }), fc.boolean(), async (records, parallel) => {
+          const bytes = concat(records)
+          const f = join(dir, `g${n++}.msgpack`)
+          writeFileSync(f, bytes)
+          const t = parallel
+            ? await A.loadPromise([f], { threads: 2, chunkBytes: 1024 })
+            : A.loadBytesUnsafe([{ file: f, bytes }])
+          const got = JSON.stringify({
+            tasks: t.tasks.toArray(),
+            memory: t.memory.toArray(),
+            resources: t.resources.toArray(),
+            counts: Object.entries(t.eventCounts).sort()
+          })
+          assert.equal(got, reference(decodeRecordsUnsafe(bytes, f).events))
+        }),
+        { numRuns: 40 }
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("yields the same tables on worker threads as on one thread, for random traces with odd records and cut tails", async () => {
     const dir = tmp()
     try {
