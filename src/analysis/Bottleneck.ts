@@ -140,24 +140,27 @@ export const perTaskBottleneck = (tables: Tables): Table => {
   const order = argsortDesc(dur.subarray(0, G), (a, b) =>
     cmpStr(hostOf(a), hostOf(b)) || cmpStr(gpuOf(a), gpuOf(b)) || cmpStr(keyOf(a), keyOf(b))
   )
-  const rowsOf = (f: (g: number) => number) => {
-    const out = new Int32Array(G)
-    for (let i = 0; i < G; i++) out[i] = f(order[i])
-    return out
-  }
+  // one pass in row order over typed arrays (no per-column closures)
   const pcts = new Float64Array(G)
   const durs = new Float64Array(G)
   const mbs = new Float64Array(G)
+  const hostCodes = new Int32Array(G)
+  const gpuOut = new Int32Array(G)
+  const keyCodes = new Int32Array(G)
   for (let i = 0; i < G; i++) {
     const g = order[i]
+    const r = firstRow[g]
     durs[i] = dur[g]
-    pcts[i] = pct(dur[g], wt.total[wt.group[firstRow[g]]])
+    pcts[i] = pct(dur[g], wt.total[wt.group[r]])
     mbs[i] = size[g] / 1e6
+    hostCodes[i] = v.host.codes[r]
+    gpuOut[i] = gpu.codes[r]
+    keyCodes[i] = v.key.codes[r]
   }
   return buildTable({
-    "Host": { kind: "codes", codes: rowsOf((g) => v.host.codes[firstRow[g]]), from: v.host },
-    "GPU": { kind: "codes", codes: rowsOf((g) => gpu.codes[firstRow[g]]), from: gpu },
-    "Task Key": { kind: "codes", codes: rowsOf((g) => v.key.codes[firstRow[g]]), from: v.key },
+    "Host": { kind: "codes", codes: hostCodes, from: v.host },
+    "GPU": { kind: "codes", codes: gpuOut, from: gpu },
+    "Task Key": { kind: "codes", codes: keyCodes, from: v.key },
     "Duration (s)": { kind: "float", values: durs },
     "Percentage of total time (%)": { kind: "float", values: pcts },
     "Memory usage (Mb)": { kind: "float", values: mbs }

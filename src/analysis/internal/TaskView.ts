@@ -107,14 +107,19 @@ export const gpuCodes = (v: TaskView): Codes => {
     return c
   })
   let empty = -1
-  const codes = v.worker.codes.map((c) => {
-    if (c >= 0) return trans[c]
-    if (empty < 0) {
-      empty = index.get("") ?? labels.length
-      if (empty === labels.length) (labels.push(""), index.set("", empty))
+  const wc = v.worker.codes
+  const codes = new Int32Array(wc.length)
+  for (let i = 0; i < wc.length; i++) {
+    const c = wc[i]
+    if (c >= 0) codes[i] = trans[c]
+    else {
+      if (empty < 0) {
+        empty = index.get("") ?? labels.length
+        if (empty === labels.length) (labels.push(""), index.set("", empty))
+      }
+      codes[i] = empty
     }
-    return empty
-  })
+  }
   return codesFromArray(codes, labels)
 }
 
