@@ -7,6 +7,7 @@ profiled_ms) and every run (plain_all, profiled_all, pair i = run i of each).
 Usage: python3 dask_diagnostics.py N W REPEATS
 """
 import json
+import os
 import statistics
 import sys
 import time
@@ -15,19 +16,9 @@ import dask
 import dask.threaded
 from dask.diagnostics import CacheProfiler, Profiler, ResourceProfiler
 
-
-def noop(*args):
-    return None
-
-
-def fanout(n):
-    dsk = {"root": (noop,)}
-    keys = []
-    for i in range(1, n):
-        k = f"leaf-{i}"
-        dsk[k] = (noop, "root")
-        keys.append(k)
-    return dsk, keys
+# the same fan-out as the engine benchmark (bench/engine/dask_graphs.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine"))
+from dask_graphs import fanout  # noqa: E402
 
 
 def main():
