@@ -117,7 +117,8 @@ const asTraceFormatError = (e: unknown, file: string): TraceFormatError =>
 
 /**
  * A slice of a database file holding only whole records: `bytes[0..end)`, starting at
- * file position `fileOffset`. `bytes` may be reused after the consumer returns.
+ * file position `fileOffset`. `bytes` may be reused after the consumer returns, unless
+ * the stream was opened with `owned: true`.
  *
  * @since 0.1.0
  * @category models
@@ -143,14 +144,18 @@ export interface StreamSummary {
 /**
  * Stream a database file as batches of whole records (read-only; never creates the
  * file). Judges the tail at end of file. Throws (rejects with) `TraceFormatError`.
+ * `owned: true` gives every batch a buffer of its own, which the consumer may keep or
+ * transfer to another thread (the partial record at its end is copied to the next
+ * buffer, not the whole batch).
  *
  * @since 0.1.0
  * @category decoding
  */
 export async function* streamFrames(
   file: string,
-  options?: { readonly chunkBytes?: number }
+  options?: { readonly chunkBytes?: number; readonly owned?: boolean }
 ): AsyncGenerator<FrameBatch, StreamSummary, undefined> {
+  const owned = options?.owned === true
   const chunkBytes = Math.max(1024, options?.chunkBytes ?? 4 * 1024 * 1024)
   let handle
   try {
@@ -194,8 +199,16 @@ export async function* streamFrames(
         return { file, bytes: bufFileOffset + filled, droppedBytes: filled - stop }
       }
       if (stop > 0) {
-        yield { bytes: view, end: stop, fileOffset: bufFileOffset }
-        buf.copyWithin(0, stop, filled)
+        if (owned) {
+          // the partial record goes to the next buffer before this one is handed over
+          const next = new Uint8Array(buf.length)
+          next.set(buf.subarray(stop, filled))
+          buf = next
+          yield { bytes: view, end: stop, fileOffset: bufFileOffset }
+        } else {
+          yield { bytes: view, end: stop, fileOffset: bufFileOffset }
+          buf.copyWithin(0, stop, filled)
+        }
         filled -= stop
         bufFileOffset += stop
       }

@@ -114,6 +114,35 @@ describe("TraceFormat", () => {
     }
   })
 
+  it("streams owned batches: each its own buffer, kept intact while later batches are read", async () => {
+    const dir = tmp()
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(arbEvent, { maxLength: 40 }), fc.nat(30), async (events, cut) => {
+          const bytes = TraceFormat.encodeRecords(events)
+          const path = join(dir, "t.msgpack")
+          writeFileSync(path, bytes.subarray(0, Math.max(0, bytes.length - cut)))
+          const whole = TraceFormat.decodeRecordsUnsafe(bytes.subarray(0, Math.max(0, bytes.length - cut)))
+          const batches: Array<TraceFormat.FrameBatch> = []
+          const it = TraceFormat.streamFrames(path, { chunkBytes: 1024, owned: true })
+          let r = await it.next()
+          while (r.done !== true) {
+            batches.push(r.value)
+            r = await it.next()
+          }
+          // every batch kept (none overwritten by a later read), buffers never shared
+          assert.equal(new Set(batches.map((b) => b.bytes.buffer)).size, batches.length)
+          const kept = batches.flatMap((b) => TraceFormat.decodeRecordsUnsafe(b.bytes.subarray(0, b.end)).events)
+          assert.deepStrictEqual(kept.map((e) => ({ ...e })), whole.events.map((e) => ({ ...e })))
+          assert.equal(r.value.droppedBytes, whole.droppedBytes)
+        }),
+        { numRuns: 30 }
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("reads DASF's TracePlugin database exactly", async () => {
     const t = await TraceFormat.readFilePromise(join(dasf, "small-TracePlugin.msgpack"))
     assert.equal(t.events.length, 967)

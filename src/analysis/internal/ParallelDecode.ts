@@ -158,7 +158,7 @@ export const decodeParallelPromise = async (
     try {
       for (const file of files) {
         reading = file
-        const it = streamFrames(file, options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : undefined)
+        const it = streamFrames(file, { owned: true, ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}) })
         for (;;) {
           let next
           try {
@@ -173,9 +173,9 @@ export const decodeParallelPromise = async (
             break
           }
           const { bytes, end, fileOffset } = next.value
-          const copy = bytes.slice(0, end) // streamFrames reuses its buffer; this one is moved
-          const req: DecodeRequest = { type: "batch", seq, bytes: copy, end, file, fileOffset }
-          workers[seq % W].postMessage(req, [copy.buffer])
+          // an owned buffer: moved to the worker, not copied
+          const req: DecodeRequest = { type: "batch", seq, bytes, end, file, fileOffset }
+          workers[seq % W].postMessage(req, [bytes.buffer as ArrayBuffer])
           seq++
           inflight++
           while (inflight >= maxInflight && crashed === undefined) await new Promise<void>((r) => (waiting = r))
