@@ -42,11 +42,15 @@ export class RecordDecoder {
   private readonly K: Record<string, number>
   private readonly resIds: Int32Array
   private readonly last = new Int32Array(8).fill(-1)
+  private readonly prev = new Int32Array(8).fill(-1)
   // known keys by a 4-byte signature, open addressing over typed arrays (a Map.get per
   // key cost ~15% of a load): slot -> index + 1 into knownBytes / knownIds
   private readonly knownSlots = new Int32Array(256)
   private readonly knownSigs = new Int32Array(256)
-  private readonly knownBytes: Array<Uint8Array> = []
+  // key k's bytes as big-endian words at offsets 0, 4, ... and a last one ending at
+  // its end (overlapping): knownWords[knownWordAt[k] .. knownWordAt[k + 1])
+  private readonly knownWords: Int32Array
+  private readonly knownWordAt: Int32Array
   private readonly knownIds: Array<number> = []
   /** events per name id (dense; ids of event names are small) */
   private countsById = new Float64Array(64)
@@ -77,6 +81,8 @@ export class RecordDecoder {
     this.K = Object.fromEntries(ids.map((s) => [s, p.intern(s)]))
     this.resIds = Int32Array.from(resourceArgs, (s) => p.intern(s))
     const enc = new TextEncoder()
+    const words: Array<number> = []
+    const wordAt: Array<number> = [0]
     for (const s of [...ids.slice(0, 13), "scope", "shape", "dtype", "type", "dependents", ...resourceArgs]) {
       const bytes = enc.encode(s)
       if (bytes.length < 2 || bytes.length > 31) continue
@@ -88,11 +94,19 @@ export class RecordDecoder {
         slot = (slot + 1) & 255
       }
       if (taken) continue // same signature as an earlier key: that one keeps the fast path
-      this.knownBytes.push(bytes)
+      if (bytes.length >= 4) {
+        const dv = new DataView(bytes.buffer)
+        for (let o = 0; o < bytes.length; o = o + 4 >= bytes.length ? bytes.length : Math.min(o + 4, bytes.length - 4)) {
+          words.push(dv.getInt32(o))
+        }
+      } // shorter keys: the signature holds every byte
+      wordAt.push(words.length)
       this.knownIds.push(p.intern(s))
       this.knownSigs[slot] = sig
-      this.knownSlots[slot] = this.knownBytes.length
+      this.knownSlots[slot] = this.knownIds.length
     }
+    this.knownWords = Int32Array.from(words)
+    this.knownWordAt = Int32Array.from(wordAt)
   }
 
   /** Decode the records of `bytes[0..end)` (whole records only); `fileOffset` for errors. */
@@ -142,13 +156,15 @@ export class RecordDecoder {
       let slot = Math.imul(sig, 0x9e3779b1) >>> 24
       for (let k = this.knownSlots[slot]; k !== 0; k = this.knownSlots[slot = (slot + 1) & 255]) {
         if (this.knownSigs[slot] !== sig) continue
-        const kb = this.knownBytes[k - 1]
         let same = true
-        for (let i = 2; i < len - 1; i++) {
-          if (kb[i] !== b[at + i]) {
+        const words = this.knownWords
+        const dv = this.dv
+        for (let j = this.knownWordAt[k - 1], o = 0, last = this.knownWordAt[k]; j < last; j++) {
+          if (dv.getInt32(at + o) !== words[j]) {
             same = false
             break
           }
+          o = o + 4 > len - 4 ? len - 4 : o + 4
         }
         if (same) {
           this.pos = at + len
@@ -181,7 +197,16 @@ export class RecordDecoder {
     this.pos = at + len
     const last = this.last[slot]
     if (last >= 0 && this.pool.matches(last, b, at, len)) return last
+    // the value before (fields that alternate: Compute / Managed Memory, X / I,
+    // memory / released): becomes the last again
+    const prev = this.prev[slot]
+    if (prev >= 0 && this.pool.matches(prev, b, at, len)) {
+      this.prev[slot] = last
+      this.last[slot] = prev
+      return prev
+    }
     const id = this.pool.internSampled(b, at, at + len)
+    this.prev[slot] = last
     this.last[slot] = id
     return id
   }
@@ -301,22 +326,46 @@ export class RecordDecoder {
       else if (k === K.process_id) host = this.str(3)
       else if (k === K.thread_id) worker = this.str(4)
       else if (k === K.args) {
+        if (i === n - 1 && name >= 0 && phase >= 0 && !Number.isNaN(ts)) {
+          // DASF's layout: args come last, after every other field; parse them in place
+          this.checkPhase(phase)
+          if (this.args(name, phase, host, worker, ts, dur, end)) return this.count(name)
+          this.skip() // an event no table keeps: its args are only checked
+          continue
+        }
         argsAt = this.pos
         this.skip()
       } else this.skip()
     }
     if (this.pos !== end || name < 0 || Number.isNaN(ts) || phase < 0) throw fallback
-    const p = this.pool.get(phase)
-    if (p !== "X" && p !== "I" && p !== "B" && p !== "E" && p !== "C" && p !== "M") throw fallback
+    this.checkPhase(phase)
     if (argsAt >= 0) {
+      const argsEnd = this.pos
       this.pos = argsAt
-      if (name === K.Compute && phase === K.X) this.taskArgs(host, worker, ts, Number.isNaN(dur) ? 0 : dur)
-      else if (name === K["Managed Memory"]) this.memoryArgs(host, worker, ts)
-      else if (name === K["Resource Usage"]) this.resourceArgs(host, ts)
+      this.args(name, phase, host, worker, ts, dur, argsEnd)
     } else if (name === K.Compute || name === K["Managed Memory"] || name === K["Resource Usage"]) {
       throw fallback // no args: let the generic path fill defaults
     }
     this.count(name)
+  }
+
+  private checkPhase(phase: number): void {
+    const p = this.pool.get(phase)
+    if (p !== "X" && p !== "I" && p !== "B" && p !== "E" && p !== "C" && p !== "M") throw fallback
+  }
+
+  /**
+   * Parse the args map at the cursor into the table its event belongs to; they must
+   * end at `end`, else nothing is added (fallback). False: an event no table keeps
+   * (args not read).
+   */
+  private args(name: number, phase: number, host: number, worker: number, ts: number, dur: number, end: number): boolean {
+    const K = this.K
+    if (name === K.Compute && phase === K.X) this.taskArgs(host, worker, ts, Number.isNaN(dur) ? 0 : dur, end)
+    else if (name === K["Managed Memory"]) this.memoryArgs(host, worker, ts, end)
+    else if (name === K["Resource Usage"]) this.resourceArgs(host, ts, end)
+    else return false
+    return true
   }
 
   /** Add `by` events named by pool id `name`. */
@@ -336,7 +385,7 @@ export class RecordDecoder {
     return out
   }
 
-  private taskArgs(host: number, worker: number, ts: number, dur: number): void {
+  private taskArgs(host: number, worker: number, ts: number, dur: number, end: number): void {
     const K = this.K
     const n = this.mapHeader()
     let key = -1
@@ -363,6 +412,7 @@ export class RecordDecoder {
         for (let j = 0; j < m; j++) deps.push(this.str())
       } else this.skip()
     }
+    if (this.pos !== end) throw fallback
     const c = this.tasks
     c.host.push(host)
     c.worker.push(worker)
@@ -377,7 +427,7 @@ export class RecordDecoder {
     c.depOffsets.push(c.deps.length)
   }
 
-  private memoryArgs(host: number, worker: number, ts: number): void {
+  private memoryArgs(host: number, worker: number, ts: number, end: number): void {
     const K = this.K
     const n = this.mapHeader()
     let key = -1
@@ -392,6 +442,7 @@ export class RecordDecoder {
       else if (k === K.tasks) tasks = this.num()
       else this.skip()
     }
+    if (this.pos !== end) throw fallback
     const c = this.memory
     c.timestamp.push(ts)
     c.host.push(host)
@@ -402,7 +453,7 @@ export class RecordDecoder {
     c.tasks.push(tasks)
   }
 
-  private resourceArgs(host: number, ts: number): void {
+  private resourceArgs(host: number, ts: number, end: number): void {
     const n = this.mapHeader()
     const v = this.resScratch
     v.fill(NaN)
@@ -413,6 +464,7 @@ export class RecordDecoder {
       if (j >= 0) v[j] = this.num()
       else this.skip()
     }
+    if (this.pos !== end) throw fallback
     const c = this.resources
     c.timestamp.push(ts)
     c.host.push(host)

@@ -55,6 +55,9 @@ export interface StringPoolParts {
  */
 export class StringPool {
   private arena = new Uint8Array(1 << 20)
+  private arenaView = new DataView(this.arena.buffer)
+  private inBytes: Uint8Array = this.arena
+  private inView: DataView = this.arenaView
   private arenaLength = 0
   private starts = new Int32Array(1024) // starts[id], starts[id + 1] = end
   private hashes = new Int32Array(1024)
@@ -76,16 +79,17 @@ export class StringPool {
   internSampled(bytes: Uint8Array, start: number, end: number): number {
     const len = end - start
     let h: number
-    if (len < 16) h = hashBytes(bytes, start, end)
+    if (len < 16) h = this.hash(bytes, start, end)
     else {
       // the last 12 bytes in full (dask keys differ in their trailing indices:
       // "('sum-<token>', 123, 0)"), the first 4, and two interior bytes (the token)
+      const v = this.view(bytes)
       h = Math.imul(0x811c9dc5 ^ len, 0x01000193)
       for (let i = end - 12; i < end; i += 4) {
-        h = Math.imul(h ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)), 0x01000193)
+        h = Math.imul(h ^ v.getInt32(i, true), 0x01000193)
         h ^= h >>> 13
       }
-      h = Math.imul(h ^ (bytes[start] | (bytes[start + 1] << 8) | (bytes[start + 2] << 16) | (bytes[start + 3] << 24)), 0x01000193)
+      h = Math.imul(h ^ v.getInt32(start, true), 0x01000193)
       h = Math.imul(h ^ bytes[start + (len >> 1)], 0x01000193)
       h = Math.imul(h ^ bytes[start + (len >> 2)], 0x01000193)
     }
@@ -99,7 +103,29 @@ export class StringPool {
 
   /** Id of the UTF-8 string in `bytes[start..end)`. */
   internBytes(bytes: Uint8Array, start: number, end: number): number {
-    return this.internHashed(bytes, start, end, hashBytes(bytes, start, end))
+    return this.internHashed(bytes, start, end, this.hash(bytes, start, end))
+  }
+
+  /** `hashBytes`, reading whole words through a DataView. */
+  private hash(bytes: Uint8Array, start: number, end: number): number {
+    const v = this.view(bytes)
+    let h = 0x811c9dc5 ^ (end - start)
+    let i = start
+    for (; i + 4 <= end; i += 4) {
+      h = Math.imul(h ^ v.getInt32(i, true), 0x01000193)
+      h ^= h >>> 13
+    }
+    for (; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
+    return h ^ (h >>> 15)
+  }
+
+  /** A DataView over `bytes` (the one made for the last caller's buffer, if the same). */
+  private view(bytes: Uint8Array): DataView {
+    if (bytes !== this.inBytes) {
+      this.inBytes = bytes
+      this.inView = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    }
+    return this.inView
   }
 
   /** Id of the UTF-8 string in `bytes[start..end)` whose `hashBytes` is `h`. */
@@ -108,20 +134,7 @@ export class StringPool {
     // front cache of recently seen ids: hits touch only recent (cache-warm) arena bytes
     const fslot = (h ^ (h >>> 12)) & FRONT_MASK
     const fid = this.front[fslot] - 1
-    if (fid >= 0 && this.hashes[fid] === h) {
-      const s = this.starts[fid]
-      if (this.starts[fid + 1] - s === len) {
-        const arena = this.arena
-        let same = true
-        for (let i = 0; i < len; i++) {
-          if (arena[s + i] !== bytes[start + i]) {
-            same = false
-            break
-          }
-        }
-        if (same) return fid
-      }
-    }
+    if (fid >= 0 && this.hashes[fid] === h && this.matches(fid, bytes, start, len)) return fid
     const id = this.lookup(bytes, start, end, h)
     this.front[fslot] = id + 1
     return id
@@ -131,26 +144,12 @@ export class StringPool {
     const len = end - start
     const table = this.table
     const mask = this.mask
-    const arena = this.arena
-    const starts = this.starts
     let slot = h & mask
     for (;;) {
       const e = table[slot]
       if (e === 0) break
       const id = e - 1
-      if (this.hashes[id] === h) {
-        const s = starts[id]
-        if (starts[id + 1] - s === len) {
-          let same = true
-          for (let i = 0; i < len; i++) {
-            if (arena[s + i] !== bytes[start + i]) {
-              same = false
-              break
-            }
-          }
-          if (same) return id
-        }
-      }
+      if (this.hashes[id] === h && this.matches(id, bytes, start, len)) return id
       slot = (slot + 1) & mask
     }
     // new string
@@ -161,6 +160,7 @@ export class StringPool {
       const next = new Uint8Array(n)
       next.set(this.arena.subarray(0, this.arenaLength))
       this.arena = next
+      this.arenaView = new DataView(next.buffer)
     }
     // byte loop, not set(subarray): a subarray is an allocation per new string
     const arena2 = this.arena
@@ -211,6 +211,7 @@ export class StringPool {
   static fromParts(parts: StringPoolParts): StringPool {
     const p = new StringPool()
     p.arena = parts.arena
+    p.arenaView = new DataView(parts.arena.buffer, parts.arena.byteOffset, parts.arena.byteLength)
     p.starts = parts.starts
     p.hashes = parts.hashes
     p.size = parts.size
@@ -225,14 +226,13 @@ export class StringPool {
   matches(id: number, bytes: Uint8Array, start: number, len: number): boolean {
     const s = this.starts[id]
     if (this.starts[id + 1] - s !== len) return false
-    const arena = this.arena
-    // 4 bytes per step (task keys are ~50 bytes): assembled words compare in one go
+    // 4 bytes per step through DataViews (task keys are ~50 bytes; one unaligned load
+    // per word instead of four byte loads)
+    const av = this.arenaView
+    const bv = this.view(bytes)
     let i = 0
-    for (; i + 4 <= len; i += 4) {
-      const a = arena[s + i] | (arena[s + i + 1] << 8) | (arena[s + i + 2] << 16) | (arena[s + i + 3] << 24)
-      const b = bytes[start + i] | (bytes[start + i + 1] << 8) | (bytes[start + i + 2] << 16) | (bytes[start + i + 3] << 24)
-      if (a !== b) return false
-    }
+    for (; i + 4 <= len; i += 4) if (av.getInt32(s + i) !== bv.getInt32(start + i)) return false
+    const arena = this.arena
     for (; i < len; i++) if (arena[s + i] !== bytes[start + i]) return false
     return true
   }
