@@ -79,6 +79,34 @@ describe("FileDatabase", () => {
     )
   })
 
+  it("decodes exactly as the generic decoder, key order included, past its string and shape caches", () => {
+    // ~40,000 distinct long strings (more than the string arena holds) and ~1,000
+    // distinct key sets (more than the shape cache makes), plus duplicate and numeric keys
+    const events: Array<TraceEvent> = []
+    for (let i = 0; i < 20_000; i++) {
+      const args: Record<string, unknown> = {
+        [`k${i % 1000}`]: `('some-task-${"x".repeat(i % 20)}-${i}', ${i}, 0)`,
+        "10": i,
+        "2": [`dep-${i}-${"y".repeat(30)}`, { [`inner${i % 700}`]: i, a: null }],
+        state: i % 2 === 0 ? "memory" : "released"
+      }
+      events.push({ name: "Compute", timestamp: i, duration: 1, phase: "X", process_id: "h", thread_id: `w${i % 7}`, args })
+    }
+    const bytes = TraceFormat.encodeRecords(events)
+    // a record whose args map repeats a key: the last value wins, at the first position
+    const dup = new Uint8Array([0x83, 0xa1, 0x61, 0x01, 0xa1, 0x62, 0x02, 0xa1, 0x61, 0x03])
+    const withDup = TraceFormat.encodeRecords([{ name: "d", timestamp: 0, phase: "I", process_id: null, thread_id: null, args: { z: 0 } }])
+    const at = withDup.lastIndexOf(0x81) // the args map header: { z: 0 }
+    const dupRecord = new Uint8Array([...withDup.subarray(0, at), ...dup])
+    new DataView(dupRecord.buffer).setUint32(4, dupRecord.length - 8)
+    const all = new Uint8Array([...bytes, ...dupRecord])
+    const fast = FileDatabase.decodeUnsafe(all)
+    const generic = TraceFormat.decodeRecordsUnsafe(all)
+    assert.equal(fast.events.length, events.length + 1)
+    assert.equal(JSON.stringify(fast.events), JSON.stringify(generic.events))
+    assert.deepStrictEqual(fast.events.at(-1)!.args, { a: 3, b: 2 })
+  })
+
   it("reads a file cut at any byte as exactly the whole records before the cut", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(eventArb, { minLength: 1, maxLength: 12 }), fc.double({ min: 0, max: 1, noNaN: true }), async (events, at) => {

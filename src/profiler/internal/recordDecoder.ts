@@ -20,9 +20,31 @@ import { isPhase, isScope, type TraceEvent } from "../../trace/TraceEvent.ts"
 const textDecoder = new TextDecoder("utf-8", { fatal: false })
 const slots = 1 << 14
 const maxInterned = 64
+const arenaBytes = 1 << 20
+/** maps of up to this many keys are built from a cached shape */
+const maxShapeKeys = 24
+/** shapes made at most (a trace of ever-new key sets falls back to plain objects) */
+const maxShapes = 512
 
 class Unusual extends Error {}
 const unusual = new Unusual("unusual record")
+
+/**
+ * A map's keys in order, and a function that builds an object of exactly those
+ * properties from the values in order: one object literal, every property in-object
+ * (an object grown key by key past four properties needs a second allocation for them).
+ */
+interface Shape {
+  readonly keys: ReadonlyArray<string>
+  readonly make: (values: ReadonlyArray<unknown>) => Record<string, unknown>
+}
+
+const makeShape = (keys: ReadonlyArray<string>): Shape => ({
+  keys: [...keys],
+  // generated code over the keys' JSON spellings only ("__proto__" never gets here)
+  // eslint-disable-next-line no-new-func
+  make: new Function("v", `return {${keys.map((k, i) => `${JSON.stringify(k)}: v[${i}]`).join(", ")}}`) as Shape["make"]
+})
 
 /**
  * A reusable decoder (one per thread).
@@ -35,8 +57,20 @@ export class RecordDecoder {
   private v: DataView = new DataView(new ArrayBuffer(0))
   private p = 0
   private limit = 0
-  private readonly internBytes: Array<Uint8Array | undefined> = new Array(slots)
+  // interned strings: slot -> its bytes in the arena (start, length; -1 = empty) and
+  // its JS string; the arena is cleared with every slot when it fills up
+  private readonly slotStart = new Int32Array(slots).fill(-1)
+  private readonly slotLength = new Int32Array(slots)
   private readonly internStr: Array<string> = new Array(slots)
+  private readonly arena = new Uint8Array(arenaBytes)
+  private readonly arenaView = new DataView(this.arena.buffer)
+  private arenaUsed = 0
+  // map shapes by key count, most recently used first; scratch keys and values per depth
+  private readonly shapes: Array<Array<Shape>> = Array.from({ length: maxShapeKeys + 1 }, () => [])
+  private shapeCount = 0
+  private depth = 0
+  private readonly keyScratch: Array<Array<string>> = []
+  private readonly valueScratch: Array<Array<unknown>> = []
 
   private str(n: number): string {
     const b = this.b
@@ -51,13 +85,14 @@ export class RecordDecoder {
       // last 12 bytes in full: dask task keys differ in their trailing indices
       // ("('sum-<token>', 12, 3)"), and sampling only a few end bytes sent every key of
       // a token to one slot (a miss, a decode and a copy per key)
+      const v = this.v
       let h = Math.imul(0x811c9dc5 ^ n, 16777619)
       h = Math.imul(h ^ b[start]!, 16777619)
       h = Math.imul(h ^ b[end - 1]!, 16777619)
       h = Math.imul(h ^ b[start + (n >> 1)]!, 16777619)
       if (n >= 16) {
         for (let i = end - 13; i < end - 1; i += 4) {
-          h = Math.imul(h ^ (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)), 16777619)
+          h = Math.imul(h ^ v.getInt32(i, true), 16777619)
           h ^= h >>> 13
         }
         h = Math.imul(h ^ b[start + (n >> 2)]!, 16777619)
@@ -69,19 +104,40 @@ export class RecordDecoder {
       }
       h ^= h >>> 15
       const slot = (h >>> 0) & (slots - 1)
-      const got = this.internBytes[slot]
-      if (got !== undefined && got.length === n) {
+      const at = this.slotStart[slot]!
+      if (at >= 0 && this.slotLength[slot] === n) {
+        // compare a word at a time (the last word overlaps the one before)
+        const a = this.arenaView
         let same = true
-        for (let i = 0; i < n; i++) {
-          if (got[i] !== b[start + i]) {
-            same = false
-            break
+        if (n >= 4) {
+          for (let i = 0; ; i += 4) {
+            if (i > n - 4) i = n - 4
+            if (a.getInt32(at + i) !== v.getInt32(start + i)) {
+              same = false
+              break
+            }
+            if (i === n - 4) break
+          }
+        } else {
+          for (let i = 0; i < n; i++) {
+            if (this.arena[at + i] !== b[start + i]) {
+              same = false
+              break
+            }
           }
         }
         if (same) return this.internStr[slot]!
       }
       const s = this.decodeString(start, end)
-      this.internBytes[slot] = b.slice(start, end)
+      if (this.arenaUsed + n > arenaBytes) {
+        this.slotStart.fill(-1)
+        this.arenaUsed = 0
+      }
+      const w = this.arenaUsed
+      for (let i = 0; i < n; i++) this.arena[w + i] = b[start + i]!
+      this.arenaUsed = w + n
+      this.slotStart[slot] = w
+      this.slotLength[slot] = n
       this.internStr[slot] = s
       return s
     }
@@ -104,21 +160,71 @@ export class RecordDecoder {
   }
 
   private map(n: number): Record<string, unknown> {
+    if (n > maxShapeKeys) return this.mapByKeys(n)
+    // keys and values first, then the object in one go from its cached shape
+    const d = this.depth++
+    const keys = (this.keyScratch[d] ??= [])
+    const values = (this.valueScratch[d] ??= [])
+    keys.length = n
+    values.length = n
+    try {
+      for (let i = 0; i < n; i++) {
+        keys[i] = this.key()
+        values[i] = this.value()
+      }
+    } finally {
+      this.depth = d
+    }
+    const shapes = this.shapes[n]!
+    for (let j = 0; j < shapes.length; j++) {
+      const shape = shapes[j]!
+      const ks = shape.keys
+      let same = true
+      for (let i = 0; i < n; i++) {
+        if (ks[i] !== keys[i]) {
+          same = false
+          break
+        }
+      }
+      if (same) {
+        if (j > 0) (shapes[j] = shapes[0]!, shapes[0] = shape) // most recently used first
+        return shape.make(values)
+      }
+    }
+    if (this.shapeCount < maxShapes && new Set(keys).size === n) {
+      const shape = makeShape(keys)
+      this.shapeCount++
+      shapes.unshift(shape)
+      if (shapes.length > 8) shapes.pop()
+      return shape.make(values)
+    }
     const o: Record<string, unknown> = {}
-    const b = this.b
+    for (let i = 0; i < n; i++) o[keys[i]!] = values[i]
+    return o
+  }
+
+  /** A map built key by key (large maps). */
+  private mapByKeys(n: number): Record<string, unknown> {
+    const o: Record<string, unknown> = {}
     for (let i = 0; i < n; i++) {
-      // keys: fixstr inline (the common case), else the general path
-      if (this.p >= this.limit) throw unusual
-      const t = b[this.p]!
-      let k: unknown
-      if (t >= 0xa0 && t < 0xc0) {
-        this.p++
-        k = this.str(t & 0x1f)
-      } else k = this.value()
-      if (typeof k !== "string" || k === "__proto__") throw unusual
+      const k = this.key()
       o[k] = this.value()
     }
     return o
+  }
+
+  /** A map key: a string, and never "__proto__". */
+  private key(): string {
+    // fixstr inline (the common case), else the general path
+    if (this.p >= this.limit) throw unusual
+    const t = this.b[this.p]!
+    let k: unknown
+    if (t >= 0xa0 && t < 0xc0) {
+      this.p++
+      k = this.str(t & 0x1f)
+    } else k = this.value()
+    if (typeof k !== "string" || k === "__proto__") throw unusual
+    return k
   }
 
   private array(n: number): Array<unknown> {
