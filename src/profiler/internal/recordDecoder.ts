@@ -37,14 +37,31 @@ const unusual = new Unusual("unusual record")
 interface Shape {
   readonly keys: ReadonlyArray<string>
   readonly make: (values: ReadonlyArray<unknown>) => Record<string, unknown>
+  /**
+   * The keys as msgpack fixstr bytes, key i at `encoded[at[i]..at[i + 1])`, to recognise
+   * a record's keys by comparing bytes where this shape is expected; undefined when a
+   * key is too long for a fixstr.
+   */
+  readonly encoded: DataView | undefined
+  readonly at: Int32Array
 }
 
-const makeShape = (keys: ReadonlyArray<string>): Shape => ({
-  keys: [...keys],
-  // generated code over the keys' JSON spellings only ("__proto__" never gets here)
-  // eslint-disable-next-line no-new-func
-  make: new Function("v", `return {${keys.map((k, i) => `${JSON.stringify(k)}: v[${i}]`).join(", ")}}`) as Shape["make"]
-})
+const textEncoder = new TextEncoder()
+
+const makeShape = (keys: ReadonlyArray<string>): Shape => {
+  const parts = keys.map((k) => textEncoder.encode(k))
+  const at = new Int32Array(keys.length + 1)
+  parts.forEach((p, i) => (at[i + 1] = at[i]! + 1 + p.length))
+  const bytes = new Uint8Array(at[keys.length]!)
+  parts.forEach((p, i) => (bytes[at[i]!] = 0xa0 | p.length, bytes.set(p, at[i]! + 1)))
+  return {
+    keys: [...keys],
+    // generated code over the keys' JSON spellings only ("__proto__" never gets here)
+    make: new Function("v", `return {${keys.map((k, i) => `${JSON.stringify(k)}: v[${i}]`).join(", ")}}`) as Shape["make"],
+    encoded: parts.every((p) => p.length < 32) ? new DataView(bytes.buffer) : undefined,
+    at
+  }
+}
 
 /**
  * A reusable decoder (one per thread).
@@ -167,15 +184,23 @@ export class RecordDecoder {
     const values = (this.valueScratch[d] ??= [])
     keys.length = n
     values.length = n
+    const shapes = this.shapes[n]!
+    // expect the most recent shape of n keys; on a key it does not have, another known
+    // shape with the same keys so far and that key; else read keys as strings
+    let expected: Shape | undefined = shapes[0]
     try {
       for (let i = 0; i < n; i++) {
-        keys[i] = this.key()
+        if (expected !== undefined && !this.keyIs(expected, i)) expected = this.otherShape(shapes, expected, keys, i)
+        keys[i] = expected !== undefined ? expected.keys[i]! : this.key()
         values[i] = this.value()
       }
     } finally {
       this.depth = d
     }
-    const shapes = this.shapes[n]!
+    if (expected !== undefined) {
+      if (shapes[0] !== expected) (shapes[shapes.indexOf(expected)] = shapes[0]!, shapes[0] = expected)
+      return expected.make(values)
+    }
     for (let j = 0; j < shapes.length; j++) {
       const shape = shapes[j]!
       const ks = shape.keys
@@ -201,6 +226,45 @@ export class RecordDecoder {
     const o: Record<string, unknown> = {}
     for (let i = 0; i < n; i++) o[keys[i]!] = values[i]
     return o
+  }
+
+  /** Are the bytes at the cursor `shape`'s key `i` (then step over them). */
+  private keyIs(shape: Shape, i: number): boolean {
+    const e = shape.encoded
+    if (e === undefined) return false
+    const from = shape.at[i]!
+    const len = shape.at[i + 1]! - from
+    const p = this.p
+    if (p + len > this.limit) return false
+    if (len < 4) {
+      for (let j = 0; j < len; j++) if (this.b[p + j] !== e.getUint8(from + j)) return false
+    } else {
+      // a word at a time; the last word overlaps the one before
+      const v = this.v
+      for (let j = 0; ; j += 4) {
+        if (j > len - 4) j = len - 4
+        if (v.getInt32(p + j) !== e.getInt32(from + j)) return false
+        if (j === len - 4) break
+      }
+    }
+    this.p = p + len
+    return true
+  }
+
+  /** A shape other than `not` with `keys[0..i)` and key `i` at the cursor, if any. */
+  private otherShape(shapes: ReadonlyArray<Shape>, not: Shape, keys: ReadonlyArray<string>, i: number): Shape | undefined {
+    for (const s of shapes) {
+      if (s === not) continue
+      let same = true
+      for (let j = 0; j < i; j++) {
+        if (s.keys[j] !== keys[j]) {
+          same = false
+          break
+        }
+      }
+      if (same && this.keyIs(s, i)) return s
+    }
+    return undefined
   }
 
   /** A map built key by key (large maps). */
