@@ -44,7 +44,7 @@ export class RecordDecoder {
   private readonly last = new Int32Array(8).fill(-1)
   private readonly prev = new Int32Array(8).fill(-1)
   // known keys by a 4-byte signature, open addressing over typed arrays (a Map.get per
-  // key cost ~15% of a load): slot -> index + 1 into knownBytes / knownIds
+  // key cost ~15% of a load): slot -> index + 1 into knownWordAt / knownIds
   private readonly knownSlots = new Int32Array(256)
   private readonly knownSigs = new Int32Array(256)
   // key k's bytes as big-endian words at offsets 0, 4, ... and a last one ending at

@@ -17,24 +17,6 @@ const FRONT_MASK = (1 << 13) - 1
 const SAMPLED_MASK = (1 << 14) - 1
 
 /**
- * The pool's hash of `bytes[start..end)` (FNV-style, 4 bytes per step). Exposed so a
- * decoder can hash while it scans.
- *
- * @since 0.1.0
- * @category hashing
- */
-export const hashBytes = (bytes: Uint8Array, start: number, end: number): number => {
-  let h = 0x811c9dc5 ^ (end - start)
-  let i = start
-  for (; i + 4 <= end; i += 4) {
-    h = Math.imul(h ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)), 0x01000193)
-    h ^= h >>> 13
-  }
-  for (; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193)
-  return h ^ (h >>> 15)
-}
-
-/**
  * A pool's storage (see `StringPool.parts`).
  *
  * @since 0.1.0
@@ -106,7 +88,10 @@ export class StringPool {
     return this.internHashed(bytes, start, end, this.hash(bytes, start, end))
   }
 
-  /** `hashBytes`, reading whole words through a DataView. */
+  /**
+   * The pool's hash of `bytes[start..end)` (FNV-style, one little-endian word per step,
+   * read through a DataView), the one `hashes` holds and `internHashed` takes.
+   */
   private hash(bytes: Uint8Array, start: number, end: number): number {
     const v = this.view(bytes)
     let h = 0x811c9dc5 ^ (end - start)
@@ -128,7 +113,7 @@ export class StringPool {
     return this.inView
   }
 
-  /** Id of the UTF-8 string in `bytes[start..end)` whose `hashBytes` is `h`. */
+  /** Id of the UTF-8 string in `bytes[start..end)` whose `hash` is `h`. */
   internHashed(bytes: Uint8Array, start: number, end: number, h: number): number {
     const len = end - start
     // front cache of recently seen ids: hits touch only recent (cache-warm) arena bytes
