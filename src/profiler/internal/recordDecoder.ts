@@ -48,6 +48,29 @@ interface Shape {
 
 const textEncoder = new TextEncoder()
 
+/**
+ * Are `x[xAt..xAt+len)` and `y[yAt..yAt+len)` the same bytes: a word at a time, the last
+ * word overlapping the one before.
+ */
+const sameBytes = (x: DataView, xAt: number, y: DataView, yAt: number, len: number): boolean => {
+  if (len < 4) {
+    for (let i = 0; i < len; i++) if (x.getUint8(xAt + i) !== y.getUint8(yAt + i)) return false
+    return true
+  }
+  for (let i = 0; ; i += 4) {
+    if (i > len - 4) i = len - 4
+    if (x.getInt32(xAt + i) !== y.getInt32(yAt + i)) return false
+    if (i === len - 4) return true
+  }
+}
+
+/** Moves `shapes[j]` to the front (most recently used first). */
+const toFront = (shapes: Array<Shape>, j: number): Shape => {
+  const shape = shapes[j]!
+  if (j > 0) (shapes[j] = shapes[0]!, shapes[0] = shape)
+  return shape
+}
+
 const makeShape = (keys: ReadonlyArray<string>): Shape => {
   const parts = keys.map((k) => textEncoder.encode(k))
   const at = new Int32Array(keys.length + 1)
@@ -122,28 +145,8 @@ export class RecordDecoder {
       h ^= h >>> 15
       const slot = (h >>> 0) & (slots - 1)
       const at = this.slotStart[slot]!
-      if (at >= 0 && this.slotLength[slot] === n) {
-        // compare a word at a time (the last word overlaps the one before)
-        const a = this.arenaView
-        let same = true
-        if (n >= 4) {
-          for (let i = 0; ; i += 4) {
-            if (i > n - 4) i = n - 4
-            if (a.getInt32(at + i) !== v.getInt32(start + i)) {
-              same = false
-              break
-            }
-            if (i === n - 4) break
-          }
-        } else {
-          for (let i = 0; i < n; i++) {
-            if (this.arena[at + i] !== b[start + i]) {
-              same = false
-              break
-            }
-          }
-        }
-        if (same) return this.internStr[slot]!
+      if (at >= 0 && this.slotLength[slot] === n && sameBytes(this.arenaView, at, v, start, n)) {
+        return this.internStr[slot]!
       }
       const s = this.decodeString(start, end)
       if (this.arenaUsed + n > arenaBytes) {
@@ -197,13 +200,9 @@ export class RecordDecoder {
     } finally {
       this.depth = d
     }
-    if (expected !== undefined) {
-      if (shapes[0] !== expected) (shapes[shapes.indexOf(expected)] = shapes[0]!, shapes[0] = expected)
-      return expected.make(values)
-    }
+    if (expected !== undefined) return toFront(shapes, shapes.indexOf(expected)).make(values)
     for (let j = 0; j < shapes.length; j++) {
-      const shape = shapes[j]!
-      const ks = shape.keys
+      const ks = shapes[j]!.keys
       let same = true
       for (let i = 0; i < n; i++) {
         if (ks[i] !== keys[i]) {
@@ -211,10 +210,7 @@ export class RecordDecoder {
           break
         }
       }
-      if (same) {
-        if (j > 0) (shapes[j] = shapes[0]!, shapes[0] = shape) // most recently used first
-        return shape.make(values)
-      }
+      if (same) return toFront(shapes, j).make(values)
     }
     if (this.shapeCount < maxShapes && new Set(keys).size === n) {
       const shape = makeShape(keys)
@@ -235,18 +231,7 @@ export class RecordDecoder {
     const from = shape.at[i]!
     const len = shape.at[i + 1]! - from
     const p = this.p
-    if (p + len > this.limit) return false
-    if (len < 4) {
-      for (let j = 0; j < len; j++) if (this.b[p + j] !== e.getUint8(from + j)) return false
-    } else {
-      // a word at a time; the last word overlaps the one before
-      const v = this.v
-      for (let j = 0; ; j += 4) {
-        if (j > len - 4) j = len - 4
-        if (v.getInt32(p + j) !== e.getInt32(from + j)) return false
-        if (j === len - 4) break
-      }
-    }
+    if (p + len > this.limit || !sameBytes(this.v, p, e, from, len)) return false
     this.p = p + len
     return true
   }
