@@ -91,6 +91,55 @@ for (const [label, kind] of executors) {
       )
     })
 
+    it("delivers task and memory records in a consistent order, all before finish", async () => {
+      // The pool holds a batch's records back until it has sent the next batches; this
+      // checks what a consumer sees: every needed task's record once, after its inputs',
+      // before finish; per worker, each memory record's bytes and chunks are the running
+      // sums of the results it holds, and a result is released only after it was held.
+      await fc.assert(
+        fc.asyncProperty(dagArb(30), workersArb, async (dag, workers) => {
+          const counter = new Int32Array(new SharedArrayBuffer(4 * dag.deps.length))
+          const g = toGraph(dag, counter)
+          const seen: Array<string> = []
+          const tasks = new Map<string, TaskRecord>()
+          const held = new Map<number, Map<string, number>>()
+          const problems: Array<string> = []
+          const keys = dag.requested.map((i) => `t-${i}`)
+          await runtime(workers).runPromise(Engine.compute(g, {
+            keys,
+            callbacks: [{
+              task: (r) => {
+                seen.push(`task:${r.key}`)
+                for (const d of r.dependencies) if (!tasks.has(d)) problems.push(`${r.key} before its input ${d}`)
+                if (tasks.has(r.key)) problems.push(`${r.key} recorded twice`)
+                tasks.set(r.key, r)
+              },
+              memory: (m) => {
+                seen.push(`memory:${m.key}`)
+                const mine = held.get(m.workerId) ?? new Map<string, number>()
+                held.set(m.workerId, mine)
+                if (m.state === "memory") {
+                  const t = tasks.get(m.key)
+                  if (t === undefined) problems.push(`${m.key} held before its task record`)
+                  mine.set(m.key, t?.nbytes ?? 0)
+                } else if (!mine.delete(m.key)) problems.push(`${m.key} released by worker ${m.workerId} without being held there`)
+                let bytes = 0
+                for (const b of mine.values()) bytes += b
+                if (m.bytes !== bytes) problems.push(`${m.key}: bytes ${m.bytes}, running sum ${bytes}`)
+                if (m.chunks !== 0) problems.push(`${m.key}: ${m.chunks} chunks held, none expected (numbers only)`)
+              },
+              finish: () => void seen.push("finish")
+            }]
+          }))
+          assert.deepEqual(problems, [])
+          assert.equal(seen.at(-1), "finish")
+          assert.equal(seen.filter((e) => e === "finish").length, 1)
+          assert.deepEqual([...tasks.keys()].sort(), [...neededOf(dag)].map((i) => `t-${i}`).sort())
+        }),
+        { numRuns: kind === 0 ? 40 : 25 }
+      )
+    })
+
     const W = kind === 0 ? 0 : 2
 
     it("fails with KernelFailed carrying the key, kernel name and stack, and stays usable", async () => {

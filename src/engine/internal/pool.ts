@@ -23,7 +23,7 @@ import { Worker } from "node:worker_threads"
 import * as EngineError from "../EngineError.ts"
 import type { KernelRef } from "../Kernel.ts"
 import * as State from "../State.ts"
-import { MemoryBook, post, pre, record } from "./job.ts"
+import { deliverRecords, MemoryBook, post, pre, record } from "./job.ts"
 import type { Job } from "./job.ts"
 import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
 import type { BatchDone, RunBatch } from "./protocol.ts"
@@ -296,9 +296,19 @@ export class Pool {
       this.checkDrained()
       return
     }
+    if (m.n > 0) run.avgTaskMs = 0.5 * run.avgTaskMs + 0.5 * (m.busy / m.n)
+    // records of this batch are delivered after the next batches are sent (finally)
+    run.job.deferring = run.book !== null
+    try {
+      this.settleBatch(run, slot, m, batch)
+    } finally {
+      deliverRecords(run.job)
+    }
+  }
+
+  private settleBatch(run: Run, slot: Slot, m: BatchDone, batch: Batch): void {
     const s = run.job.state
     const { ids } = batch
-    if (m.n > 0) run.avgTaskMs = 0.5 * run.avgTaskMs + 0.5 * (m.busy / m.n)
     const hasPost = run.job.post.length > 0
     const hasPre = run.job.pre.length > 0
     const book = run.book
@@ -326,8 +336,10 @@ export class Pool {
     }
     // Tasks of a cancelled-then-resumed batch are not expected; re-queue any not done.
     for (let q = m.n; q < ids.length; q++) State.requeue(s, ids[q]!)
-    if (State.isDone(s)) this.finish(run, null)
-    else this.pump(run)
+    if (State.isDone(s)) {
+      deliverRecords(run.job)
+      this.finish(run, null)
+    } else this.pump(run)
   }
 
   private onDeath(slot: Slot, worker: Worker, detail: string): void {
