@@ -116,26 +116,24 @@ export class FileDatabase implements EventDatabase {
    * Records the Trace layer's `Compute` event of a task without building the event
    * object (same bytes as `record(Trace.computeEvent(r))`).
    */
-  readonly recordTask = (r: TaskRecord): void => {
-    this.appendWith(r.key, () => this.encoder.compute(r))
-  }
+  readonly recordTask = (r: TaskRecord): void => this.append(r)
 
   /** Records the Trace layer's `Managed Memory` event (same bytes as `record(Trace.memoryEvent(m))`). */
-  readonly recordMemory = (m: MemoryRecord): void => {
-    this.appendWith(m.key, () => this.encoder.memory(m))
-  }
+  readonly recordMemory = (m: MemoryRecord): void => this.append(m)
 
-  private appendWith(what: string, encode: () => void): void {
+  // the fast paths: a method, not a closure per record (this runs per task)
+  private append(x: TaskRecord | MemoryRecord): void {
     if (this.closed) {
-      throw new DatabaseError({ database: this.path, reason: "Closed", detail: `record "${what}" after close` })
+      throw new DatabaseError({ database: this.path, reason: "Closed", detail: `record "${x.key}" after close` })
     }
     if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
     const at = this.encoder.pos
     try {
-      encode()
+      if ("phases" in x) this.encoder.compute(x)
+      else this.encoder.memory(x)
     } catch (e) {
       this.encoder.pos = at
-      throw new DatabaseError({ database: this.path, reason: "InvalidEvent", detail: `"${what}" cannot be encoded: ${errorText(e)}` })
+      throw new DatabaseError({ database: this.path, reason: "InvalidEvent", detail: `"${x.key}" cannot be encoded: ${errorText(e)}` })
     }
     if (++this.pendingEvents >= this.commitThreshold) this.commit()
   }

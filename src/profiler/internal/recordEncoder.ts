@@ -80,9 +80,15 @@ export class RecordEncoder {
     this.w.event(e)
   }
 
+  // the fields' types are known here: direct calls, not `value`'s switch on typeof
   private strings(xs: ReadonlyArray<string>): void {
     this.w.header(xs.length, 0x90, 0xdc)
-    for (let i = 0; i < xs.length; i++) this.w.value(xs[i])
+    for (let i = 0; i < xs.length; i++) this.w.string(xs[i]!)
+  }
+
+  private numbers(xs: ReadonlyArray<number>): void {
+    this.w.header(xs.length, 0x90, 0xdc)
+    for (let i = 0; i < xs.length; i++) this.w.number(xs[i]!)
   }
 
   /**
@@ -98,25 +104,25 @@ export class RecordEncoder {
     this.w.put(K.duration)
     this.w.float64(Math.max(0, transfer[1] - gather[0]))
     this.w.put(P.computePhase)
-    this.w.value(r.host)
+    this.w.string(r.host)
     this.w.put(K.thread_id)
-    this.w.value(r.threadId)
+    this.w.string(r.threadId)
     this.w.put(K.args)
     this.w.byte(r.stage !== undefined ? 0x8c : 0x8b)
     this.w.put(P.key)
-    this.w.value(r.key)
+    this.w.string(r.key)
     this.w.put(P.name)
-    this.w.value(r.name !== "" ? r.name : keyName(r.key))
+    this.w.string(r.name !== "" ? r.name : keyName(r.key))
     this.w.put(P.state)
-    this.w.value(r.state)
+    this.w.string(r.state)
     this.w.put(P.size)
-    this.w.value(r.nbytes)
+    this.w.number(r.nbytes)
     this.w.put(P.shape)
-    this.w.value(r.shape)
+    this.numbers(r.shape)
     this.w.put(P.dtype)
-    this.w.value(r.dtype)
+    this.w.string(r.dtype)
     this.w.put(P.type)
-    this.w.value(r.type)
+    this.w.string(r.type)
     this.w.put(P.dependencies)
     this.strings(r.dependencies)
     this.w.put(P.dependents)
@@ -136,10 +142,10 @@ export class RecordEncoder {
     this.w.put(P.stop)
     this.w.number(transfer[1])
     this.w.put(P.cpuTime)
-    this.w.value(r.cpuTime)
+    this.w.number(r.cpuTime)
     if (r.stage !== undefined) {
       this.w.put(P.stage)
-      this.w.value(r.stage)
+      this.w.string(r.stage)
     }
     this.w.frameEnd(at)
   }
@@ -150,19 +156,19 @@ export class RecordEncoder {
     this.w.put(P.memoryHead)
     this.w.float64(m.timestamp)
     this.w.put(P.memoryPhase)
-    this.w.value(m.host)
+    this.w.string(m.host)
     this.w.put(K.thread_id)
-    this.w.value(m.threadId)
+    this.w.string(m.threadId)
     this.w.put(K.args)
     this.w.byte(0x84)
     this.w.put(P.key)
-    this.w.value(m.key)
+    this.w.string(m.key)
     this.w.put(P.state)
-    this.w.value(m.state)
+    this.w.string(m.state)
     this.w.put(P.size)
-    this.w.value(m.bytes)
+    this.w.number(m.bytes)
     this.w.put(P.tasks)
-    this.w.value(m.chunks)
+    this.w.number(m.chunks)
     this.w.frameEnd(at)
   }
 
