@@ -203,6 +203,7 @@ export const registerDefaultProfiler = (
     unregisterGraph()
     graph?.recordUnsafe()
     sample()
+    sampler.close()
     traceDb.close()
     resourceDb.close()
   }

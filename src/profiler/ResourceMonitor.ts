@@ -70,7 +70,7 @@ export const run = Effect.fnUntraced(function*(
   const sampler = new HostSampler(options.gpu !== undefined ? { gpu: options.gpu } : {})
   const tick = Effect.flatMap(Clock.currentTimeMillis, (ms) =>
     Effect.sync(() => db.record(resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(ms / 1000)))))
-  yield* Effect.addFinalizer(() => Effect.ignore(tick))
+  yield* Effect.addFinalizer(() => Effect.ignore(tick).pipe(Effect.ensuring(Effect.sync(() => sampler.close()))))
   if (sampler.needsSystemInformation) yield* Effect.promise(() => sampler.pollSystemInformation())
   yield* tick
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(interval), tick)))
