@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs"
+import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, it } from "node:test"
@@ -21,20 +21,27 @@ describe("Kill", () => {
       child.once("exit", (code, signal) => resolve({ code, signal })))
     child.stderr.setEncoding("utf8")
     let killedAt = -1
+    let buffered = ""
     child.stderr.on("data", (chunk: string) => {
       stderr += chunk
-      for (const line of chunk.split("\n")) if (line.startsWith("recorded ")) recorded.push(line.slice(9))
-      // kill mid-way: after some batches were committed, with a partial batch pending
-      if (killedAt < 0 && recorded.length >= 160 && recorded.length % 25 !== 0 && existsSync(traceFile)) {
-        killedAt = statSync(traceFile).size
-        child.kill("SIGTERM")
+      buffered += chunk
+      const lines = buffered.split("\n")
+      buffered = lines.pop()!
+      for (const line of lines) {
+        if (line.startsWith("recorded ")) recorded.push(line.slice(9))
+        // kill mid-way: after some batches were committed, with a partial batch pending
+        // (the child froze its workers at such a point and waited for quiet)
+        if (line.startsWith("frozen") && killedAt < 0) {
+          killedAt = statSync(traceFile).size
+          child.kill("SIGTERM")
+        }
       }
     })
     const { code, signal } = await exited
     assert.ok(killedAt > 0, `never killed; stderr: ${stderr.slice(-500)}`)
     assert.ok(!stderr.includes("finished"), "the run finished before the kill")
     // the handler flushed, then re-raised SIGTERM: the conventional death by signal
-    assert.equal(signal, "SIGTERM", `exit code ${code}`)
+    assert.equal(signal, "SIGTERM", `exit code ${code}; stderr: ${stderr.slice(-800)}`)
     const t = await FileDatabase.readPromise(traceFile)
     assert.equal(t.droppedBytes, 0)
     const keys = new Set(t.events.filter((e) => e.name === "Compute").map((e) => e.args.key as string))
