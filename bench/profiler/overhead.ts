@@ -22,7 +22,7 @@
  * each run (outside the timed part). dask runs fewer rounds: one fan-out takes it ~9 s.
  *
  * Usage: node bench/profiler/overhead.ts [--quick] [--json] [--breakdown] [--rounds N]
- *        [--dask-rounds N] [--tasks N] [--samples N] [--no-dask]
+ *        [--dask-rounds N] [--tasks N] [--samples N] [--no-dask] [--only fanout|demo|dask]
  * Default (8 rounds fan-out, 6 demo, 4 dask) runs in about 2.5 minutes on 2 cores;
  * --quick (3/3/2 rounds, 20,000 tasks and samples) in about 20 s. Run it on a quiet
  * machine for figures.
@@ -51,6 +51,13 @@ const opt = (name: string, dflt: number) => {
 const quick = flag("--quick")
 const json = flag("--json")
 const breakdown = flag("--breakdown")
+const onlyAt = argv.indexOf("--only")
+const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
+if (only !== undefined && !["fanout", "demo", "dask"].includes(only)) {
+  console.error(`--only takes fanout, demo or dask, got ${only}`)
+  process.exit(2)
+}
+const runs = (workload: "fanout" | "demo" | "dask") => only === undefined || only === workload
 const TASKS = opt("--tasks", quick ? 20_000 : 100_000)
 const SAMPLES = opt("--samples", quick ? 20_000 : 100_000)
 const fanoutRounds = opt("--rounds", quick ? 3 : 8)
@@ -155,7 +162,7 @@ const rows: Array<Row> = []
 const notes: Array<string> = []
 
 // ------------------------------------------------------------------ 1. fan-out
-{
+if (runs("fanout")) {
   const g = BenchGraphs.fanout(TASKS)
   const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
   const compute = Engine.compute(g.graph, { keys: g.keys })
@@ -166,7 +173,7 @@ const notes: Array<string> = []
 }
 
 // ------------------------------------------------------------------ 2. demo
-{
+if (runs("demo")) {
   const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
   const options = { samples: SAMPLES, chunkRows: 5_000, log: quiet }
   const pipeline = Tutorial5.make(options).pipeline
@@ -181,8 +188,8 @@ const notes: Array<string> = []
 }
 
 // ------------------------------------------------------------------ 3. dask.diagnostics
-if (flag("--no-dask")) {
-  notes.push("dask skipped: --no-dask")
+if (flag("--no-dask") || !runs("dask")) {
+  if (runs("dask")) notes.push("dask skipped: --no-dask")
 } else {
   const script = new URL("./dask_diagnostics.py", import.meta.url).pathname
   const py = spawnSync("/usr/bin/python3", [script, String(TASKS), String(WORKERS), String(daskRounds)], { encoding: "utf8", timeout: 300_000 })
@@ -201,17 +208,17 @@ if (flag("--no-dask")) {
 rmSync(dir, { recursive: true, force: true })
 
 const profiled = rows.filter((r) => r.arm === "Trace + ResourceMonitor")
-const fan = profiled[0]!
-const demoRow = profiled[1]!
+const fan = profiled.find((r) => r.workload.startsWith("fan-out"))
+const demoRow = profiled.find((r) => r.workload.startsWith("demo"))
 const dask = rows.find((r) => r.workload.startsWith("dask"))
-if (dask !== undefined) {
+if (dask !== undefined && fan !== undefined) {
   notes.push(
     `fan-out, Tessera vs dask: overhead ${pct(fan.overhead)} vs ${pct(dask.overhead)} (ratio ${(fan.overhead / dask.overhead).toFixed(2)}); ` +
       `added per task ${fan.perTask.toFixed(2)} µs vs ${dask.perTask.toFixed(2)} µs (ratio ${(fan.perTask / dask.perTask).toFixed(2)}); ` +
       `profiled wall time ${ms(fan.armMedianMs)} ms vs ${ms(dask.armMedianMs)} ms (ratio ${(fan.armMedianMs / dask.armMedianMs).toFixed(3)})`
   )
 }
-notes.push(`demo overhead ${pct(demoRow.overhead)} (goal <= 5%)`)
+if (demoRow !== undefined) notes.push(`demo overhead ${pct(demoRow.overhead)} (goal <= 5%)`)
 
 if (json) {
   console.log(JSON.stringify({ tasks: TASKS, samples: SAMPLES, workers: WORKERS, rows, notes }))
