@@ -18,7 +18,10 @@
  * from round to round (AB, BA, ...) so that drift and order effects fall on all arms
  * alike. Reported per arm: median wall time with its interquartile range, the overhead as
  * the median of the per-round ratios (arm / unprofiled - 1) with their interquartile
- * range, and the median per-round difference per task (µs). Trace files are deleted after
+ * range and a bootstrap 95% interval of that median (on a shared 2-core machine single
+ * runs vary by +-10%: the interval says how far the median itself can be trusted), the
+ * ratio of the two arms' 10th percentiles (their fast runs, least disturbed by other
+ * load), and the median per-round difference per task (µs). Trace files are deleted after
  * each run (outside the timed part). dask runs fewer rounds: one fan-out takes it ~9 s.
  *
  * Usage: node bench/profiler/overhead.ts [--quick] [--json] [--breakdown] [--rounds N]
@@ -99,6 +102,21 @@ const interleaved = async (rounds: number, arms: ReadonlyArray<Arm>): Promise<Ar
   return times
 }
 
+/**
+ * 95% interval of the median of `xs` by bootstrap (2,000 resamples, fixed seed: the same
+ * data give the same interval).
+ */
+const medianInterval = (xs: ReadonlyArray<number>): [number, number] => {
+  let seed = 0x2545f491
+  const next = () => {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0
+    return seed / 0x100000000
+  }
+  const medians: Array<number> = []
+  for (let b = 0; b < 2000; b++) medians.push(quantile(xs.map(() => xs[Math.floor(next() * xs.length)]!), 0.5))
+  return [quantile(medians, 0.025), quantile(medians, 0.975)]
+}
+
 interface Row {
   readonly workload: string
   readonly arm: string
@@ -106,8 +124,11 @@ interface Row {
   readonly "unprofiled ms (median [IQR])": string
   readonly "arm ms (median [IQR])": string
   readonly "overhead (median of rounds [IQR])": string
+  readonly "median's 95% interval": string
+  readonly "fast runs (p10 vs p10)": string
   readonly "µs/task added": string
   readonly overhead: number
+  readonly overheadInterval: readonly [number, number]
   readonly perTask: number
   readonly armMedianMs: number
 }
@@ -119,6 +140,7 @@ const rowsOf = (workload: string, names: ReadonlyArray<string>, times: ReadonlyA
     const t = times[i + 1]!
     const ratios = base.map((b, r) => t[r]! / b - 1)
     const perTask = base.map((b, r) => ((t[r]! - b) / tasks) * 1000)
+    const interval = medianInterval(ratios)
     return {
       workload,
       arm,
@@ -126,8 +148,11 @@ const rowsOf = (workload: string, names: ReadonlyArray<string>, times: ReadonlyA
       "unprofiled ms (median [IQR])": iqr(base, ms),
       "arm ms (median [IQR])": iqr(t, ms),
       "overhead (median of rounds [IQR])": iqr(ratios, pct, " to "),
+      "median's 95% interval": `${pct(interval[0])} to ${pct(interval[1])}`,
+      "fast runs (p10 vs p10)": pct(quantile(t, 0.1) / quantile(base, 0.1) - 1),
       "µs/task added": quantile(perTask, 0.5).toFixed(2),
       overhead: quantile(ratios, 0.5),
+      overheadInterval: interval,
       perTask: quantile(perTask, 0.5),
       armMedianMs: quantile(t, 0.5)
     }
@@ -218,11 +243,15 @@ if (dask !== undefined && fan !== undefined) {
       `profiled wall time ${ms(fan.armMedianMs)} ms vs ${ms(dask.armMedianMs)} ms (ratio ${(fan.armMedianMs / dask.armMedianMs).toFixed(3)})`
   )
 }
-if (demoRow !== undefined) notes.push(`demo overhead ${pct(demoRow.overhead)} (goal <= 5%)`)
+if (demoRow !== undefined) {
+  notes.push(
+    `demo overhead ${pct(demoRow.overhead)}, 95% interval ${pct(demoRow.overheadInterval[0])} to ${pct(demoRow.overheadInterval[1])} (goal <= 5%)`
+  )
+}
 
 if (json) {
   console.log(JSON.stringify({ tasks: TASKS, samples: SAMPLES, workers: WORKERS, rows, notes }))
 } else {
-  console.table(rows.map(({ overhead: _o, perTask: _p, armMedianMs: _m, ...r }) => r))
+  console.table(rows.map(({ overhead: _o, overheadInterval: _i, perTask: _p, armMedianMs: _m, ...r }) => r))
   for (const n of notes) console.log(n)
 }
