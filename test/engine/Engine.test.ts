@@ -259,6 +259,16 @@ for (const [label, kind] of executors) {
       assert.equal(afterChunk.chunks, 1)
     })
 
+    it("accounts an object result's bytes (the sum of its values) in task and memory records", async () => {
+      const tasks: Array<TaskRecord> = []
+      const mem: Array<MemoryRecord> = []
+      const g = TaskGraph.makeUnsafe([{ key: "p-1", kernel: k("partial"), args: [] }])
+      await runtime(W).runPromise(Engine.compute(g, { callbacks: [{ task: (r) => void tasks.push(r), memory: (r) => void mem.push(r) }] }))
+      assert.equal(tasks[0]!.nbytes, 88)
+      assert.equal(tasks[0]!.type, "Object")
+      assert.deepEqual(mem.map((m) => [m.key, m.state, m.bytes, m.chunks]), [["p-1", "memory", 88, 2]])
+    })
+
     it("computes an empty graph to an empty map, calling start and finish", async () => {
       const seen: Array<string> = []
       const out = await runtime(W).runPromise(Engine.compute(TaskGraph.makeUnsafe([]), {
