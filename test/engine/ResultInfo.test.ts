@@ -7,7 +7,7 @@ import { chunkCount, describeResult } from "../../src/engine/internal/kernels.ts
 describe("describeResult / chunkCount", () => {
   it("counts an object literal as the sum of its values, as dask's sizeof of a dict", () => {
     const r = { sums: new Float64Array(6), counts: new Float64Array(3), error: 0.5, rows: 10 }
-    assert.deepEqual(describeResult(r), { nbytes: 88, shape: [], dtype: "object", type: "Object" })
+    assert.deepEqual(describeResult(r), { nbytes: 88, chunks: 2, shape: [], dtype: "object", type: "Object" })
     assert.equal(chunkCount(r), 2)
     const nested = { a: [new Int32Array(4), { b: Chunk.make("float32", [10], new Float32Array(10)) }], n: null }
     assert.equal(describeResult(nested).nbytes, 16 + 40)
@@ -24,8 +24,17 @@ describe("describeResult / chunkCount", () => {
     class Box {
       readonly data = new Float64Array(100)
     }
-    assert.deepEqual(describeResult(new Box()), { nbytes: 0, shape: [], dtype: "object", type: "Box" })
+    assert.deepEqual(describeResult(new Box()), { nbytes: 0, chunks: 0, shape: [], dtype: "object", type: "Box" })
     assert.equal(describeResult(new SharedArrayBuffer(64)).nbytes, 64)
+  })
+
+  it("counts each object once past the first 64 too, and keeps no reference after", () => {
+    const arrays = Array.from({ length: 200 }, () => new Float64Array(2))
+    const r = { all: arrays, again: [...arrays].reverse(), nested: arrays.map((a) => ({ a })) }
+    assert.equal(describeResult(r).nbytes, 200 * 16)
+    assert.equal(chunkCount(r), 200)
+    // a second, small walk right after is not confused by the first one's objects
+    assert.equal(describeResult({ x: arrays[0], y: arrays[0] }).nbytes, 16)
   })
 
   it("equals a naive sum over distinct typed arrays for trees without sharing", () => {

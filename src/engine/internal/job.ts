@@ -14,7 +14,7 @@ import type { Callbacks } from "../Hooks.ts"
 import type { SchedulerState } from "../State.ts"
 import { dependencyKeysAt, dependentKeysAt } from "../TaskGraph.ts"
 import type { TaskGraph } from "../TaskGraph.ts"
-import { chunkCount, describeResult } from "./kernels.ts"
+import { describeResult } from "./kernels.ts"
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
@@ -132,8 +132,7 @@ export class MemoryBook {
     this.count = new Int32Array(n)
     job.state.onRelease = (i) => this.release(i)
   }
-  hold(i: number, result: unknown, workerId: number, nbytes: number): void {
-    const c = chunkCount(result)
+  hold(i: number, workerId: number, nbytes: number, c: number): void {
     this.owner[i] = workerId
     this.size[i] = nbytes
     this.count[i] = c
@@ -209,5 +208,5 @@ export const record = (
     if (job.deferring) job.outbox.push(r)
     else for (const cb of job.taskCbs) cb.task!(r)
   }
-  if (state === "memory") book.hold(i, result, workerId, info.nbytes)
+  if (state === "memory") book.hold(i, workerId, info.nbytes, info.chunks)
 }

@@ -77,13 +77,16 @@ export const shareResult = (r: unknown): unknown => {
 }
 
 /**
- * Bytes, shape, dtype and type name of a result (cheap estimates for non-array values).
+ * Bytes, chunks, shape, dtype and type name of a result (cheap estimates for non-array
+ * values).
  *
  * @since 0.1.0
  * @internal
  */
 export interface ResultInfo {
   readonly nbytes: number
+  /** Chunks and typed arrays held (see `chunkCount`) */
+  readonly chunks: number
   readonly shape: ReadonlyArray<number>
   readonly dtype: string
   readonly type: string
@@ -95,68 +98,58 @@ export interface ResultInfo {
  * @since 0.1.0
  * @internal
  */
-export const describeResult = (r: unknown): ResultInfo => describeAt(r, maxDepth, null)
-
-/** nesting followed into arrays and object literals */
-const maxDepth = 32
-
-/**
- * `seen`: the objects already counted (created at the first array or object literal),
- * so a shared or cyclic part is counted once.
- */
-const describeAt = (r: unknown, depth: number, seen: Set<object> | null): ResultInfo => {
-  if (r === null || r === undefined) return { nbytes: 0, shape: [], dtype: "", type: String(r) }
+export const describeResult = (r: unknown): ResultInfo => {
+  if (r === null || r === undefined) return { nbytes: 0, chunks: 0, shape: [], dtype: "", type: String(r) }
   switch (typeof r) {
     case "number":
-      return { nbytes: 8, shape: [], dtype: "float64", type: "number" }
+      return { nbytes: 8, chunks: 0, shape: [], dtype: "float64", type: "number" }
     case "bigint":
-      return { nbytes: 8, shape: [], dtype: "int64", type: "bigint" }
+      return { nbytes: 8, chunks: 0, shape: [], dtype: "int64", type: "bigint" }
     case "boolean":
-      return { nbytes: 1, shape: [], dtype: "bool", type: "boolean" }
+      return { nbytes: 1, chunks: 0, shape: [], dtype: "bool", type: "boolean" }
     case "string":
-      return { nbytes: r.length * 2, shape: [r.length], dtype: "string", type: "string" }
+      return { nbytes: r.length * 2, chunks: 0, shape: [r.length], dtype: "string", type: "string" }
     case "object":
       break
     default:
-      return { nbytes: 0, shape: [], dtype: "", type: typeof r }
+      return { nbytes: 0, chunks: 0, shape: [], dtype: "", type: typeof r }
   }
   if (ArrayBuffer.isView(r)) {
     const ta = r as Chunk.TypedArray
     return {
       nbytes: r.byteLength,
+      chunks: 1,
       shape: r instanceof DataView ? [r.byteLength] : [ta.length],
       dtype: r instanceof DataView ? "uint8" : (Chunk.dtypeOf(ta) ?? ta.constructor.name),
       type: r.constructor.name
     }
   }
-  if (Chunk.isChunk(r)) return { nbytes: Chunk.nbytes(r), shape: r.shape, dtype: r.dtype, type: "Chunk" }
+  if (Chunk.isChunk(r)) return { nbytes: Chunk.nbytes(r), chunks: 1, shape: r.shape, dtype: r.dtype, type: "Chunk" }
   if (r instanceof ArrayBuffer || r instanceof SharedArrayBuffer) {
-    return { nbytes: r.byteLength, shape: [r.byteLength], dtype: "uint8", type: r.constructor.name }
-  }
-  const isArray = Array.isArray(r)
-  if (!isArray && !isPlainObject(r)) {
-    return { nbytes: 0, shape: [], dtype: "object", type: (r as object).constructor?.name ?? "Object" }
+    return { nbytes: r.byteLength, chunks: 0, shape: [r.byteLength], dtype: "uint8", type: r.constructor.name }
   }
   // arrays, and object literals as dask's sizeof of a dict: the sum of their values (a
   // reduction's partial results are objects of typed arrays and numbers; counted as 0
   // bytes they left the memory records of the demo's reduction steps without a change)
-  const visited = seen ?? new Set<object>()
-  visited.add(r)
-  let nbytes = 0
-  if (depth > 0) {
-    const values: ReadonlyArray<unknown> = isArray ? r : Object.values(r)
-    for (const x of values) {
-      if (typeof x === "object" && x !== null) {
-        if (visited.has(x)) continue
-        visited.add(x)
-      }
-      nbytes += describeAt(x, depth - 1, visited).nbytes
-    }
+  if (Array.isArray(r)) {
+    walk(r)
+    return { nbytes: accBytes, chunks: accChunks, shape: [r.length], dtype: "object", type: "Array" }
   }
-  return isArray
-    ? { nbytes, shape: [r.length], dtype: "object", type: "Array" }
-    : { nbytes, shape: [], dtype: "object", type: "Object" }
+  if (isPlainObject(r)) {
+    walk(r)
+    return { nbytes: accBytes, chunks: accChunks, shape: [], dtype: "object", type: "Object" }
+  }
+  return { nbytes: 0, chunks: 0, shape: [], dtype: "object", type: (r as object).constructor?.name ?? "Object" }
 }
+
+/**
+ * Chunks held by a result: 1 for a Chunk or typed array, those inside an array or an
+ * object literal (each once), 0 otherwise.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const chunkCount = (r: unknown): number => describeResult(r).chunks
 
 /** An object literal (or a null-prototype object), not a class instance. */
 const isPlainObject = (u: object): u is Record<string, unknown> => {
@@ -164,27 +157,88 @@ const isPlainObject = (u: object): u is Record<string, unknown> => {
   return proto === Object.prototype || proto === null
 }
 
-/**
- * Chunks held by a result (1 for a Chunk or typed array, the count inside an array or
- * an object literal).
- *
- * @since 0.1.0
- * @internal
- */
-export const chunkCount = (r: unknown, depth = maxDepth, seen: Set<object> | null = null): number => {
-  if (typeof r !== "object" || r === null) return 0
-  if (ArrayBuffer.isView(r) || Chunk.isChunk(r)) return 1
-  const isArray = Array.isArray(r)
-  if (depth <= 0 || (!isArray && !isPlainObject(r))) return 0
-  const visited = seen ?? new Set<object>()
-  visited.add(r)
-  let n = 0
-  for (const x of isArray ? r : Object.values(r)) {
-    if (typeof x !== "object" || x === null || visited.has(x)) continue
-    visited.add(x)
-    n += chunkCount(x, depth - 1, visited)
+// The walk over an array or object literal: depth first, each object once (a shared or
+// cyclic part counts once), into module-level accumulators. Walks are synchronous, so
+// one seen-list serves them all, and nothing is allocated for a result of up to
+// `listed` objects (a Set's clear() allocates a new table): this runs for every task
+// of a profiled compute.
+const maxDepth = 32
+const listed = 64
+const seenList: Array<object | null> = []
+let seenCount = 0
+let seenSet: Set<object> | null = null
+let accBytes = 0
+let accChunks = 0
+
+/** Marks `x` seen; true when it already was. */
+const alreadySeen = (x: object): boolean => {
+  if (seenSet !== null) {
+    if (seenSet.has(x)) return true
+    seenSet.add(x)
+    return false
   }
-  return n
+  for (let i = 0; i < seenCount; i++) if (seenList[i] === x) return true
+  if (seenCount < listed) {
+    seenList[seenCount++] = x
+    return false
+  }
+  seenSet = new Set<object>()
+  for (let i = 0; i < seenCount; i++) seenSet.add(seenList[i]!)
+  seenSet.add(x)
+  return false
+}
+
+const walk = (r: object): void => {
+  accBytes = 0
+  accChunks = 0
+  alreadySeen(r)
+  try {
+    addInside(r, maxDepth)
+  } finally {
+    // drop the references: the walked result must not be kept alive by this module
+    for (let i = 0; i < seenCount; i++) seenList[i] = null
+    seenCount = 0
+    seenSet = null
+  }
+}
+
+const addInside = (r: object, depth: number): void => {
+  if (Array.isArray(r)) {
+    for (let i = 0; i < r.length; i++) addValue(r[i], depth)
+  } else {
+    for (const k in r) if (Object.hasOwn(r, k)) addValue((r as Record<string, unknown>)[k], depth)
+  }
+}
+
+const addValue = (x: unknown, depth: number): void => {
+  switch (typeof x) {
+    case "number":
+    case "bigint":
+      accBytes += 8
+      return
+    case "boolean":
+      accBytes += 1
+      return
+    case "string":
+      accBytes += x.length * 2
+      return
+    case "object":
+      break
+    default:
+      return
+  }
+  if (x === null || alreadySeen(x)) return
+  if (ArrayBuffer.isView(x)) {
+    accBytes += x.byteLength
+    accChunks++
+  } else if (Chunk.isChunk(x)) {
+    accBytes += Chunk.nbytes(x)
+    accChunks++
+  } else if (x instanceof ArrayBuffer || x instanceof SharedArrayBuffer) {
+    accBytes += x.byteLength
+  } else if (depth > 1 && (Array.isArray(x) || isPlainObject(x))) {
+    addInside(x, depth - 1)
+  }
 }
 
 /**
