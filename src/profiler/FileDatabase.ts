@@ -186,6 +186,8 @@ export class FileDatabase implements EventDatabase {
       this.unregister = null
       if (this.fd >= 0) closeSync(this.fd)
       this.fd = -1
+      // everything is written (or the write failed and threw): the bytes are not needed
+      this.encoder.release()
     }
   }
 

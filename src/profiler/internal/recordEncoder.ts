@@ -177,6 +177,11 @@ export class RecordEncoder {
     this.w.shrink()
   }
 
+  /** Gives the buffer back for reuse (see `MsgpackWriter.release`). */
+  release(): void {
+    this.w.release()
+  }
+
   /** Encodes `events[from..to)` and returns a view of the bytes (valid until the next call). */
   encode(events: ReadonlyArray<TraceEvent>, from = 0, to = events.length): Uint8Array {
     this.pos = 0
