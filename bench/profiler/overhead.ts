@@ -6,7 +6,10 @@
  *    case, every task is pure scheduling overhead and yields two trace events;
  * 2. the demo (DASF tutorial 5, 100,000 samples x 2, chunks of 5,000 rows) on a 2-worker
  *    pool, the pipeline's stage DAG included;
- * 3. dask.diagnostics' Profiler + ResourceProfiler(dt=0.1) + CacheProfiler on the same
+ * 3. the demo as users run it: `tessera demo --json` against `tessera demo --json
+ *    --profile NAME`, each a fresh process (pool start-up and the profiler's files
+ *    included), timed by the demo's own `wallSeconds` and as whole processes;
+ * 4. dask.diagnostics' Profiler + ResourceProfiler(dt=0.1) + CacheProfiler on the same
  *    fan-out under dask.threaded with 2 workers (bench/profiler/dask_diagnostics.py via
  *    /usr/bin/python3; skipped with a message when dask cannot be imported).
  *
@@ -25,15 +28,16 @@
  * each run (outside the timed part). dask runs fewer rounds: one fan-out takes it ~9 s.
  *
  * Usage: node bench/profiler/overhead.ts [--quick] [--json] [--breakdown] [--rounds N]
- *        [--dask-rounds N] [--tasks N] [--samples N] [--no-dask] [--only fanout|demo|dask]
- * Default (8 rounds fan-out, 6 demo, 4 dask) runs in about 2.5 minutes on 2 cores;
+ *        [--dask-rounds N] [--cli-rounds N] [--tasks N] [--samples N] [--no-dask]
+ *        [--only fanout|demo|cli|dask]
+ * Default (8 rounds fan-out, 40 demo, 10 CLI, 4 dask) runs in about 3 minutes on 2 cores;
  * --quick (3/3/2 rounds, 20,000 tasks and samples) in about 20 s. Run it on a quiet
  * machine for figures.
  *
  * @since 0.1.0
  */
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, type Layer, ManagedRuntime } from "effect"
@@ -56,15 +60,16 @@ const json = flag("--json")
 const breakdown = flag("--breakdown")
 const onlyAt = argv.indexOf("--only")
 const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
-if (only !== undefined && !["fanout", "demo", "dask"].includes(only)) {
-  console.error(`--only takes fanout, demo or dask, got ${only}`)
+if (only !== undefined && !["fanout", "demo", "cli", "dask"].includes(only)) {
+  console.error(`--only takes fanout, demo, cli or dask, got ${only}`)
   process.exit(2)
 }
-const runs = (workload: "fanout" | "demo" | "dask") => only === undefined || only === workload
+const runs = (workload: "fanout" | "demo" | "cli" | "dask") => only === undefined || only === workload
+const cliRounds = opt("--cli-rounds", quick ? 2 : 10)
 const TASKS = opt("--tasks", quick ? 20_000 : 100_000)
 const SAMPLES = opt("--samples", quick ? 20_000 : 100_000)
 const fanoutRounds = opt("--rounds", quick ? 3 : 8)
-const demoRounds = opt("--rounds", quick ? 3 : 6)
+const demoRounds = opt("--rounds", quick ? 3 : 40)
 const daskRounds = opt("--dask-rounds", quick ? 2 : 4)
 const WORKERS = 2
 const dir = mkdtempSync(join(tmpdir(), "tessera-overhead-"))
@@ -133,7 +138,7 @@ interface Row {
   readonly armMedianMs: number
 }
 
-/** A row per non-baseline arm; `times[0]` is the baseline, `tasks` for the per-task column. */
+/** A row per non-baseline arm; `times[0]` is the baseline, `tasks` for the per-task column (0: none). */
 const rowsOf = (workload: string, names: ReadonlyArray<string>, times: ReadonlyArray<ReadonlyArray<number>>, tasks: number): Array<Row> => {
   const base = times[0]!
   return names.slice(1).map((arm, i) => {
@@ -150,7 +155,7 @@ const rowsOf = (workload: string, names: ReadonlyArray<string>, times: ReadonlyA
       "overhead (median of rounds [IQR])": iqr(ratios, pct, " to "),
       "median's 95% interval": `${pct(interval[0])} to ${pct(interval[1])}`,
       "fast runs (p10 vs p10)": pct(quantile(t, 0.1) / quantile(base, 0.1) - 1),
-      "µs/task added": quantile(perTask, 0.5).toFixed(2),
+      "µs/task added": tasks > 0 ? quantile(perTask, 0.5).toFixed(2) : "",
       overhead: quantile(ratios, 0.5),
       overheadInterval: interval,
       perTask: quantile(perTask, 0.5),
@@ -212,7 +217,38 @@ if (runs("demo")) {
   rows.push(...rowsOf(`demo ${SAMPLES} samples x 2, chunks of 5000, ${tasks} tasks (${WORKERS} workers)`, arms.map((a) => a.name), times, tasks))
 }
 
-// ------------------------------------------------------------------ 3. dask.diagnostics
+// ------------------------------------------------------------------ 3. the demo's CLI
+if (runs("cli")) {
+  const main = new URL("../../src/cli/main.ts", import.meta.url).pathname
+  const cwd = mkdtempSync(join(dir, "cli-"))
+  /** One `tessera demo` process: [its reported wallSeconds, the whole process] in ms. */
+  const demoProcess = (extra: ReadonlyArray<string>): [number, number] => {
+    const t0 = performance.now()
+    const p = spawnSync(process.execPath, [main, "demo", "--json", "--samples", String(SAMPLES), ...extra], { cwd, encoding: "utf8" })
+    const whole = performance.now() - t0
+    if (p.status !== 0) throw new Error(`tessera demo ${extra.join(" ")} failed: ${p.stderr}`)
+    const out = JSON.parse(p.stdout.trim().split("\n").at(-1)!) as { wallSeconds: number }
+    rmSync(cwd, { recursive: true, force: true })
+    mkdirSync(cwd)
+    return [out.wallSeconds * 1000, whole]
+  }
+  const names = ["unprofiled", "--profile bench"]
+  const wall: Array<Array<number>> = [[], []]
+  const whole: Array<Array<number>> = [[], []]
+  demoProcess([])
+  demoProcess(["--profile", "bench"])
+  for (let r = 0; r < cliRounds; r++) {
+    for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) {
+      const [w, p] = demoProcess(k === 0 ? [] : ["--profile", "bench"])
+      wall[k]!.push(w)
+      whole[k]!.push(p)
+    }
+  }
+  rows.push(...rowsOf(`tessera demo --samples ${SAMPLES}: its wallSeconds`, names, wall, 0))
+  rows.push(...rowsOf(`tessera demo --samples ${SAMPLES}: whole process`, names, whole, 0))
+}
+
+// ------------------------------------------------------------------ 4. dask.diagnostics
 if (flag("--no-dask") || !runs("dask")) {
   if (runs("dask")) notes.push("dask skipped: --no-dask")
 } else {
@@ -241,6 +277,12 @@ if (dask !== undefined && fan !== undefined) {
     `fan-out, Tessera vs dask: overhead ${pct(fan.overhead)} vs ${pct(dask.overhead)} (ratio ${(fan.overhead / dask.overhead).toFixed(2)}); ` +
       `added per task ${fan.perTask.toFixed(2)} µs vs ${dask.perTask.toFixed(2)} µs (ratio ${(fan.perTask / dask.perTask).toFixed(2)}); ` +
       `profiled wall time ${ms(fan.armMedianMs)} ms vs ${ms(dask.armMedianMs)} ms (ratio ${(fan.armMedianMs / dask.armMedianMs).toFixed(3)})`
+  )
+}
+const cliRow = rows.find((r) => r.workload.endsWith("its wallSeconds"))
+if (cliRow !== undefined) {
+  notes.push(
+    `tessera demo --profile overhead ${pct(cliRow.overhead)}, 95% interval ${pct(cliRow.overheadInterval[0])} to ${pct(cliRow.overheadInterval[1])} (its own wallSeconds)`
   )
 }
 if (demoRow !== undefined) {
