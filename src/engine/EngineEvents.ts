@@ -67,6 +67,14 @@ export interface MemoryRecord {
 }
 
 /**
+ * Whether an engine record is a task's (and not a memory change's).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isTaskRecord = (r: TaskRecord | MemoryRecord): r is TaskRecord => "phases" in r
+
+/**
  * The thread id string for worker `i` on `host`.
  *
  * @since 0.1.0

@@ -25,7 +25,7 @@
  */
 import { closeSync, openSync, writeSync } from "node:fs"
 import { Effect, type Scope } from "effect"
-import type { MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
+import { isTaskRecord, type MemoryRecord, type TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import * as TraceFormat from "../trace/TraceFormat.ts"
 import { DatabaseError, type EventDatabase } from "./EventDatabase.ts"
@@ -129,7 +129,7 @@ export class FileDatabase implements EventDatabase {
     if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
     const at = this.encoder.pos
     try {
-      if ("phases" in x) this.encoder.compute(x)
+      if (isTaskRecord(x)) this.encoder.compute(x)
       else this.encoder.memory(x)
     } catch (e) {
       this.encoder.pos = at

@@ -8,7 +8,7 @@
  * @internal
  */
 import type { MemoryRecord, TaskRecord } from "../EngineEvents.ts"
-import { threadId } from "../EngineEvents.ts"
+import { isTaskRecord, threadId } from "../EngineEvents.ts"
 import * as EngineClock from "../EngineClock.ts"
 import type { Callbacks } from "../Hooks.ts"
 import type { SchedulerState } from "../State.ts"
@@ -86,7 +86,7 @@ export const deliverRecords = (job: Job): void => {
   try {
     for (let k = 0; k < out.length; k++) {
       const x = out[k]!
-      if ("phases" in x) for (const cb of job.taskCbs) cb.task!(x)
+      if (isTaskRecord(x)) for (const cb of job.taskCbs) cb.task!(x)
       else for (const cb of job.memoryCbs) cb.memory!(x)
     }
   } finally {

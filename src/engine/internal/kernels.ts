@@ -85,7 +85,10 @@ export const shareResult = (r: unknown): unknown => {
  */
 export interface ResultInfo {
   readonly nbytes: number
-  /** Chunks and typed arrays held (see `chunkCount`) */
+  /**
+   * Chunks held: 1 for a Chunk or typed array, those inside an array or an object
+   * literal (each once), 0 otherwise
+   */
   readonly chunks: number
   readonly shape: ReadonlyArray<number>
   readonly dtype: string
@@ -141,15 +144,6 @@ export const describeResult = (r: unknown): ResultInfo => {
   }
   return { nbytes: 0, chunks: 0, shape: [], dtype: "object", type: (r as object).constructor?.name ?? "Object" }
 }
-
-/**
- * Chunks held by a result: 1 for a Chunk or typed array, those inside an array or an
- * object literal (each once), 0 otherwise.
- *
- * @since 0.1.0
- * @internal
- */
-export const chunkCount = (r: unknown): number => describeResult(r).chunks
 
 /** An object literal (or a null-prototype object), not a class instance. */
 const isPlainObject = (u: object): u is Record<string, unknown> => {
