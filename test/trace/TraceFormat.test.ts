@@ -47,7 +47,24 @@ const arbEvent: fc.Arbitrary<TraceEvent> = fc.oneof(
   })
 )
 
-const tmp = () => mkdtempSync(join(tmpdir(), "tessera-trace-"))
+/** Runs `f` with a fresh temporary folder, removed afterwards. */
+const withDir = async (f: (dir: string) => Promise<void>): Promise<void> => {
+  const dir = mkdtempSync(join(tmpdir(), "tessera-trace-"))
+  try {
+    await f(dir)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Writes `events` less their last `drop` bytes to `dir/t.msgpack`; returns it and its whole-buffer decoding. */
+const writeCut = (dir: string, events: ReadonlyArray<TraceEvent>, drop: number) => {
+  const bytes = TraceFormat.encodeRecords(events)
+  const kept = bytes.subarray(0, Math.max(0, bytes.length - drop))
+  const path = join(dir, "t.msgpack")
+  writeFileSync(path, kept)
+  return { path, whole: TraceFormat.decodeRecordsUnsafe(kept) }
+}
 
 describe("TraceFormat", () => {
   it("round-trips any event through encodeRecords and decodeRecordsUnsafe", () => {
@@ -84,15 +101,10 @@ describe("TraceFormat", () => {
   })
 
   it("streams a file in small chunks to the same events as whole-buffer decoding", async () => {
-    const dir = tmp()
-    try {
+    await withDir(async (dir) => {
       await fc.assert(
         fc.asyncProperty(fc.array(arbEvent, { maxLength: 30 }), fc.nat(300), async (events, extra) => {
-          const bytes = TraceFormat.encodeRecords(events)
-          const cut = Math.max(0, bytes.length - (extra % 40))
-          const path = join(dir, "t.msgpack")
-          writeFileSync(path, bytes.subarray(0, cut))
-          const whole = TraceFormat.decodeRecordsUnsafe(bytes.subarray(0, cut))
+          const { path, whole } = writeCut(dir, events, extra % 40)
           const streamed = await TraceFormat.readFilePromise(path)
           const small: Array<TraceEvent> = []
           const it = TraceFormat.streamEvents(path, { chunkBytes: 1024 })
@@ -109,20 +121,14 @@ describe("TraceFormat", () => {
         }),
         { numRuns: 30 }
       )
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 
   it("streams owned batches: each its own buffer, kept intact while later batches are read", async () => {
-    const dir = tmp()
-    try {
+    await withDir(async (dir) => {
       await fc.assert(
         fc.asyncProperty(fc.array(arbEvent, { maxLength: 40 }), fc.nat(30), async (events, cut) => {
-          const bytes = TraceFormat.encodeRecords(events)
-          const path = join(dir, "t.msgpack")
-          writeFileSync(path, bytes.subarray(0, Math.max(0, bytes.length - cut)))
-          const whole = TraceFormat.decodeRecordsUnsafe(bytes.subarray(0, Math.max(0, bytes.length - cut)))
+          const { path, whole } = writeCut(dir, events, cut)
           const batches: Array<TraceFormat.FrameBatch> = []
           const it = TraceFormat.streamFrames(path, { chunkBytes: 1024, owned: true })
           let r = await it.next()
@@ -138,9 +144,7 @@ describe("TraceFormat", () => {
         }),
         { numRuns: 30 }
       )
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 
   it("reads DASF's TracePlugin database exactly", async () => {
@@ -189,8 +193,7 @@ describe("TraceFormat", () => {
   })
 
   it("never creates a missing file when opening it for reading", async () => {
-    const dir = tmp()
-    try {
+    await withDir(async (dir) => {
       const path = join(dir, "missing.msgpack")
       await assert.rejects(TraceFormat.readFilePromise(path), (e: unknown) => {
         assert.ok(TraceFormat.isTraceFormatError(e))
@@ -202,14 +205,11 @@ describe("TraceFormat", () => {
       const exit = await Effect.runPromiseExit(TraceFormat.readFile(path))
       assert.equal(exit._tag, "Failure")
       assert.equal(existsSync(path), false)
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 
   it("does not modify a file it reads", async () => {
-    const dir = tmp()
-    try {
+    await withDir(async (dir) => {
       const path = join(dir, "t.msgpack")
       const bytes = TraceFormat.encodeRecords([
         { name: "a", timestamp: 1, phase: "I", scope: "g", process_id: "h", thread_id: null, args: {} }
@@ -220,9 +220,7 @@ describe("TraceFormat", () => {
       const after = statSync(path)
       assert.equal(after.size, before.size)
       assert.equal(after.mtimeMs, before.mtimeMs)
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 })
 
@@ -296,21 +294,17 @@ describe("TraceFormat errors", () => {
   })
 
   it("reports a directory as not readable", async () => {
-    const dir = tmp()
-    try {
+    await withDir(async (dir) => {
       await assert.rejects(TraceFormat.readFilePromise(dir), (e: unknown) => {
         assert.ok(TraceFormat.isTraceFormatError(e))
         assert.equal(e.reason, "NotReadable")
         return true
       })
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 
   it("reports the file offset of a bad record found while streaming", async () => {
-    const dir = tmp()
-    try {
+    await withDir(async (dir) => {
       const many = TraceFormat.encodeRecords(
         Array.from({ length: 200 }, (_, i) => ({
           name: "n",
@@ -331,8 +325,6 @@ describe("TraceFormat errors", () => {
         assert.match(e.message, /bad\.msgpack/)
         return true
       })
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 })
