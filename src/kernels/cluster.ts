@@ -24,7 +24,16 @@ export interface Partial {
   readonly rows: number
 }
 
-const nearest = (x: Float64Array, o: number, d: number, centers: Float64Array, k: number): [number, number] => {
+/** squared distance to the winner of the last `nearest` call (a slot, not a tuple per row) */
+const nearestDist = new Float64Array(1)
+
+/**
+ * Index of the center nearest to row `x[o..o+d)`; its squared distance is left in
+ * `nearestDist[0]`. Returning a `[index, distance]` pair cost an allocation per row, and
+ * destructuring it made V8 deoptimise the kernels' on-stack-replaced loops on every
+ * call (~150 deopts in one demo run, ~30 after).
+ */
+const nearest = (x: Float64Array, o: number, d: number, centers: Float64Array, k: number): number => {
   let best = 0
   let bestD = Infinity
   for (let c = 0; c < k; c++) {
@@ -38,7 +47,8 @@ const nearest = (x: Float64Array, o: number, d: number, centers: Float64Array, k
       best = c
     }
   }
-  return [best, bestD]
+  nearestDist[0] = bestD
+  return best
 }
 
 /**
@@ -56,10 +66,10 @@ export const lloydPartial = (chunk: Chunk.Chunk, centers: Float64Array, k: numbe
   let error = 0
   for (let r = 0; r < rows; r++) {
     const o = r * d
-    const [c, dist] = nearest(x, o, d, centers, k)
+    const c = nearest(x, o, d, centers, k)
     counts[c] = counts[c]! + 1
     for (let j = 0; j < d; j++) sums[c * d + j] = sums[c * d + j]! + x[o + j]!
-    error += dist
+    error += nearestDist[0]!
   }
   return { sums, counts, error, rows }
 }
@@ -95,7 +105,7 @@ export const assign = (chunk: Chunk.Chunk, centers: Float64Array, k: number): Ch
   const d = centers.length / k
   const rows = chunk.shape[0]!
   const out = new Int32Array(rows)
-  for (let r = 0; r < rows; r++) out[r] = nearest(x, r * d, d, centers, k)[0]
+  for (let r = 0; r < rows; r++) out[r] = nearest(x, r * d, d, centers, k)
   return { dtype: "int32", shape: [rows], data: out }
 }
 
@@ -118,8 +128,8 @@ export const somPartial = (chunk: Chunk.Chunk, weights: Float64Array, gx: number
   let error = 0
   for (let r = 0; r < rows; r++) {
     const o = r * d
-    const [bmu, dist] = nearest(x, o, d, weights, nodes)
-    error += Math.sqrt(dist)
+    const bmu = nearest(x, o, d, weights, nodes)
+    error += Math.sqrt(nearestDist[0]!)
     for (let n = 0; n < nodes; n++) {
       const w = h[bmu * nodes + n]!
       if (w === 0) continue
