@@ -13,8 +13,10 @@
  *    fan-out under dask.threaded with 2 workers (bench/profiler/dask_diagnostics.py via
  *    /usr/bin/python3; skipped with a message when dask cannot be imported).
  *
- * `--breakdown` adds an arm "engine records only": no-op `task` / `memory` hooks, i.e.
- * what the engine's profiling mode costs before the profiler writes anything.
+ * `--breakdown` adds three arms: "engine records only" (no-op `task` / `memory` hooks:
+ * what the engine's profiling mode costs before the profiler writes anything), "Trace
+ * only" and "ResourceMonitor only" (each layer alone, writing its file), so that the
+ * overhead can be split between the engine's records, the trace and the sampler.
  *
  * Method: one warm pool per workload (pool start-up is not profiler overhead); one warm-up
  * run of each arm; then ROUNDS rounds, each running every arm once, the order rotating
@@ -30,8 +32,8 @@
  * Usage: node bench/profiler/overhead.ts [--quick] [--json] [--breakdown] [--rounds N]
  *        [--dask-rounds N] [--cli-rounds N] [--tasks N] [--samples N] [--no-dask]
  *        [--only fanout|demo|cli|dask]
- * Default (8 rounds fan-out, 40 demo, 10 CLI, 4 dask) runs in about 3 minutes on 2 cores;
- * --quick (3/3/2 rounds, 20,000 tasks and samples) in about 20 s. Run it on a quiet
+ * Default (8 rounds fan-out, 40 demo, 10 CLI, 4 dask) runs in about 3 minutes on 2 cores,
+ * about 5 with --breakdown; --quick (3/3/2 rounds, 20,000 tasks and samples) in about 20 s. Run it on a quiet
  * machine for figures.
  *
  * @since 0.1.0
@@ -48,6 +50,8 @@ import * as Executor from "../../src/engine/Executor.ts"
 import * as Hooks from "../../src/engine/Hooks.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import type { PipelineLike } from "../../src/profiler/PipelineGraph.ts"
+import * as ResourceMonitor from "../../src/profiler/ResourceMonitor.ts"
+import * as Trace from "../../src/profiler/Trace.ts"
 
 const argv = process.argv.slice(2)
 const flag = (name: string) => argv.includes(name)
@@ -167,11 +171,30 @@ const rowsOf = (workload: string, names: ReadonlyArray<string>, times: ReadonlyA
 /** Runs one compute under `layer` on the warm runtime. */
 type Runner = (layer: Layer.Layer<never, unknown> | undefined) => Promise<void>
 
-/** The arms of one Tessera workload: unprofiled, [engine records only], default profiler. */
+/** An arm that runs under the layer `make` builds for a fresh file path, then deletes it. */
 let fileNo = 0
+const writing = (run: Runner, name: string, make: (file: string) => Layer.Layer<never, unknown>): Arm => ({
+  name,
+  run: async () => {
+    const file = join(dir, `bench-${fileNo++}.msgpack`)
+    try {
+      await run(make(file))
+    } finally {
+      rmSync(file, { force: true })
+    }
+  }
+})
+
+/** The arms of one Tessera workload: unprofiled, [the breakdown's three], default profiler. */
 const tesseraArms = (run: Runner, pipeline?: PipelineLike): Array<Arm> => {
   const arms: Array<Arm> = [{ name: "unprofiled", run: () => run(undefined) }]
-  if (breakdown) arms.push({ name: "engine records only (no-op hooks)", run: () => run(Hooks.layer({ task: () => {}, memory: () => {} })) })
+  if (breakdown) {
+    arms.push(
+      { name: "engine records only (no-op hooks)", run: () => run(Hooks.layer({ task: () => {}, memory: () => {} })) },
+      writing(run, "Trace only", (file) => Trace.layer({ file })),
+      writing(run, "ResourceMonitor only", (file) => ResourceMonitor.layer({ file }))
+    )
+  }
   arms.push({
     name: "Trace + ResourceMonitor",
     run: async () => {
