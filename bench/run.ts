@@ -21,6 +21,8 @@ const scripts: ReadonlyArray<readonly [area: string, file: string, args: Readonl
   ["engine", "engine/scheduler.ts", []],
   ["engine", "engine/dask_side_by_side.ts", []],
   ["trace", "profiler/throughput.ts", []],
+  ["profiler", "profiler/overhead.ts", []],
+  ["profiler", "profiler/attribution.ts", []],
   ["analysis", "analysis/load.ts", []],
   ["dsl", "dsl/lloyd.ts", []],
   ["dsl", "dsl/io.ts", []],
