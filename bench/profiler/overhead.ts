@@ -33,8 +33,8 @@
  *        [--dask-rounds N] [--cli-rounds N] [--tasks N] [--samples N] [--no-dask]
  *        [--only fanout|demo|cli|dask]
  * Default (8 rounds fan-out, 40 demo, 10 CLI, 4 dask) runs in about 3 minutes on 2 cores,
- * about 5 with --breakdown; --quick (3/3/2 rounds, 20,000 tasks and samples) in about 20 s. Run it on a quiet
- * machine for figures.
+ * about 5 with --breakdown; --quick (3/3/2 rounds, 20,000 tasks and samples) in about
+ * 20 s. Run it on a quiet machine for figures.
  *
  * @since 0.1.0
  */

@@ -29,9 +29,9 @@ const nearestDist = new Float64Array(1)
 
 /**
  * Index of the center nearest to row `x[o..o+d)`; its squared distance is left in
- * `nearestDist[0]`. Returning a `[index, distance]` pair cost an allocation per row, and
- * destructuring it made V8 deoptimise the kernels' on-stack-replaced loops on every
- * call (~150 deopts in one demo run, ~30 after).
+ * `nearestDist[0]`. (Returning an `[index, distance]` pair allocated it per row and
+ * destructured it through the iterator protocol: `lloydPartial` was 1.2x and
+ * `somPartial` 1.1x slower on a 5,000-row chunk, BENCHMARKS.md.)
  */
 const nearest = (x: Float64Array, o: number, d: number, centers: Float64Array, k: number): number => {
   let best = 0
