@@ -32,16 +32,13 @@ import { HostSampler } from "../../src/profiler/internal/hostSampler.ts"
 import { RecordEncoder } from "../../src/profiler/internal/recordEncoder.ts"
 import * as ResourceMonitor from "../../src/profiler/ResourceMonitor.ts"
 import * as Trace from "../../src/profiler/Trace.ts"
+import { median } from "../stats.ts"
 
 const argv = process.argv.slice(2)
 const at = argv.indexOf("--rounds")
 const ROUNDS = at >= 0 ? Number(argv[at + 1]) : 20
 const json = argv.includes("--json")
 const dir = mkdtempSync(join(tmpdir(), "tessera-attribution-"))
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 === 1 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
-}
 
 const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: 2 }))
 const options = { samples: 100_000, chunkRows: 5_000, log: () => {} }

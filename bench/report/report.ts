@@ -23,6 +23,7 @@ import { loadPromise } from "../../src/analysis/Load.ts"
 import { fromTables } from "../../src/report/fromTables.ts"
 import { renderHtml } from "../../src/report/Html.ts"
 import { analysisTables } from "../../src/report/tables.ts"
+import { median } from "../stats.ts"
 
 const argv = process.argv.slice(2)
 const json = argv.includes("--json")
@@ -36,10 +37,6 @@ if (!existsSync(path)) {
   execFileSync(process.execPath, [gen, path, "--events", "1000000"], { stdio: "inherit" })
 }
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
-}
 const time = async (f: () => unknown): Promise<number> => {
   const t = performance.now()
   await f()
