@@ -3,7 +3,7 @@
  * `node bench/analysis/generate.ts [PATH] [--events N] [--hosts H] [--workers W]`
  * (default 1,000,000 events to `os.tmpdir()/tessera-bench-1M.msgpack`).
  *
- * Shapes follow DASF's real traces (shared/data/dasf-small): per task one `Compute` (X)
+ * Shapes follow DASF's real traces (test/fixtures/dasf-small): per task one `Compute` (X)
  * event with key `('<fn>-<32 hex>', i, j)`, name, state, size, shape, dtype, type,
  * dependencies (1-3 keys of earlier tasks), dependents [] — then one or two `Managed
  * Memory` (I) events; plus `Resource Usage` every 100 ms per host (with GPU fields on

@@ -46,7 +46,7 @@ const N = opt("--events", quick ? 50_000 : 200_000)
 const TASKS = opt("--tasks", quick ? 10_000 : 100_000)
 const dir = mkdtempSync(join(tmpdir(), "tessera-bench-profiler-"))
 
-const data = new URL("../../../shared/data/dasf-small/", import.meta.url)
+const data = new URL("../../test/fixtures/dasf-small/", import.meta.url)
 const seed = [
   ...(await FileDatabase.readPromise(new URL("small-TracePlugin.msgpack", data).pathname)).events,
   ...(await FileDatabase.readPromise(new URL("small-ResourceMonitor.msgpack", data).pathname)).events

@@ -11,7 +11,7 @@ import { analyzePromise, splitArguments } from "../../src/cli/commands/analyze.t
 import { encodeRecords, isTraceFormatError } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
-const dasf = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+const dasf = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 const trace = join(dasf, "small-TracePlugin.msgpack")
 const tmp = () => mkdtempSync(join(tmpdir(), "tessera-analysis-"))
 

@@ -8,7 +8,7 @@ import * as A from "../../src/analysis/Analysis.ts"
 import { decodeRecordsUnsafe } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
-const dasf = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+const dasf = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 const trace = join(dasf, "small-TracePlugin.msgpack")
 const gpuRes = join(dasf, "small-ResourceMonitor-gpusurrogate.msgpack")
 const plainRes = join(dasf, "small-ResourceMonitor.msgpack")

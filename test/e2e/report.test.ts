@@ -33,7 +33,7 @@ import { fromEvents } from "../../src/report/ReportData.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
-const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 const hasChromium = existsSync(CHROMIUM)
 const skip = hasChromium ? false : `${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium; .ci/run does) to run the browser tests`
 if (!hasChromium) console.log(`# skipping browser tests: ${skip}`)

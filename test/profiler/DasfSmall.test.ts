@@ -5,7 +5,7 @@ import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
 import * as MultiEventDatabase from "../../src/profiler/MultiEventDatabase.ts"
 import * as TraceFormat from "../../src/trace/TraceFormat.ts"
 
-const data = new URL("../../../shared/data/dasf-small/", import.meta.url)
+const data = new URL("../fixtures/dasf-small/", import.meta.url)
 const trace = new URL("small-TracePlugin.msgpack", data).pathname
 const resource = new URL("small-ResourceMonitor.msgpack", data).pathname
 

@@ -199,7 +199,7 @@ describe("FileDatabase", () => {
     assert.deepEqual(await collectPromise(db).catch(() => "failed"), "failed")
     db.close()
     assert.equal(existsSync(missing), false)
-    const real = new URL("../../../shared/data/dasf-small/small-ResourceMonitor.msgpack", import.meta.url).pathname
+    const real = new URL("../fixtures/dasf-small/small-ResourceMonitor.msgpack", import.meta.url).pathname
     const before = statSync(real)
     await FileDatabase.readPromise(real)
     assert.equal(statSync(real).mtimeMs, before.mtimeMs)

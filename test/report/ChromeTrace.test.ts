@@ -6,7 +6,7 @@ import fc from "fast-check"
 import { chromeTraceJson, toChromeTrace } from "../../src/analysis/exports/ChromeTrace.ts"
 import { loadEvents } from "../../src/report/loadEvents.ts"
 
-const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 
 describe("ChromeTrace", () => {
   it("exports dasf-small as JSON with one X event per Compute event in microseconds, naming every thread", async () => {

@@ -6,7 +6,7 @@ import { tableFromIPC } from "apache-arrow"
 import { eventTable, tableToArrowFile, tableToCsv } from "../../src/analysis/exports/EventTable.ts"
 import { loadEvents } from "../../src/report/loadEvents.ts"
 
-const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 
 describe("EventTable", () => {
   it("holds one row per event with args flattened into typed columns", async () => {

@@ -13,7 +13,7 @@ import { defaultTables } from "../../src/report/tables.ts"
 import { fromTables } from "../../src/report/fromTables.ts"
 import { loadPromise } from "../../src/analysis/Load.ts"
 
-const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 
 describe("ReportData", () => {
   it("folds dasf-small into tasks, memory and resource columns on one time axis", async () => {

@@ -11,7 +11,7 @@ import { tableFromIPC } from "apache-arrow"
 
 const run = promisify(execFile)
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
-const data = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 const trace = join(data, "small-TracePlugin.msgpack")
 const tessera = (...args: Array<string>) => run(process.execPath, [main, ...args], { timeout: 60_000 })
 

@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 import * as TraceFormat from "../../src/trace/TraceFormat.ts"
 
-const dasf = fileURLToPath(new URL("../../../shared/data/dasf-small/", import.meta.url))
+const dasf = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 
 const finite = fc.double({ noNaN: true, noDefaultInfinity: true })
 const argValue = fc.oneof(
