@@ -1,8 +1,13 @@
 /**
- * EventProfiler: records trace events into a database (DASF's `EventProfiler`), with one
- * method per phase letter. Unlike DASF, a duration END is written with phase "E" (DASF
- * writes "B", DASF-NOTES 17), and a reader never appends anything (DASF-NOTES 18): only
- * `record*` calls write.
+ * EventProfiler: records trace events into a database (DASF's `EventProfiler`). Unlike
+ * DASF, a duration END is written with phase "E" (DASF writes "B", DASF-NOTES 17), and a
+ * reader never appends anything (DASF-NOTES 18): only `record*` calls write.
+ *
+ * Every `record*` method but `record` writes phase X, I, B or E only, the phases DASF's
+ * reader accepts (any other is a `KeyError` in `get_traces`): `recordCounter` writes an
+ * instant event of process scope (`scope: "p"`) whose args are the counter values, and
+ * `recordMetadata` an instant event of global scope. `record` writes the event it is
+ * given, whatever its phase.
  *
  * @since 0.1.0
  */
@@ -27,7 +32,9 @@ export interface EventProfiler {
   readonly recordInstant: (name: string, timestamp: number, processId: Id, threadId: Id, args?: Args, scope?: Scope) => void
   readonly recordDurationBegin: (name: string, timestamp: number, processId: Id, threadId: Id, args?: Args) => void
   readonly recordDurationEnd: (name: string, timestamp: number, processId: Id, threadId: Id, args?: Args) => void
+  /** counter values: an instant event (phase "I", scope "p") with `values` as args, readable by DASF */
   readonly recordCounter: (name: string, timestamp: number, processId: Id, threadId: Id, values: Args) => void
+  /** metadata: an instant event (phase "I", scope "g"), readable by DASF */
   readonly recordMetadata: (name: string, timestamp: number, processId: Id, threadId: Id, args: Args) => void
   /** Commits, then every event of the database. */
   readonly getTraces: () => Promise<Array<TraceEvent>>
@@ -49,7 +56,7 @@ export const make = (database?: EventDatabase | string, options: FileDatabaseOpt
     ? new FileDatabase(database, options)
     : database
   const record = db.record
-  const simple = (phase: "B" | "E" | "C" | "M") => (name: string, timestamp: number, processId: Id, threadId: Id, args: Args = {}) =>
+  const simple = (phase: "B" | "E") => (name: string, timestamp: number, processId: Id, threadId: Id, args: Args = {}) =>
     record({ name, timestamp, phase, process_id: processId, thread_id: threadId, args })
   return {
     database: db,
@@ -60,8 +67,10 @@ export const make = (database?: EventDatabase | string, options: FileDatabaseOpt
       record({ name, timestamp, phase: "I", scope, process_id: processId, thread_id: threadId, args }),
     recordDurationBegin: simple("B"),
     recordDurationEnd: simple("E"),
-    recordCounter: simple("C"),
-    recordMetadata: simple("M"),
+    recordCounter: (name, timestamp, processId, threadId, values) =>
+      record({ name, timestamp, phase: "I", scope: "p", process_id: processId, thread_id: threadId, args: values }),
+    recordMetadata: (name, timestamp, processId, threadId, args) =>
+      record({ name, timestamp, phase: "I", scope: "g", process_id: processId, thread_id: threadId, args }),
     getTraces: async () => {
       const out: Array<TraceEvent> = []
       for await (const e of db.events()) out.push(e)

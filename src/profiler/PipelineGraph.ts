@@ -1,10 +1,16 @@
 /**
- * The "Pipeline Graph" metadata event: the stage DAG of the pipeline a profiler was
- * registered for, as Graphviz DOT, written once into the trace database so that the
- * report can draw the stages next to the tasks.
+ * The "Pipeline Graph" event: the stage DAG of the pipeline a profiler was registered
+ * for, as Graphviz DOT, written once into the trace database so that the report can draw
+ * the stages next to the tasks.
  *
- * `{ name: "Pipeline Graph", timestamp, phase: "M", process_id: host, thread_id: "main",
- *    args: { pipeline: <name>, dot: <pipeline.visualize()> } }`
+ * `{ name: "Pipeline Graph", timestamp, phase: "I", scope: "g", process_id: host,
+ *    thread_id: "main", args: { pipeline: <name>, dot: <pipeline.visualize()> } }`
+ *
+ * An instant event, because DASF's reader (`FileDatabase.get_traces`) accepts only
+ * phases X, I, B and E (any other phase is a `KeyError`), and DASF's `TraceAnalyser`
+ * looks only at events named "Compute", "Managed Memory" and "Resource Usage", so it
+ * reads this one and ignores it. Tessera 0.1 files wrote it with phase "M" (metadata);
+ * readers accept both (`isGraphEvent`).
  *
  * When it is written: at the start of the first compute after registration (the
  * pipeline is running, so `visualize()` sees every stage, even stages added after the
@@ -20,7 +26,7 @@
  */
 import * as EngineClock from "../engine/EngineClock.ts"
 import type * as Hooks from "../engine/Hooks.ts"
-import type { TraceEvent } from "../trace/TraceEvent.ts"
+import { EventNames, isPipelineGraphEvent, type TraceEvent } from "../trace/TraceEvent.ts"
 import type { EventDatabase } from "./EventDatabase.ts"
 
 /**
@@ -40,7 +46,16 @@ export interface PipelineLike {
  * @since 0.1.0
  * @category constants
  */
-export const eventName = "Pipeline Graph"
+export const eventName = EventNames.pipelineGraph
+
+/**
+ * Guard: is `e` a pipeline graph event, as written now (phase "I") or by older Tessera
+ * versions (phase "M"), with its DOT in `args.dot`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isGraphEvent = isPipelineGraphEvent
 
 /**
  * Guard: does `u` look like a pipeline (a string `name` and a `visualize` method).
@@ -53,7 +68,7 @@ export const isPipelineLike = (u: unknown): u is PipelineLike =>
   typeof (u as { visualize?: unknown }).visualize === "function"
 
 /**
- * The metadata event for `pipeline` at `timestamp` (engine-clock seconds) on `host`.
+ * The graph event (instant, global scope) for `pipeline` at `timestamp` (engine-clock seconds) on `host`.
  *
  * @since 0.1.0
  * @category constructors
@@ -61,7 +76,8 @@ export const isPipelineLike = (u: unknown): u is PipelineLike =>
 export const event = (pipeline: PipelineLike, timestamp: number, host: string): TraceEvent => ({
   name: eventName,
   timestamp,
-  phase: "M",
+  phase: "I",
+  scope: "g",
   process_id: host,
   thread_id: "main",
   args: { pipeline: pipeline.name, dot: pipeline.visualize() }

@@ -17,7 +17,9 @@
 
 /**
  * Chrome Trace Event phase letter: X complete, I instant, B/E duration begin/end,
- * C counter, M metadata.
+ * C counter, M metadata. Readers accept all six; Tessera's profiler writes only the
+ * four DASF's reader accepts (`dasfPhases`). Files written by Tessera 0.1 hold one
+ * `M` event (the pipeline graph).
  *
  * @since 0.1.0
  * @category models
@@ -31,6 +33,23 @@ export type Phase = "X" | "I" | "B" | "E" | "C" | "M"
  * @category models
  */
 export const phases: ReadonlyArray<Phase> = ["X", "I", "B", "E", "C", "M"]
+
+/**
+ * The phases DASF's reader (`FileDatabase.get_traces`) accepts: any other phase is a
+ * `KeyError` there. Every event Tessera's profiler writes has one of these.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const dasfPhases: ReadonlyArray<Phase> = ["X", "I", "B", "E"]
+
+/**
+ * Guard: can DASF's reader read an event of phase `u`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isDasfPhase = (u: unknown): u is "X" | "I" | "B" | "E" => u === "X" || u === "I" || u === "B" || u === "E"
 
 /**
  * Scope of an instant event: g global, p process, t thread.
@@ -68,8 +87,24 @@ export interface TraceEvent {
 export const EventNames = {
   compute: "Compute",
   managedMemory: "Managed Memory",
-  resourceUsage: "Resource Usage"
+  resourceUsage: "Resource Usage",
+  /** Tessera's: the pipeline's stage DAG (DASF's analyser ignores the name) */
+  pipelineGraph: "Pipeline Graph"
 } as const
+
+/**
+ * Guard: is `e` a `Pipeline Graph` event holding a stage DAG as DOT (`args.dot`): an
+ * instant event (phase "I", as written now) or a metadata event (phase "M", as Tessera
+ * 0.1 wrote it).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isPipelineGraphEvent = <E extends { readonly name: string; readonly phase: string; readonly args?: unknown }>(
+  e: E
+): e is E & { readonly args: { readonly dot: string } } =>
+  e.name === EventNames.pipelineGraph && (e.phase === "I" || e.phase === "M") && typeof e.args === "object" &&
+  e.args !== null && typeof (e.args as { readonly dot?: unknown }).dot === "string"
 
 /**
  * Guard: is `u` a phase letter.

@@ -59,7 +59,8 @@ describe("PipelineGraph", () => {
     assert.deepEqual({ ...e, timestamp: 0 }, {
       name: "Pipeline Graph",
       timestamp: 0,
-      phase: "M",
+      phase: "I",
+      scope: "g",
       process_id: "hostG",
       thread_id: "main",
       args: { pipeline: "fake", dot: "digraph \"fake\" { a; }" }
