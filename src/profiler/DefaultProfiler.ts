@@ -12,8 +12,15 @@
  * flushed when the process exits (and on SIGINT/SIGTERM, fatal errors), and its sampling
  * timer never keeps the process alive.
  *
+ * Both files are created when the profiler is registered (when `registerDefaultProfiler`
+ * returns, or when the layer is built). A file that already holds events (a profile name
+ * used before) is appended to, as DASF does, and one warning line says so (through
+ * `warn`, default stderr: the file and how many bytes it held); `overwrite: true`
+ * truncates both files first instead.
+ *
  * With a pipeline (the first argument, or the `pipeline` option), the trace database
- * also gets one "Pipeline Graph" metadata event holding the pipeline's stage DAG
+ * also gets one "Pipeline Graph" event (an instant event DASF reads and ignores) holding
+ * the pipeline's stage DAG
  * (`visualize()` DOT; see PipelineGraph): written when the first compute starts, or at
  * close when nothing was computed.
  *
@@ -28,7 +35,7 @@ import { Clock, Effect, Layer } from "effect"
 import * as EngineClock from "../engine/EngineClock.ts"
 import * as Hooks from "../engine/Hooks.ts"
 import type { DatabaseError } from "./EventDatabase.ts"
-import { FileDatabase } from "./FileDatabase.ts"
+import { defaultWarn, FileDatabase, openAnnounced } from "./FileDatabase.ts"
 import { HostSampler } from "./internal/hostSampler.ts"
 import * as PipelineGraph from "./PipelineGraph.ts"
 import * as ResourceMonitor from "./ResourceMonitor.ts"
@@ -53,9 +60,17 @@ export interface DefaultProfilerOptions {
   readonly interval?: number
   /** host name in file names and events (default os.hostname()) */
   readonly host?: string
+  /** events buffered before a batch is written (default 5000) */
   readonly commitThreshold?: number
-  /** message printer (default console.log) */
+  /**
+   * truncate both files when they are created instead of appending to files of an
+   * earlier run (default false: append, with a warning)
+   */
+  readonly overwrite?: boolean
+  /** printer of the registration lines (default console.log) */
   readonly log?: (line: string) => void
+  /** printer of warnings: appending to a non-empty file (default: a line on stderr) */
+  readonly warn?: (line: string) => void
   /** the pipeline whose stage DAG goes into the trace ("Pipeline Graph" event) */
   readonly pipeline?: PipelineGraph.PipelineLike
 }
@@ -101,8 +116,10 @@ const warnNvtx = (options: DefaultProfilerOptions): void => {
 const registerScoped = (cb: Hooks.Callbacks) =>
   Effect.acquireRelease(Effect.sync(() => Hooks.register(cb)), (unregister) => Effect.sync(unregister))
 
-const commitOptions = (o: DefaultProfilerOptions) =>
-  o.commitThreshold !== undefined ? { commitThreshold: o.commitThreshold } : {}
+const commitOptions = (o: DefaultProfilerOptions) => ({
+  ...(o.commitThreshold !== undefined ? { commitThreshold: o.commitThreshold } : {}),
+  ...(o.overwrite !== undefined ? { overwrite: o.overwrite } : {})
+})
 
 /**
  * Trace + ResourceMonitor as one layer, named and placed as DASF does.
@@ -114,10 +131,11 @@ export const layer = (options: DefaultProfilerOptions = {}): Layer.Layer<never, 
   Layer.unwrap(Effect.map(Clock.currentTimeMillis, (ms) => {
     const f = files(options, ms / 1000)
     const log = options.log ?? console.log
+    const warn = options.warn ?? defaultWarn
     warnNvtx(options)
     return Layer.mergeAll(
       Layer.effectDiscard(Effect.gen(function*() {
-        const db = yield* Trace.openDatabase({ file: f.traceFile, ...commitOptions(options) })
+        const db = yield* Trace.openDatabase({ file: f.traceFile, ...commitOptions(options), warn })
         yield* registerScoped(Trace.callbacks(db))
         const pipeline = options.pipeline
         if (pipeline !== undefined) {
@@ -132,6 +150,7 @@ export const layer = (options: DefaultProfilerOptions = {}): Layer.Layer<never, 
         Layer.provideMerge(ResourceMonitor.layer({
           file: f.resourceFile,
           ...commitOptions(options),
+          warn,
           ...(options.interval !== undefined ? { interval: options.interval } : {}),
           ...(options.host !== undefined ? { host: options.host } : {})
         }))
@@ -157,27 +176,44 @@ const isOptions = (u: unknown): u is DefaultProfilerOptions =>
  * DASF's `register_default_profiler(pipeline, name, enable_nvtx, add_time_suffix)` for
  * Promise users. Hooks are registered globally, so any compute is profiled; a pipeline
  * (anything with `name` and `visualize()`) as first argument also puts its stage DAG
- * into the trace. Options may come first instead.
+ * into the trace. Options may come first instead. Both files exist when it returns.
+ * Throws `DatabaseError` when a file cannot be created.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const registerDefaultProfiler = (
-  pipelineOrOptions?: unknown,
+export function registerDefaultProfiler(pipeline: PipelineGraph.PipelineLike, options?: DefaultProfilerOptions): DefaultProfilerHandle
+export function registerDefaultProfiler(options?: DefaultProfilerOptions): DefaultProfilerHandle
+export function registerDefaultProfiler(
+  pipelineOrOptions: PipelineGraph.PipelineLike | DefaultProfilerOptions | undefined,
+  options: DefaultProfilerOptions
+): DefaultProfilerHandle
+export function registerDefaultProfiler(
+  pipelineOrOptions?: PipelineGraph.PipelineLike | DefaultProfilerOptions,
   options?: DefaultProfilerOptions
-): DefaultProfilerHandle => {
+): DefaultProfilerHandle {
   const o: DefaultProfilerOptions = options ?? (isOptions(pipelineOrOptions) ? pipelineOrOptions : {})
   const pipeline = PipelineGraph.isPipelineLike(pipelineOrOptions) ? pipelineOrOptions : o.pipeline
   const f = files(o, Date.now() / 1000)
   const log = o.log ?? console.log
+  const warn = o.warn ?? defaultWarn
   warnNvtx(o)
   const host = o.host ?? hostname()
+  // both files are created now, so the returned paths exist (and a re-used name is told)
   const traceDb = new FileDatabase(f.traceFile, commitOptions(o))
+  const resourceDb = new FileDatabase(f.resourceFile, commitOptions(o))
+  try {
+    openAnnounced(traceDb, warn)
+    openAnnounced(resourceDb, warn)
+  } catch (e) {
+    traceDb.close()
+    resourceDb.close()
+    throw e
+  }
   const unregisterTrace = Hooks.register(Trace.callbacks(traceDb))
   const graph = pipeline === undefined ? undefined : PipelineGraph.recorder(traceDb, pipeline, host)
   const unregisterGraph = graph === undefined ? () => {} : Hooks.register(graph.callbacks)
   log(`Registered worker plugin: ${f.traceName}`)
-  const resourceDb = new FileDatabase(f.resourceFile, commitOptions(o))
   const sampler = new HostSampler()
   const sample = () =>
     resourceDb.record(ResourceMonitor.resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(Date.now() / 1000)))

@@ -2,6 +2,12 @@
  * FileDatabase: DASF's on-disk trace database, both ways. A file is a sequence of
  * records, each an 8-byte big-endian length and one msgpack map (src/trace/TraceFormat).
  *
+ * Creating: `open()` opens (creates) the file now and says how many bytes it already
+ * held; without it the file is opened by the first commit that has events. An existing
+ * file is appended to, as DASF does, unless `overwrite` (or DASF's
+ * `removeOldOutputFile`) is set, which truncates it when it is opened. `openWarning`
+ * is the one line the profiler layers print when they append to a non-empty file.
+ *
  * Writing: `record` encodes the event at once into the database's buffer (specialised
  * encoder, the same bytes as `TraceFormat.encodeRecords`); every `commitThreshold`
  * events (default 5000, as DASF) the buffered batch is appended with ONE `fs.writeSync`
@@ -23,7 +29,7 @@
  *
  * @since 0.1.0
  */
-import { closeSync, openSync, writeSync } from "node:fs"
+import { closeSync, fstatSync, openSync, writeSync } from "node:fs"
 import { Effect, type Scope } from "effect"
 import { isTaskRecord, type MemoryRecord, type TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
@@ -42,7 +48,12 @@ import { RecordDecoder } from "./internal/recordDecoder.ts"
 export interface FileDatabaseOptions {
   /** events buffered before a batch is written (default 5000) */
   readonly commitThreshold?: number
-  /** truncate an existing file on the first write instead of appending (default false) */
+  /**
+   * truncate an existing file when it is opened (by `open()` or the first write) instead
+   * of appending to it (default false)
+   */
+  readonly overwrite?: boolean
+  /** DASF's name for `overwrite` (either one truncates) */
   readonly removeOldOutputFile?: boolean
 }
 
@@ -56,7 +67,7 @@ export const defaultCommitThreshold = 5000
 
 /**
  * A trace database file. Constructing one touches nothing; the file is opened (created
- * when missing) by the first commit that has events to write.
+ * when missing) by `open()`, or else by the first commit that has events to write.
  *
  * @since 0.1.0
  * @category models
@@ -70,6 +81,7 @@ export class FileDatabase implements EventDatabase {
   private readonly encoder = new RecordEncoder()
   private pendingEvents = 0
   private fd = -1
+  private heldBefore = 0
   private closed = false
   private unregister: (() => void) | null = null
   /** events written to the file by this writer */
@@ -87,7 +99,29 @@ export class FileDatabase implements EventDatabase {
     this.path = path
     this.label = path
     this.commitThreshold = t
-    this.truncate = options.removeOldOutputFile === true
+    this.truncate = options.overwrite === true || options.removeOldOutputFile === true
+  }
+
+  /**
+   * Opens the file now: creates it when missing, truncates it with `overwrite`, else
+   * appends to it. Returns the bytes the file held before this writer opened it (0 when
+   * it was created or truncated). Idempotent (later calls return the same number).
+   * Throws `DatabaseError` (`OpenFailed`, or `Closed` after close).
+   */
+  readonly open = (): number => {
+    if (this.fd >= 0) return this.heldBefore
+    if (this.closed) throw new DatabaseError({ database: this.path, reason: "Closed", detail: "open after close" })
+    try {
+      this.fd = openSync(this.path, this.truncate ? "w" : "a")
+    } catch (e) {
+      throw new DatabaseError({ database: this.path, reason: "OpenFailed", detail: errorText(e) })
+    }
+    try {
+      this.heldBefore = this.truncate ? 0 : fstatSync(this.fd).size
+    } catch {
+      this.heldBefore = 0
+    }
+    return this.heldBefore
   }
 
   /** Buffers one event; writes the batch when it reaches the threshold. */
@@ -147,13 +181,7 @@ export class FileDatabase implements EventDatabase {
   readonly commit = (): void => {
     const count = this.pendingEvents
     if (count === 0) return
-    if (this.fd < 0) {
-      try {
-        this.fd = openSync(this.path, this.truncate ? "w" : "a")
-      } catch (e) {
-        throw new DatabaseError({ database: this.path, reason: "OpenFailed", detail: errorText(e) })
-      }
-    }
+    if (this.fd < 0) this.open()
     const bytes = this.encoder.buf.subarray(0, this.encoder.pos)
     let off = 0
     try {
@@ -199,6 +227,38 @@ export class FileDatabase implements EventDatabase {
 }
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/**
+ * The warning printed when a profiler appends to a database that already holds events.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const openWarning = (path: string, bytes: number): string =>
+  `warning: ${path} already holds ${bytes} bytes of trace events; appending to it (as DASF does). ` +
+  `Pass overwrite: true (tessera --overwrite) to replace it, or use another profile name.`
+
+/**
+ * Where profiler warnings go by default: one line on stderr.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultWarn = (line: string): void => {
+  process.stderr.write(line + "\n")
+}
+
+/**
+ * Opens `db` now (see `FileDatabase.open`) and, when it already held bytes and is being
+ * appended to, passes `openWarning` to `warn`. Throws `DatabaseError`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const openAnnounced = (db: FileDatabase, warn: (line: string) => void = defaultWarn): void => {
+  const held = db.open()
+  if (held > 0) warn(openWarning(db.path, held))
+}
 
 /**
  * A writing database as a scoped resource: closed (flushed) when the scope closes.

@@ -23,12 +23,12 @@ import { HostSampler, type ResourceArgs } from "./internal/hostSampler.ts"
 import { openDatabase, type TraceOptions } from "./Trace.ts"
 
 /**
- * Options of the resource monitor: where to write, plus the sampling period and host name.
+ * How the resource monitor samples.
  *
  * @since 0.1.0
  * @category models
  */
-export type ResourceMonitorOptions = TraceOptions & {
+export interface SamplingOptions {
   /** sampling period (default 100 millis) */
   readonly interval?: Duration.Input
   /** process_id of the events (default os.hostname()) */
@@ -36,6 +36,16 @@ export type ResourceMonitorOptions = TraceOptions & {
   /** GPU readings: nvidia-smi's CSV (default: nvidia-smi when on PATH; null: no GPU) */
   readonly gpu?: GpuSource | null
 }
+
+/**
+ * Options of the resource monitor: where to write (a database, or a file with
+ * `commitThreshold`, `overwrite`, `warn`: see Trace's `FileTarget`), plus the sampling
+ * period and host name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ResourceMonitorOptions = TraceOptions & SamplingOptions
 
 /**
  * The `Resource Usage` event for one sample.
@@ -62,7 +72,7 @@ export const resourceEvent = (timestamp: number, host: string, args: ResourceArg
  */
 export const run = Effect.fnUntraced(function*(
   db: EventDatabase,
-  options: { readonly interval?: Duration.Input; readonly host?: string; readonly gpu?: GpuSource | null } = {}
+  options: SamplingOptions = {}
 ) {
   const interval = Duration.fromInputUnsafe(options.interval ?? 100)
   if (Duration.toMillis(interval) <= 0) return yield* Effect.die(new RangeError("ResourceMonitor interval must be positive"))

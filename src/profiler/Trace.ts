@@ -19,11 +19,12 @@
  * the last commit is at least `commitInterval` old, 1 s by default — an iterative
  * pipeline runs hundreds of small computes, and a write per compute sits on its critical
  * path) and closes it when the layer's scope closes; exit, signal and fatal-error flushes
- * come from the database itself.
+ * come from the database itself. A file is created when the layer starts; an existing
+ * one is appended to, with one warning line, unless `overwrite` is set.
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Scope } from "effect"
 import type { MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
 import * as Hooks from "../engine/Hooks.ts"
 import { keyName } from "../engine/TaskGraph.ts"
@@ -117,28 +118,65 @@ export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callb
 }
 
 /**
+ * A trace layer writing into an existing database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DatabaseTarget {
+  readonly database: EventDatabase
+}
+
+/**
+ * A trace layer writing into a file: opened (created) when the layer starts, appended to
+ * when it exists (with a warning naming the file and its size) unless `overwrite`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FileTarget {
+  readonly file: string
+  /** events buffered before a batch is written (default 5000) */
+  readonly commitThreshold?: number
+  /** truncate the file when it is opened instead of appending to it (default false) */
+  readonly overwrite?: boolean
+  /** DASF's name for `overwrite` */
+  readonly removeOldOutputFile?: boolean
+  /** where the warning about appending to a non-empty file goes (default: a line on stderr) */
+  readonly warn?: (line: string) => void
+}
+
+/**
  * Where the trace layer writes: an existing database, or a file.
  *
  * @since 0.1.0
  * @category models
  */
-export type TraceOptions =
-  | { readonly database: EventDatabase }
-  | { readonly file: string; readonly commitThreshold?: number; readonly removeOldOutputFile?: boolean }
+export type TraceOptions = DatabaseTarget | FileTarget
 
 /**
- * Opens (scoped) the database the options name; a file database is closed with the scope.
+ * Opens (scoped) the database the options name; a file database is opened (created)
+ * now, warning through `warn` when it already holds events and is appended to, and
+ * closed with the scope.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const openDatabase = (options: TraceOptions) =>
+export const openDatabase = (options: TraceOptions): Effect.Effect<EventDatabase, DatabaseError, Scope.Scope> =>
   "database" in options
     ? Effect.succeed(options.database)
-    : FileDatabase.make(options.file, {
-      ...(options.commitThreshold !== undefined ? { commitThreshold: options.commitThreshold } : {}),
-      ...(options.removeOldOutputFile !== undefined ? { removeOldOutputFile: options.removeOldOutputFile } : {})
-    })
+    : Effect.tap(
+      FileDatabase.make(options.file, {
+        ...(options.commitThreshold !== undefined ? { commitThreshold: options.commitThreshold } : {}),
+        ...(options.overwrite !== undefined ? { overwrite: options.overwrite } : {}),
+        ...(options.removeOldOutputFile !== undefined ? { removeOldOutputFile: options.removeOldOutputFile } : {})
+      }),
+      (db) =>
+        Effect.try({
+          try: () => FileDatabase.openAnnounced(db, options.warn),
+          catch: (e) => e as DatabaseError
+        })
+    )
 
 /**
  * Registers the trace callbacks globally for the layer's lifetime; a file database is
