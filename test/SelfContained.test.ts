@@ -40,8 +40,13 @@ const listFiles = (): { readonly files: ReadonlyArray<string>; readonly git: boo
         maxBuffer: 64 * 1024 * 1024,
         stdio: ["ignore", "pipe", "ignore"]
       })
-      // a file deleted in the work tree but still in the index is not there to read
-      return { files: out.split("\0").filter((f) => f !== "" && existsSync(join(root, f))), git: true }
+      // Only regular files: not one deleted in the work tree but still in the index, nor
+      // a symlinked node_modules (git lists a link as an untracked file: `node_modules/`
+      // in .gitignore matches directories only).
+      const files = out.split("\0").filter((f) =>
+        f !== "" && !skipped.has(f.split("/")[0]) && existsSync(join(root, f)) && statSync(join(root, f)).isFile()
+      )
+      return { files, git: true }
     } catch {
       // no git on PATH, or git refuses the checkout (e.g. safe.directory): walk instead
     }
