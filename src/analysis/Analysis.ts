@@ -21,7 +21,16 @@ export { criticalPath, criticalPathRows } from "./CriticalPath.ts"
 export { toCsv, toText } from "./Format.ts"
 export { dasfFunctionName, functionName } from "./FunctionName.ts"
 export { load, loadBytesUnsafe, loadPromise, parallelMinBytes } from "./Load.ts"
-export type { LoadOptions, LoadProgress, TraceTables } from "./Load.ts"
+export type {
+  LoadOptions,
+  LoadProgress,
+  MemorySchema,
+  ResourcesSchema,
+  StringColumn,
+  TasksSchema,
+  TraceTables,
+  TypedTable
+} from "./Load.ts"
 export { perFunctionSummary } from "./Summary.ts"
 export type { Tables } from "./internal/TaskView.ts"
 

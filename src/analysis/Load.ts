@@ -16,6 +16,9 @@
  *   host_net_io.read_bps, ..., num_fds, time); null where a sample lacks the arg
  *   (no GPU: DASF-NOTES 1).
  *
+ * Each table's columns are typed (`TypedTable<TasksSchema>`, `MemorySchema`,
+ * `ResourcesSchema`): `getChild` takes only column names, rows have typed fields.
+ *
  * Decoding streams each file through the specialised `RecordDecoder`; large loads
  * decode batches of records on worker threads (`internal/ParallelDecode.ts`) and
  * merge their columns, with the same result.
@@ -33,7 +36,7 @@ import {
   Table,
   Utf8
 } from "apache-arrow"
-import type { Data, Vector } from "apache-arrow"
+import type { Data, StructRowProxy, TypeMap, Vector } from "apache-arrow"
 import { Effect } from "effect"
 import {
   checkTailUnsafe,
@@ -44,11 +47,97 @@ import {
 } from "../trace/TraceFormat.ts"
 import { availableParallelism } from "node:os"
 import { functionName } from "./FunctionName.ts"
-import type { F64, I32 } from "./internal/Columns.ts"
+import type { F64, I32, resourceArgs as ResourceArgNames } from "./internal/Columns.ts"
 import { resourceArgs } from "./internal/Columns.ts"
 import { decodeParallelPromise } from "./internal/ParallelDecode.ts"
 import { RecordDecoder } from "./internal/RecordDecoder.ts"
 import type { StringPool } from "./internal/StringPool.ts"
+
+/**
+ * A string column: dictionary-encoded Utf8 with Int32 codes (Arrow's
+ * `Dictionary<Utf8, Int32>`). Arrow types a dictionary vector's `toArray()` as its codes'
+ * array, but it returns the decoded strings (null for a null row): `TArray` says so.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StringColumn extends Omit<Dictionary<Utf8, Int32>, "TArray"> {
+  readonly TArray: Array<string | null>
+}
+
+/**
+ * Columns of the `tasks` table (one row per `Compute` X event). Numbers are Float64,
+ * null when the event lacks them; `key` and `dependencies` share one dictionary with
+ * the memory table's `key`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TasksSchema = {
+  readonly host: StringColumn
+  readonly worker: StringColumn
+  readonly key: StringColumn
+  readonly function: StringColumn
+  readonly state: StringColumn
+  /** seconds: `end - duration` */
+  readonly start: Float64
+  /** seconds: the event's timestamp (the task's end) */
+  readonly end: Float64
+  /** seconds */
+  readonly duration: Float64
+  /** bytes */
+  readonly size: Float64
+  /** thread CPU seconds */
+  readonly cpu_time: Float64
+  readonly dependencies: List<StringColumn>
+}
+
+/**
+ * Columns of the `memory` table (`Managed Memory` events).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type MemorySchema = {
+  readonly timestamp: Float64
+  readonly host: StringColumn
+  readonly worker: StringColumn
+  readonly key: StringColumn
+  readonly state: StringColumn
+  /** bytes held by the worker */
+  readonly size: Float64
+  /** chunks held by the worker */
+  readonly tasks: Float64
+}
+
+/**
+ * Columns of the `resources` table (`Resource Usage` events): timestamp, host and one
+ * Float64 column per DASF numeric arg (cpu, memory, gpu_utilization, gpu_memory_used,
+ * host_net_io.read_bps, host_net_io.write_bps, host_disk_io.read_bps,
+ * host_disk_io.write_bps, num_fds, time), null where a sample lacks it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ResourcesSchema =
+  & {
+    readonly timestamp: Float64
+    readonly host: StringColumn
+  }
+  & { readonly [K in (typeof ResourceArgNames)[number]]: Float64 }
+
+/**
+ * An Arrow table whose columns are known: `getChild` takes only its column names and
+ * returns typed vectors; rows (`get`, iteration, `toArray`) have typed fields. The same
+ * `Table` object at run time.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TypedTable<T extends TypeMap> extends Table<T> {
+  [Symbol.iterator](): IterableIterator<StructRowProxy<T>>
+  toArray(): Array<StructRowProxy<T>>
+}
 
 /**
  * The loaded tables plus what loading found.
@@ -57,9 +146,9 @@ import type { StringPool } from "./internal/StringPool.ts"
  * @category models
  */
 export interface TraceTables {
-  readonly tasks: Table
-  readonly memory: Table
-  readonly resources: Table
+  readonly tasks: TypedTable<TasksSchema>
+  readonly memory: TypedTable<MemorySchema>
+  readonly resources: TypedTable<ResourcesSchema>
   readonly files: ReadonlyArray<string>
   /** events per event name, over all files */
   readonly eventCounts: Readonly<Record<string, number>>
@@ -217,7 +306,7 @@ const dictType = () => new Dictionary(new Utf8(), new Int32())
 const dictColumns = (
   idss: ReadonlyArray<Int32Array>,
   pool: StringPool
-): Array<Data<Dictionary<Utf8, Int32>>> => {
+): Array<Data<StringColumn>> => {
   const remap = new Int32Array(pool.size).fill(-1)
   const used: Array<number> = []
   const parts = idss.map((ids) => {
@@ -251,11 +340,11 @@ const dictColumns = (
       ...(bitmap !== undefined ? { nullBitmap: bitmap } : {}),
       data: out,
       dictionary
-    })
+    }) as unknown as Data<StringColumn> // the same Data; StringColumn only re-types toArray()
   )
 }
 
-const dictColumn = (ids: Int32Array, pool: StringPool): Data<Dictionary<Utf8, Int32>> =>
+const dictColumn = (ids: Int32Array, pool: StringPool): Data<StringColumn> =>
   dictColumns([ids], pool)[0]
 
 /** A Float64 column, NaN = null. */
@@ -278,10 +367,10 @@ const f64Column = (xs: Float64Array): Data<Float64> => {
   })
 }
 
-const table = (cols: Record<string, Data>): Table => {
+const table = <T extends TypeMap>(cols: { readonly [K in keyof T]: Data<T[K]> }): TypedTable<T> => {
   const vectors: Record<string, Vector> = {}
-  for (const [k, d] of Object.entries(cols)) vectors[k] = makeVector(d)
-  return new Table(vectors)
+  for (const [k, d] of Object.entries(cols)) vectors[k] = makeVector(d as Data)
+  return new Table(vectors) as unknown as TypedTable<T>
 }
 
 const copy = (c: F64 | I32) => c.view().slice()
@@ -322,9 +411,9 @@ const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: n
     length: n,
     nullCount: 0,
     valueOffsets: copy(t.depOffsets) as Int32Array,
-    child: depChild
-  })
-  const tasks = table({
+    child: depChild as unknown as Data<Dictionary<Utf8, Int32>>
+  }) as unknown as Data<List<StringColumn>>
+  const tasks = table<TasksSchema>({
     host: dictColumn(t.host.view(), strings),
     worker: dictColumn(t.worker.view(), strings),
     key: keyCol,
@@ -337,7 +426,7 @@ const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: n
     cpu_time: f64Column(copy(t.cpuTime) as Float64Array),
     dependencies: deps
   })
-  const memory = table({
+  const memory = table<MemorySchema>({
     timestamp: f64Column(copy(m.timestamp) as Float64Array),
     host: dictColumn(m.host.view(), strings),
     worker: dictColumn(m.worker.view(), strings),
@@ -357,7 +446,7 @@ const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: n
   return {
     tasks,
     memory,
-    resources: table(resCols),
+    resources: table(resCols as { readonly [K in keyof ResourcesSchema]: Data<ResourcesSchema[K]> }),
     files,
     eventCounts,
     events,

@@ -347,13 +347,13 @@ const concat = (self: ChunkedArray, chunks: ReadonlyArray<Chunk.Chunk>): Chunk.C
 }
 
 /**
- * Reference to a kernel in one of Tessera's kernel modules (`src/kernels/<module>.ts`).
+ * Reference to a kernel in one of Tessera's kernel modules (`src/kernels/<module>.ts`, or `.js` in the compiled package).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const kernel = (module: string, name: string): Kernel.KernelRef =>
-  Kernel.ref(new URL(`../kernels/${module}.ts`, import.meta.url).href, name)
+  Kernel.ref(Kernel.sibling(import.meta.url, `../kernels/${module}`).href, name)
 
 /**
  * Runs a kernel on every block and returns the per-block results, in block order.

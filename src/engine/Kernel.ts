@@ -35,6 +35,23 @@ export type KernelFn = (...args: ReadonlyArray<any>) => unknown
 export const ref = (module: string, name: string): KernelRef => ({ module, name })
 
 /**
+ * The URL of a module next to `base` (normally `import.meta.url`), given without its
+ * extension: `.ts` when `base` is a TypeScript source run directly (development), `.js`
+ * when it is the compiled package (`dist/`). Worker entry points and Tessera's own
+ * kernel modules are found this way, so both layouts work unchanged.
+ *
+ * @example
+ * ```ts
+ * Kernel.sibling(import.meta.url, "../kernels/elementwise") // file:///…/kernels/elementwise.ts (or .js)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const sibling = (base: string, relative: string): URL =>
+  new URL(relative + (base.endsWith(".ts") ? ".ts" : ".js"), base)
+
+/**
  * A stable identifier `module#name`, used to intern kernel refs.
  *
  * @since 0.1.0

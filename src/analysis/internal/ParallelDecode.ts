@@ -91,7 +91,8 @@ export interface Ack {
   readonly events: number
 }
 
-const workerUrl = new URL("./DecodeWorker.ts", import.meta.url)
+// `.ts` when run from the sources, `.js` from the compiled package (dist/).
+const workerUrl = new URL(`./DecodeWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
 
 /** What the parallel decode found (the decoder holds the merged columns). */
 export interface ParallelDecoded {

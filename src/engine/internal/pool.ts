@@ -21,6 +21,7 @@
 import { hostname } from "node:os"
 import { Worker } from "node:worker_threads"
 import * as EngineError from "../EngineError.ts"
+import * as Kernel from "../Kernel.ts"
 import type { KernelRef } from "../Kernel.ts"
 import * as State from "../State.ts"
 import { deliverRecords, MemoryBook, post, pre, record } from "./job.ts"
@@ -32,7 +33,7 @@ const TARGET_BATCH_MS = 2
 const MAX_BATCH = 1024
 const MAX_OUTSTANDING = 2
 const CANCEL_GRACE_MS = 100
-const workerUrl = new URL("./worker.ts", import.meta.url)
+const workerUrl = Kernel.sibling(import.meta.url, "./worker")
 
 /**
  * Pool options.

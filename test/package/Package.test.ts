@@ -1,0 +1,153 @@
+/**
+ * The published package, used as a new project would: `npm pack`, install the tarball
+ * into a temporary consumer project, typecheck a consumer file under a standard
+ * `module: nodenext` tsconfig, run it (a small profiled pipeline, its trace loaded and
+ * printed as a table), and run the `tessera` binary from there — on Node 24, and on an
+ * older Node, where it must say which Node it needs.
+ *
+ * Needs the npm registry (dependencies of the tarball; npm's cache serves most of them).
+ */
+import assert from "node:assert/strict"
+import { execFileSync, spawnSync } from "node:child_process"
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { after, before, describe, it } from "node:test"
+import { fileURLToPath } from "node:url"
+
+const repo = fileURLToPath(new URL("../../", import.meta.url))
+const fixture = join(repo, "test/fixtures/dasf-small/small-TracePlugin.msgpack")
+const tsc = join(repo, "node_modules/.bin/tsc")
+const node24 = process.execPath
+
+/** npm's own variables from an enclosing `npm test` would redirect the inner npm calls. */
+const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k)) env[k] = v
+  return { ...env, npm_config_fund: "false", npm_config_audit: "false", npm_config_update_notifier: "false", ...extra }
+}
+
+const run = (cmd: string, args: ReadonlyArray<string>, cwd: string, env = cleanEnv()) => {
+  const r = spawnSync(cmd, args, { cwd, env, encoding: "utf8", timeout: 240_000 })
+  return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "", error: r.error }
+}
+
+const consumerTs = `
+import { mkdtempSync } from "node:fs"
+import { hostname, tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { Analysis, Datasets, DefaultProfiler, Estimators, Executor, Pipeline } from "tessera"
+import * as TaskGraph from "tessera/engine/TaskGraph"
+
+const dir = mkdtempSync(join(tmpdir(), "tessera-consumer-"))
+const { X } = Datasets.makeBlobs({ nSamples: 4_000, centers: [[0, 0], [6, 6]], chunks: 1_000 })
+const kmeans = new Estimators.KMeans({ nClusters: 2 })
+const pipeline = Pipeline.make("consumer")
+pipeline.add(kmeans.fitPredict, { X })
+await Effect.runPromise(
+  pipeline.run().pipe(
+    Effect.provide(Executor.layerWorkers({ workers: 2 })),
+    Effect.provide(DefaultProfiler.layer({ name: "consumer", directory: dir }))
+  )
+)
+const tables = await Analysis.loadPromise([join(dir, \`consumer-TracePlugin-\${hostname()}.msgpack\`)])
+process.stdout.write(Analysis.toText(Analysis.perFunctionBottleneck(tables), 10) + "\\n")
+process.stdout.write("centers " + kmeans.model!.centers.length + " " + typeof TaskGraph.make + "\\n")
+`
+
+describe("Package", { timeout: 300_000 }, () => {
+  let work = ""
+  let consumer = ""
+
+  before(() => {
+    work = mkdtempSync(join(tmpdir(), "tessera-package-"))
+    const packed = run("npm", ["pack", "--pack-destination", work], repo)
+    assert.equal(packed.status, 0, `npm pack failed:\n${packed.stdout}${packed.stderr}`)
+    const tarball = readdirSync(work).find((f) => f.endsWith(".tgz"))
+    assert.ok(tarball !== undefined, "npm pack wrote no tarball")
+    consumer = join(work, "consumer")
+    execFileSync("mkdir", [consumer])
+    writeFileSync(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+    writeFileSync(
+      join(consumer, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { module: "nodenext", target: "es2023", strict: true, noEmit: true, types: ["node"] },
+        include: ["*.ts"]
+      })
+    )
+    writeFileSync(join(consumer, "main.ts"), consumerTs)
+    const installed = run(
+      "npm",
+      ["install", "--prefer-offline", "--no-audit", "--no-fund", join(work, tarball), "@types/node@24"],
+      consumer
+    )
+    assert.equal(installed.status, 0, `npm install of the tarball failed:\n${installed.stderr}`)
+  })
+
+  after(() => {
+    if (work !== "") rmSync(work, { recursive: true, force: true })
+  })
+
+  it("ships compiled JavaScript and declarations, and no TypeScript sources", () => {
+    const dist = join(consumer, "node_modules/tessera/dist")
+    const top = readdirSync(dist)
+    assert.ok(top.includes("index.js") && top.includes("index.d.ts"))
+    const ls = run("find", [join(consumer, "node_modules/tessera"), "-name", "*.ts", "-not", "-name", "*.d.ts"], consumer)
+    assert.equal(ls.stdout.trim(), "", `TypeScript sources in the package:\n${ls.stdout}`)
+  })
+
+  it("typechecks a consumer file under a standard nodenext tsconfig", () => {
+    const r = run(tsc, ["-p", consumer], consumer)
+    assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`)
+  })
+
+  it("runs a profiled pipeline from the package and prints its trace's table", () => {
+    const r = run(node24, ["main.ts"], consumer)
+    assert.equal(r.status, 0, r.stderr)
+    assert.match(r.stdout, /Function bottleneck|Function\s+Duration/)
+    assert.match(r.stdout, /lloyd/)
+    assert.match(r.stdout, /centers 2 function/)
+  })
+
+  it("keeps every internal/ module out of reach", () => {
+    const r = run(node24, ["-e", `import("tessera/engine/internal/pool").then(() => console.log("reached"), (e) => console.log(e.code))`], consumer)
+    assert.equal(r.stdout.trim(), "ERR_PACKAGE_PATH_NOT_EXPORTED")
+  })
+
+  it("runs `npx tessera --version` and `npx tessera analyze` on Node 24", () => {
+    const env = cleanEnv({ PATH: `${dirname(node24)}:${process.env.PATH ?? ""}` })
+    const version = run("npx", ["--no-install", "tessera", "--version"], consumer, env)
+    assert.equal(version.status, 0, version.stderr)
+    assert.match(version.stdout, /0\.1\.0/)
+    const analyze = run("npx", ["--no-install", "tessera", "analyze", "-d", fixture, "--head", "3"], consumer, env)
+    assert.equal(analyze.status, 0, analyze.stderr)
+    assert.match(analyze.stdout, /Function bottleneck/)
+    assert.match(analyze.stdout, /Task balance/)
+  })
+
+  it("says which Node it needs when an older Node starts the installed binary", (t) => {
+    const old = ["/usr/bin/node", "/usr/local/bin/node"].find((p) => {
+      const v = spawnSync(p, ["--version"], { encoding: "utf8" })
+      return v.status === 0 && Number(v.stdout.slice(1).split(".")[0]) < 24
+    })
+    if (old === undefined) return t.skip("no Node older than 24 on this machine")
+    const r = run(old, [join(consumer, "node_modules/tessera/bin/tessera.js"), "--version"], consumer)
+    assert.equal(r.status, 1)
+    assert.equal(r.stdout, "")
+    const lines = r.stderr.trim().split("\n")
+    assert.equal(lines.length, 1, r.stderr)
+    assert.match(lines[0]!, /needs Node\.js 24 or newer, found v\d+/)
+  })
+
+  it("re-runs itself with the pinned Node 24 when an older Node starts it in a checkout", (t) => {
+    const old = ["/usr/bin/node", "/usr/local/bin/node"].find((p) => {
+      const v = spawnSync(p, ["--version"], { encoding: "utf8" })
+      return v.status === 0 && Number(v.stdout.slice(1).split(".")[0]) < 24
+    })
+    if (old === undefined) return t.skip("no Node older than 24 on this machine")
+    const r = run(old, [join(repo, "bin/tessera.js"), "--version"], repo)
+    assert.equal(r.status, 0, r.stderr)
+    assert.match(r.stdout, /0\.1\.0/)
+  })
+})
