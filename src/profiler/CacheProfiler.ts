@@ -48,14 +48,25 @@ const taskOf = (graph: TaskGraph, i: number): string => {
 }
 
 /**
+ * Options of the cache profiler.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CacheProfilerOptions {
+  /** measures each result (default: 1 per result) */
+  readonly metric?: (result: unknown) => number
+  /** the metric's name in results (default "count", or the metric function's name) */
+  readonly metricName?: string
+}
+
+/**
  * A new cache profiler; `metric(result)` measures each result (default 1).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (
-  options: { readonly metric?: (result: unknown) => number; readonly metricName?: string } = {}
-): CacheProfiler => {
+export const make = (options: CacheProfilerOptions = {}): CacheProfiler => {
   const metric = options.metric ?? (() => 1)
   let results: Array<CacheData> = []
   // task index -> [metric, cacheTime] while cached (per compute)

@@ -40,12 +40,23 @@ export interface ResourceProfiler extends HasCallbacks {
 }
 
 /**
+ * Options of the resource profiler.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResourceProfilerOptions {
+  /** sampling period in seconds (default 1, dask's) */
+  readonly dt?: number
+}
+
+/**
  * A new resource profiler sampling every `dt` seconds (must be > 0; throws RangeError).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: { readonly dt?: number } = {}): ResourceProfiler => {
+export const make = (options: ResourceProfilerOptions = {}): ResourceProfiler => {
   const dt = options.dt ?? 1
   if (!(dt > 0) || !Number.isFinite(dt)) throw new RangeError(`ResourceProfiler dt must be a positive number of seconds, got ${dt}`)
   let results: Array<ResourceData> = []
