@@ -53,7 +53,7 @@ await Effect.runPromise(
 )
 const tables = await Analysis.loadPromise([join(dir, \`consumer-TracePlugin-\${hostname()}.msgpack\`)])
 process.stdout.write(Analysis.toText(Analysis.perFunctionBottleneck(tables), 10) + "\\n")
-process.stdout.write("centers " + kmeans.model!.centers.length + " " + typeof TaskGraph.make + "\\n")
+process.stdout.write("clusters " + kmeans.model!.nClusters + " " + typeof TaskGraph.make + "\\n")
 `
 
 describe("Package", { timeout: 300_000 }, () => {
@@ -107,7 +107,7 @@ describe("Package", { timeout: 300_000 }, () => {
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, /Function bottleneck|Function\s+Duration/)
     assert.match(r.stdout, /lloyd/)
-    assert.match(r.stdout, /centers 2 function/)
+    assert.match(r.stdout, /clusters 2 function/)
   })
 
   it("keeps every internal/ module out of reach", () => {
