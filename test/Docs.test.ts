@@ -1,0 +1,146 @@
+/**
+ * README.md and docs/*.md run as written. Every fenced block tagged `sh` is run line by
+ * line, and every block tagged `ts` is run as a module, the way a reader would paste
+ * them on a fresh clone (after `npm install`). Blocks with no tag or another tag
+ * (`text`: usage synopses, sample output) are not code and are not run.
+ *
+ * A `ts` block may hold several files: a line `// file: NAME.ts` starts a new one, and
+ * the last file is the one run. Blocks run in a scratch folder inside the repository
+ * (under the git-ignored tmp/) that links the repository's top-level entries, so
+ * `import … from "tessera/…"` resolves through the package's own exports (the compiled
+ * dist/, which `npm test` builds first) and whatever a block writes stays out of the
+ * work tree.
+ *
+ * Commands that are not run, and why, are listed in `notRun`.
+ */
+import assert from "node:assert/strict"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { after, before, describe, it } from "node:test"
+import { fileURLToPath } from "node:url"
+
+const repo = fileURLToPath(new URL("../", import.meta.url))
+
+/** Commands a reader runs but this test cannot, each with the reason. */
+const notRun: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^npm (install|ci)\b/, "the test runs inside an installed checkout"],
+  [/^npm test\b/, "this test is part of npm test"],
+  [/^npm run bench\b/, "benchmarks take minutes and are not tests"],
+  [/^export PATH=/, "the test runs every command with Node 24 first on PATH already"],
+  [/^git clone\b/, "the test runs inside a clone"],
+  [/^cd\b/, "the test runs in the repository root"]
+]
+
+interface Block {
+  readonly file: string
+  readonly line: number
+  readonly lang: string
+  readonly code: string
+}
+
+const blocks = (file: string): Array<Block> => {
+  const lines = readFileSync(join(repo, file), "utf8").split("\n")
+  const out: Array<Block> = []
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\S*)\s*$/.exec(lines[i]!)
+    if (open === null) continue
+    const start = i
+    const body: Array<string> = []
+    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!)
+    out.push({ file, line: start + 1, lang: open[1]!, code: body.join("\n") })
+  }
+  return out
+}
+
+const markdown = ["README.md", ...readdirSync(join(repo, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)]
+const all = markdown.flatMap(blocks)
+
+/** One shell command per logical line (backslash continuations joined, comments dropped). */
+const commands = (code: string): Array<string> => {
+  const out: Array<string> = []
+  let cur = ""
+  for (const raw of code.split("\n")) {
+    const line = raw.trimEnd()
+    if (cur === "" && (line.trim() === "" || line.trim().startsWith("#"))) continue
+    if (line.endsWith("\\")) {
+      cur += line.slice(0, -1) + " "
+      continue
+    }
+    out.push((cur + line).trim())
+    cur = ""
+  }
+  return out
+}
+
+let sandbox = ""
+const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` }
+for (const k of Object.keys(env)) if (/^npm_/i.test(k)) delete env[k]
+
+describe("Docs", { timeout: 600_000 }, () => {
+  before(() => {
+    mkdirSync(join(repo, "tmp"), { recursive: true })
+    sandbox = join(repo, "tmp", `docs-${process.pid}`)
+    rmSync(sandbox, { recursive: true, force: true })
+    mkdirSync(sandbox)
+    for (const entry of readdirSync(repo)) {
+      if (entry === "tmp" || entry === ".git") continue
+      symlinkSync(join(repo, entry), join(sandbox, entry))
+    }
+  })
+  after(() => {
+    if (sandbox !== "") rmSync(sandbox, { recursive: true, force: true })
+  })
+
+  it("builds the package first (npm test does), so blocks can import tessera/…", () => {
+    assert.ok(existsSync(join(repo, "dist", "index.js")), "dist/ is missing: run npm run build (npm test runs it first)")
+  })
+
+  it("finds runnable blocks in README.md", () => {
+    const readme = all.filter((b) => b.file === "README.md" && (b.lang === "sh" || b.lang === "ts"))
+    assert.ok(readme.length >= 3, `README.md has ${readme.length} runnable blocks`)
+  })
+
+  for (const b of all) {
+    if (b.lang === "sh") {
+      for (const cmd of commands(b.code)) {
+        const skip = notRun.find(([re]) => re.test(cmd))
+        it(`${b.file}:${b.line} $ ${cmd}`, { skip: skip?.[1] ?? false }, () => {
+          const r = spawnSync("bash", ["-c", cmd], { cwd: sandbox, env, encoding: "utf8", timeout: 180_000 })
+          assert.equal(r.status, 0, `exit ${r.status}${r.signal !== null ? ` (${r.signal})` : ""}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-3000)}`)
+        })
+      }
+    } else if (b.lang === "ts") {
+      it(`${b.file}:${b.line} (ts block) runs`, () => {
+        const dir = join(sandbox, "blocks", `${b.file.replace(/\W/g, "_")}_${b.line}`)
+        mkdirSync(dir, { recursive: true })
+        let current = "main.ts"
+        const files = new Map<string, Array<string>>([[current, []]])
+        for (const line of b.code.split("\n")) {
+          const m = /^\/\/ file: (\S+)/.exec(line)
+          if (m !== null) {
+            current = m[1]!
+            files.set(current, [])
+          } else files.get(current)!.push(line)
+        }
+        for (const [name, lines] of files) if (lines.join("").trim() !== "") writeFileSync(join(dir, name), lines.join("\n") + "\n")
+        const r = spawnSync(process.execPath, [join(dir, current)], { cwd: sandbox, env, encoding: "utf8", timeout: 180_000 })
+        assert.equal(r.status, 0, `exit ${r.status}${r.signal !== null ? ` (${r.signal})` : ""}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-3000)}`)
+      })
+    }
+  }
+
+  it("every ts block typechecks as a consumer's file would (module nodenext, strict)", () => {
+    const dir = join(sandbox, "blocks")
+    if (!existsSync(dir)) return
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { module: "nodenext", target: "es2024", strict: true, noEmit: true, skipLibCheck: true, types: ["node"] },
+        include: ["**/*.ts"]
+      })
+    )
+    const r = spawnSync(join(repo, "node_modules/.bin/tsc"), ["-p", dir], { cwd: sandbox, env, encoding: "utf8", timeout: 180_000 })
+    assert.equal(r.status, 0, r.stdout + r.stderr)
+  })
+})
