@@ -13,7 +13,7 @@ import { isTraceFormatError } from "../trace/TraceFormat.ts"
 import { fromTables } from "./fromTables.ts"
 import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./Html.ts"
-import { loadEvents, ReportInputError, runName } from "./loadEvents.ts"
+import { fromTraceFormatError, loadEvents, runName } from "./loadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
 import { analysisTables } from "./tables.ts"
 
@@ -34,9 +34,7 @@ export const loadReportInput = async (
   try {
     tables = await loadPromise(files)
   } catch (e) {
-    throw isTraceFormatError(e)
-      ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason}: ${e.detail}` })
-      : new ReportInputError({ file: files.join(", "), offset: 0, reason: String(e) })
+    throw isTraceFormatError(e) ? fromTraceFormatError(e) : e
   }
   let data = fromTables(tables, { title: title ?? runName(files), sources: files })
   let total = 0

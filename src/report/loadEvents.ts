@@ -9,23 +9,36 @@
 import { basename } from "node:path"
 import { Data } from "effect"
 import { decodeRecordsUnsafe, isTraceFormatError, readFilePromise } from "../trace/TraceFormat.ts"
-import type { DecodedTrace } from "../trace/TraceFormat.ts"
+import type { DecodedTrace, TraceFormatError } from "../trace/TraceFormat.ts"
 import type { ReportEvent } from "./ReportData.ts"
 
 /**
- * A trace database could not be read or decoded.
+ * A trace database could not be read or decoded: the file, the byte offset of the
+ * offending record (absent when the file could not be opened at all), and why.
  *
  * @since 0.1.0
  * @category errors
  */
 export class ReportInputError extends Data.TaggedError("ReportInputError")<{
   readonly file: string
-  readonly offset: number
+  readonly offset?: number
   readonly reason: string
 }> {
   override get message(): string {
-    return `${this.file}: ${this.reason} (byte offset ${this.offset})`
+    return this.offset === undefined ? `${this.file}: ${this.reason}` : `${this.file}: ${this.reason} (byte offset ${this.offset})`
   }
+}
+
+/**
+ * The `ReportInputError` of a `TraceFormatError`; an error opening the file carries no
+ * byte offset.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const fromTraceFormatError = (e: TraceFormatError): ReportInputError => {
+  const opening = e.reason === "FileNotFound" || (e.reason === "NotReadable" && e.offset === 0)
+  return new ReportInputError({ file: e.file, ...(opening ? {} : { offset: e.offset }), reason: `${e.reason}: ${e.detail}` })
 }
 
 /**
@@ -40,10 +53,8 @@ export interface LoadedEvents {
   readonly droppedBytes: number
 }
 
-const fromTraceError = (e: unknown, file: string): ReportInputError =>
-  isTraceFormatError(e)
-    ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason}: ${e.detail}` })
-    : new ReportInputError({ file, offset: 0, reason: String(e) })
+// anything but a TraceFormatError is not about the file: it is rethrown as it is
+const fromTraceError = (e: unknown): unknown => (isTraceFormatError(e) ? fromTraceFormatError(e) : e)
 
 /**
  * Decode one database's bytes with `src/trace`'s decoder. Throws `ReportInputError`
@@ -60,7 +71,7 @@ export const decodeEventsUnsafe = (
     const r = decodeRecordsUnsafe(bytes, file)
     return { events: r.events, droppedBytes: r.droppedBytes }
   } catch (e) {
-    throw fromTraceError(e, file)
+    throw fromTraceError(e)
   }
 }
 
@@ -78,7 +89,7 @@ export const loadEvents = async (files: ReadonlyArray<string>): Promise<LoadedEv
     try {
       r = await readFilePromise(f)
     } catch (e) {
-      throw fromTraceError(e, f)
+      throw fromTraceError(e)
     }
     for (const e of r.events) events.push(e)
     dropped += r.droppedBytes
