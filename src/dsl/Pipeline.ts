@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Effect } from "effect"
+import { Cause, Clock, Effect, LogLevel } from "effect"
 import { GraphvizError, renderDot } from "../charts/Graphviz.ts"
 import type { Executor } from "../engine/Executor.ts"
 import { DslError } from "./DslError.ts"
@@ -148,19 +148,22 @@ export class Pipeline {
       for (const e of self.entries) {
         const args: Record<string, unknown> = {}
         for (const [k, v] of Object.entries(e.inputs)) args[k] = isNode(v) ? outputs[v.index] : v
-        self.log(`${yield* stamp} INFO - Task '${e.stage.name}': Starting task run...`)
+        if (yield* info) self.log(`${yield* stamp} INFO - Task '${e.stage.name}': Starting task run...`)
         const out = yield* e.stage.run(args).pipe(
           Effect.mapError((cause) => new StageFailed(e.stage.name, cause)),
           Effect.catchDefect((d) => Effect.fail(new StageFailed(e.stage.name, d)))
         )
-        self.log(`${yield* stamp} INFO - Task '${e.stage.name}': Finished task run`)
+        if (yield* info) self.log(`${yield* stamp} INFO - Task '${e.stage.name}': Finished task run`)
         outputs.push(out)
       }
-      self.log(`${yield* stamp} INFO - Pipeline run successfully`)
+      if (yield* info) self.log(`${yield* stamp} INFO - Pipeline run successfully`)
       return new Map(self.entries.map((e, i) => [e.stage.name, outputs[i]]))
     })
   }
 }
+
+/** The INFO lines are written when Effect's minimum log level lets Info through (`--log-level`). */
+const info = LogLevel.isEnabled("Info")
 
 /** `[YYYY-MM-DD HH:MM:SS,mmm]` as DASF's logger prints it (UTC). */
 const stamp = Effect.map(Clock.currentTimeMillis, (ms) => {
