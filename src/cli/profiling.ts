@@ -8,6 +8,8 @@
  *   `{NAME}-TracePlugin-{host}.msgpack` and `{NAME}-ResourceMonitor-{host}.msgpack` in
  *   the working directory; with a pipeline, the trace also holds its stage DAG (the
  *   "Pipeline Graph" event).
+ * - `--overwrite`: the profiler truncates databases of an earlier run with the same
+ *   name instead of appending to them (appending warns on stderr).
  * - `--report FILE`: the HTML report of those databases once the program is done (the
  *   profiler's layer closes, flushing both files, before the report reads them). Without
  *   `--profile`, the databases go to a temporary folder, removed after the report.
@@ -25,6 +27,7 @@ import type { DatabaseError } from "../profiler/EventDatabase.ts"
 import * as DefaultProfiler from "../profiler/DefaultProfiler.ts"
 import type { PipelineLike } from "../profiler/PipelineGraph.ts"
 import { writeReport } from "../report/buildReport.ts"
+import * as Output from "./output.ts"
 
 /**
  * The report could not be written: names the output file and the reason.
@@ -57,6 +60,8 @@ export interface ProfileRequest {
   readonly pipeline?: PipelineLike
   /** printer of the registration lines (default console.log) */
   readonly log?: (line: string) => void
+  /** `--overwrite`: truncate databases of an earlier run with the same name instead of appending */
+  readonly overwrite?: boolean
 }
 
 /**
@@ -104,7 +109,9 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
     const layer = options === undefined ? Layer.empty : DefaultProfiler.layer({
       ...options,
       ...(request.pipeline !== undefined ? { pipeline: request.pipeline } : {}),
-      ...(request.log !== undefined ? { log: request.log } : {})
+      ...(request.log !== undefined ? { log: request.log } : {}),
+      ...(request.overwrite === true ? { overwrite: true } : {}),
+      warn: Output.warn
     })
     const t0 = performance.now()
     // the profiler's layer closes here, flushing both databases before the report reads them

@@ -37,9 +37,10 @@ describe("tessera demo", () => {
     assert.match(html, /<h2>Pipeline stages<\/h2><div class="dag"><svg/)
   })
 
-  it("rejects a bad option with a message naming it", () => {
+  it("rejects a bad option with a usage error naming it (exit 2, one stderr line)", () => {
     const r = spawnSync(process.execPath, [main, "demo", "--workers", "0"], { encoding: "utf8" })
-    assert.notEqual(r.status, 0)
-    assert.match(r.stdout + r.stderr, /--workers must be at least 1, got 0/)
+    assert.equal(r.status, 2)
+    assert.equal(r.stdout, "")
+    assert.match(r.stderr, /^tessera demo: --workers "0": expected an integer of at least 1/)
   })
 })

@@ -16,8 +16,11 @@ import { tableToIPC } from "apache-arrow"
 import { Console, Data, Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { analyses, dasfAnalyses, loadPromise, toCsv, toText } from "../../analysis/Analysis.ts"
-import type { LoadProgress, TraceTables } from "../../analysis/Analysis.ts"
-import { isTraceFormatError, TraceFormatError } from "../../trace/TraceFormat.ts"
+import type { TraceTables } from "../../analysis/Analysis.ts"
+import { isTraceFormatError } from "../../trace/TraceFormat.ts"
+import type { TraceFormatError } from "../../trace/TraceFormat.ts"
+import { databasesFlag, withDefaultShown } from "../flags.ts"
+import * as Output from "../output.ts"
 
 /**
  * Bad command-line use of `analyze` (unknown analysis, no database).
@@ -26,8 +29,10 @@ import { isTraceFormatError, TraceFormatError } from "../../trace/TraceFormat.ts
  * @category errors
  */
 export class AnalyzeUsageError extends Data.TaggedError("AnalyzeUsageError")<{ readonly detail: string }> {
+  /** a usage error: exit status 2 (src/cli/errors.ts) */
+  readonly usage = true
   override get message(): string {
-    return `tessera analyze: ${this.detail}`
+    return this.detail
   }
 }
 
@@ -51,30 +56,6 @@ export const splitArguments = (
   return { databases, analyses: chosen.length > 0 ? chosen : [...dasfAnalyses] }
 }
 
-const progressPrinter = () => {
-  let last = 0
-  let shown = false
-  const onProgress = (p: LoadProgress) => {
-    if (p.bytesTotal < 16 * 1024 * 1024) return
-    const now = performance.now()
-    if (now - last < 250) return
-    last = now
-    shown = true
-    const pct = ((p.bytesRead / p.bytesTotal) * 100).toFixed(0)
-    process.stderr.write(
-      `\rloading ${(p.bytesRead / 2 ** 20).toFixed(0)}/${(p.bytesTotal / 2 ** 20).toFixed(0)} MiB (${pct}%), ${p.events} events`
-    )
-  }
-  const done = (t: TraceTables, ms: number) => {
-    if (shown) process.stderr.write("\n")
-    if (shown || t.droppedBytes > 0) {
-      process.stderr.write(`loaded ${t.events} events from ${t.files.length} database(s) in ${(ms / 1000).toFixed(2)} s\n`)
-    }
-    if (t.droppedBytes > 0) process.stderr.write(`dropped ${t.droppedBytes} bytes of truncated record(s)\n`)
-  }
-  return { onProgress, done }
-}
-
 /**
  * Run the analyses; returns the text printed.
  *
@@ -94,10 +75,14 @@ export const analyzePromise = async (options: {
     throw new AnalyzeUsageError({ detail: `unknown analysis ${unknown.join(", ")}; valid: ${names.join(", ")}` })
   }
   if (options.databases.length === 0) throw new AnalyzeUsageError({ detail: "no database given (-d DB)" })
-  const progress = progressPrinter()
-  const t0 = performance.now()
-  const tables = await loadPromise(options.databases, { onProgress: progress.onProgress })
-  progress.done(tables, performance.now() - t0)
+  const progress = Output.progress("analyze", options.databases)
+  let tables: TraceTables
+  try {
+    tables = await loadPromise(options.databases, { onProgress: progress.onProgress })
+  } finally {
+    progress.end()
+  }
+  progress.loaded(tables.events, tables.files.length, tables.droppedBytes)
   if (options.output !== undefined) await mkdir(options.output, { recursive: true })
   const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
   for (const a of analyses.filter((x) => options.analyses.includes(x.name))) {
@@ -113,10 +98,21 @@ export const analyzePromise = async (options: {
   print("Analyses finished!")
 }
 
-const asError = (e: unknown): TraceFormatError | AnalyzeUsageError =>
-  isTraceFormatError(e) || e instanceof AnalyzeUsageError
-    ? e
-    : new TraceFormatError({ file: "", offset: 0, reason: "NotReadable", detail: e instanceof Error ? e.message : String(e) })
+/**
+ * A failure of `analyzePromise` that is neither a usage error nor a trace that could not
+ * be read (writing the CSV files, say): keeps the original error as `cause`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AnalyzeFailed extends Data.TaggedError("AnalyzeFailed")<{ readonly cause: unknown }> {
+  override get message(): string {
+    return this.cause instanceof Error ? this.cause.message : String(this.cause)
+  }
+}
+
+const asError = (e: unknown): TraceFormatError | AnalyzeUsageError | AnalyzeFailed =>
+  isTraceFormatError(e) || e instanceof AnalyzeUsageError ? e : new AnalyzeFailed({ cause: e })
 
 /**
  * The `analyze` subcommand.
@@ -127,25 +123,24 @@ const asError = (e: unknown): TraceFormatError | AnalyzeUsageError =>
 export const analyze = Command.make(
   "analyze",
   {
-    db: Flag.String("databases").pipe(
-      Flag.withAlias("d"),
-      Flag.withDescription("trace database(s) to analyse, any order (repeat -d, or list them after it)"),
-      Flag.atLeast(0)
-    ),
+    db: databasesFlag({ optional: true }),
     analyses: Flag.String("analyses").pipe(
       Flag.withAlias("a"),
-      Flag.withDescription(`analyses to run (default: ${dasfAnalyses.join(" ")}); any of ${names.join(" ")}`),
+      Flag.withMetavar("ANALYSIS..."),
+      Flag.withDescription(`analyses to run, any of ${names.join(" ")} (default: ${dasfAnalyses.join(" ")})`),
       Flag.atLeast(0)
     ),
     output: Flag.String("output").pipe(
       Flag.withAlias("o"),
-      Flag.withDescription("directory to write <analysis>.csv (and .arrow) into"),
+      Flag.withDescription("directory to write <analysis>.csv (and .arrow) into (default: none, print only)"),
       Flag.optional
     ),
-    head: Flag.Int("head").pipe(Flag.withDescription("rows to print per table"), Flag.withDefault(30)),
+    head: Flag.Int("head").pipe(
+      Flag.filter((n) => n >= 0, () => "an integer of at least 0"),
+      withDefaultShown("rows to print per table", 30)
+    ),
     format: Flag.Literals("format", ["csv", "arrow"] as const).pipe(
-      Flag.withDescription("csv, or arrow to also write Arrow IPC files"),
-      Flag.withDefault("csv" as const)
+      withDefaultShown<"csv" | "arrow">("csv, or arrow to also write Arrow IPC files", "csv")
     ),
     rest: Argument.String("more").pipe(Argument.withDescription("more databases or analyses"), Argument.variadic())
   },

@@ -6,30 +6,24 @@
  *
  * @since 0.1.0
  */
-import { availableParallelism } from "node:os"
-import { Console, Data, Effect } from "effect"
+import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as BenchGraphs from "../../engine/BenchGraphs.ts"
-
-class BenchInputError extends Data.TaggedError("BenchInputError")<{ readonly message: string }> {}
+import { intAtLeast, withDefaultShown, workersFlag } from "../flags.ts"
 
 const engine = Command.make(
   "engine",
   {
     graph: Flag.Literals("graph", ["fanout", "tree", "chain"]).pipe(
-      Flag.withDescription("graph shape: fanout (root + n-1 leaves), tree (binary reduction), chain"),
-      Flag.withDefault("fanout" as const)
+      withDefaultShown<"fanout" | "tree" | "chain">("graph shape: fanout (root + n-1 leaves), tree (binary reduction), chain", "fanout")
     ),
-    tasks: Flag.Int("tasks").pipe(Flag.withDescription("number of tasks (tree: rounded up to 2L-1)"), Flag.withDefault(10_000)),
-    workers: Flag.Int("workers").pipe(Flag.withDescription("worker threads (default: available parallelism)"), Flag.withDefault(availableParallelism())),
-    repeats: Flag.Int("repeats").pipe(Flag.withDescription("timed runs after one warm-up; the median is reported"), Flag.withDefault(5)),
-    json: Flag.Boolean("json").pipe(Flag.withDescription("print one JSON object"), Flag.withDefault(false))
+    tasks: intAtLeast("tasks", 1, "number of tasks (tree: rounded up to 2L-1)", 10_000),
+    workers: workersFlag,
+    repeats: intAtLeast("repeats", 1, "timed runs after one warm-up; the median is reported", 5),
+    json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object", false))
   },
   (c) =>
     Effect.gen(function*() {
-      if (c.tasks < 1) return yield* new BenchInputError({ message: `--tasks must be at least 1, got ${c.tasks}` })
-      if (c.workers < 1) return yield* new BenchInputError({ message: `--workers must be at least 1, got ${c.workers}` })
-      if (c.repeats < 1) return yield* new BenchInputError({ message: `--repeats must be at least 1, got ${c.repeats}` })
       const m = yield* Effect.promise(() => BenchGraphs.measure({ graph: c.graph, tasks: c.tasks, workers: c.workers, repeats: c.repeats }))
       if (c.json) {
         yield* Console.log(JSON.stringify(m))

@@ -1,22 +1,21 @@
 /**
- * `tessera demo [--workers N] [--samples N] [--chunk-rows N] [--profile NAME] [--report FILE] [--json]`:
+ * `tessera demo [--workers N] [--samples N] [--chunk-rows N] [--profile NAME [--overwrite]] [--report FILE] [--json]`:
  * DASF's tutorial 5 (blobs -> Normalize -> KMeans and SOM -> Persist) on the
  * worker-thread executor. `--profile NAME` registers the default profiler (trace and
  * resource databases named as DASF names them, in the working directory, the trace with
  * the pipeline's stage DAG); `--report FILE` writes the HTML report of those databases
- * (profiling into a temporary folder when no `--profile` is given). Both through
+ * (profiling into a temporary folder when no `--profile` is given); `--overwrite`
+ * replaces databases of an earlier run with the same name. All through
  * src/cli/profiling.ts, shared with `tessera run`.
  *
  * @since 0.1.0
  */
-import { availableParallelism } from "node:os"
-import { Console, Data, Effect } from "effect"
+import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Executor from "../../engine/Executor.ts"
 import * as Tutorial5 from "../../dsl/Tutorial5.ts"
+import { intAtLeast, overwriteFlag, profileFlag, reportFlag, withDefaultShown, workersFlag } from "../flags.ts"
 import { profiled } from "../profiling.ts"
-
-class DemoInputError extends Data.TaggedError("DemoInputError")<{ readonly message: string }> {}
 
 const fmt = (p: ReadonlyArray<number>) => `(${p.map((v) => v.toFixed(3)).join(", ")})`
 
@@ -29,18 +28,16 @@ const fmt = (p: ReadonlyArray<number>) => `(${p.map((v) => v.toFixed(3)).join(",
 export const demo = Command.make(
   "demo",
   {
-    workers: Flag.Int("workers").pipe(Flag.withDescription("worker threads (default: available parallelism)"), Flag.withDefault(availableParallelism())),
-    samples: Flag.Int("samples").pipe(Flag.withDescription("rows of blobs"), Flag.withDefault(100_000)),
-    chunkRows: Flag.Int("chunk-rows").pipe(Flag.withDescription("rows per chunk"), Flag.withDefault(5_000)),
-    profile: Flag.String("profile").pipe(Flag.withDescription("write trace databases {NAME}-TracePlugin-{host}.msgpack and {NAME}-ResourceMonitor-{host}.msgpack"), Flag.optional),
-    report: Flag.String("report").pipe(Flag.withDescription("write a self-contained HTML performance report to FILE"), Flag.optional),
-    json: Flag.Boolean("json").pipe(Flag.withDescription("print a JSON summary only"), Flag.withDefault(false))
+    workers: workersFlag,
+    samples: intAtLeast("samples", 3, "rows of blobs", 100_000),
+    chunkRows: intAtLeast("chunk-rows", 1, "rows per chunk", 5_000),
+    profile: profileFlag,
+    report: reportFlag,
+    overwrite: overwriteFlag,
+    json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON summary only", false))
   },
   (c) =>
     Effect.gen(function*() {
-      if (c.workers < 1) return yield* new DemoInputError({ message: `--workers must be at least 1, got ${c.workers}` })
-      if (c.samples < 3) return yield* new DemoInputError({ message: `--samples must be at least 3, got ${c.samples}` })
-      if (c.chunkRows < 1) return yield* new DemoInputError({ message: `--chunk-rows must be at least 1, got ${c.chunkRows}` })
       const quiet = c.json ? { log: () => {} } : {}
       const options = { samples: c.samples, chunkRows: c.chunkRows, ...quiet }
       const tutorial = Tutorial5.make(options)
@@ -48,6 +45,7 @@ export const demo = Command.make(
       const p = yield* profiled(Tutorial5.run(options, tutorial).pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {
         profile: c.profile,
         report: c.report,
+        overwrite: c.overwrite,
         defaultName: "demo",
         title: "tessera demo (DASF tutorial 5)",
         pipeline,

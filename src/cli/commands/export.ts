@@ -1,6 +1,6 @@
 /**
- * `tessera export -d DB... --format chrome|csv|arrow -o FILE`: Chrome Trace Event JSON
- * for Perfetto / chrome://tracing, or the flat event table as CSV or Arrow IPC.
+ * `tessera export -d DB [DB...] --format chrome|csv|arrow -o FILE`: Chrome Trace Event
+ * JSON for Perfetto / chrome://tracing, or the flat event table as CSV or Arrow IPC.
  *
  * @since 0.1.0
  */
@@ -10,21 +10,30 @@ import { Command, Flag } from "effect/cli"
 import { chromeTraceJson, toChromeTrace } from "../../analysis/exports/ChromeTrace.ts"
 import { eventTable, tableToArrowFile, tableToCsv } from "../../analysis/exports/EventTable.ts"
 import { loadEvents } from "../../report/loadEvents.ts"
-import { dbFlag, reportCause } from "../../report/cliFlags.ts"
+import { databasesFlag, withDefaultShown } from "../flags.ts"
+import * as Output from "../output.ts"
 
 /**
  * Export `files` in `format` to `out`; returns the number of bytes written.
+ * `onPhase` hears `converting` and `writing FILE`.
  *
  * @since 0.1.0
  * @category exports
  */
-export const exportTrace = async (files: ReadonlyArray<string>, format: "chrome" | "csv" | "arrow", out: string): Promise<number> => {
+export const exportTrace = async (
+  files: ReadonlyArray<string>,
+  format: "chrome" | "csv" | "arrow",
+  out: string,
+  onPhase: (phase: string) => void = () => {}
+): Promise<number> => {
   const { events } = await loadEvents(files)
+  onPhase(`converting ${events.length} events to ${format}`)
   const bytes: string | Uint8Array = format === "chrome"
     ? chromeTraceJson(toChromeTrace(events))
     : format === "csv"
     ? tableToCsv(eventTable(events))
     : tableToArrowFile(eventTable(events))
+  onPhase(`writing ${out}`)
   await writeFile(out, bytes)
   return typeof bytes === "string" ? Buffer.byteLength(bytes) : bytes.byteLength
 }
@@ -38,13 +47,15 @@ export const exportTrace = async (files: ReadonlyArray<string>, format: "chrome"
 export const exportCommand = Command.make(
   "export",
   {
-    db: dbFlag,
-    format: Flag.Literals("format", ["chrome", "csv", "arrow"] as const).pipe(Flag.withDescription("chrome (Trace Event JSON), csv or arrow (IPC file)"), Flag.withDefault("chrome" as const)),
-    output: Flag.String("output").pipe(Flag.withAlias("o"), Flag.withDescription("file to write"))
+    db: databasesFlag(),
+    format: Flag.Literals("format", ["chrome", "csv", "arrow"] as const).pipe(
+      withDefaultShown<"chrome" | "csv" | "arrow">("chrome (Trace Event JSON), csv or arrow (IPC file)", "chrome")
+    ),
+    output: Flag.String("output").pipe(Flag.withAlias("o"), Flag.withDescription("file to write (required)"))
   },
   (c) =>
     Effect.gen(function*() {
-      const n = yield* Effect.tryPromise({ try: () => exportTrace(c.db, c.format, c.output), catch: reportCause })
+      const n = yield* Output.tracked("export", c.db, undefined, (p) => exportTrace(c.db, c.format, c.output, p.phase))
       yield* Console.log(`wrote ${c.output} (${c.format}, ${(n / 1024).toFixed(0)} KiB)`)
     })
 ).pipe(Command.withDescription("Export trace databases as Chrome Trace Event JSON, CSV or Arrow IPC."))

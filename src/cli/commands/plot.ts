@@ -1,6 +1,6 @@
 /**
- * `tessera plot hist -d DB... --resource memory,duration,size,cores -o DIR`: Work Queue
- * style per-task histograms as SVG and PNG.
+ * `tessera plot hist -d DB [DB...] [--resource duration,size,cores,memory] [-o DIR]`:
+ * Work Queue style per-task histograms as SVG and PNG.
  *
  * @since 0.1.0
  */
@@ -8,29 +8,34 @@ import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { loadReportData } from "../../report/buildReport.ts"
 import { histogramResources, writeHistograms } from "../../report/Figures.ts"
-import { ReportInputError } from "../../report/loadEvents.ts"
-import { dbFlag, reportCause } from "../../report/cliFlags.ts"
+import { UsageError } from "../errors.ts"
+import { databasesFlag, withDefaultShown } from "../flags.ts"
+import * as Output from "../output.ts"
 
 const hist = Command.make(
   "hist",
   {
-    db: dbFlag,
+    db: databasesFlag(),
     resource: Flag.String("resource").pipe(
-      Flag.withDescription(`comma-separated: ${histogramResources.join(",")}`),
-      Flag.withDefault(histogramResources.join(","))
+      withDefaultShown(`comma-separated, any of ${histogramResources.join(",")}`, histogramResources.join(",")),
     ),
-    output: Flag.String("output").pipe(Flag.withAlias("o"), Flag.withDescription("directory for the figures"), Flag.withDefault("."))
+    output: Flag.String("output").pipe(Flag.withAlias("o"), withDefaultShown("directory for the figures", "."))
   },
   (c) =>
     Effect.gen(function*() {
       const wanted = c.resource.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
       const unknown = wanted.filter((r) => !(histogramResources as ReadonlyArray<string>).includes(r))
-      if (unknown.length > 0) {
-        return yield* Effect.fail(new ReportInputError({ file: "--resource", offset: 0, reason: `unknown resource ${unknown.join(", ")}; known: ${histogramResources.join(", ")}` }))
+      if (unknown.length > 0 || wanted.length === 0) {
+        return yield* new UsageError({
+          flag: "--resource",
+          value: c.resource,
+          expected: `${unknown.length > 0 ? `unknown resource ${unknown.join(", ")}; ` : ""}expected a comma-separated list of ${histogramResources.join(", ")}`
+        })
       }
-      const files = yield* Effect.tryPromise({
-        try: async () => writeHistograms(await loadReportData(c.db), wanted, c.output),
-        catch: reportCause
+      const files = yield* Output.tracked("plot hist", c.db, undefined, async (p) => {
+        const data = await loadReportData(c.db)
+        p.phase(`drawing ${wanted.length} histogram(s) into ${c.output}`)
+        return writeHistograms(data, wanted, c.output)
       })
       for (const f of files) yield* Console.log(`wrote ${f}`)
     })

@@ -1,12 +1,14 @@
 /**
- * `tessera report -d DB [-d DB ...] -o report.html`: the self-contained HTML report.
+ * `tessera report -d DB [DB...] [-o report.html] [--title NAME]`: the self-contained
+ * HTML report.
  *
  * @since 0.1.0
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { writeReport } from "../../report/buildReport.ts"
-import { dbFlag, reportCause } from "../../report/cliFlags.ts"
+import { databasesFlag, withDefaultShown } from "../flags.ts"
+import * as Output from "../output.ts"
 import { exportCommand } from "./export.ts"
 import { plot } from "./plot.ts"
 
@@ -19,17 +21,15 @@ import { plot } from "./plot.ts"
 export const report = Command.make(
   "report",
   {
-    db: dbFlag,
-    output: Flag.String("output").pipe(Flag.withAlias("o"), Flag.withDescription("HTML file to write"), Flag.withDefault("report.html")),
-    title: Flag.String("title").pipe(Flag.withDescription("run name shown in the header"), Flag.optional)
+    db: databasesFlag(),
+    output: Flag.String("output").pipe(Flag.withAlias("o"), withDefaultShown("HTML file to write", "report.html")),
+    title: Flag.String("title").pipe(Flag.withDescription("run name shown in the header (default: from the database file names)"), Flag.optional)
   },
   (c) =>
     Effect.gen(function*() {
       const title = c.title._tag === "Some" ? c.title.value : undefined
-      const r = yield* Effect.tryPromise({
-        try: () => writeReport(c.db, c.output, title === undefined ? {} : { title }),
-        catch: reportCause
-      })
+      const r = yield* Output.tracked("report", c.db, `loading and rendering ${c.output}`, () =>
+        writeReport(c.db, c.output, title === undefined ? {} : { title }))
       yield* Console.log(`wrote ${c.output} (${(r.bytes / 1024).toFixed(0)} KiB, ${r.data.tasks.start.length} tasks)`)
     })
 ).pipe(Command.withDescription("Write a self-contained HTML performance report of trace databases."))

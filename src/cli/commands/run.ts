@@ -1,5 +1,5 @@
 /**
- * `tessera run FILE.ts [--workers N] [--profile NAME] [--report FILE]`: loads a user
+ * `tessera run FILE.ts [--workers N] [--profile NAME [--overwrite]] [--report FILE]`: loads a user
  * pipeline module and runs it on the worker-thread executor. The module's default export
  * is a `Pipeline` (from src/dsl/Pipeline.ts) or a function (possibly async) returning
  * one. Prints the DASF-style run log and one line per stage output.
@@ -8,17 +8,18 @@
  * lines; `{NAME}-TracePlugin-{host}.msgpack` with the pipeline's stage DAG and
  * `{NAME}-ResourceMonitor-{host}.msgpack` in the working directory); `--report FILE`
  * writes the HTML report of those databases (profiling into a temporary folder when no
- * `--profile` is given). Both through src/cli/profiling.ts, shared with `tessera demo`.
+ * `--profile` is given); `--overwrite` replaces databases of an earlier run with the same
+ * name. All through src/cli/profiling.ts, shared with `tessera demo`.
  *
  * @since 0.1.0
  */
-import { availableParallelism } from "node:os"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import { Console, Data, Effect } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, Command } from "effect/cli"
 import * as Executor from "../../engine/Executor.ts"
 import { Pipeline } from "../../dsl/Pipeline.ts"
+import { overwriteFlag, profileFlag, reportFlag, workersFlag } from "../flags.ts"
 import { profiled } from "../profiling.ts"
 
 class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
@@ -67,17 +68,18 @@ export const run = Command.make(
   "run",
   {
     file: Argument.String("file").pipe(Argument.withDescription("pipeline module (.ts/.js) whose default export is a Pipeline or returns one")),
-    workers: Flag.Int("workers").pipe(Flag.withDescription("worker threads (default: available parallelism)"), Flag.withDefault(availableParallelism())),
-    profile: Flag.String("profile").pipe(Flag.withDescription("write trace databases {NAME}-TracePlugin-{host}.msgpack and {NAME}-ResourceMonitor-{host}.msgpack"), Flag.optional),
-    report: Flag.String("report").pipe(Flag.withDescription("write a self-contained HTML performance report to FILE"), Flag.optional)
+    workers: workersFlag,
+    profile: profileFlag,
+    report: reportFlag,
+    overwrite: overwriteFlag
   },
   (c) =>
     Effect.gen(function*() {
-      if (c.workers < 1) return yield* new RunInputError({ message: `--workers must be at least 1, got ${c.workers}` })
       const p = yield* loadPipeline(c.file)
       const r = yield* profiled(p.run().pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {
         profile: c.profile,
         report: c.report,
+        overwrite: c.overwrite,
         defaultName: p.name,
         title: `tessera run: ${p.name}`,
         pipeline: p

@@ -1,0 +1,110 @@
+/**
+ * The one command-line grammar, applied to `argv` before `effect/cli` parses it:
+ *
+ * - `tessera help [COMMAND...]` is `tessera [COMMAND...] --help`.
+ * - In the commands that read trace databases (`analyze`, `report`, `export`,
+ *   `plot hist`), `-d/--databases` takes one or more paths and may repeat:
+ *   `-d a b -d c` is `-d a -d b -d c` (`effect/cli` flags take one value each). The
+ *   words after `-d` run up to the next word starting with `-`. In `analyze`, a word
+ *   naming an analysis stays an analysis (DASF's `analyze -d A B function_bottleneck`).
+ *   `--db` is an alias of `--databases`.
+ * - `--verbose` (global) is noted here for the error reporter (stack traces); the flag
+ *   itself is declared in main.ts so that help lists it.
+ *
+ * Everything after `--` is left alone.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * Commands (paths) whose `-d/--databases` flag takes several values.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const databaseCommands: ReadonlyArray<ReadonlyArray<string>> = [["analyze"], ["report"], ["export"], ["plot", "hist"]]
+
+/** Global flags that take a value: their value is not a command word. */
+const globalsWithValue = new Set(["--log-level", "--completions"])
+
+/**
+ * The command path of `argv` (its leading command words, global flags skipped) and the
+ * index just after it.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const commandPath = (argv: ReadonlyArray<string>): { readonly path: Array<string>; readonly end: number } => {
+  const path: Array<string> = []
+  let i = 0
+  while (i < argv.length) {
+    const w = argv[i]!
+    if (w === "--") break
+    if (w.startsWith("-")) {
+      if (path.length > 0) break
+      i += globalsWithValue.has(w) ? 2 : 1
+      continue
+    }
+    path.push(w)
+    i++
+    // only `plot` and `bench` have subcommands; `help` is followed by the command it explains
+    if (path[0] === "help" ? false : !(path.length === 1 && (w === "plot" || w === "bench"))) break
+  }
+  return { path, end: i }
+}
+
+/**
+ * `argv` rewritten to the form `effect/cli` parses, and whether `--verbose` was given.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const normalizeArgv = (
+  argv: ReadonlyArray<string>,
+  options: { readonly analysisNames?: ReadonlyArray<string> } = {}
+): { readonly args: Array<string>; readonly verbose: boolean; readonly command: Array<string> } => {
+  const dashdash = argv.indexOf("--")
+  const head = dashdash < 0 ? [...argv] : argv.slice(0, dashdash)
+  const tail = dashdash < 0 ? [] : argv.slice(dashdash)
+  const verbose = head.includes("--verbose")
+  const { end, path } = commandPath(head)
+  if (path[0] === "help") {
+    const rest = path.slice(1)
+    const args = [...head.slice(0, end).filter((w) => w !== "help"), ...head.slice(end), "--help", ...tail]
+    return { args, verbose, command: rest }
+  }
+  const takesList = databaseCommands.some((c) => c.length === path.length && c.every((w, k) => w === path[k]))
+  if (!takesList) return { args: [...head, ...tail], verbose, command: path }
+  const analyses = path[0] === "analyze" ? new Set(options.analysisNames ?? []) : new Set<string>()
+  const out = head.slice(0, end)
+  let inList = false
+  for (let i = end; i < head.length; i++) {
+    const w = head[i]!
+    if (w === "-d" || w === "--databases" || w === "--db") {
+      out.push("--databases")
+      inList = true
+      const next = head[i + 1]
+      if (next !== undefined && !next.startsWith("-")) {
+        out.push(next)
+        i++
+      }
+      continue
+    }
+    if (w.startsWith("--db=")) {
+      out.push(`--databases=${w.slice(5)}`)
+      inList = true
+      continue
+    }
+    if (w.startsWith("-")) {
+      inList = false
+      out.push(w)
+      continue
+    }
+    if (inList && !analyses.has(w)) {
+      out.push("--databases", w)
+      continue
+    }
+    out.push(w)
+  }
+  return { args: [...out, ...tail], verbose, command: path }
+}

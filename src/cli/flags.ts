@@ -1,0 +1,94 @@
+/**
+ * Flags shared by several `tessera` commands, written once so that every command spells
+ * them the same way, and help shows every default.
+ *
+ * `effect/cli`'s help lists a flag's description but not its default, so the helpers
+ * here append `(default: X)` to the description of every flag that has one.
+ *
+ * @since 0.1.0
+ */
+import { availableParallelism } from "node:os"
+import { Flag } from "effect/cli"
+
+/**
+ * A description with the default appended: `rows per chunk (default: 5000)`.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const withDefaultShown = <A>(description: string, value: A, shown: string = String(value)) =>
+  (self: Flag.Flag<A>): Flag.Flag<A> =>
+    self.pipe(Flag.withDescription(`${description} (default: ${shown})`), Flag.withDefault(value))
+
+/**
+ * An integer flag with a lower bound and a default shown in help; a value below the
+ * bound is a usage error naming the flag and the value.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const intAtLeast = (name: string, min: number, description: string, value: number, shown?: string): Flag.Flag<number> =>
+  Flag.Int(name).pipe(
+    Flag.filter((n) => n >= min, () => `an integer of at least ${min}`),
+    withDefaultShown(description, value, shown)
+  )
+
+/**
+ * `--workers N`: worker threads, at least 1, default the machine's available parallelism.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const workersFlag = intAtLeast("workers", 1, "worker threads", availableParallelism(), `available parallelism, ${availableParallelism()} here`)
+
+/**
+ * `-d/--databases DB [DB...]`: the trace databases, in every command that reads them
+ * (`analyze`, `report`, `export`, `plot hist`). Several paths may follow one `-d`, and
+ * `-d` may repeat (src/cli/argv.ts turns `-d a b` into `-d a -d b` before parsing);
+ * `--db` is an alias. At least one unless `optional` (analyze also takes positional
+ * databases, as DASF's does).
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const databasesFlag = (options: { readonly optional?: boolean } = {}): Flag.Flag<ReadonlyArray<string>> =>
+  Flag.String("databases").pipe(
+    Flag.withAlias("d"),
+    Flag.withMetavar("DB..."),
+    Flag.withDescription("trace database file(s): several may follow one -d, and -d may repeat"),
+    Flag.atLeast(options.optional === true ? 0 : 1)
+  )
+
+/**
+ * `--overwrite`: replace existing trace databases of the same name instead of failing.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const overwriteFlag = Flag.Boolean("overwrite").pipe(
+  withDefaultShown("replace existing trace databases of the same --profile name", false)
+)
+
+/**
+ * `--profile NAME` (demo, run).
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const profileFlag = Flag.String("profile").pipe(
+  Flag.withMetavar("NAME"),
+  Flag.withDescription("write trace databases NAME-TracePlugin-{host}.msgpack and NAME-ResourceMonitor-{host}.msgpack (default: none, no profiling)"),
+  Flag.optional
+)
+
+/**
+ * `--report FILE` (demo, run).
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const reportFlag = Flag.String("report").pipe(
+  Flag.withMetavar("FILE"),
+  Flag.withDescription("write a self-contained HTML performance report to FILE (default: none)"),
+  Flag.optional
+)

@@ -1,0 +1,195 @@
+/**
+ * What `tessera` writes besides results: the log level chosen with `--log-level`, and
+ * progress lines on stderr.
+ *
+ * Progress is one line on stderr, rewritten in place with `\r` about four times a
+ * second, shown only when the input is large (16 MiB of databases or more) or stderr is
+ * a terminal, and only when `--log-level` lets info through. `TESSERA_PROGRESS=1`
+ * forces it on (tests), `TESSERA_PROGRESS=0` off. When done, the line is ended and a
+ * summary line follows (`loaded N events from K database(s) in S s`).
+ *
+ * @since 0.1.0
+ */
+import { statSync } from "node:fs"
+import { Data, Effect } from "effect"
+import type { LoadProgress } from "../analysis/Load.ts"
+
+const levels = ["all", "trace", "debug", "info", "warn", "error", "fatal", "none"] as const
+let minimum = levels.indexOf("info")
+
+/**
+ * Note `--log-level` from argv (the `effect/cli` flag sets Effect's minimum log level
+ * for the command; this is the same choice for the lines written outside Effect's
+ * logger).
+ *
+ * @since 0.1.0
+ * @category log level
+ */
+export const setLogLevelFromArgv = (argv: ReadonlyArray<string>): void => {
+  for (let i = 0; i < argv.length; i++) {
+    const w = argv[i]!
+    if (w === "--") break
+    const v = w === "--log-level" ? argv[i + 1] : w.startsWith("--log-level=") ? w.slice("--log-level=".length) : undefined
+    if (v === undefined) continue
+    const k = levels.indexOf((v === "warning" ? "warn" : v) as (typeof levels)[number])
+    if (k >= 0) minimum = k
+  }
+}
+
+/**
+ * Whether lines of `level` are written.
+ *
+ * @since 0.1.0
+ * @category log level
+ */
+export const enabled = (level: "debug" | "info" | "warn" | "error"): boolean => levels.indexOf(level) >= minimum
+
+/**
+ * A warning on stderr (dropped bytes, ...), unless `--log-level` is above warn.
+ *
+ * @since 0.1.0
+ * @category log level
+ */
+export const warn = (line: string): void => {
+  if (enabled("warn")) process.stderr.write(line + "\n")
+}
+
+/**
+ * A progress line.
+ *
+ * @since 0.1.0
+ * @category progress
+ */
+export interface Progress {
+  /** bytes decoded so far (the analysis loader's callback) */
+  readonly onProgress: (p: LoadProgress) => void
+  /** a new phase: `rendering report.html` */
+  readonly phase: (name: string) => void
+  /** the databases are loaded */
+  readonly loaded: (events: number, files: number, droppedBytes: number) => void
+  /** end the line (idempotent) */
+  readonly end: () => void
+}
+
+const mib = (b: number) => (b / 2 ** 20).toFixed(0)
+
+const totalBytes = (files: ReadonlyArray<string>): number => {
+  let total = 0
+  for (const f of files) {
+    try {
+      total += statSync(f).size
+    } catch {
+      // a missing file is reported by the loader, naming it
+    }
+  }
+  return total
+}
+
+/**
+ * Progress of a command reading `files`, labelled `label` (`report`, `export`, ...).
+ *
+ * @since 0.1.0
+ * @category progress
+ */
+export const progress = (label: string, files: ReadonlyArray<string>, options: { readonly minBytes?: number } = {}): Progress => {
+  const total = totalBytes(files)
+  const forced = process.env.TESSERA_PROGRESS
+  const shown = forced === "0"
+    ? false
+    : enabled("info") && (forced === "1" || total >= (options.minBytes ?? 16 * 2 ** 20) || process.stderr.isTTY === true)
+  const t0 = performance.now()
+  let text = `loading ${files.length} database(s), ${mib(total)} MiB`
+  let width = 0
+  let drawn = false
+  let ended = false
+  const draw = () => {
+    if (!shown || ended) return
+    const line = `${label}: ${text} [${((performance.now() - t0) / 1000).toFixed(1)} s]`
+    process.stderr.write(`\r${line}${" ".repeat(Math.max(0, width - line.length))}`)
+    width = line.length
+    drawn = true
+  }
+  const timer = shown ? setInterval(draw, 250) : undefined
+  timer?.unref()
+  draw()
+  let last = 0
+  const end = () => {
+    if (ended) return
+    if (timer !== undefined) clearInterval(timer)
+    if (drawn) process.stderr.write("\n")
+    ended = true
+  }
+  return {
+    onProgress: (p) => {
+      text = `loading ${mib(p.bytesRead)}/${mib(p.bytesTotal)} MiB (${((p.bytesRead / Math.max(1, p.bytesTotal)) * 100).toFixed(0)}%), ${p.events} events`
+      const now = performance.now()
+      if (now - last >= 250) {
+        last = now
+        draw()
+      }
+    },
+    phase: (name) => {
+      text = name
+      draw()
+    },
+    loaded: (events, n, dropped) => {
+      const seconds = ((performance.now() - t0) / 1000).toFixed(2)
+      if (shown && !ended) {
+        process.stderr.write(`${drawn ? "\n" : ""}${label}: loaded ${events} events from ${n} database(s) in ${seconds} s\n`)
+        drawn = false
+        width = 0
+      }
+      if (dropped > 0) warn(`${label}: dropped ${dropped} bytes of truncated record(s)`)
+    },
+    end
+  }
+}
+
+/**
+ * Run `f` (a promise of the report modules) with a progress line naming `phase` (by
+ * default: loading N database(s), M MiB),
+ * keeping the error it rejects with: a typed error of `src/report` or `src/trace`
+ * stays what it is, a Node system error (a file that cannot be written) is a
+ * {@link Failed}, anything else is a defect (reported as an internal error).
+ *
+ * @since 0.1.0
+ * @category progress
+ */
+export const tracked = <A>(label: string, files: ReadonlyArray<string>, phase: string | undefined, f: (p: Progress) => Promise<A>) =>
+  Effect.suspend(() => {
+    const p = progress(label, files)
+    if (phase !== undefined) p.phase(phase)
+    return Effect.tryPromise({ try: () => f(p), catch: (e) => e }).pipe(
+      Effect.catch((e) => (isTagged(e) || isSystemError(e) ? Effect.fail(toTyped(e)) : Effect.die(e))),
+      Effect.ensuring(Effect.sync(p.end))
+    )
+  })
+
+/** A Node system error (ENOENT, EACCES, ...): a failure of the run, not a bug. */
+const isSystemError = (e: unknown): boolean =>
+  e instanceof Error && typeof (e as { code?: unknown }).code === "string" && typeof (e as { syscall?: unknown }).syscall === "string"
+
+const isTagged = (e: unknown): e is { readonly _tag: string } =>
+  typeof e === "object" && e !== null && typeof (e as { _tag?: unknown })._tag === "string"
+
+/**
+ * Keep a typed (tagged) error as it is; wrap anything else (a Node system error, an
+ * Error thrown by a bug) so that its message and stack survive.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const toTyped = (e: unknown): { readonly _tag: string } => (isTagged(e) ? e : new Failed({ cause: e }))
+
+/**
+ * A rejected promise without a typed error of its own (a Node system error such as
+ * ENOENT on an output file, or a bug): its message, and its stack under `--verbose`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Failed extends Data.TaggedError("Failed")<{ readonly cause: unknown }> {
+  override get message(): string {
+    return this.cause instanceof Error ? this.cause.message : String(this.cause)
+  }
+}
