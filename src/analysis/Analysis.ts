@@ -15,7 +15,7 @@ import type { Tables } from "./internal/TaskView.ts"
 
 export { attributeSamples } from "./Attribution.ts"
 export type { Attribution } from "./Attribution.ts"
-export { perWorkerTaskBalance, traceSpan, workerUtilization } from "./Balance.ts"
+export { maxBuckets, perWorkerTaskBalance, traceSpan, workerUtilization } from "./Balance.ts"
 export { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
 export { criticalPath, criticalPathRows } from "./CriticalPath.ts"
 export { toCsv, toText } from "./Format.ts"
