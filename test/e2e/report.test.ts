@@ -27,9 +27,12 @@ import { after, before, describe, it } from "node:test"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { chromium } from "playwright-core"
 import type { Browser, Page } from "playwright-core"
+import { writeReport } from "../../src/report/buildReport.ts"
 import { renderHtml } from "../../src/report/Html.ts"
 import { loadEvents } from "../../src/report/loadEvents.ts"
 import { fromEvents } from "../../src/report/ReportData.ts"
+import { encodeRecords } from "../../src/trace/TraceFormat.ts"
+import { hostileDot } from "../fixtures/hostile.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
@@ -245,6 +248,41 @@ describe("report (browser)", { skip }, () => {
       assert.equal(stream.detail, true, `single tasks after zooming in (${stream.visible} visible)`)
       const single = await bars(page)
       assert.equal(single.length, stream.visible)
+    })
+  })
+
+  describe("a report of a hostile trace", () => {
+    it("runs nothing when every node and edge of its stage DAG is clicked", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-xss-"))
+      const db = join(dir, "xss-TracePlugin-h.msgpack")
+      await writeFile(db, encodeRecords([
+        { name: "Pipeline Graph", timestamp: 1, phase: "I", scope: "g", process_id: "h", thread_id: "main", args: { pipeline: "p", dot: hostileDot } },
+        {
+          name: "Compute", timestamp: 2, phase: "X", process_id: "h", thread_id: "worker-h-0", duration: 0.5,
+          args: { key: "<img src=x onerror=alert(1)>-0", name: "x", state: "memory", size: 8, dependencies: [], dependents: [] }
+        }
+      ]))
+      const file = join(dir, "report.html")
+      await writeReport([db], file)
+      const { consoleErrors, external, page } = await open(browser, file)
+      const dialogs: Array<string> = []
+      page.on("dialog", (d) => {
+        dialogs.push(d.message())
+        void d.dismiss()
+      })
+      const url = page.url()
+      const shapes = page.locator(".dag svg g > ellipse, .dag svg g > polygon, .dag svg g > path, .dag svg text")
+      const n = await shapes.count()
+      assert.ok(n >= 5, `${n} clickable shapes in the DAG`)
+      for (let i = 0; i < n; i++) await shapes.nth(i).click({ force: true })
+      await page.waitForTimeout(200)
+      assert.deepEqual(dialogs, [])
+      assert.equal(page.url(), url)
+      assert.equal(await page.locator(".dag a, .dag script, .dag foreignObject").count(), 0)
+      assert.equal(await page.evaluate(() => (globalThis as any).document.querySelectorAll("img").length), 0)
+      assert.deepEqual(consoleErrors, [])
+      assert.deepEqual(external, [])
+      await page.close()
     })
   })
 })
