@@ -9,7 +9,7 @@
  *   names what and where (file and byte offset, task key, stage).
  * - Defects (bugs) exit 1 with `internal error: ...`; the stack only with `--verbose`,
  *   which also adds the stack and cause of a failure.
- * - Interruption (Ctrl-C) exits 130.
+ * - Interruption exits 128 + the signal number: 130 for Ctrl-C (SIGINT), 143 for SIGTERM.
  *
  * stdout is left to results, so `--json` output always parses.
  *
@@ -120,16 +120,26 @@ const details = (u: unknown): string => {
 }
 
 /**
- * Classify an exit: usage (2), failure (1), defect (1), interruption (130), success (0).
- * `command` names the command in the message (`tessera report: ...`).
+ * Classify an exit: usage (2), failure (1), defect (1), interruption (128 + the signal's
+ * number, as a shell reports a process killed by it: 130 for SIGINT, 143 for SIGTERM;
+ * 130 when no signal is known), success (0). `command` names the command in the message
+ * (`tessera report: ...`).
  *
  * @since 0.1.0
  * @category formatting
  */
-export const outcome = (exit: Exit.Exit<unknown, unknown>, command: ReadonlyArray<string>, verbose: boolean): Outcome => {
+export const outcome = (
+  exit: Exit.Exit<unknown, unknown>,
+  command: ReadonlyArray<string>,
+  verbose: boolean,
+  signal?: "SIGINT" | "SIGTERM"
+): Outcome => {
   if (Exit.isSuccess(exit)) return { code: 0, stderr: "" }
   const cause = exit.cause
-  if (Cause.hasInterruptsOnly(cause)) return { code: 130, stderr: "interrupted\n" }
+  if (Cause.hasInterruptsOnly(cause)) {
+    const code = signal === "SIGTERM" ? 143 : 130
+    return { code, stderr: `interrupted${signal === undefined ? "" : ` (${signal})`}\n` }
+  }
   const prefix = ["tessera", ...command].join(" ")
   const hint = `see ${prefix} --help`
   const failed = Cause.findErrorOption(cause)

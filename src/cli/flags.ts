@@ -7,8 +7,12 @@
  *
  * @since 0.1.0
  */
+import { realpathSync } from "node:fs"
 import { availableParallelism } from "node:os"
+import { resolve } from "node:path"
+import { Effect } from "effect"
 import { Flag } from "effect/cli"
+import { UsageError } from "./errors.ts"
 
 /**
  * A description with the default appended: `rows per chunk (default: 5000)`.
@@ -92,3 +96,31 @@ export const reportFlag = Flag.String("report").pipe(
   Flag.withDescription("write a self-contained HTML performance report to FILE (default: none)"),
   Flag.optional
 )
+
+/**
+ * Fails with a usage error when a file the command would write is one of its input
+ * databases (same path once resolved, links followed): `-o` must never overwrite what
+ * it reads.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const refuseInputAsOutput = (
+  flag: string,
+  outputs: ReadonlyArray<string>,
+  inputs: ReadonlyArray<string>
+): Effect.Effect<void, UsageError> =>
+  Effect.gen(function*() {
+    const real = (p: string) => {
+      try {
+        return realpathSync(p)
+      } catch {
+        return resolve(p)
+      }
+    }
+    const read = new Set(inputs.map(real))
+    const clash = outputs.find((o) => read.has(real(o)))
+    if (clash !== undefined) {
+      return yield* new UsageError({ flag, value: clash, expected: "is one of the input databases; choose another output so that it is not overwritten" })
+    }
+  })

@@ -73,12 +73,17 @@ setLogLevelFromArgv(argv)
 const { args, command, verbose } = normalizeArgv(argv, { analysisNames: analyses.map((a) => a.name) })
 const colors = process.stdout.isTTY === true && process.env.NO_COLOR === undefined
 
+// Which signal interrupted the program, for its exit status (runMain's own listeners do
+// the interrupting; these only take note).
+let signal: "SIGINT" | "SIGTERM" | undefined
+for (const s of ["SIGINT", "SIGTERM"] as const) process.on(s, () => (signal ??= s))
+
 Command.runWith(tessera, { version: version(), renderErrors: false })(args).pipe(
   Effect.provide(Layer.mergeAll(NodeServices.layer, CliOutput.layerPresenter(presenter), CliOutput.layer(CliOutput.defaultFormatter({ colors })))),
   NodeRuntime.runMain({
     disableErrorReporting: true,
     teardown: (exit, onExit) => {
-      const o = outcome(exit, command, verbose)
+      const o = outcome(exit, command, verbose, signal)
       if (o.code === 0 && exit._tag === "Failure" && implicitHelp !== undefined) {
         process.stdout.write(CliOutput.defaultFormatter({ colors }).formatHelpDoc(implicitHelp) + "\n")
       }

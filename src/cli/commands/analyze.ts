@@ -19,7 +19,7 @@ import { analyses, dasfAnalyses, loadPromise, toCsv, toText } from "../../analys
 import type { TraceTables } from "../../analysis/Analysis.ts"
 import { isTraceFormatError } from "../../trace/TraceFormat.ts"
 import type { TraceFormatError } from "../../trace/TraceFormat.ts"
-import { databasesFlag, withDefaultShown } from "../flags.ts"
+import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 
 /**
@@ -149,6 +149,10 @@ export const analyze = Command.make(
       const { analyses: chosen, databases } = splitArguments(c.db, c.analyses, c.rest)
       const output = c.output._tag === "Some" ? c.output.value : undefined
       const lines: Array<string> = []
+      if (output !== undefined) {
+        const written = chosen.flatMap((a) => [join(output, `${a}.csv`), join(output, `${a}.arrow`)])
+        yield* refuseInputAsOutput("--output", written, databases)
+      }
       yield* Effect.tryPromise({
         try: () =>
           analyzePromise({

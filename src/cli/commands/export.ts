@@ -10,7 +10,7 @@ import { Command, Flag } from "effect/cli"
 import { chromeTraceJson, toChromeTrace } from "../../analysis/exports/ChromeTrace.ts"
 import { eventTable, tableToArrowFile, tableToCsv } from "../../analysis/exports/EventTable.ts"
 import { loadEvents } from "../../report/loadEvents.ts"
-import { databasesFlag, withDefaultShown } from "../flags.ts"
+import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 
 /**
@@ -55,6 +55,7 @@ export const exportCommand = Command.make(
   },
   (c) =>
     Effect.gen(function*() {
+      yield* refuseInputAsOutput("--output", [c.output], c.db)
       const n = yield* Output.tracked("export", c.db, undefined, (p) => exportTrace(c.db, c.format, c.output, p.phase))
       yield* Console.log(`wrote ${c.output} (${c.format}, ${(n / 1024).toFixed(0)} KiB)`)
     })

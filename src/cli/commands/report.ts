@@ -7,7 +7,7 @@
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { writeReport } from "../../report/buildReport.ts"
-import { databasesFlag, withDefaultShown } from "../flags.ts"
+import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 import { exportCommand } from "./export.ts"
 import { plot } from "./plot.ts"
@@ -28,6 +28,7 @@ export const report = Command.make(
   (c) =>
     Effect.gen(function*() {
       const title = c.title._tag === "Some" ? c.title.value : undefined
+      yield* refuseInputAsOutput("--output", [c.output], c.db)
       const r = yield* Output.tracked("report", c.db, `loading and rendering ${c.output}`, () =>
         writeReport(c.db, c.output, title === undefined ? {} : { title }))
       yield* Console.log(`wrote ${c.output} (${(r.bytes / 1024).toFixed(0)} KiB, ${r.data.tasks.start.length} tasks)`)

@@ -1,0 +1,42 @@
+/**
+ * `-o` never overwrites an input: report, export and analyze refuse an output that is
+ * one of their databases (same file once resolved) with a usage error (exit 2), and the
+ * database is left as it was.
+ */
+import assert from "node:assert/strict"
+import { spawnSync } from "node:child_process"
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { after, before, describe, it } from "node:test"
+import { fileURLToPath } from "node:url"
+
+const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
+const fixture = fileURLToPath(new URL("../fixtures/dasf-small/small-TracePlugin.msgpack", import.meta.url))
+
+describe("OutputClash", () => {
+  let dir = ""
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "tessera-clash-"))
+    copyFileSync(fixture, join(dir, "db.msgpack"))
+    copyFileSync(fixture, join(dir, "task_balance.csv"))
+  })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, string]> = [
+    ["report", ["report", "-d", "db.msgpack", "-o", "./db.msgpack"], "./db.msgpack"],
+    ["export", ["export", "-d", "db.msgpack", "--format", "csv", "-o", "./sub/../db.msgpack"], "db.msgpack"],
+    ["analyze", ["analyze", "-d", "task_balance.csv", "-o", "."], "task_balance.csv"]
+  ]
+  for (const [name, args, shown] of cases) {
+    it(`${name} refuses an output that is one of its inputs`, () => {
+      const before = readFileSync(join(dir, shown.replace(/^.*\//, "")))
+      const r = spawnSync(process.execPath, [main, ...args], { cwd: dir, encoding: "utf8" })
+      assert.equal(r.status, 2, r.stderr)
+      assert.equal(r.stdout, "")
+      assert.equal(r.stderr.trim().split("\n").length, 1)
+      assert.match(r.stderr, /--output .*is one of the input databases/)
+      assert.deepEqual(readFileSync(join(dir, shown.replace(/^.*\//, ""))), before)
+    })
+  }
+})
