@@ -24,7 +24,7 @@ import { Data, Effect, Layer, Option } from "effect"
 import type { DatabaseError } from "../profiler/EventDatabase.ts"
 import * as DefaultProfiler from "../profiler/DefaultProfiler.ts"
 import type { PipelineLike } from "../profiler/PipelineGraph.ts"
-import { writeReport } from "../report/buildReport.ts"
+import { writeReportPromise as writeReport } from "../report/buildReport.ts"
 
 /**
  * The report could not be written: names the output file and the reason.

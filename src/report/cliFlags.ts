@@ -13,7 +13,7 @@ import { ReportInputError } from "./loadEvents.ts"
  * @category errors
  */
 export const reportCause = (e: unknown): ReportInputError =>
-  e instanceof ReportInputError ? e : new ReportInputError({ file: "", offset: 0, reason: String(e) })
+  e instanceof ReportInputError ? e : ReportInputError.unexpected(e)
 
 /**
  * The `-d/--db` flag shared by report, export and plot.

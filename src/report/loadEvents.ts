@@ -9,11 +9,57 @@
 import { basename } from "node:path"
 import { Data } from "effect"
 import { decodeRecordsUnsafe, isTraceFormatError, readFilePromise } from "../trace/TraceFormat.ts"
-import type { DecodedTrace } from "../trace/TraceFormat.ts"
+import type { DecodedTrace, TraceFormatError } from "../trace/TraceFormat.ts"
 import type { ReportEvent } from "./ReportData.ts"
 
 /**
- * A trace database could not be read or decoded.
+ * A trace database could not be read or decoded; `error` is the trace layer's own error
+ * (file, byte offset, reason), kept as a value.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TraceUnreadable extends Data.TaggedError("TraceUnreadable")<{
+  readonly error: TraceFormatError
+  readonly message: string
+}> {}
+
+/**
+ * A command-line argument of the report commands names something that does not exist.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidArgument extends Data.TaggedError("InvalidArgument")<{
+  readonly argument: string
+  readonly detail: string
+  readonly message: string
+}> {}
+
+/**
+ * Anything else a report module rejected with (an I/O error writing the output, ...),
+ * as the CLI met it; `cause` is the original error.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unexpected extends Data.TaggedError("Unexpected")<{
+  readonly cause: unknown
+  readonly message: string
+}> {}
+
+/**
+ * Why the report's input was rejected.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ReportInputErrorReason = TraceUnreadable | InvalidArgument | Unexpected
+
+/**
+ * The report layer's error: which input (`file`, or the argument) and where (`offset`,
+ * 0 when it is not about a byte), with a tagged `reason`. The constructors below write
+ * the messages.
  *
  * @since 0.1.0
  * @category errors
@@ -21,12 +67,35 @@ import type { ReportEvent } from "./ReportData.ts"
 export class ReportInputError extends Data.TaggedError("ReportInputError")<{
   readonly file: string
   readonly offset: number
-  readonly reason: string
+  readonly reason: ReportInputErrorReason
+  readonly message: string
 }> {
-  override get message(): string {
-    return `${this.file}: ${this.reason} (byte offset ${this.offset})`
+  /** A trace database could not be read or decoded. */
+  static traceUnreadable(error: TraceFormatError): ReportInputError {
+    // the trace layer's message (file, byte offset, why), not a re-formatting of its fields
+    const message = error.message
+    return new ReportInputError({ file: error.file, offset: error.offset, reason: new TraceUnreadable({ error, message }), message })
+  }
+  /** An argument names something that does not exist. */
+  static invalidArgument(argument: string, detail: string): ReportInputError {
+    const message = `${argument}: ${detail}`
+    return new ReportInputError({ file: argument, offset: 0, reason: new InvalidArgument({ argument, detail, message }), message })
+  }
+  /** Any other rejection of a report module (see `Unexpected`). */
+  static unexpected(cause: unknown, file = ""): ReportInputError {
+    const detail = cause instanceof Error ? cause.message : String(cause)
+    const message = file === "" ? detail : `${file}: ${detail}`
+    return new ReportInputError({ file, offset: 0, reason: new Unexpected({ cause, message }), message })
   }
 }
+
+/**
+ * Whether `u` is a ReportInputError.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isReportInputError = (u: unknown): u is ReportInputError => u instanceof ReportInputError
 
 /**
  * Events of several databases, plus how many bytes of truncated tails were dropped.
@@ -40,10 +109,8 @@ export interface LoadedEvents {
   readonly droppedBytes: number
 }
 
-const fromTraceError = (e: unknown, file: string): ReportInputError =>
-  isTraceFormatError(e)
-    ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason}: ${e.detail}` })
-    : new ReportInputError({ file, offset: 0, reason: String(e) })
+/** The trace layer's errors become ReportInputErrors; anything else is a bug, thrown as is. */
+const fromTraceError = (e: unknown): unknown => (isTraceFormatError(e) ? ReportInputError.traceUnreadable(e) : e)
 
 /**
  * Decode one database's bytes with `src/trace`'s decoder. Throws `ReportInputError`
@@ -60,7 +127,7 @@ export const decodeEventsUnsafe = (
     const r = decodeRecordsUnsafe(bytes, file)
     return { events: r.events, droppedBytes: r.droppedBytes }
   } catch (e) {
-    throw fromTraceError(e, file)
+    throw fromTraceError(e)
   }
 }
 
@@ -78,7 +145,7 @@ export const loadEvents = async (files: ReadonlyArray<string>): Promise<LoadedEv
     try {
       r = await readFilePromise(f)
     } catch (e) {
-      throw fromTraceError(e, f)
+      throw fromTraceError(e)
     }
     for (const e of r.events) events.push(e)
     dropped += r.droppedBytes

@@ -6,7 +6,7 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { loadReportData } from "../../report/buildReport.ts"
+import { loadReportDataPromise as loadReportData } from "../../report/buildReport.ts"
 import { histogramResources, writeHistograms } from "../../report/Figures.ts"
 import { ReportInputError } from "../../report/loadEvents.ts"
 import { dbFlag, reportCause } from "../../report/cliFlags.ts"
@@ -26,7 +26,7 @@ const hist = Command.make(
       const wanted = c.resource.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
       const unknown = wanted.filter((r) => !(histogramResources as ReadonlyArray<string>).includes(r))
       if (unknown.length > 0) {
-        return yield* Effect.fail(new ReportInputError({ file: "--resource", offset: 0, reason: `unknown resource ${unknown.join(", ")}; known: ${histogramResources.join(", ")}` }))
+        return yield* Effect.fail(ReportInputError.invalidArgument("--resource", `unknown resource ${unknown.join(", ")}; known: ${histogramResources.join(", ")}`))
       }
       const files = yield* Effect.tryPromise({
         try: async () => writeHistograms(await loadReportData(c.db), wanted, c.output),

@@ -5,7 +5,7 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { writeReport } from "../../report/buildReport.ts"
+import { writeReportPromise as writeReport } from "../../report/buildReport.ts"
 import { dbFlag, reportCause } from "../../report/cliFlags.ts"
 import { exportCommand } from "./export.ts"
 import { plot } from "./plot.ts"
