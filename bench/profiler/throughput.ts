@@ -150,10 +150,7 @@ const profiled = () => {
     Trace.layer({ file: join(dir, `trace-${n}.msgpack`) }),
     ResourceMonitor.layer({ file: join(dir, `resource-${n}.msgpack`) })
   )
-  return runtime.runPromise(Effect.scoped(Effect.gen(function*() {
-    yield* Layer.build(layer)
-    yield* Engine.compute(g.graph, { keys: g.keys })
-  })))
+  return runtime.runPromise(Engine.compute(g.graph, { keys: g.keys }).pipe(Effect.provide(layer)))
 }
 const reps = quick ? 3 : 5
 const times: { plain: Array<number>; profiled: Array<number> } = { plain: [], profiled: [] }

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { chromium } from "playwright-core"
-import { writeReport } from "../../src/report/buildReport.ts"
+import { writeReportPromise } from "../../src/report/buildReport.ts"
 
 const json = process.argv.includes("--json")
 const CHROMIUM = "/usr/bin/chromium"
@@ -30,7 +30,7 @@ if (!existsSync(trace)) {
   execFileSync(process.execPath, [gen, trace, "--events", "250000"], { stdio: "inherit" })
 }
 const html = join(tmpdir(), "tessera-bench-report-100k.html")
-const { bytes, data } = await writeReport([trace], html)
+const { bytes, data } = await writeReportPromise([trace], html)
 
 const browser = await chromium.launch({
   executablePath: CHROMIUM,

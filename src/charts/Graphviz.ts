@@ -4,43 +4,91 @@
  * hand-written layout would be worse). Pure computation, no I/O: the DSL's
  * `Pipeline.visualizeSvg` and the report's stage DAG both draw with it.
  *
+ * `renderDot` is the Effect; `renderDotPromise` the same as a Promise.
+ *
  * @since 0.1.0
  */
 import { instance } from "@viz-js/viz"
 import type { Viz } from "@viz-js/viz"
+import { Data, Effect } from "effect"
 
 let shared: Promise<Viz> | undefined
 
 /**
- * Graphviz could not lay out a graph; `errors` are Graphviz's own messages (the line
- * of the DOT text they concern, where Graphviz gives one).
+ * Graphviz rejected the graph; `errors` are Graphviz's own messages (the line of the
+ * DOT text they concern, where Graphviz gives one).
  *
  * @since 0.1.0
  * @category errors
  */
-export class GraphvizError extends Error {
-  readonly _tag = "GraphvizError"
+export class LayoutFailed extends Data.TaggedError("LayoutFailed")<{
   readonly errors: ReadonlyArray<string>
-  constructor(errors: ReadonlyArray<string>) {
-    super(`Graphviz could not render the graph: ${errors.join("; ") || "unknown error"}`)
-    this.name = "GraphvizError"
-    this.errors = errors
-  }
+  readonly message: string
+}> {}
+
+/**
+ * Why Graphviz could not draw a graph.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type GraphvizErrorReason = LayoutFailed
+
+/**
+ * Graphviz could not lay out a graph; see `reason`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class GraphvizError extends Data.TaggedError("GraphvizError")<{
+  readonly reason: GraphvizErrorReason
+  readonly message: string
+}> {}
+
+/**
+ * A `GraphvizError` for Graphviz's own error messages (the one place its message is written).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const layoutFailed = (errors: ReadonlyArray<string>): GraphvizError => {
+  const reason = new LayoutFailed({ errors, message: `Graphviz could not render the graph: ${errors.join("; ") || "unknown error"}` })
+  return new GraphvizError({ reason, message: reason.message })
 }
 
 /**
+ * Guard for `GraphvizError`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isGraphvizError = (u: unknown): u is GraphvizError => u instanceof GraphvizError
+
+/**
  * Render DOT text to an SVG document (no XML prolog, ready to inline into HTML).
- * The WebAssembly module is instantiated once per process and reused.
+ * The WebAssembly module is instantiated once per process and reused (failing to
+ * instantiate it is a defect).
  *
  * @since 0.1.0
  * @category rendering
  */
-export const renderDot = async (dot: string, engine: "dot" | "neato" | "fdp" = "dot"): Promise<string> => {
-  shared ??= instance()
-  const viz = await shared
-  const result = viz.render(dot, { format: "svg", engine })
-  if (result.status !== "success") throw new GraphvizError(result.errors.map((e) => e.message))
-  const svg = result.output
-  const at = svg.indexOf("<svg")
-  return at > 0 ? svg.slice(at) : svg
-}
+export const renderDot = (dot: string, engine: "dot" | "neato" | "fdp" = "dot"): Effect.Effect<string, GraphvizError> =>
+  Effect.flatMap(
+    Effect.promise(() => (shared ??= instance())),
+    (viz) => {
+      const result = viz.render(dot, { format: "svg", engine })
+      if (result.status !== "success") return Effect.fail(layoutFailed(result.errors.map((e) => e.message)))
+      const svg = result.output
+      const at = svg.indexOf("<svg")
+      return Effect.succeed(at > 0 ? svg.slice(at) : svg)
+    }
+  )
+
+/**
+ * `renderDot` as a Promise (rejects with the GraphvizError).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const renderDotPromise = (dot: string, engine: "dot" | "neato" | "fdp" = "dot"): Promise<string> =>
+  Effect.runPromise(renderDot(dot, engine))

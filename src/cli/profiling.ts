@@ -26,7 +26,7 @@ import { Data, Effect, Layer, Option } from "effect"
 import type { DatabaseError } from "../profiler/EventDatabase.ts"
 import * as DefaultProfiler from "../profiler/DefaultProfiler.ts"
 import type { PipelineLike } from "../profiler/PipelineGraph.ts"
-import { writeReport } from "../report/buildReport.ts"
+import { writeReportPromise as writeReport } from "../report/buildReport.ts"
 import * as Output from "./output.ts"
 
 /**

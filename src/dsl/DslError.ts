@@ -1,10 +1,101 @@
 /**
- * DslError: what is wrong with a pipeline or an array before anything runs, and where
- * (the stage name, and both shapes or dtypes for a mismatch).
+ * The DSL's errors, in the engine's recipe (EngineError): `DslError` says what is wrong
+ * with a pipeline or an array before anything runs, and where (the stage name, and both
+ * shapes or dtypes for a mismatch), with a tagged `reason`; `StageFailed` is a pipeline
+ * run's failure, holding the failing stage's own typed error as a value. Every message
+ * is written here. Defects (bugs: a throwing stage, a kernel's unexpected exception)
+ * stay defects.
  *
  * @since 0.1.0
  */
 import { Data } from "effect"
+
+/**
+ * An array's shape is not the one the stage needs.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ShapeMismatch extends Data.TaggedError("ShapeMismatch")<{
+  readonly stage: string
+  readonly expected: ReadonlyArray<number | string>
+  readonly actual: ReadonlyArray<number>
+  readonly message: string
+}> {}
+
+/**
+ * An array's dtype is not the one the stage needs.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DTypeMismatch extends Data.TaggedError("DTypeMismatch")<{
+  readonly stage: string
+  readonly expected: string
+  readonly actual: string
+  readonly message: string
+}> {}
+
+/**
+ * A stage's input names a node of another pipeline (or one not added).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownInput extends Data.TaggedError("UnknownInput")<{
+  readonly stage: string
+  readonly input: string
+  readonly message: string
+}> {}
+
+/**
+ * Two stages share a name.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DuplicateStage extends Data.TaggedError("DuplicateStage")<{
+  readonly stage: string
+  readonly message: string
+}> {}
+
+/**
+ * An option is out of range.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidOption extends Data.TaggedError("InvalidOption")<{
+  readonly option: string
+  readonly detail: string
+  readonly message: string
+}> {}
+
+/**
+ * Two arrays combined row by row are chunked differently.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ChunksMismatch extends Data.TaggedError("ChunksMismatch")<{
+  readonly stage: string
+  readonly expected: ReadonlyArray<number>
+  readonly actual: ReadonlyArray<number>
+  readonly message: string
+}> {}
+
+/**
+ * A dataset file cannot be used.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BadDataset extends Data.TaggedError("BadDataset")<{
+  readonly file: string
+  readonly problem: string
+  readonly detail: string
+  readonly message: string
+}> {}
 
 /**
  * Why a pipeline or array was rejected.
@@ -13,63 +104,46 @@ import { Data } from "effect"
  * @category errors
  */
 export type DslErrorReason =
-  | { readonly _tag: "ShapeMismatch"; readonly stage: string; readonly expected: ReadonlyArray<number | string>; readonly actual: ReadonlyArray<number> }
-  | { readonly _tag: "DTypeMismatch"; readonly stage: string; readonly expected: string; readonly actual: string }
-  | { readonly _tag: "UnknownInput"; readonly stage: string; readonly input: string }
-  | { readonly _tag: "DuplicateStage"; readonly stage: string }
-  | { readonly _tag: "InvalidOption"; readonly option: string; readonly detail: string }
-  | { readonly _tag: "ChunksMismatch"; readonly stage: string; readonly expected: ReadonlyArray<number>; readonly actual: ReadonlyArray<number> }
-  | { readonly _tag: "BadDataset"; readonly file: string; readonly problem: string; readonly detail: string }
+  | ShapeMismatch
+  | DTypeMismatch
+  | UnknownInput
+  | DuplicateStage
+  | InvalidOption
+  | ChunksMismatch
+  | BadDataset
 
-const describe = (r: DslErrorReason): string => {
-  switch (r._tag) {
-    case "ShapeMismatch":
-      return `stage "${r.stage}": shape mismatch: expected [${r.expected.join(", ")}], got [${r.actual.join(", ")}]`
-    case "DTypeMismatch":
-      return `stage "${r.stage}": dtype mismatch: expected ${r.expected}, got ${r.actual}`
-    case "UnknownInput":
-      return `stage "${r.stage}": input "${r.input}" is not a stage of this pipeline`
-    case "DuplicateStage":
-      return `stage "${r.stage}" is already in the pipeline`
-    case "InvalidOption":
-      return `invalid option ${r.option}: ${r.detail}`
-    case "ChunksMismatch":
-      return `stage "${r.stage}": row chunks differ: [${r.expected.join(", ")}] and [${r.actual.join(", ")}] (rechunk one to match)`
-    case "BadDataset":
-      return `${r.file}: ${r.problem}: ${r.detail}`
-  }
-}
+const wrap = (reason: DslErrorReason): DslError => new DslError({ reason, message: reason.message })
 
 /**
- * The DSL's one error class, with a tagged `reason`.
+ * The DSL's one error class for invalid pipelines and arrays, with a tagged `reason`.
+ * The static constructors write the messages.
  *
  * @since 0.1.0
  * @category errors
  */
-export class DslError extends Data.TaggedError("DslError")<{ readonly reason: DslErrorReason }> {
-  override get message(): string {
-    return describe(this.reason)
-  }
+export class DslError extends Data.TaggedError("DslError")<{ readonly reason: DslErrorReason; readonly message: string }> {
   static shapeMismatch(stage: string, expected: ReadonlyArray<number | string>, actual: ReadonlyArray<number>): DslError {
-    return new DslError({ reason: { _tag: "ShapeMismatch", stage, expected, actual } })
+    const message = `stage "${stage}": shape mismatch: expected [${expected.join(", ")}], got [${actual.join(", ")}]`
+    return wrap(new ShapeMismatch({ stage, expected, actual, message }))
   }
   static dtypeMismatch(stage: string, expected: string, actual: string): DslError {
-    return new DslError({ reason: { _tag: "DTypeMismatch", stage, expected, actual } })
+    return wrap(new DTypeMismatch({ stage, expected, actual, message: `stage "${stage}": dtype mismatch: expected ${expected}, got ${actual}` }))
   }
   static unknownInput(stage: string, input: string): DslError {
-    return new DslError({ reason: { _tag: "UnknownInput", stage, input } })
+    return wrap(new UnknownInput({ stage, input, message: `stage "${stage}": input "${input}" is not a stage of this pipeline` }))
   }
   static duplicateStage(stage: string): DslError {
-    return new DslError({ reason: { _tag: "DuplicateStage", stage } })
+    return wrap(new DuplicateStage({ stage, message: `stage "${stage}" is already in the pipeline` }))
   }
   static invalidOption(option: string, detail: string): DslError {
-    return new DslError({ reason: { _tag: "InvalidOption", option, detail } })
+    return wrap(new InvalidOption({ option, detail, message: `invalid option ${option}: ${detail}` }))
   }
   static chunksMismatch(stage: string, expected: ReadonlyArray<number>, actual: ReadonlyArray<number>): DslError {
-    return new DslError({ reason: { _tag: "ChunksMismatch", stage, expected, actual } })
+    const message = `stage "${stage}": row chunks differ: [${expected.join(", ")}] and [${actual.join(", ")}] (rechunk one to match)`
+    return wrap(new ChunksMismatch({ stage, expected, actual, message }))
   }
   static badDataset(file: string, problem: string, detail: string): DslError {
-    return new DslError({ reason: { _tag: "BadDataset", file, problem, detail } })
+    return wrap(new BadDataset({ file, problem, detail, message: `${file}: ${problem}: ${detail}` }))
   }
 }
 
@@ -80,3 +154,34 @@ export class DslError extends Data.TaggedError("DslError")<{ readonly reason: Ds
  * @category guards
  */
 export const isDslError = (u: unknown): u is DslError => u instanceof DslError
+
+/**
+ * A pipeline stage failed: `stage` names it, and `error` is the stage's own typed
+ * failure, kept as a value (a `DslError`, a `ComputeError`, ...). Only failures: a
+ * stage that dies (a bug) stays a defect.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StageFailed extends Data.TaggedError("StageFailed")<{
+  readonly stage: string
+  readonly error: unknown
+  readonly message: string
+}> {
+  static make(stage: string, error: unknown): StageFailed {
+    return new StageFailed({ stage, error, message: `stage "${stage}" failed: ${describe(error)}` })
+  }
+}
+
+const describe = (error: unknown): string =>
+  typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string"
+    ? (error as { message: string }).message
+    : String(error)
+
+/**
+ * Whether `u` is a StageFailed.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isStageFailed = (u: unknown): u is StageFailed => u instanceof StageFailed

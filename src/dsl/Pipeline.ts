@@ -12,10 +12,10 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Effect, LogLevel } from "effect"
-import { GraphvizError, renderDot } from "../charts/Graphviz.ts"
+import { Clock, Effect, LogLevel } from "effect"
+import { type GraphvizError, renderDot } from "../charts/Graphviz.ts"
 import type { Executor } from "../engine/Executor.ts"
-import { DslError } from "./DslError.ts"
+import { DslError, StageFailed } from "./DslError.ts"
 
 /**
  * A stage: a name and a function from named inputs to an Effect.
@@ -62,19 +62,12 @@ interface Entry {
 }
 
 /**
- * A stage that failed, with its name and the cause.
+ * A stage that failed (DslError.ts), re-exported where `run` is.
  *
  * @since 0.1.0
  * @category errors
  */
-export class StageFailed extends Error {
-  readonly _tag = "StageFailed"
-  readonly stage: string
-  constructor(stage: string, cause: unknown) {
-    super(`stage "${stage}" failed: ${cause instanceof Error ? cause.message : Cause.pretty(Cause.fail(cause))}`, { cause })
-    this.stage = stage
-  }
-}
+export { StageFailed } from "./DslError.ts"
 
 const isNode = (u: unknown): u is Node<unknown> => typeof u === "object" && u !== null && (u as Node<unknown>)._tag === "Node"
 
@@ -133,11 +126,7 @@ export class Pipeline {
    * that references a stage.
    */
   visualizeSvg(): Effect.Effect<string, GraphvizError> {
-    const dot = this.visualize()
-    return Effect.tryPromise({
-      try: () => renderDot(dot),
-      catch: (e) => (e instanceof GraphvizError ? e : new GraphvizError([String(e)]))
-    })
+    return renderDot(this.visualize())
   }
 
   /** Runs every stage in order; returns each stage's output by stage name. */
@@ -149,10 +138,8 @@ export class Pipeline {
         const args: Record<string, unknown> = {}
         for (const [k, v] of Object.entries(e.inputs)) args[k] = isNode(v) ? outputs[v.index] : v
         if (yield* info) self.log(`${yield* stamp} INFO - Task '${e.stage.name}': Starting task run...`)
-        const out = yield* e.stage.run(args).pipe(
-          Effect.mapError((cause) => new StageFailed(e.stage.name, cause)),
-          Effect.catchDefect((d) => Effect.fail(new StageFailed(e.stage.name, d)))
-        )
+        // the stage's typed failure kept as a value; a defect (a bug) stays a defect
+        const out = yield* Effect.mapError(e.stage.run(args), (error) => StageFailed.make(e.stage.name, error))
         if (yield* info) self.log(`${yield* stamp} INFO - Task '${e.stage.name}': Finished task run`)
         outputs.push(out)
       }

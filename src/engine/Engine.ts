@@ -3,7 +3,8 @@
  * `computePromise` is the same for callers who don't use Effect (it starts and closes a
  * worker pool, or runs in-process with `workers: 0`).
  *
- * Hooks: global callbacks (Hooks.register / Hooks.layer) then the compute's own run
+ * Hooks: global callbacks (Hooks.register), then those in the Effect context
+ * (Hooks.layer / Hooks.provide: `Hooks.CurrentCallbacks`), then the compute's own run
  * start -> startState -> pretask/posttask pairs -> finish; finish always runs for the
  * callbacks whose start ran, with `failed` true on failure and interruption.
  *
@@ -69,7 +70,7 @@ export const compute = (
     const executor = yield* Executor
     const requested = requestedIndices(graph, options.keys)
     if (requested instanceof EngineError.GraphError) return yield* requested
-    const callbacks = Hooks.collect(options.callbacks)
+    const callbacks = Hooks.collect(yield* Hooks.CurrentCallbacks, options.callbacks)
     const state = State.init(graph, requested)
     const started: Array<Callbacks> = []
     yield* Effect.acquireUseRelease(

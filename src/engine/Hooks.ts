@@ -1,18 +1,37 @@
 /**
  * Hooks: dask's five local-scheduler callbacks (start, startState, pretask, posttask,
- * finish) plus two event streams for profilers (task, memory). A `Callbacks` object is
- * registered for one compute (`compute(graph, { callbacks })`) or globally
- * (`register`, or the scoped `layer`). `finish` always runs — on success, failure and
- * interruption — but only for callbacks whose `start` ran.
+ * finish) plus two event streams for profilers (task, memory), and where a compute
+ * finds them.
+ *
+ * A compute sees, in this order and without duplicates:
+ *
+ * 1. the globally registered callbacks (`register`: dask's `Callback.register()`, the
+ *    escape hatch for code that cannot provide a layer: every compute sees them);
+ * 2. the callbacks in its Effect context (`CurrentCallbacks`, a `Context.Reference`
+ *    holding a list, empty by default): `layer(cb)` / `layerEffect(make)` append to it
+ *    for the effects the layer is provided to, `provide(cb)` for one effect — so a
+ *    profiler is a plain layer, seen only within that layer's scope, and two computes
+ *    with different profiler layers never see each other's callbacks;
+ * 3. the compute's own (`compute(graph, { callbacks })`).
+ *
+ * `finish` always runs — on success, failure and interruption — but only for callbacks
+ * whose `start` ran.
  *
  * Order within one compute: start, startState, then pretask(k)/posttask(k) pairs (a
  * task's pretask comes before its posttask; on the worker executor pretasks of a batch
  * are called when the batch is dispatched), finish last. task/memory records arrive
  * between start and finish.
  *
+ * Gotcha: each hook layer extends the list it finds when it is built, so stack several
+ * by providing them one inside the other (`Layer.provideMerge`, or successive
+ * `Effect.provide`), or pass several callbacks to one `layer(a, b)`; `Layer.mergeAll`
+ * builds its layers side by side, and of two that both extend `CurrentCallbacks` only
+ * the last one's list survives the merge. (Merging a hook layer with layers that provide
+ * other services, such as an Executor, is fine.)
+ *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 import type { MemoryRecord, TaskRecord } from "./EngineEvents.ts"
 import type { SchedulerState } from "./State.ts"
 import type { TaskGraph } from "./TaskGraph.ts"
@@ -33,10 +52,67 @@ export interface Callbacks {
   memory?(record: MemoryRecord): void
 }
 
+/**
+ * The callbacks in the current Effect context (empty by default). `Engine.compute`
+ * reads it when the compute starts.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export const CurrentCallbacks: Context.Reference<ReadonlyArray<Callbacks>> = Context.Reference<ReadonlyArray<Callbacks>>(
+  "tessera/engine/Hooks/CurrentCallbacks",
+  { defaultValue: () => [] }
+)
+
+const append = (list: ReadonlyArray<Callbacks>, more: ReadonlyArray<Callbacks>): ReadonlyArray<Callbacks> => {
+  const out = [...list]
+  for (const cb of more) if (!out.includes(cb)) out.push(cb)
+  return out
+}
+
+/**
+ * Runs `self` with `callbacks` added to the context's callbacks.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const provide = (...callbacks: ReadonlyArray<Callbacks>) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.updateService(self, CurrentCallbacks, (list) => append(list, callbacks))
+
+/**
+ * A layer adding callbacks built by an effect (which may open resources in the layer's
+ * scope, e.g. a database closed when the layer closes) to the context's callbacks.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerEffect = <E, R>(
+  make: Effect.Effect<Callbacks | ReadonlyArray<Callbacks>, E, R>
+): Layer.Layer<never, E, Exclude<R, Scope.Scope>> =>
+  Layer.effect(
+    CurrentCallbacks,
+    Effect.gen(function*() {
+      const made = yield* make
+      const list = yield* CurrentCallbacks
+      return append(list, Array.isArray(made) ? made : [made as Callbacks])
+    })
+  ) as Layer.Layer<never, E, Exclude<R, Scope.Scope>>
+
+/**
+ * A layer adding `callbacks` to the context's callbacks, for the effects it is provided to.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (...callbacks: ReadonlyArray<Callbacks>): Layer.Layer<never> =>
+  layerEffect(Effect.succeed(callbacks))
+
 const globalCallbacks = new Set<Callbacks>()
 
 /**
- * Registers callbacks for every compute until the returned function is called.
+ * Registers callbacks for every compute, in any context, until the returned function is
+ * called (dask's `Callback.register()`).
  *
  * @since 0.1.0
  * @category registration
@@ -49,6 +125,15 @@ export const register = (cb: Callbacks): () => void => {
 }
 
 /**
+ * Registers callbacks globally until the current scope closes (dask's `with cb:`).
+ *
+ * @since 0.1.0
+ * @category registration
+ */
+export const registerScoped = (cb: Callbacks): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.asVoid(Effect.acquireRelease(Effect.sync(() => register(cb)), (unregister) => Effect.sync(unregister)))
+
+/**
  * The globally registered callbacks, in registration order (a snapshot).
  *
  * @since 0.1.0
@@ -57,22 +142,17 @@ export const register = (cb: Callbacks): () => void => {
 export const registered = (): ReadonlyArray<Callbacks> => [...globalCallbacks]
 
 /**
- * Registers callbacks globally for the lifetime of the layer's scope.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (cb: Callbacks): Layer.Layer<never> =>
-  Layer.effectDiscard(Effect.acquireRelease(Effect.sync(() => register(cb)), (unregister) => Effect.sync(unregister)))
-
-/**
- * Global callbacks followed by the compute's own, without duplicates.
+ * Global callbacks, then the context's, then the compute's own, without duplicates.
  *
  * @since 0.1.0
  * @category getters
  */
-export const collect = (local: ReadonlyArray<Callbacks> | undefined): Array<Callbacks> => {
+export const collect = (
+  context: ReadonlyArray<Callbacks>,
+  local: ReadonlyArray<Callbacks> | undefined
+): Array<Callbacks> => {
   const out = [...globalCallbacks]
+  for (const cb of context) if (!out.includes(cb)) out.push(cb)
   if (local) for (const cb of local) if (!out.includes(cb)) out.push(cb)
   return out
 }

@@ -4,8 +4,9 @@
  * CacheProfiler) is used, as in dask:
  *
  * - around one compute: `Engine.compute(graph, { callbacks: [d.callbacks] })`;
- * - globally until undone: `register(d)` returns the unregister function;
- * - for a scope: `scoped(d)` (Effect, unregistered when the scope closes) or `layer(d)`.
+ * - for the effects a layer is provided to: `layer(d)` (`Hooks.layer`, the Effect context);
+ * - globally (dask's escape hatch, every compute sees them): `register(d)` returns the
+ *   unregister function, `scoped(d)` unregisters when the current scope closes.
  *
  * @since 0.1.0
  */
@@ -88,10 +89,10 @@ export const register = (d: HasCallbacks): () => void => Hooks.register(d.callba
  * @category registration
  */
 export const scoped = <D extends HasCallbacks>(d: D): Effect.Effect<D, never, Scope.Scope> =>
-  Effect.as(Effect.acquireRelease(Effect.sync(() => register(d)), (un) => Effect.sync(un)), d)
+  Effect.as(Hooks.registerScoped(d.callbacks), d)
 
 /**
- * Registers `d` globally for the layer's lifetime.
+ * Adds `d`'s callbacks to the context of the effects the layer is provided to.
  *
  * @since 0.1.0
  * @category layers

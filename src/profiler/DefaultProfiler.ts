@@ -6,11 +6,14 @@
  * `{name}-TracePlugin-{host}.msgpack` and `{name}-ResourceMonitor-{host}.msgpack` in
  * the working directory or `directory` (`{name}-{unix time}-...` with `addTimeSuffix`).
  *
- * Two forms: `layer(options)` for Effect programs (both plugins live as long as the
- * layer), and `registerDefaultProfiler(pipelineOrOptions, options)` for Promise users,
- * which registers globally and returns a handle to `close()`; an unclosed handle is
- * flushed when the process exits (and on SIGINT/SIGTERM, fatal errors), and its sampling
- * timer never keeps the process alive.
+ * Two forms of the same layers: `layer(options)` for Effect programs (both plugins live
+ * as long as the layer, and only computes run under it are traced), and
+ * `registerDefaultProfiler(pipelineOrOptions, options)` for Promise users, which builds
+ * that layer in a scope of its own, registers the callbacks it provides globally (every
+ * compute is traced, as in DASF) and returns a handle whose `close()` closes the scope;
+ * an unclosed handle is flushed when the process exits (and on SIGINT/SIGTERM, fatal
+ * errors), and its sampling never keeps the process alive (its fibers sleep on unref'd
+ * timers).
  *
  * Both files are created when the profiler is registered (when `registerDefaultProfiler`
  * returns, or when the layer is built). A file that already holds events (a profile name
@@ -31,12 +34,11 @@
  */
 import { hostname } from "node:os"
 import { join } from "node:path"
-import { Clock, Effect, Layer } from "effect"
-import * as EngineClock from "../engine/EngineClock.ts"
+import { Cause, Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Hooks from "../engine/Hooks.ts"
 import type { DatabaseError } from "./EventDatabase.ts"
-import { defaultWarn, FileDatabase, openAnnounced } from "./FileDatabase.ts"
-import { HostSampler } from "./internal/hostSampler.ts"
+import { defaultWarn } from "./FileDatabase.ts"
+import { unrefClock } from "./internal/unrefClock.ts"
 import * as PipelineGraph from "./PipelineGraph.ts"
 import * as ResourceMonitor from "./ResourceMonitor.ts"
 import * as Trace from "./Trace.ts"
@@ -113,9 +115,6 @@ const warnNvtx = (options: DefaultProfilerOptions): void => {
   process.emitWarning("enableNvtx: no NVTX library is available for Node.js; profiling continues without NVTX ranges")
 }
 
-const registerScoped = (cb: Hooks.Callbacks) =>
-  Effect.acquireRelease(Effect.sync(() => Hooks.register(cb)), (unregister) => Effect.sync(unregister))
-
 const commitOptions = (o: DefaultProfilerOptions) => ({
   ...(o.commitThreshold !== undefined ? { commitThreshold: o.commitThreshold } : {}),
   ...(o.overwrite !== undefined ? { overwrite: o.overwrite } : {})
@@ -128,35 +127,38 @@ const commitOptions = (o: DefaultProfilerOptions) => ({
  * @category layers
  */
 export const layer = (options: DefaultProfilerOptions = {}): Layer.Layer<never, DatabaseError> =>
-  Layer.unwrap(Effect.map(Clock.currentTimeMillis, (ms) => {
-    const f = files(options, ms / 1000)
-    const log = options.log ?? console.log
-    const warn = options.warn ?? defaultWarn
-    warnNvtx(options)
-    return Layer.mergeAll(
-      Layer.effectDiscard(Effect.gen(function*() {
-        const db = yield* Trace.openDatabase({ file: f.traceFile, ...commitOptions(options), warn })
-        yield* registerScoped(Trace.callbacks(db))
-        const pipeline = options.pipeline
-        if (pipeline !== undefined) {
-          const graph = PipelineGraph.recorder(db, pipeline, options.host ?? hostname())
-          // finalizers run in reverse: this one (record if no compute ran) before the file closes
-          yield* Effect.addFinalizer(() => Effect.sync(graph.recordUnsafe))
-          yield* registerScoped(graph.callbacks)
-        }
-        log(`Registered worker plugin: ${f.traceName}`)
-      })),
-      Layer.effectDiscard(Effect.sync(() => log(`Registered resource plugin: ${f.resourceName}`))).pipe(
-        Layer.provideMerge(ResourceMonitor.layer({
-          file: f.resourceFile,
-          ...commitOptions(options),
-          warn,
-          ...(options.interval !== undefined ? { interval: options.interval } : {}),
-          ...(options.host !== undefined ? { host: options.host } : {})
-        }))
-      )
-    )
+  Layer.unwrap(Effect.map(Clock.currentTimeMillis, (ms) => layerAt(options, files(options, ms / 1000))))
+
+/** The layer writing the files `f` (worked out once by the caller). */
+const layerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): Layer.Layer<never, DatabaseError> => {
+  const log = options.log ?? console.log
+  const warn = options.warn ?? defaultWarn
+  warnNvtx(options)
+  const trace = Hooks.layerEffect(Effect.gen(function*() {
+    const db = yield* Trace.openDatabase({ file: f.traceFile, ...commitOptions(options), warn })
+    const callbacks = [Trace.callbacks(db)]
+    const pipeline = options.pipeline
+    if (pipeline !== undefined) {
+      const graph = PipelineGraph.recorder(db, pipeline, options.host ?? hostname())
+      // finalizers run in reverse: this one (record if no compute ran) before the file closes
+      yield* Effect.addFinalizer(() => Effect.sync(graph.recordUnsafe))
+      callbacks.push(graph.callbacks)
+    }
+    log(`Registered worker plugin: ${f.traceName}`)
+    return callbacks
   }))
+  const resources = Layer.effectDiscard(Effect.sync(() => log(`Registered resource plugin: ${f.resourceName}`))).pipe(
+    Layer.provideMerge(ResourceMonitor.layer({
+      file: f.resourceFile,
+      ...commitOptions(options),
+      warn,
+      ...(options.interval !== undefined ? { interval: options.interval } : {}),
+      ...(options.host !== undefined ? { host: options.host } : {})
+    }))
+  )
+  // trace first, then resources: the registration lines come out in DASF's order
+  return resources.pipe(Layer.provideMerge(trace))
+}
 
 /**
  * A running default profiler (Promise form).
@@ -195,53 +197,26 @@ export function registerDefaultProfiler(
   const o: DefaultProfilerOptions = options ?? (isOptions(pipelineOrOptions) ? pipelineOrOptions : {})
   const pipeline = PipelineGraph.isPipelineLike(pipelineOrOptions) ? pipelineOrOptions : o.pipeline
   const f = files(o, Date.now() / 1000)
-  const log = o.log ?? console.log
-  const warn = o.warn ?? defaultWarn
-  warnNvtx(o)
-  const host = o.host ?? hostname()
-  // both files are created now, so the returned paths exist (and a re-used name is told)
-  const traceDb = new FileDatabase(f.traceFile, commitOptions(o))
-  const resourceDb = new FileDatabase(f.resourceFile, commitOptions(o))
-  try {
-    openAnnounced(traceDb, warn)
-    openAnnounced(resourceDb, warn)
-  } catch (e) {
-    traceDb.close()
-    resourceDb.close()
-    throw e
+  // the layer's build is synchronous (files opened, first sample taken), so both files
+  // exist when this returns; its sampling fibers sleep on unref'd timers
+  const scope = Scope.makeUnsafe()
+  const built = Effect.runSyncExit(
+    Layer.buildWithScope(layerAt(pipeline === undefined ? o : { ...o, pipeline }, f), scope).pipe(
+      Effect.provideService(Clock.Clock, unrefClock)
+    )
+  )
+  if (Exit.isFailure(built)) {
+    Effect.runSync(Scope.close(scope, built))
+    throw Cause.squash(built.cause)
   }
-  const unregisterTrace = Hooks.register(Trace.callbacks(traceDb))
-  const graph = pipeline === undefined ? undefined : PipelineGraph.recorder(traceDb, pipeline, host)
-  const unregisterGraph = graph === undefined ? () => {} : Hooks.register(graph.callbacks)
-  log(`Registered worker plugin: ${f.traceName}`)
-  const sampler = new HostSampler()
-  const sample = () =>
-    resourceDb.record(ResourceMonitor.resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(Date.now() / 1000)))
-  sample()
-  // plain timers here (not Effect fibers) so an unclosed profiler never keeps the process alive
-  const timer = setInterval(sample, o.interval ?? 100)
-  timer.unref()
-  const gpuTimer = sampler.hasGpu ? setInterval(() => void sampler.pollGpu(), 1000) : null
-  gpuTimer?.unref()
-  if (sampler.hasGpu) void sampler.pollGpu()
-  const ioTimer = sampler.needsSystemInformation ? setInterval(() => void sampler.pollSystemInformation(), o.interval ?? 100) : null
-  ioTimer?.unref()
-  log(`Registered resource plugin: ${f.resourceName}`)
+  const unregister = Context.get(built.value, Hooks.CurrentCallbacks).map(Hooks.register)
   let closed = false
   const close = () => {
     if (closed) return
     closed = true
     process.off("beforeExit", close)
-    clearInterval(timer)
-    if (gpuTimer !== null) clearInterval(gpuTimer)
-    if (ioTimer !== null) clearInterval(ioTimer)
-    unregisterTrace()
-    unregisterGraph()
-    graph?.recordUnsafe()
-    sample()
-    sampler.close()
-    traceDb.close()
-    resourceDb.close()
+    for (const un of unregister) un()
+    Effect.runSync(Scope.close(scope, Exit.void))
   }
   process.once("beforeExit", close)
   return { ...f, close }

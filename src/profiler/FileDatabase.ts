@@ -34,7 +34,7 @@ import { Effect, type Scope } from "effect"
 import { isTaskRecord, type MemoryRecord, type TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import * as TraceFormat from "../trace/TraceFormat.ts"
-import { DatabaseError, type EventDatabase } from "./EventDatabase.ts"
+import { attempt, type DatabaseError, databaseError, type EventDatabase, type RecordSink } from "./EventDatabase.ts"
 import { registerFlush } from "./internal/exitFlush.ts"
 import { RecordEncoder } from "./internal/recordEncoder.ts"
 import { RecordDecoder } from "./internal/recordDecoder.ts"
@@ -90,11 +90,7 @@ export class FileDatabase implements EventDatabase {
   constructor(path: string, options: FileDatabaseOptions = {}) {
     const t = options.commitThreshold ?? defaultCommitThreshold
     if (!Number.isInteger(t) || t < 1) {
-      throw new DatabaseError({
-        database: path,
-        reason: "InvalidOption",
-        detail: `commitThreshold must be a positive integer, got ${t}`
-      })
+      throw databaseError(path, "InvalidOption", `commitThreshold must be a positive integer, got ${t}`)
     }
     this.path = path
     this.label = path
@@ -110,11 +106,11 @@ export class FileDatabase implements EventDatabase {
    */
   readonly open = (): number => {
     if (this.fd >= 0) return this.heldBefore
-    if (this.closed) throw new DatabaseError({ database: this.path, reason: "Closed", detail: "open after close" })
+    if (this.closed) throw databaseError(this.path, "Closed", "open after close")
     try {
       this.fd = openSync(this.path, this.truncate ? "w" : "a")
     } catch (e) {
-      throw new DatabaseError({ database: this.path, reason: "OpenFailed", detail: errorText(e) })
+      throw databaseError(this.path, "OpenFailed", errorText(e))
     }
     try {
       this.heldBefore = this.truncate ? 0 : fstatSync(this.fd).size
@@ -127,7 +123,7 @@ export class FileDatabase implements EventDatabase {
   /** Buffers one event; writes the batch when it reaches the threshold. */
   readonly record = (event: TraceEvent): void => {
     if (this.closed) {
-      throw new DatabaseError({ database: this.path, reason: "Closed", detail: `record "${event.name}" after close` })
+      throw databaseError(this.path, "Closed", `record "${event.name}" after close`)
     }
     if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
     // encode now (not at commit): the event object dies young, and a flush at exit or on
@@ -137,11 +133,7 @@ export class FileDatabase implements EventDatabase {
       this.encoder.event(event)
     } catch (e) {
       this.encoder.pos = at
-      throw new DatabaseError({
-        database: this.path,
-        reason: "InvalidEvent",
-        detail: `event "${event.name}" cannot be encoded: ${errorText(e)}`
-      })
+      throw databaseError(this.path, "InvalidEvent", `event "${event.name}" cannot be encoded: ${errorText(e)}`)
     }
     if (++this.pendingEvents >= this.commitThreshold) this.commit()
   }
@@ -155,10 +147,13 @@ export class FileDatabase implements EventDatabase {
   /** Records the Trace layer's `Managed Memory` event (same bytes as `record(Trace.memoryEvent(m))`). */
   readonly recordMemory = (m: MemoryRecord): void => this.append(m)
 
+  /** The engine records' fast path (EventDatabase's `records`): `recordTask` and `recordMemory`. */
+  readonly records: RecordSink = { task: this.recordTask, memory: this.recordMemory }
+
   // the fast paths: a method, not a closure per record (this runs per task)
   private append(x: TaskRecord | MemoryRecord): void {
     if (this.closed) {
-      throw new DatabaseError({ database: this.path, reason: "Closed", detail: `record "${x.key}" after close` })
+      throw databaseError(this.path, "Closed", `record "${x.key}" after close`)
     }
     if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
     const at = this.encoder.pos
@@ -167,7 +162,7 @@ export class FileDatabase implements EventDatabase {
       else this.encoder.memory(x)
     } catch (e) {
       this.encoder.pos = at
-      throw new DatabaseError({ database: this.path, reason: "InvalidEvent", detail: `"${x.key}" cannot be encoded: ${errorText(e)}` })
+      throw databaseError(this.path, "InvalidEvent", `"${x.key}" cannot be encoded: ${errorText(e)}`)
     }
     if (++this.pendingEvents >= this.commitThreshold) this.commit()
   }
@@ -187,11 +182,7 @@ export class FileDatabase implements EventDatabase {
     try {
       while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off)
     } catch (e) {
-      throw new DatabaseError({
-        database: this.path,
-        reason: "WriteFailed",
-        detail: `${errorText(e)} after ${off} of ${bytes.length} bytes of a ${count}-event batch`
-      })
+      throw databaseError(this.path, "WriteFailed", `${errorText(e)} after ${off} of ${bytes.length} bytes of a ${count}-event batch`)
     }
     this.written += count
     this.pendingEvents = 0
@@ -271,10 +262,7 @@ export const make = (
   options: FileDatabaseOptions = {}
 ): Effect.Effect<FileDatabase, DatabaseError, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.try({
-      try: () => new FileDatabase(path, options),
-      catch: (e) => e as DatabaseError
-    }),
+    attempt(() => new FileDatabase(path, options)),
     (db) => Effect.sync(() => db.close())
   )
 

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { TraceEvent } from "../trace/TraceEvent.ts"
-import { DatabaseError, type EventDatabase } from "./EventDatabase.ts"
+import { databaseError, type EventDatabase } from "./EventDatabase.ts"
 
 /**
  * An in-memory database; `list` holds the recorded events in order.
@@ -31,7 +31,7 @@ export const make = (): MemoryDatabase => {
     label: "<memory>",
     list,
     record: (event) => {
-      if (closed) throw new DatabaseError({ database: "<memory>", reason: "Closed", detail: "record after close" })
+      if (closed) throw databaseError("<memory>", "Closed", "record after close")
       list.push(event)
     },
     commit: () => undefined,

@@ -6,8 +6,7 @@
  * `sample(label, { interval, measure })` is an Effect scoped resource: it takes one
  * sample immediately, then one every `interval` ms, and a last one when its scope
  * closes. `samplePromise(label, options, fn)` is the same around a Promise-returning
- * function. Timestamps are epoch seconds on the engine's clock
- * (`performance.timeOrigin + performance.now()`).
+ * function. Timestamps are epoch seconds on the engine's clock (EngineClock).
  *
  * Leaves out: per-worker memory (the engine's `Managed Memory` events have that).
  *
@@ -17,6 +16,7 @@ import { Effect } from "effect"
 import type { Scope } from "effect"
 import { Table, Utf8, Dictionary, Int32, makeVector, vectorFromArray } from "apache-arrow"
 import { writeFigure } from "../charts/Figure.ts"
+import { nowSeconds as now } from "../engine/EngineClock.ts"
 
 /**
  * Options of one sampling run.
@@ -42,8 +42,6 @@ export interface Series {
   readonly time: Array<number>
   readonly bytes: Array<number>
 }
-
-const now = (): number => (performance.timeOrigin + performance.now()) / 1000
 
 /**
  * A sampler holding any number of labelled series.

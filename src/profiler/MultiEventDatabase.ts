@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { TraceEvent } from "../trace/TraceEvent.ts"
-import { DatabaseError, type EventDatabase } from "./EventDatabase.ts"
+import { databaseError, type EventDatabase } from "./EventDatabase.ts"
 
 /**
  * Several databases read as one (in the order given).
@@ -16,7 +16,7 @@ import { DatabaseError, type EventDatabase } from "./EventDatabase.ts"
 export const make = (databases: ReadonlyArray<Pick<EventDatabase, "events" | "label">>): EventDatabase => {
   const label = `[${databases.map((d) => d.label).join(", ")}]`
   const readOnly = (what: string) => () => {
-    throw new DatabaseError({ database: label, reason: "ReadOnly", detail: `${what} on a MultiEventDatabase` })
+    throw databaseError(label, "ReadOnly", `${what} on a MultiEventDatabase`)
   }
   return {
     label,

@@ -81,12 +81,13 @@ export const run = Effect.fnUntraced(function*(
   const tick = Effect.flatMap(Clock.currentTimeMillis, (ms) =>
     Effect.sync(() => db.record(resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(ms / 1000)))))
   yield* Effect.addFinalizer(() => Effect.ignore(tick).pipe(Effect.ensuring(Effect.sync(() => sampler.close()))))
-  if (sampler.needsSystemInformation) yield* Effect.promise(() => sampler.pollSystemInformation())
   yield* tick
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(interval), tick)))
   if (sampler.needsSystemInformation) {
+    // in the background, so that starting the monitor stays synchronous (the first
+    // samples read 0 B/s host I/O until the first reading arrives)
     yield* Effect.forkScoped(
-      Effect.forever(Effect.andThen(Effect.sleep(interval), Effect.promise(() => sampler.pollSystemInformation())))
+      Effect.forever(Effect.andThen(Effect.promise(() => sampler.pollSystemInformation()), Effect.sleep(interval)))
     )
   }
   if (sampler.hasGpu) {

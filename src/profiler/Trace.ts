@@ -14,22 +14,25 @@
  * - `Managed Memory` (I) after each change of a worker's held chunks (a result entering
  *   memory, or released): key, state, size (bytes held by that worker), tasks (chunks held).
  *
- * The engine never imports this module: the layer registers engine callbacks through
- * `Hooks`. It commits the database at the end of a compute (for a file database: when
- * the last commit is at least `commitInterval` old, 1 s by default — an iterative
- * pipeline runs hundreds of small computes, and a write per compute sits on its critical
- * path) and closes it when the layer's scope closes; exit, signal and fatal-error flushes
+ * The engine never imports this module: the layer adds engine callbacks to the Effect
+ * context (`Hooks.layerEffect`), so only computes run under the layer are traced. It
+ * commits the database at the end of a compute when the last commit is at least
+ * `commitInterval` old, 1 s by default (an iterative pipeline runs hundreds of small
+ * computes, and a write per compute sits on its critical path), and closes it when the
+ * layer's scope closes. A database with a `records` sink (FileDatabase) takes the
+ * engine's records through it; exit, signal and fatal-error flushes
  * come from the database itself. A file is created when the layer starts; an existing
  * one is appended to, with one warning line, unless `overwrite` is set.
  *
  * @since 0.1.0
  */
-import { Effect, Layer, type Scope } from "effect"
+import { Effect, type Layer, type Scope } from "effect"
 import type { MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
 import * as Hooks from "../engine/Hooks.ts"
 import { keyName } from "../engine/TaskGraph.ts"
 import { EventNames, type TraceEvent } from "../trace/TraceEvent.ts"
 import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
+import { attempt } from "./EventDatabase.ts"
 import * as FileDatabase from "./FileDatabase.ts"
 
 /**
@@ -88,26 +91,21 @@ export const memoryEvent = (m: MemoryRecord): TraceEvent => ({
 })
 
 /**
- * Engine callbacks that record into `db` (for one compute: `compute(graph, { callbacks })`).
- * A file database is committed at the end of a compute when its last commit by these
- * callbacks is at least `commitInterval` milliseconds old (default 1000; 0: every compute).
+ * Engine callbacks that record into `db` (for one compute: `compute(graph, { callbacks })`),
+ * through the database's `records` sink when it has one. The database is committed at
+ * the end of a compute when its last commit by these callbacks is at least
+ * `commitInterval` milliseconds old (default 1000; 0: every compute).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callbacks => {
-  if (!(db instanceof FileDatabase.FileDatabase)) {
-    return {
-      task: (r) => db.record(computeEvent(r)),
-      memory: (m) => db.record(memoryEvent(m)),
-      finish: () => db.commit()
-    }
-  }
+  // the sink's own functions (no wrapper): these run once per task
+  const sink = db.records ?? { task: (r: TaskRecord) => db.record(computeEvent(r)), memory: (m: MemoryRecord) => db.record(memoryEvent(m)) }
   let last = -Infinity
   return {
-    // fast path: encode straight from the engine records (same bytes, no event objects)
-    task: db.recordTask,
-    memory: db.recordMemory,
+    task: sink.task,
+    memory: sink.memory,
     finish: () => {
       const now = performance.now()
       if (now - last < commitInterval) return
@@ -171,25 +169,15 @@ export const openDatabase = (options: TraceOptions): Effect.Effect<EventDatabase
         ...(options.overwrite !== undefined ? { overwrite: options.overwrite } : {}),
         ...(options.removeOldOutputFile !== undefined ? { removeOldOutputFile: options.removeOldOutputFile } : {})
       }),
-      (db) =>
-        Effect.try({
-          try: () => FileDatabase.openAnnounced(db, options.warn),
-          catch: (e) => e as DatabaseError
-        })
+      (db) => attempt(() => FileDatabase.openAnnounced(db, options.warn))
     )
 
 /**
- * Registers the trace callbacks globally for the layer's lifetime; a file database is
- * flushed and closed when the layer's scope closes.
+ * The trace callbacks as a layer: computes run under it are traced (`Hooks.layerEffect`);
+ * a file database is flushed and closed when the layer's scope closes.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (options: TraceOptions): Layer.Layer<never, DatabaseError> =>
-  Layer.effectDiscard(Effect.gen(function*() {
-    const db: EventDatabase = yield* openDatabase(options)
-    yield* Effect.acquireRelease(
-      Effect.sync(() => Hooks.register(callbacks(db))),
-      (unregister) => Effect.sync(() => unregister())
-    )
-  }))
+  Hooks.layerEffect(Effect.map(openDatabase(options), (db) => callbacks(db)))

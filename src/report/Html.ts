@@ -16,7 +16,7 @@
  */
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { renderDot } from "../charts/Graphviz.ts"
+import { renderDotPromise } from "../charts/Graphviz.ts"
 import { sanitize } from "../charts/SafeSvg.ts"
 import type { ReportData } from "./ReportData.ts"
 import type { TopLevelSpec } from "vega-lite"
@@ -193,7 +193,7 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
   let dag = ""
   if (data.dot !== undefined) {
     try {
-      dag = `<section><h2>Pipeline stages</h2><div class="dag">${sanitize(await renderDot(data.dot))}</div></section>`
+      dag = `<section><h2>Pipeline stages</h2><div class="dag">${sanitize(await renderDotPromise(data.dot))}</div></section>`
     } catch (e) {
       dag = `<section><h2>Pipeline stages</h2><p class="note">the trace's graph could not be drawn: ${esc(String(e))}</p></section>`
     }

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { stat, writeFile } from "node:fs/promises"
+import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
 import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
@@ -13,38 +14,72 @@ import { isTraceFormatError } from "../trace/TraceFormat.ts"
 import { fromTables } from "./fromTables.ts"
 import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./Html.ts"
-import { fromTraceFormatError, loadEvents, runName } from "./loadEvents.ts"
+import { isReportInputError, loadEvents, ReportInputError, runName } from "./loadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
 import { analysisTables } from "./tables.ts"
+
+/**
+ * The report model and the analysis tables it was built from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReportInput {
+  readonly data: ReportData
+  readonly tables: TraceTables
+}
+
+/** A Promise of the trace readers: their TraceFormatError / ReportInputError fails, the rest dies. */
+const fromPromise = <A>(f: () => Promise<A>): Effect.Effect<A, ReportInputError> =>
+  Effect.catch(
+    Effect.tryPromise({ try: f, catch: (e) => e }),
+    (e) =>
+      isTraceFormatError(e)
+        ? Effect.fail(ReportInputError.traceUnreadable(e))
+        : isReportInputError(e)
+        ? Effect.fail(e)
+        : Effect.die(e)
+  )
+
+/** A file system call on `file`: its failure (missing file, no permission) is a ReportInputError. */
+const io = <A>(file: string, f: () => Promise<A>): Effect.Effect<A, ReportInputError> =>
+  Effect.tryPromise({ try: f, catch: (e) => ReportInputError.unexpected(e, file) })
 
 /**
  * Load databases into the report model and `src/analysis`'s tables, decoding once
  * with the analysis loader. Small databases (< 64 MiB in all) are also scanned for the
  * stage graph, which the tables do not keep: the first `Pipeline Graph` event's `dot`
  * arg, an instant event as written now or a metadata (`M`) event as Tessera 0.1 wrote it.
+ * Fails with `ReportInputError` (the trace layer's error kept as a value); anything
+ * else is a defect.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const loadReportInput = async (
+export const loadReportInput = (
   files: ReadonlyArray<string>,
   title?: string
-): Promise<{ readonly data: ReportData; readonly tables: TraceTables }> => {
-  let tables: TraceTables
-  try {
-    tables = await loadPromise(files)
-  } catch (e) {
-    throw isTraceFormatError(e) ? fromTraceFormatError(e) : e
-  }
-  let data = fromTables(tables, { title: title ?? runName(files), sources: files })
-  let total = 0
-  for (const f of files) total += (await stat(f)).size
-  if (total < 64 * 1024 * 1024) {
-    const graph = (await loadEvents(files)).events.find(isPipelineGraphEvent)
-    if (graph !== undefined) data = { ...data, dot: graph.args.dot }
-  }
-  return { data, tables }
-}
+): Effect.Effect<ReportInput, ReportInputError> =>
+  Effect.gen(function*() {
+    const tables = yield* fromPromise(() => loadPromise(files))
+    let data = fromTables(tables, { title: title ?? runName(files), sources: files })
+    let total = 0
+    for (const f of files) total += (yield* io(f, () => stat(f))).size
+    if (total < 64 * 1024 * 1024) {
+      const graph = (yield* fromPromise(() => loadEvents(files))).events.find(isPipelineGraphEvent)
+      if (graph !== undefined) data = { ...data, dot: graph.args.dot }
+    }
+    return { data, tables }
+  })
+
+/**
+ * `loadReportInput` as a Promise.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const loadReportInputPromise = (files: ReadonlyArray<string>, title?: string): Promise<ReportInput> =>
+  Effect.runPromise(loadReportInput(files, title))
 
 /**
  * Load databases into the report model.
@@ -52,23 +87,59 @@ export const loadReportInput = async (
  * @since 0.1.0
  * @category constructors
  */
-export const loadReportData = async (files: ReadonlyArray<string>, title?: string): Promise<ReportData> =>
-  (await loadReportInput(files, title)).data
+export const loadReportData = (files: ReadonlyArray<string>, title?: string): Effect.Effect<ReportData, ReportInputError> =>
+  Effect.map(loadReportInput(files, title), (input) => input.data)
+
+/**
+ * `loadReportData` as a Promise.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const loadReportDataPromise = (files: ReadonlyArray<string>, title?: string): Promise<ReportData> =>
+  Effect.runPromise(loadReportData(files, title))
+
+/**
+ * Options of `writeReport`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WriteReportOptions {
+  readonly title?: string
+  readonly tables?: ReadonlyArray<ReportTable>
+}
 
 /**
  * Write the HTML report of `files` to `out`; returns the report's size in bytes.
- * Tables are `src/analysis`'s analyses unless `tables` is given.
+ * Tables are `src/analysis`'s analyses unless `tables` is given. Fails with
+ * `ReportInputError` (an unreadable database, or the output cannot be written).
  *
  * @since 0.1.0
  * @category rendering
  */
-export const writeReport = async (
+export const writeReport = (
   files: ReadonlyArray<string>,
   out: string,
-  options: { readonly title?: string; readonly tables?: ReadonlyArray<ReportTable> } = {}
-): Promise<{ readonly bytes: number; readonly data: ReportData }> => {
-  const input = await loadReportInput(files, options.title)
-  const html = await renderHtml(input.data, { tables: options.tables ?? analysisTables(input.tables) })
-  await writeFile(out, html)
-  return { bytes: Buffer.byteLength(html), data: input.data }
-}
+  options: WriteReportOptions = {}
+): Effect.Effect<{ readonly bytes: number; readonly data: ReportData }, ReportInputError> =>
+  Effect.gen(function*() {
+    const input = yield* loadReportInput(files, options.title)
+    const html = yield* Effect.promise(() =>
+      renderHtml(input.data, { tables: options.tables ?? analysisTables(input.tables) })
+    )
+    yield* io(out, () => writeFile(out, html))
+    return { bytes: Buffer.byteLength(html), data: input.data }
+  })
+
+/**
+ * `writeReport` as a Promise.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const writeReportPromise = (
+  files: ReadonlyArray<string>,
+  out: string,
+  options: WriteReportOptions = {}
+): Promise<{ readonly bytes: number; readonly data: ReportData }> => Effect.runPromise(writeReport(files, out, options))

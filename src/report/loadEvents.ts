@@ -13,33 +13,89 @@ import type { DecodedTrace, TraceFormatError } from "../trace/TraceFormat.ts"
 import type { ReportEvent } from "./ReportData.ts"
 
 /**
- * A trace database could not be read or decoded: the file, the byte offset of the
- * offending record (absent when the file could not be opened at all), and why.
+ * A trace database could not be read or decoded; `error` is the trace layer's own error
+ * (file, byte offset, reason), kept as a value.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TraceUnreadable extends Data.TaggedError("TraceUnreadable")<{
+  readonly error: TraceFormatError
+  readonly message: string
+}> {}
+
+/**
+ * A command-line argument of the report commands names something that does not exist.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidArgument extends Data.TaggedError("InvalidArgument")<{
+  readonly argument: string
+  readonly detail: string
+  readonly message: string
+}> {}
+
+/**
+ * Anything else a report module rejected with (an I/O error writing the output, ...),
+ * as the CLI met it; `cause` is the original error.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unexpected extends Data.TaggedError("Unexpected")<{
+  readonly cause: unknown
+  readonly message: string
+}> {}
+
+/**
+ * Why the report's input was rejected.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ReportInputErrorReason = TraceUnreadable | InvalidArgument | Unexpected
+
+/**
+ * The report layer's error: which input (`file`, or the argument) and where (`offset`,
+ * 0 when it is not about a byte), with a tagged `reason`. The constructors below write
+ * the messages.
  *
  * @since 0.1.0
  * @category errors
  */
 export class ReportInputError extends Data.TaggedError("ReportInputError")<{
   readonly file: string
-  readonly offset?: number
-  readonly reason: string
+  readonly offset: number
+  readonly reason: ReportInputErrorReason
+  readonly message: string
 }> {
-  override get message(): string {
-    return this.offset === undefined ? `${this.file}: ${this.reason}` : `${this.file}: ${this.reason} (byte offset ${this.offset})`
+  /** A trace database could not be read or decoded. */
+  static traceUnreadable(error: TraceFormatError): ReportInputError {
+    // the trace layer's message (file, byte offset, why), not a re-formatting of its fields
+    const message = error.message
+    return new ReportInputError({ file: error.file, offset: error.offset, reason: new TraceUnreadable({ error, message }), message })
+  }
+  /** An argument names something that does not exist. */
+  static invalidArgument(argument: string, detail: string): ReportInputError {
+    const message = `${argument}: ${detail}`
+    return new ReportInputError({ file: argument, offset: 0, reason: new InvalidArgument({ argument, detail, message }), message })
+  }
+  /** Any other rejection of a report module (see `Unexpected`). */
+  static unexpected(cause: unknown, file = ""): ReportInputError {
+    const detail = cause instanceof Error ? cause.message : String(cause)
+    const message = file === "" ? detail : `${file}: ${detail}`
+    return new ReportInputError({ file, offset: 0, reason: new Unexpected({ cause, message }), message })
   }
 }
 
 /**
- * The `ReportInputError` of a `TraceFormatError`; an error opening the file carries no
- * byte offset.
+ * Whether `u` is a ReportInputError.
  *
  * @since 0.1.0
- * @category errors
+ * @category guards
  */
-export const fromTraceFormatError = (e: TraceFormatError): ReportInputError => {
-  const opening = e.reason === "FileNotFound" || (e.reason === "NotReadable" && e.offset === 0)
-  return new ReportInputError({ file: e.file, ...(opening ? {} : { offset: e.offset }), reason: `${e.reason}: ${e.detail}` })
-}
+export const isReportInputError = (u: unknown): u is ReportInputError => u instanceof ReportInputError
 
 /**
  * Events of several databases, plus how many bytes of truncated tails were dropped.
@@ -53,8 +109,8 @@ export interface LoadedEvents {
   readonly droppedBytes: number
 }
 
-// anything but a TraceFormatError is not about the file: it is rethrown as it is
-const fromTraceError = (e: unknown): unknown => (isTraceFormatError(e) ? fromTraceFormatError(e) : e)
+/** The trace layer's errors become ReportInputErrors; anything else is a bug, thrown as is. */
+const fromTraceError = (e: unknown): unknown => (isTraceFormatError(e) ? ReportInputError.traceUnreadable(e) : e)
 
 /**
  * Decode one database's bytes with `src/trace`'s decoder. Throws `ReportInputError`

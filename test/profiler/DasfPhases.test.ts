@@ -20,7 +20,7 @@ import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as EventProfiler from "../../src/profiler/EventProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
 import * as PipelineGraph from "../../src/profiler/PipelineGraph.ts"
-import { loadReportInput } from "../../src/report/buildReport.ts"
+import { loadReportInputPromise } from "../../src/report/buildReport.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 import * as TraceFormat from "../../src/trace/TraceFormat.ts"
 
@@ -149,7 +149,7 @@ describe("DASF phases", () => {
     const tables = await loadPromise([file])
     assert.equal(tables.tasks.numRows, 1)
     assert.equal(tables.eventCounts["Pipeline Graph"], 1)
-    const input = await loadReportInput([file])
+    const input = await loadReportInputPromise([file])
     assert.equal(input.data.dot, dot)
   })
 })

@@ -224,17 +224,17 @@ describe("FileDatabase", () => {
 
   it("rejects a bad commit threshold, a record after close, an unencodable event and an unwritable path with DatabaseError", () => {
     assert.throws(() => new FileDatabase.FileDatabase(fresh(), { commitThreshold: 0 }), (e: unknown) =>
-      e instanceof DatabaseError && e.reason === "InvalidOption")
+      e instanceof DatabaseError && e.reason._tag === "InvalidOption")
     const e: TraceEvent = { name: "late", timestamp: 1, phase: "I", process_id: null, thread_id: null, args: {} }
     const db = new FileDatabase.FileDatabase(fresh())
     db.close()
-    assert.throws(() => db.record(e), (x: unknown) => x instanceof DatabaseError && x.reason === "Closed" && x.message.includes("late"))
+    assert.throws(() => db.record(e), (x: unknown) => x instanceof DatabaseError && x.reason._tag === "Closed" && x.message.includes("late"))
     const cyclic: Record<string, unknown> = {}
     cyclic.self = cyclic
     const db3 = new FileDatabase.FileDatabase(fresh(), { commitThreshold: 2 })
     db3.record(e)
     assert.throws(() => db3.record({ ...e, name: "cyclic", args: cyclic }), (x: unknown) =>
-      x instanceof DatabaseError && x.reason === "InvalidEvent" && x.message.includes("cyclic"))
+      x instanceof DatabaseError && x.reason._tag === "InvalidEvent" && x.message.includes("cyclic"))
     // the failed event left nothing behind: the next record completes a clean batch
     db3.record(e)
     assert.equal(db3.pendingCount, 0)
@@ -242,6 +242,6 @@ describe("FileDatabase", () => {
     const nowhere = join(dir, "no-such-dir", "db.msgpack")
     const db2 = new FileDatabase.FileDatabase(nowhere, { commitThreshold: 1 })
     assert.throws(() => db2.record(e), (x: unknown) =>
-      x instanceof DatabaseError && x.reason === "OpenFailed" && x.database === nowhere)
+      x instanceof DatabaseError && x.reason._tag === "OpenFailed" && x.database === nowhere)
   })
 })

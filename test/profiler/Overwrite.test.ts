@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { after, describe, it } from "node:test"
 import { Effect, Layer } from "effect"
 import * as Engine from "../../src/engine/Engine.ts"
+import * as Executor from "../../src/engine/Executor.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
@@ -83,10 +84,10 @@ describe("database creation", () => {
   it("the default profiler layer warns on append and truncates with overwrite", async () => {
     const run = async (overwrite: boolean) => {
       const warnings: Array<string> = []
-      await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-        yield* Layer.build(DefaultProfiler.layer({ name: "lay", directory: dir, host: "hY", overwrite, log: () => {}, warn: (l) => warnings.push(l) }))
-        yield* Effect.promise(() => Engine.computePromise(tiny(), { workers: 0 }))
-      })))
+      await Effect.runPromise(Engine.compute(tiny()).pipe(Effect.provide(Layer.mergeAll(
+        Executor.layerSync,
+        DefaultProfiler.layer({ name: "lay", directory: dir, host: "hY", overwrite, log: () => {}, warn: (l) => warnings.push(l) })
+      ))))
       return warnings
     }
     assert.deepEqual(await run(false), [])

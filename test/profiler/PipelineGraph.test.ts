@@ -14,7 +14,7 @@ import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
 import * as MemoryDatabase from "../../src/profiler/MemoryDatabase.ts"
 import * as PipelineGraph from "../../src/profiler/PipelineGraph.ts"
-import { writeReport } from "../../src/report/buildReport.ts"
+import { writeReportPromise } from "../../src/report/buildReport.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "tessera-graph-"))
@@ -127,7 +127,7 @@ describe("PipelineGraph", () => {
     assert.equal(g[0]!.args.dot, p.visualize())
     assert.ok(events.some((e) => e.name === "Compute"))
     const out = join(dir, "dsl.html")
-    const written = await writeReport([trace, resources], out)
+    const written = await writeReportPromise([trace, resources], out)
     assert.equal(written.data.dot, p.visualize())
     const html = readFileSync(out, "utf8")
     const dag = /<h2>Pipeline stages<\/h2><div class="dag">([\s\S]*?)<\/div><\/section>/.exec(html)

@@ -6,7 +6,7 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { loadReportData } from "../../report/buildReport.ts"
+import { loadReportDataPromise as loadReportData } from "../../report/buildReport.ts"
 import { histogramResources, writeHistograms } from "../../report/Figures.ts"
 import { UsageError } from "../errors.ts"
 import { databasesFlag, withDefaultShown } from "../flags.ts"

@@ -6,7 +6,7 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { writeReport } from "../../report/buildReport.ts"
+import { writeReportPromise as writeReport } from "../../report/buildReport.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 import { exportCommand } from "./export.ts"

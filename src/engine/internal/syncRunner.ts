@@ -8,6 +8,7 @@
  * @internal
  */
 import { hostname } from "node:os"
+import * as EngineClock from "../EngineClock.ts"
 import * as EngineError from "../EngineError.ts"
 import * as Kernel from "../Kernel.ts"
 import type { KernelFn } from "../Kernel.ts"
@@ -87,11 +88,8 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
   const s = job.state
   const book = job.profile ? new MemoryBook(job, 1, host) : null
   const rec = new Float64Array(7)
-  const now = (): number => (performance.timeOrigin + performance.now()) / 1000
-  const cpu = (): number => {
-    const u = process.threadCpuUsage()
-    return (u.user + u.system) / 1e6
-  }
+  const now = EngineClock.nowSeconds
+  const cpu = EngineClock.threadCpuSeconds
   // Hot loop: plain imperative code on typed arrays, no per-task allocation besides
   // resolved argument arrays.
   let lastYield = performance.now()

@@ -10,6 +10,7 @@
  * @internal
  */
 import { parentPort, workerData } from "node:worker_threads"
+import * as EngineClock from "../EngineClock.ts"
 import type { KernelFn } from "../Kernel.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
 import { BATCH, CANCEL, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
@@ -19,12 +20,8 @@ const port = parentPort!
 const control = new Int32Array((workerData as { control: SharedArrayBuffer }).control)
 const defs: Array<readonly [string, string]> = []
 const fns: Array<KernelFn | undefined> = []
-const origin = performance.timeOrigin
-const now = (): number => (origin + performance.now()) / 1000
-const cpu = (): number => {
-  const u = process.threadCpuUsage()
-  return (u.user + u.system) / 1e6
-}
+const now = EngineClock.nowSeconds
+const cpu = EngineClock.threadCpuSeconds
 
 const isThenable = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"

@@ -57,7 +57,9 @@ export class TraceFormatError extends Data.TaggedError("TraceFormatError")<{
   readonly detail: string
 }> {
   override get message(): string {
-    return `${this.file}: not a readable trace database: ${this.detail} (${this.reason} at byte offset ${this.offset})`
+    // a file that cannot be opened has no byte at fault: say so without an offset
+    const where = this.reason === "FileNotFound" || (this.reason === "NotReadable" && this.offset === 0) ? this.reason : `${this.reason} at byte offset ${this.offset}`
+    return `${this.file}: not a readable trace database: ${this.detail} (${where})`
   }
 }
 

@@ -1,0 +1,70 @@
+/**
+ * DefaultProfiler: `registerDefaultProfiler` runs the same layers as
+ * `DefaultProfiler.layer`, so both forms write the same records for one pipeline run.
+ *
+ * @since 0.1.0
+ */
+import assert from "node:assert/strict"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { after, describe, it } from "node:test"
+import { Effect, Layer } from "effect"
+import { makeBlobs } from "../../src/dsl/Datasets.ts"
+import { Normalize, Persist } from "../../src/dsl/Estimators.ts"
+import * as Pipeline from "../../src/dsl/Pipeline.ts"
+import * as Executor from "../../src/engine/Executor.ts"
+import * as Hooks from "../../src/engine/Hooks.ts"
+import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
+import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
+import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
+
+const dir = mkdtempSync(join(tmpdir(), "tessera-default-profiler-"))
+after(() => rmSync(dir, { recursive: true, force: true }))
+const quiet = { log: () => {}, warn: () => {} }
+
+const pipeline = () => {
+  const data = makeBlobs({ nSamples: 200, centers: [[-6, -6], [9, 1]], chunks: 50, randomState: 3 })
+  const p = Pipeline.make("same", quiet)
+  const scaled = p.add(new Normalize().transform, { X: data.X })
+  p.add(Persist<"float64">("Persist.scaled"), { X: scaled })
+  return p
+}
+
+/** Event name -> count, plus the Compute events' task names (sorted). */
+const shape = (events: ReadonlyArray<TraceEvent>) => {
+  const counts: Record<string, number> = {}
+  for (const e of events) counts[e.name] = (counts[e.name] ?? 0) + 1
+  const computes = events.filter((e) => e.name === "Compute").map((e) => `${e.args.name}`).sort()
+  return { counts, computes }
+}
+
+describe("DefaultProfiler", () => {
+  it("registerDefaultProfiler writes the same records as the layer form on one small pipeline", async () => {
+    const p = pipeline()
+    const options = { directory: dir, host: "hS", pipeline: p, interval: 10_000, ...quiet }
+    await Effect.runPromise(p.run().pipe(Effect.provide(Layer.mergeAll(
+      Executor.layerSync,
+      DefaultProfiler.layer({ name: "layered", ...options })
+    ))))
+    assert.deepEqual(Hooks.registered(), [], "the layer registers nothing globally")
+    const h = DefaultProfiler.registerDefaultProfiler(p, { name: "registered", ...options })
+    assert.equal(Hooks.registered().length, 2, "trace and pipeline-graph callbacks")
+    await Effect.runPromise(p.run().pipe(Effect.provide(Executor.layerSync)))
+    h.close()
+    assert.deepEqual(Hooks.registered(), [])
+    const layered = {
+      trace: (await FileDatabase.readPromise(join(dir, "layered-TracePlugin-hS.msgpack"))).events,
+      resources: (await FileDatabase.readPromise(join(dir, "layered-ResourceMonitor-hS.msgpack"))).events
+    }
+    const registered = {
+      trace: (await FileDatabase.readPromise(h.traceFile)).events,
+      resources: (await FileDatabase.readPromise(h.resourceFile)).events
+    }
+    assert.ok(layered.trace.length > 0)
+    assert.deepEqual(shape(registered.trace), shape(layered.trace))
+    // one sample when the profiler starts and one when it closes (the interval is long)
+    assert.deepEqual(shape(registered.resources), shape(layered.resources))
+    assert.deepEqual(shape(layered.resources).counts, { "Resource Usage": 2 })
+  })
+})
