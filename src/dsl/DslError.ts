@@ -19,7 +19,14 @@ export type DslErrorReason =
   | { readonly _tag: "DuplicateStage"; readonly stage: string }
   | { readonly _tag: "InvalidOption"; readonly option: string; readonly detail: string }
   | { readonly _tag: "ChunksMismatch"; readonly stage: string; readonly expected: ReadonlyArray<number>; readonly actual: ReadonlyArray<number> }
-  | { readonly _tag: "BadDataset"; readonly file: string; readonly problem: string; readonly detail: string }
+  | {
+    readonly _tag: "BadDataset"
+    readonly file: string
+    readonly problem: string
+    readonly detail: string
+    /** the byte where the problem lies, when it lies at one place */
+    readonly offset?: number
+  }
 
 const describe = (r: DslErrorReason): string => {
   switch (r._tag) {
@@ -68,8 +75,8 @@ export class DslError extends Data.TaggedError("DslError")<{ readonly reason: Ds
   static chunksMismatch(stage: string, expected: ReadonlyArray<number>, actual: ReadonlyArray<number>): DslError {
     return new DslError({ reason: { _tag: "ChunksMismatch", stage, expected, actual } })
   }
-  static badDataset(file: string, problem: string, detail: string): DslError {
-    return new DslError({ reason: { _tag: "BadDataset", file, problem, detail } })
+  static badDataset(file: string, problem: string, detail: string, offset?: number): DslError {
+    return new DslError({ reason: { _tag: "BadDataset", file, problem, detail, ...(offset === undefined ? {} : { offset }) } })
   }
 }
 
