@@ -79,6 +79,7 @@ export type DatasetFileProblem =
   | "UnknownColumn"
   | "MixedDTypes"
   | "NullValues"
+  | "Compressed"
 
 /**
  * A bad or unsupported dataset file; the message is `<file>: <problem>: <detail>`.
