@@ -19,6 +19,17 @@ export type DslErrorReason =
   | { readonly _tag: "DuplicateStage"; readonly stage: string }
   | { readonly _tag: "InvalidOption"; readonly option: string; readonly detail: string }
   | { readonly _tag: "ChunksMismatch"; readonly stage: string; readonly expected: ReadonlyArray<number>; readonly actual: ReadonlyArray<number> }
+  | { readonly _tag: "OutOfMemory"; readonly stage: string; readonly what: string; readonly needed: number; readonly available: number }
+  | {
+    readonly _tag: "NonFinite"
+    readonly stage: string
+    /** first row (0-based, of the stage's input) holding NaN or ±Infinity */
+    readonly row: number
+    readonly column: number
+    readonly value: number
+    /** rows holding NaN or ±Infinity */
+    readonly rows: number
+  }
   | {
     readonly _tag: "BadDataset"
     readonly file: string
@@ -44,7 +55,23 @@ const describe = (r: DslErrorReason): string => {
       return `stage "${r.stage}": row chunks differ: [${r.expected.join(", ")}] and [${r.actual.join(", ")}] (rechunk one to match)`
     case "BadDataset":
       return `${r.file}: ${r.problem}: ${r.detail}`
+    case "OutOfMemory":
+      return `stage "${r.stage}": ${r.what} needs ${bytes(r.needed)}, ${bytes(r.available)} of memory is available; use fewer rows, or run where there is more memory`
+    case "NonFinite":
+      return `stage "${r.stage}": input contains ${Number.isNaN(r.value) ? "NaN" : r.value > 0 ? "Infinity" : "-Infinity"} at row ${r.row}, column ${r.column} (${r.rows} ${r.rows === 1 ? "row holds" : "rows hold"} NaN or Infinity); clean the data, or pass nonFinite: "skip" to leave such rows out`
   }
+}
+
+/** `12.3 GiB (13207024435 bytes)`. */
+const bytes = (n: number): string => {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+  let v = n
+  let u = 0
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024
+    u++
+  }
+  return u === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[u]} (${n} bytes)`
 }
 
 /**
@@ -74,6 +101,12 @@ export class DslError extends Data.TaggedError("DslError")<{ readonly reason: Ds
   }
   static chunksMismatch(stage: string, expected: ReadonlyArray<number>, actual: ReadonlyArray<number>): DslError {
     return new DslError({ reason: { _tag: "ChunksMismatch", stage, expected, actual } })
+  }
+  static outOfMemory(stage: string, what: string, needed: number, available: number): DslError {
+    return new DslError({ reason: { _tag: "OutOfMemory", stage, what, needed, available } })
+  }
+  static nonFinite(stage: string, row: number, column: number, value: number, rows: number): DslError {
+    return new DslError({ reason: { _tag: "NonFinite", stage, row, column, value, rows } })
   }
   static badDataset(file: string, problem: string, detail: string, offset?: number): DslError {
     return new DslError({ reason: { _tag: "BadDataset", file, problem, detail, ...(offset === undefined ? {} : { offset }) } })
