@@ -7,6 +7,11 @@
  * A block is either a task of the graph or a persisted chunk: persisted chunks live in
  * shared memory, so later graphs take them as plain arguments and no worker copies them.
  *
+ * Memory: `compute` and `persist` first check what they will keep (the rows still to be
+ * computed, times row bytes; `compute` also the concatenated copy) against the memory
+ * the executor reports available, and fail with a `DslError` (`OutOfMemory`) before any
+ * task runs when it does not fit.
+ *
  * Pure: no I/O, no threads; kernels are referenced by module URL + export name.
  *
  * @since 0.1.0
@@ -15,7 +20,7 @@ import { Effect } from "effect"
 import * as Chunk from "../engine/Chunk.ts"
 import * as Engine from "../engine/Engine.ts"
 import type { ComputeError, GraphError } from "../engine/EngineError.ts"
-import type { Executor } from "../engine/Executor.ts"
+import { Executor } from "../engine/Executor.ts"
 import * as Kernel from "../engine/Kernel.ts"
 import * as TaskGraph from "../engine/TaskGraph.ts"
 import { DslError } from "./DslError.ts"
@@ -276,15 +281,60 @@ export const treeReduce = <A>(
 }
 
 /**
+ * Bytes of the rows of `self` that are not yet in memory (pending task blocks), as
+ * computed chunks: rows x row bytes (columns x dtype size).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const pendingBytes = (self: ChunkedArray): number => {
+  let rows = 0
+  self.blocks.forEach((b, i) => {
+    if (b._tag === "Task") rows += self.chunkRows[i]!
+  })
+  return rows * rowBytes(self)
+}
+
+/**
+ * Bytes of the whole array as computed chunks: rows x row bytes.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const nbytes = (self: ChunkedArray): number => (self.shape[0] ?? 1) * rowBytes(self)
+
+const rowBytes = (self: ChunkedArray): number => self.shape.slice(1).reduce((a, b) => a * b, 1) * Chunk.itemSize(self.dtype)
+
+/**
+ * Fails with `OutOfMemory` when `needed` bytes exceed what the executor reports
+ * available (executors that report nothing are not checked).
+ *
+ * @since 0.1.0
+ * @category compute
+ */
+export const checkMemory = (stage: string, what: string, needed: number): Effect.Effect<void, DslError, Executor> =>
+  Effect.gen(function*() {
+    const available = (yield* Executor).availableMemory?.()
+    if (available !== undefined && needed > available) return yield* Effect.fail(DslError.outOfMemory(stage, what, needed, available))
+  })
+
+const describeArray = (self: ChunkedArray): string => `${/^[aeio]/.test(self.dtype) ? "an" : "a"} ${self.dtype} [${self.shape.join(", ")}] array`
+
+/**
  * Computes every block and concatenates them into one chunk in this thread.
  *
  * @since 0.1.0
  * @category compute
  */
 export const compute = <D extends Chunk.DType>(
-  self: ChunkedArray<D>
-): Effect.Effect<Chunk.Chunk, ComputeError | GraphError, Executor> =>
-  Effect.map(persistedChunks(self), (chunks) => concat(self, chunks))
+  self: ChunkedArray<D>,
+  stage = "compute"
+): Effect.Effect<Chunk.Chunk, ComputeError | GraphError | DslError, Executor> =>
+  Effect.andThen(
+    // the chunks still to compute, and the one chunk they are copied into
+    checkMemory(stage, `computing ${describeArray(self)} into one chunk`, pendingBytes(self) + nbytes(self)),
+    Effect.map(persistedChunks(self), (chunks) => concat(self, chunks))
+  )
 
 /**
  * Computes every block and keeps the chunks (in shared memory): the result's blocks are
@@ -294,13 +344,17 @@ export const compute = <D extends Chunk.DType>(
  * @category compute
  */
 export const persist = <D extends Chunk.DType>(
-  self: ChunkedArray<D>
-): Effect.Effect<ChunkedArray<D>, ComputeError | GraphError, Executor> =>
-  Effect.map(persistedChunks(self), (chunks) => ({
-    ...self,
-    blocks: chunks.map((chunk): Block => ({ _tag: "Value", chunk })),
-    specs: new Map()
-  }))
+  self: ChunkedArray<D>,
+  stage = "persist"
+): Effect.Effect<ChunkedArray<D>, ComputeError | GraphError | DslError, Executor> =>
+  Effect.andThen(
+    checkMemory(stage, `persisting ${describeArray(self)}`, pendingBytes(self)),
+    Effect.map(persistedChunks(self), (chunks) => ({
+      ...self,
+      blocks: chunks.map((chunk): Block => ({ _tag: "Value", chunk })),
+      specs: new Map()
+    }))
+  )
 
 /**
  * `self` when every block is already in memory, else {@link persist}: for algorithms that
@@ -310,9 +364,10 @@ export const persist = <D extends Chunk.DType>(
  * @category compute
  */
 export const ensurePersisted = <D extends Chunk.DType>(
-  self: ChunkedArray<D>
-): Effect.Effect<ChunkedArray<D>, ComputeError | GraphError, Executor> =>
-  self.blocks.every((b) => b._tag === "Value") ? Effect.succeed(self) : persist(self)
+  self: ChunkedArray<D>,
+  stage = "persist"
+): Effect.Effect<ChunkedArray<D>, ComputeError | GraphError | DslError, Executor> =>
+  self.blocks.every((b) => b._tag === "Value") ? Effect.succeed(self) : persist(self, stage)
 
 /**
  * Computes a delayed value.

@@ -66,7 +66,7 @@ export const make = <D extends Chunk.DType = Chunk.DType>(
     }
     const source = yield* DatasetSource
     const info = yield* source.describe(path, options.columns === undefined ? {} : { columns: options.columns }).pipe(
-      Effect.mapError((e) => DslError.badDataset(e.file, e.problem, e.detail))
+      Effect.mapError((e) => DslError.badDataset(e.file, e.problem, e.detail, e.offset))
     )
     if (options.format !== undefined && info.format !== options.format) {
       return yield* Effect.fail(DslError.badDataset(path, "UnknownFormat", `expected a ${options.format} file, found ${info.format}`))

@@ -94,6 +94,39 @@ export class BadDataset extends Data.TaggedError("BadDataset")<{
   readonly file: string
   readonly problem: string
   readonly detail: string
+  /** the byte where the problem lies, when it lies at one place */
+  readonly offset?: number
+  readonly message: string
+}> {}
+
+/**
+ * What a persist or compute would keep does not fit in the memory the executor has.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class OutOfMemory extends Data.TaggedError("OutOfMemory")<{
+  readonly stage: string
+  readonly what: string
+  readonly needed: number
+  readonly available: number
+  readonly message: string
+}> {}
+
+/**
+ * An input of Normalize or KMeans holds NaN or ±Infinity (and `nonFinite` is "raise").
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NonFinite extends Data.TaggedError("NonFinite")<{
+  readonly stage: string
+  /** first row (0-based, of the stage's input) holding NaN or ±Infinity */
+  readonly row: number
+  readonly column: number
+  readonly value: number
+  /** rows holding NaN or ±Infinity */
+  readonly rows: number
   readonly message: string
 }> {}
 
@@ -111,8 +144,22 @@ export type DslErrorReason =
   | InvalidOption
   | ChunksMismatch
   | BadDataset
+  | OutOfMemory
+  | NonFinite
 
 const wrap = (reason: DslErrorReason): DslError => new DslError({ reason, message: reason.message })
+
+/** `12.3 GiB (13207024435 bytes)`. */
+const bytes = (n: number): string => {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+  let v = n
+  let u = 0
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024
+    u++
+  }
+  return u === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[u]} (${n} bytes)`
+}
 
 /**
  * The DSL's one error class for invalid pipelines and arrays, with a tagged `reason`.
@@ -142,8 +189,18 @@ export class DslError extends Data.TaggedError("DslError")<{ readonly reason: Ds
     const message = `stage "${stage}": row chunks differ: [${expected.join(", ")}] and [${actual.join(", ")}] (rechunk one to match)`
     return wrap(new ChunksMismatch({ stage, expected, actual, message }))
   }
-  static badDataset(file: string, problem: string, detail: string): DslError {
-    return wrap(new BadDataset({ file, problem, detail, message: `${file}: ${problem}: ${detail}` }))
+  static outOfMemory(stage: string, what: string, needed: number, available: number): DslError {
+    const message = `stage "${stage}": ${what} needs ${bytes(needed)}, ${bytes(available)} of memory is available; use fewer rows, or run where there is more memory`
+    return wrap(new OutOfMemory({ stage, what, needed, available, message }))
+  }
+  static nonFinite(stage: string, row: number, column: number, value: number, rows: number): DslError {
+    const what = Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity"
+    const message = `stage "${stage}": input contains ${what} at row ${row}, column ${column} (${rows} ${rows === 1 ? "row holds" : "rows hold"} NaN or Infinity); clean the data, or pass nonFinite: "skip" to leave such rows out`
+    return wrap(new NonFinite({ stage, row, column, value, rows, message }))
+  }
+  static badDataset(file: string, problem: string, detail: string, offset?: number): DslError {
+    const message = `${file}: ${problem}: ${detail}${offset === undefined ? "" : ` (byte ${offset})`}`
+    return wrap(new BadDataset({ file, problem, detail, ...(offset === undefined ? {} : { offset }), message }))
   }
 }
 

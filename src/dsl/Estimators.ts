@@ -20,18 +20,21 @@ type X = { readonly X: ChunkedArray<"float64"> }
 /**
  * Standard scaling; `scaler` is set once `transform` ran. The stage's output is
  * persisted: DASF's stages after Normalize (KMeans, SOM) each read it many times.
+ * `nonFinite` says what to do with rows holding NaN or ±Infinity (default: fail).
  *
  * @since 0.1.0
  * @category transforms
  */
 export class Normalize {
   scaler: NormalizeOps.Scaler | undefined
+  readonly options: NormalizeOps.NormalizeOptions
   readonly transform: Stage<X, ChunkedArray<"float64">>
-  constructor() {
+  constructor(options: NormalizeOps.NormalizeOptions = {}) {
+    this.options = options
     this.transform = stage("Normalize.transform", ({ X }: X) =>
-      Effect.flatMap(NormalizeOps.fitTransform(X, "Normalize.transform"), (r) => {
+      Effect.flatMap(NormalizeOps.fitTransform(X, "Normalize.transform", options), (r) => {
         this.scaler = r.scaler
-        return persist(r.X as ChunkedArray<"float64">)
+        return persist(r.X as ChunkedArray<"float64">, "Normalize.transform")
       }))
   }
 }
@@ -43,7 +46,7 @@ export class Normalize {
  * @category transforms
  */
 export const Persist = <D extends ChunkedArray["dtype"]>(name = "Persist"): Stage<{ readonly X: ChunkedArray<D> }, ChunkedArray<D>> =>
-  stage(name, ({ X }: { readonly X: ChunkedArray<D> }) => persist(X))
+  stage(name, ({ X }: { readonly X: ChunkedArray<D> }) => persist(X, name))
 
 /**
  * KMeans; `model` is set once a fitting stage ran.

@@ -3,12 +3,17 @@
  * (a partial sum per chunk, tree-combined), driven from the client side in Effect.
  * Initialisation ("k-means++" or "random") runs on a strided sample of every chunk.
  *
+ * Rows holding NaN or ±Infinity follow `nonFinite` (NonFinite.ts): by default `fit`
+ * fails naming the first (it used to run 300 iterations to a NaN center); with `"skip"`
+ * the centers are fitted on the other rows, and `fitPredict` labels those rows -1.
+ *
  * @since 0.1.0
  */
 import { Effect } from "effect"
 import type { ChunkedArray } from "./ChunkedArray.ts"
 import { computeDelayed, ensurePersisted, expectColumns, expectDType, kernel, mapBlocks, mapToValues, treeReduce } from "./ChunkedArray.ts"
 import { DslError } from "./DslError.ts"
+import * as NonFinite from "./NonFinite.ts"
 import type { Partial } from "../kernels/cluster.ts"
 import { uniform } from "../kernels/random.ts"
 
@@ -27,6 +32,8 @@ export interface KMeansOptions {
   readonly randomState?: number
   /** rows sampled for initialisation (default 10,000) */
   readonly initSample?: number
+  /** rows with NaN or ±Infinity: fail (default, as scikit-learn) or leave them out (labelled -1) */
+  readonly nonFinite?: NonFinite.Policy
 }
 
 /**
@@ -41,6 +48,8 @@ export interface KMeansModel {
   readonly nClusters: number
   readonly iterations: number
   readonly inertia: number
+  /** rows left out of the fit for holding NaN or ±Infinity (`nonFinite: "skip"`); absent: none */
+  readonly skipped?: number
 }
 
 /**
@@ -123,7 +132,7 @@ export const fit = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = 
     if (X.shape.length !== 2) return yield* Effect.fail(DslError.shapeMismatch(stage, ["n", "d"], X.shape))
     if (X.dtype !== "float64") return yield* Effect.fail(DslError.dtypeMismatch(stage, "float64", X.dtype))
     const d = X.shape[1]!
-    const data = yield* ensurePersisted(X)
+    const { X: data, skipped } = yield* NonFinite.apply(yield* ensurePersisted(X, stage), options.nonFinite, stage)
     const s = yield* sample(data, options.initSample ?? 10_000, stage)
     let centers = yield* Effect.try({
       try: () => initCenters(s, d, k, options.init ?? "k-means++", options.randomState ?? 0),
@@ -158,7 +167,7 @@ export const fit = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = 
       centers = next
       if (shift <= tol) break
     }
-    return { centers, nClusters: k, iterations, inertia } satisfies KMeansModel
+    return { centers, nClusters: k, iterations, inertia, skipped } satisfies KMeansModel
   })
 
 const columnVariance = (s: Float64Array, d: number): number => {
@@ -195,7 +204,10 @@ export const predict = (model: KMeansModel, X: ChunkedArray, stage = "KMeans.pre
  */
 export const fitPredict = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = "KMeans.fitPredict") =>
   Effect.gen(function*() {
-    const data = yield* ensurePersisted(X)
+    const data = yield* ensurePersisted(X, stage)
     const model = yield* fit(data, options, stage)
-    return { model, labels: predict(model, data, stage) }
+    const labels = (model.skipped ?? 0) === 0
+      ? predict(model, data, stage)
+      : mapBlocks(data, { name: "kmeans_predict", kernel: NonFinite.kernels.assignFinite, extra: [model.centers, model.nClusters], dtype: "int32", stage })
+    return { model, labels }
   })

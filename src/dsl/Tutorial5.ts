@@ -52,6 +52,29 @@ export const make = (o: Tutorial5Options = {}) => {
 }
 
 /**
+ * Bytes the tutorial keeps in memory at its peak, from shapes and dtypes: X and its
+ * scaled copy (n x 2 float64, both persisted), the two label arrays (n int32, persisted),
+ * and what the summary computes into single chunks (the true labels, with their chunks,
+ * and both label arrays). `tessera demo` compares it with the available memory before
+ * anything is made.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const memoryNeeded = (o: Tutorial5Options = {}): number => {
+  const n = o.samples ?? 100_000
+  const parts: ReadonlyArray<readonly [rows: number, columns: number, itemSize: number]> = [
+    [n, 2, 8], // X, persisted by Normalize
+    [n, 2, 8], // scaled X, persisted
+    [n, 1, 4], // KMeans labels, persisted
+    [n, 1, 4], // SOM labels, persisted
+    [n, 1, 8], // true labels: computed chunks and their concatenation
+    [n, 1, 8] // both label arrays concatenated for the ARI
+  ]
+  return parts.reduce((sum, [rows, columns, size]) => sum + rows * columns * size, 0)
+}
+
+/**
  * What the demo reports: centers in original units, ARI against the true labels, the
  * SOM's quantization error, and the outputs' shapes.
  *

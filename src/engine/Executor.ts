@@ -3,7 +3,10 @@
  *
  * - `layerWorkers({ workers })`: a pool of worker threads (default
  *   `os.availableParallelism()`), alive for the layer's scope (graceful close, then
- *   terminate). Computes on one pool run one at a time.
+ *   terminate). Computes on one pool run one at a time. Each worker's V8 heap is
+ *   limited ({@link defaultHeapLimitMb} unless `resourceLimits` says otherwise), so a
+ *   runaway kernel dies in seconds with `WorkerCrashed` naming the limit instead of
+ *   paging the machine into the OOM killer.
  * - `layerSync`: everything in the calling thread, one task at a time, like `dask.get`
  *   — for debugging, and to measure the scheduler's own overhead.
  *
@@ -11,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { availableParallelism, hostname } from "node:os"
+import { availableParallelism, freemem, hostname } from "node:os"
 import { Context, Effect, Layer, Semaphore } from "effect"
 import type * as EngineError from "./EngineError.ts"
 import type { Job } from "./internal/job.ts"
@@ -34,7 +37,40 @@ export interface ExecutorShape {
   readonly execute: (job: Job) => Effect.Effect<void, EngineError.ComputeError>
   /** Workers currently holding queued or running tasks (0 for sync). */
   readonly busyWorkers: () => number
+  /**
+   * Bytes free for new data where the tasks run (see {@link availableMemory}); what the
+   * DSL checks an array against before computing it. Absent: no check.
+   */
+  readonly availableMemory?: () => number
 }
+
+/**
+ * Bytes this process can still use: `process.availableMemory()` (free memory, within a
+ * cgroup's limit where one applies), or `os.freemem()` where that is not available.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const availableMemory = (): number => {
+  const fromProcess = typeof process.availableMemory === "function" ? process.availableMemory() : 0
+  return fromProcess > 0 ? Math.min(fromProcess, freemem()) : freemem()
+}
+
+/** Heap limits are kept within [MIN_HEAP_MB, MAX_HEAP_MB] whatever the memory. */
+const MIN_HEAP_MB = 256
+const MAX_HEAP_MB = 4096
+
+/**
+ * The default V8 heap limit of each worker (`resourceLimits.maxOldGenerationSizeMb`): the
+ * available memory shared between the workers and the main thread, between 256 MiB and
+ * 4 GiB (about V8's own default on 64-bit). Chunks live in SharedArrayBuffers, outside
+ * this heap, so the limit caps what a kernel builds as JS objects.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultHeapLimitMb = (workers: number, available: number = availableMemory()): number =>
+  Math.max(MIN_HEAP_MB, Math.min(MAX_HEAP_MB, Math.floor(available / (Math.max(1, workers) + 1) / 2 ** 20)))
 
 /**
  * The executor service.
@@ -54,6 +90,7 @@ export const makeSync = (): ExecutorShape => ({
   kind: "sync",
   size: 1,
   host: hostname(),
+  availableMemory,
   execute: (job) =>
     Effect.callback<void, EngineError.ComputeError>((resume) => {
       const cancel = { cancelled: false }
@@ -82,7 +119,11 @@ export interface WorkersOptions {
   readonly workers?: number
   /** retries of a task whose worker died (default 3) */
   readonly maxRetries?: number
-  /** per-worker V8 limits; a worker that exceeds them dies and is replaced */
+  /**
+   * per-worker V8 limits; a worker that exceeds them dies (`WorkerCrashed`, naming the
+   * limit) and is replaced. `maxOldGenerationSizeMb` defaults to
+   * {@link defaultHeapLimitMb} for the number of workers.
+   */
   readonly resourceLimits?: PoolOptions["resourceLimits"]
 }
 
@@ -93,12 +134,13 @@ export interface WorkersOptions {
  * @category constructors
  */
 export const makeWorkers = Effect.fnUntraced(function*(options: WorkersOptions = {}) {
+  const workers = options.workers ?? availableParallelism()
   const pool = yield* Effect.acquireRelease(
     Effect.sync(() =>
       new Pool({
-        workers: options.workers ?? availableParallelism(),
+        workers,
         ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
-        ...(options.resourceLimits !== undefined ? { resourceLimits: options.resourceLimits } : {})
+        resourceLimits: { maxOldGenerationSizeMb: defaultHeapLimitMb(workers), ...options.resourceLimits }
       })
     ),
     (pool) => Effect.promise(() => pool.close())
@@ -119,7 +161,8 @@ export const makeWorkers = Effect.fnUntraced(function*(options: WorkersOptions =
           return Effect.promise(() => pool.interrupt(run))
         })
       ),
-    busyWorkers: () => pool.busyCount()
+    busyWorkers: () => pool.busyCount(),
+    availableMemory
   }
   return shape
 })

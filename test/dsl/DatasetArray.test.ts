@@ -174,6 +174,33 @@ describe("DatasetArray", () => {
     await failsWith(write("cut.arrows", good.subarray(0, good.length - 20)), /cut\.arrows: Truncated: message at byte \d+ needs bytes up to \d+, the file has \d+/)
   })
 
+  /** Where `pattern` first occurs in `bytes` at or after `from`. */
+  const find = (bytes: Uint8Array, pattern: ReadonlyArray<number>, from = 0): number => {
+    for (let i = from; i + pattern.length <= bytes.length; i++) if (pattern.every((p, j) => bytes[i + j] === p)) return i
+    throw new Error("pattern not found")
+  }
+
+  it("rejects an Arrow file whose footer claims two billion record batches at once, naming the byte", async () => {
+    const good = arrowIpc({ a: Float64Array.from({ length: 9 }, (_, i) => i) }, [3, 3, 3])
+    // the footer's record batch blocks: u32 count 3, then the first block's offset 8 (int64)
+    const footerStart = good.length - 10 - new DataView(good.buffer).getInt32(good.length - 10, true)
+    const at = find(good, [3, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0], footerStart)
+    const bad = good.slice()
+    new DataView(bad.buffer).setUint32(at, 0x7fffffff, true)
+    const started = performance.now()
+    await failsWith(write("blocks.arrow", bad), new RegExp(`NotArrow: the footer at byte ${footerStart}: footer record batch blocks claims 2147483647 elements of 24 bytes, \\d+ bytes follow \\(byte ${at}\\)`))
+    assert.ok(performance.now() - started < 1000)
+  })
+
+  it("rejects an Arrow stream whose buffer lies outside its record batch's body, naming the byte", async () => {
+    const good = arrowIpc({ a: Float64Array.from({ length: 4 }, (_, i) => i) }, [4], "stream")
+    // the data buffer's region: offset 0, length 32 (two int64), after the validity buffer's (0, 0)
+    const at = find(good, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0])
+    const bad = good.slice()
+    bad[at + 16] = 200 // the data buffer now starts 200 bytes into a 32-byte body
+    await failsWith(write("buffer.arrows", bad), /buffer\.arrows: NotArrow: record batch at byte \d+: buffer 1 \(body bytes 200\.\.232\) lies outside its 32-byte body \(byte \d+\)/)
+  })
+
   it("rejects a bad Arrow file, naming the file", async () => {
     await failsWith(write("bad.arrow", new TextEncoder().encode("definitely not arrow")), /bad\.arrow: NotArrow/)
     const good = arrowIpc({ a: new Float64Array([1, 2, 3, 4]), s: new Int32Array(4) }, [2, 2])

@@ -99,6 +99,30 @@ describe("WorkerCrash", () => {
     })
   })
 
+  it("fails a runaway kernel in seconds with WorkerCrashed naming the heap limit, without retrying it, and keeps the pool", async () => {
+    const g = fanOut(10, [{ key: "runaway", kernel: crash("exhaustHeap"), args: [] }])
+    await withPool({ workers: 2, resourceLimits: { maxOldGenerationSizeMb: 64 } }, async (rt) => {
+      const started = performance.now()
+      const e = await rt.runPromise(Effect.flip(Engine.compute(g)))
+      const seconds = (performance.now() - started) / 1000
+      const r = e.reason as EngineError.WorkerCrashed
+      assert.equal(r._tag, "WorkerCrashed")
+      assert.equal(r.key, "runaway")
+      assert.equal(r.attempts, 1)
+      assert.match(e.message, /"runaway".*ran out of memory at its heap limit \(resourceLimits: maxOldGenerationSizeMb 64 MB\)/)
+      assert.ok(seconds < 5, `took ${seconds.toFixed(1)} s`)
+      const ok = await rt.runPromise(Engine.compute(fanOut(2, [])))
+      assert.equal(ok.get("ok-1"), 1)
+    })
+  })
+
+  it("gives workers a heap limit by default: the available memory shared by workers and main thread, within 256 MiB..4 GiB", () => {
+    assert.equal(Executor.defaultHeapLimitMb(3, 8 * 2 ** 30), 2048)
+    assert.equal(Executor.defaultHeapLimitMb(1, 64 * 2 ** 30), 4096)
+    assert.equal(Executor.defaultHeapLimitMb(64, 2 ** 30), 256)
+    assert.ok(Executor.availableMemory() > 0)
+  })
+
   it("treats a worker that exceeds its heap limit as a crash", async () => {
     const g = TaskGraph.makeUnsafe([{ key: "hog", kernel: crash("exhaustHeap"), args: [] }])
     await withPool({ workers: 1, maxRetries: 0, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 } }, async (rt) => {

@@ -13,6 +13,7 @@
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Executor from "../../engine/Executor.ts"
+import { DslError } from "../../dsl/DslError.ts"
 import * as Tutorial5 from "../../dsl/Tutorial5.ts"
 import { intAtLeast, overwriteFlag, profileFlag, reportFlag, withDefaultShown, workersFlag } from "../flags.ts"
 import { profiled } from "../profiling.ts"
@@ -40,6 +41,10 @@ export const demo = Command.make(
     Effect.gen(function*() {
       const quiet = c.json ? { log: () => {} } : {}
       const options = { samples: c.samples, chunkRows: c.chunkRows, ...quiet }
+      // before anything is made: a run that cannot fit says so now, not at the OOM killer
+      const needed = Tutorial5.memoryNeeded(options)
+      const available = Executor.availableMemory()
+      if (needed > available) return yield* DslError.outOfMemory("tessera demo", `DASF tutorial 5 on ${c.samples} x 2 samples`, needed, available)
       const tutorial = Tutorial5.make(options)
       const pipeline = tutorial.pipeline
       const p = yield* profiled(Tutorial5.run(options, tutorial).pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {

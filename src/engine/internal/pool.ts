@@ -10,7 +10,10 @@
  *
  * Failures: a kernel error fails the compute; a worker that exits is replaced and the
  * task it was running (known from its shared `control` array) is retried up to
- * `maxRetries` times, its batch-mates are re-queued without penalty. Cancelling
+ * `maxRetries` times, its batch-mates are re-queued without penalty. A worker that runs
+ * out of heap (`resourceLimits`, which Executor always sets) is replaced too, but its task
+ * fails at once (the same task would exhaust the same limit again), and the crash
+ * detail names the limit it hit. Cancelling
  * (interruption or failure) sets the compute id in every worker's `control[CANCEL]`, so
  * workers drop the rest of their batches between tasks; workers still busy after
  * `CANCEL_GRACE_MS` are terminated and replaced.
@@ -135,9 +138,20 @@ export class Pool {
       if (run === null) this.onDone(slot, m)
       else this.guard(run, () => this.onDone(slot, m))
     })
-    worker.on("error", (e) => this.onDeath(slot, worker, `uncaught error: ${e instanceof Error ? e.message : String(e)}`))
+    // a task that ran out of heap would again under the same limit: it fails without retries
+    worker.on("error", (e) => this.onDeath(slot, worker, this.describeError(e), !isOutOfMemory(e)))
     worker.on("exit", (code) => this.onDeath(slot, worker, `exited with code ${code}`))
     return slot
+  }
+
+  /** Why a worker died of an error event; running out of heap names the limit that was hit. */
+  private describeError(e: unknown): string {
+    if (isOutOfMemory(e)) {
+      const limits = this.options.resourceLimits ?? {}
+      const set = (["maxOldGenerationSizeMb", "maxYoungGenerationSizeMb"] as const).flatMap((k) => (limits[k] === undefined ? [] : [`${k} ${limits[k]} MB`]))
+      return `ran out of memory at its heap limit (resourceLimits: ${set.length > 0 ? set.join(", ") : "V8's defaults"}): ${(e as Error).message}`
+    }
+    return `uncaught error: ${e instanceof Error ? e.message : String(e)}`
   }
 
   private internKernel(k: KernelRef): number {
@@ -343,7 +357,7 @@ export class Pool {
     } else this.pump(run)
   }
 
-  private onDeath(slot: Slot, worker: Worker, detail: string): void {
+  private onDeath(slot: Slot, worker: Worker, detail: string, retry = true): void {
     if (slot.worker !== worker || !slot.alive) return
     slot.alive = false
     const lost = slot.outstanding.splice(0)
@@ -360,7 +374,7 @@ export class Pool {
           if (!s.running[i]) continue
           if (b.id === runningBatch && q === runningIndex) {
             run.attempts[i]!++
-            if (run.attempts[i]! > this.maxRetries) {
+            if (run.attempts[i]! > (retry ? this.maxRetries : 0)) {
               this.fail(run, EngineError.workerCrashed(run.job.graph.keys[i]!, run.attempts[i]!, detail))
               return
             }
@@ -469,6 +483,9 @@ export class Pool {
     await Promise.all(exits)
   }
 }
+
+/** Whether a worker's error event says it hit its heap limit. */
+const isOutOfMemory = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === "ERR_WORKER_OUT_OF_MEMORY"
 
 /** Args of a fused task: inputs in the batch become `{ [LOCAL]: position }`. */
 const localArgs = (s: State.SchedulerState, i: number, pos: Int32Array): ReadonlyArray<unknown> => {

@@ -79,9 +79,12 @@ export type DatasetFileProblem =
   | "UnknownColumn"
   | "MixedDTypes"
   | "NullValues"
+  | "Compressed"
 
 /**
  * A bad or unsupported dataset file; the message is `<file>: <problem>: <detail>`.
+ * `offset` is the byte where the problem lies, when it lies at one place (the detail
+ * says it too).
  *
  * @since 0.1.0
  * @category errors
@@ -90,6 +93,7 @@ export class DatasetFileError extends Data.TaggedError("DatasetFileError")<{
   readonly file: string
   readonly problem: DatasetFileProblem
   readonly detail: string
+  readonly offset?: number
 }> {
   override get message(): string {
     return `${this.file}: ${this.problem}: ${this.detail}`

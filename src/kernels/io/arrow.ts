@@ -22,7 +22,9 @@ import * as NodeFs from "node:fs"
 import { DataType, Message, MessageHeader, RecordBatchReader } from "apache-arrow"
 import type { Field, RecordBatch, Schema } from "apache-arrow"
 import { Footer } from "apache-arrow/ipc/metadata/file"
+import type { FileBlock } from "apache-arrow/ipc/metadata/file"
 import * as Chunk from "../../engine/Chunk.ts"
+import { checkFooter, checkMessage, Malformed } from "./arrowCheck.ts"
 import type { ArrowInfo } from "./DatasetSource.ts"
 import { DatasetFileError } from "./DatasetSource.ts"
 
@@ -45,6 +47,12 @@ export const dtypeOfArrow = (t: DataType): Chunk.DType | undefined => {
 }
 
 const fail = (file: string, problem: DatasetFileError["problem"], detail: string) => new DatasetFileError({ file, problem, detail })
+
+/** A failure at one byte of the file: the detail ends with "(byte N)". */
+const failAt = (file: string, problem: DatasetFileError["problem"], offset: number, detail: string) =>
+  new DatasetFileError({ file, problem, detail: `${detail} (byte ${offset})`, offset })
+
+const itemSize: Record<Chunk.DType, number> = { float32: 4, float64: 8, int32: 4, int64: 8, uint8: 1 }
 
 const openUnsafe = (path: string): number => {
   try {
@@ -70,45 +78,130 @@ const readAtUnsafe = (fd: number, position: number, n: number, into?: Uint8Array
 interface Framed {
   readonly message: Message
   readonly start: number
+  /** where the body starts */
+  readonly body: number
   readonly end: number
+}
+
+/** Reads up to `n` bytes at a position: of the file (fd) or of bytes in memory. */
+type ReadAt = (position: number, n: number) => Uint8Array
+
+const fileReader = (fd: number): ReadAt => (position, n) => readAtUnsafe(fd, position, n)
+
+/** The part of a record batch (or a dictionary batch's data) checked against its body. */
+interface BatchBody {
+  readonly length: number
+  readonly nodes: ReadonlyArray<{ readonly length: number; readonly nullCount: number }>
+  readonly buffers: ReadonlyArray<{ readonly offset: number; readonly length: number }>
+  readonly compression: unknown
+}
+
+/**
+ * What a batch's metadata claims, checked against the body that backs it: a row count
+ * that is not negative, field nodes whose null counts are within their lengths, every
+ * buffer inside the body, no compression (no codec is registered, so apache-arrow could
+ * not decode it anyway). Row counts are checked against the column buffers that must
+ * hold them in `describeArrowUnsafe`, which knows the schema.
+ */
+const checkBatchBody = (file: string, what: string, b: BatchBody, body: number, bodyLength: number): void => {
+  if (!(b.length >= 0)) throw failAt(file, "NotArrow", body, `${what} claims ${b.length} rows`)
+  b.nodes.forEach((n, j) => {
+    if (!(n.length >= 0 && n.nullCount >= 0 && n.nullCount <= n.length)) {
+      throw failAt(file, "NotArrow", body, `${what}: field node ${j} claims ${n.length} values with ${n.nullCount} nulls`)
+    }
+  })
+  b.buffers.forEach((r, j) => {
+    if (!(r.offset >= 0 && r.length >= 0 && r.offset + r.length <= bodyLength)) {
+      throw failAt(file, "NotArrow", body + Math.max(0, Math.min(r.offset, bodyLength)), `${what}: buffer ${j} (body bytes ${r.offset}..${r.offset + r.length}) lies outside its ${bodyLength}-byte body`)
+    }
+  })
+  if (b.compression !== null && b.compression !== undefined) {
+    throw failAt(file, "Compressed", body, `${what} is compressed (LZ4 / ZSTD bodies are not supported; write the file uncompressed)`)
+  }
 }
 
 /**
  * Reads the message framed at `pos` (`0xFFFFFFFF`, int32 metadata length, flatbuffer,
  * body; or the pre-1.0 framing without the continuation marker) without its body.
- * `null` at the end-of-stream marker or at `limit`.
+ * `null` at the end-of-stream marker or at `limit`. The flatbuffer is checked
+ * (arrowCheck.ts) before apache-arrow decodes it, and a batch's buffers against its body.
  */
-const readMessageUnsafe = (file: string, fd: number, pos: number, limit: number): Framed | null => {
+const readMessageUnsafe = (file: string, read: ReadAt, pos: number, limit: number): Framed | null => {
   if (pos + 4 > limit) return null
-  const pre = readAtUnsafe(fd, pos, 8)
+  const pre = read(pos, 8)
   const view = new DataView(pre.buffer, pre.byteOffset, pre.byteLength)
   const marked = view.getInt32(0, true) === -1
-  if (marked && pre.length < 8) throw fail(file, "Truncated", `message at byte ${pos} ends inside its length prefix`)
+  if (marked && pre.length < 8) throw failAt(file, "Truncated", pos, `message at byte ${pos} ends inside its length prefix`)
   const len = marked ? view.getInt32(4, true) : view.getInt32(0, true)
   const metaStart = pos + (marked ? 8 : 4)
   if (len === 0) return null
   if (len < 0 || metaStart + len > limit) {
-    throw fail(file, "Truncated", `message at byte ${pos} claims ${len} metadata bytes, ${limit - metaStart} are left`)
+    throw failAt(file, "Truncated", pos, `message at byte ${pos} claims ${len} metadata bytes, ${limit - metaStart} are left`)
   }
+  const meta = read(metaStart, len)
+  if (meta.length < len) throw failAt(file, "Truncated", metaStart + meta.length, `message at byte ${pos} is cut short`)
   let message: Message
   try {
-    message = Message.decode(readAtUnsafe(fd, metaStart, len))
+    checkMessage(meta)
+    message = Message.decode(meta)
   } catch (e) {
-    throw fail(file, "NotArrow", `message at byte ${pos} cannot be decoded (${(e as Error).message})`)
+    if (e instanceof Malformed) throw failAt(file, "NotArrow", metaStart + e.at, `message at byte ${pos}: ${e.problem}`)
+    throw failAt(file, "NotArrow", metaStart, `message at byte ${pos} cannot be decoded (${(e as Error).message})`)
   }
-  const end = metaStart + len + message.bodyLength
-  if (end > limit) throw fail(file, "Truncated", `message at byte ${pos} needs bytes up to ${end}, the file has ${limit}`)
-  return { message, start: pos, end }
-}
-
-/** The part of a record batch message header read here. */
-interface BatchHeader {
-  readonly length: number
-  readonly nodes: ReadonlyArray<{ readonly nullCount: number | bigint }>
+  const bodyLength = message.bodyLength
+  const body = metaStart + len
+  const end = body + bodyLength
+  if (!(bodyLength >= 0)) throw failAt(file, "NotArrow", metaStart, `message at byte ${pos} claims a body of ${bodyLength} bytes`)
+  if (end > limit) throw failAt(file, "Truncated", pos, `message at byte ${pos} needs bytes up to ${end}, the file has ${limit}`)
+  try {
+    if (message.headerType === MessageHeader.RecordBatch) {
+      checkBatchBody(file, `record batch at byte ${pos}`, message.header() as unknown as BatchBody, body, bodyLength)
+    } else if (message.headerType === MessageHeader.DictionaryBatch) {
+      checkBatchBody(file, `dictionary batch at byte ${pos}`, (message.header() as unknown as { data: BatchBody }).data, body, bodyLength)
+    } else if (message.headerType === MessageHeader.Schema) message.header()
+  } catch (e) {
+    if (e instanceof DatasetFileError) throw e
+    throw failAt(file, "NotArrow", metaStart, `message at byte ${pos} cannot be decoded (${(e as Error).message})`)
+  }
+  return { message, start: pos, body, end }
 }
 
 /** Number of IPC field nodes a field takes (itself and its children, depth first). */
 const nodeCount = (f: Field): number => 1 + (f.type.children ?? []).reduce((n: number, c: Field) => n + nodeCount(c), 0)
+
+/**
+ * Number of IPC buffers a field takes (itself and its children), as apache-arrow's
+ * VectorLoader reads them for metadata V4 / V5; undefined for types whose count depends
+ * on the batch (views) or that it does not know.
+ */
+const bufferCount = (f: Field, version: number): number | undefined => {
+  const t = f.type
+  const children = (): number | undefined => {
+    let n = 0
+    for (const c of t.children ?? []) {
+      const k = bufferCount(c, version)
+      if (k === undefined) return undefined
+      n += k
+    }
+    return n
+  }
+  const plus = (own: number) => {
+    const c = children()
+    return c === undefined ? undefined : own + c
+  }
+  if (DataType.isDictionary(t)) return 2
+  if (DataType.isNull(t)) return 0
+  if (DataType.isUtf8(t) || DataType.isBinary(t) || DataType.isLargeUtf8(t) || DataType.isLargeBinary(t)) return 3
+  if (DataType.isList(t) || DataType.isLargeList(t) || DataType.isMap(t)) return plus(2)
+  if (DataType.isStruct(t) || DataType.isFixedSizeList(t)) return plus(1)
+  if (DataType.isUnion(t)) return plus((DataType.isDenseUnion(t) ? 2 : 1) + (version < 4 ? 1 : 0))
+  if (DataType.isBinaryView(t) || DataType.isUtf8View(t)) return undefined
+  if (
+    DataType.isInt(t) || DataType.isFloat(t) || DataType.isBool(t) || DataType.isDecimal(t) || DataType.isDate(t) ||
+    DataType.isTime(t) || DataType.isTimestamp(t) || DataType.isInterval(t) || DataType.isDuration(t) || DataType.isFixedSizeBinary(t)
+  ) return 2
+  return undefined
+}
 
 /**
  * Where the IPC messages of a file lie: `[start, limit)` — the whole stream, or for the
@@ -128,11 +221,16 @@ const messageSpanUnsafe = (path: string, fd: number, size: number): {
   }
   const footerLength = new DataView(tail.buffer, tail.byteOffset, 4).getInt32(0, true)
   const limit = size - 10 - footerLength
-  if (footerLength <= 0 || limit < 8) throw fail(path, "NotArrow", `footer length ${footerLength} does not fit the file (${size} bytes)`)
+  if (footerLength <= 0 || limit < 8) {
+    throw failAt(path, "NotArrow", size - 10, `footer length ${footerLength} does not fit the file (${size} bytes)`)
+  }
+  const bytes = readAtUnsafe(fd, limit, footerLength)
   try {
-    return { start: 8, limit, footer: Footer.decode(readAtUnsafe(fd, limit, footerLength)) }
+    checkFooter(bytes)
+    return { start: 8, limit, footer: Footer.decode(bytes) }
   } catch (e) {
-    throw fail(path, "NotArrow", `the footer at byte ${limit} cannot be decoded (${(e as Error).message})`)
+    if (e instanceof Malformed) throw failAt(path, "NotArrow", limit + e.at, `the footer at byte ${limit}: ${e.problem}`)
+    throw failAt(path, "NotArrow", limit, `the footer at byte ${limit} cannot be decoded (${(e as Error).message})`)
   }
 }
 
@@ -166,16 +264,30 @@ export const describeArrowUnsafe = (path: string, columns?: ReadonlyArray<string
     if (span.footer !== undefined) {
       // file format: the footer has the schema and locates every batch and dictionary
       schema = span.footer.schema
+      const read = fileReader(fd)
+      const located = (block: FileBlock, what: string): Framed => {
+        const at = block.offset
+        if (!(at >= span.start && block.metaDataLength > 0 && block.bodyLength >= 0 && at + block.metaDataLength + block.bodyLength <= span.limit)) {
+          throw failAt(path, "NotArrow", span.limit, `the footer places ${what} at bytes ${at}..${at + block.metaDataLength + block.bodyLength}, outside the messages (bytes ${span.start}..${span.limit})`)
+        }
+        const framed = readMessageUnsafe(path, read, at, span.limit)
+        if (framed === null) throw failAt(path, "Truncated", at, `${what} at byte ${at} is missing`)
+        if (framed.message.bodyLength !== block.bodyLength) {
+          throw failAt(path, "NotArrow", at, `the footer gives ${what} at byte ${at} a ${block.bodyLength}-byte body, its message says ${framed.message.bodyLength}`)
+        }
+        return framed
+      }
+      let d = 0
       for (const block of span.footer.dictionaryBatches()) {
-        const framed = readMessageUnsafe(path, fd, Number(block.offset), span.limit)
-        if (framed === null) throw fail(path, "Truncated", `dictionary batch at byte ${block.offset} is missing`)
+        const framed = located(block, `dictionary batch ${d++}`)
+        if (framed.message.headerType !== MessageHeader.DictionaryBatch) throw failAt(path, "NotArrow", framed.start, `dictionary batch ${d - 1} at byte ${framed.start} is not a dictionary batch`)
         prefixRanges.push([framed.start, framed.end])
       }
       let b = 0
       for (const block of span.footer.recordBatches()) {
-        const framed = readMessageUnsafe(path, fd, Number(block.offset), span.limit)
-        if (framed === null || framed.message.headerType !== MessageHeader.RecordBatch) {
-          throw fail(path, "Truncated", `record batch ${b} at byte ${block.offset} is missing`)
+        const framed = located(block, `record batch ${b}`)
+        if (framed.message.headerType !== MessageHeader.RecordBatch) {
+          throw failAt(path, "NotArrow", framed.start, `record batch ${b} at byte ${block.offset} is not a record batch`)
         }
         batches.push(framed)
         b++
@@ -184,7 +296,7 @@ export const describeArrowUnsafe = (path: string, columns?: ReadonlyArray<string
       // stream format: a schema message, then dictionaries and batches until EOS
       let first: Framed | null
       try {
-        first = readMessageUnsafe(path, fd, span.start, span.limit)
+        first = readMessageUnsafe(path, fileReader(fd), span.start, span.limit)
       } catch (e) {
         if (e instanceof DatasetFileError) throw fail(path, "NotArrow", `not an Arrow IPC file or stream (${e.detail})`)
         throw e
@@ -195,7 +307,7 @@ export const describeArrowUnsafe = (path: string, columns?: ReadonlyArray<string
       schema = first.message.header() as Schema
       let prefixEnd = first.end
       for (let pos = first.end; ;) {
-        const framed = readMessageUnsafe(path, fd, pos, span.limit)
+        const framed = readMessageUnsafe(path, fileReader(fd), pos, span.limit)
         if (framed === null) break
         if (framed.message.headerType === MessageHeader.RecordBatch) batches.push(framed)
         else if (batches.length === 0) prefixEnd = framed.end // dictionaries before the first batch
@@ -207,7 +319,14 @@ export const describeArrowUnsafe = (path: string, columns?: ReadonlyArray<string
     const names = columns ?? fields.map((f) => f.name)
     if (names.length === 0) throw fail(path, "UnknownColumn", "the file has no columns")
     const firstNode: Array<number> = []
-    fields.reduce((n, f) => (firstNode.push(n), n + nodeCount(f)), 0)
+    const totalNodes = fields.reduce((n, f) => (firstNode.push(n), n + nodeCount(f)), 0)
+    // the data buffer of field i is its second (after validity), where counts are known
+    const dataBuffer: Array<number | undefined> = []
+    fields.reduce<number | undefined>((n, f) => {
+      dataBuffer.push(n === undefined ? undefined : n + 1)
+      const k = bufferCount(f, schema.metadataVersion)
+      return n === undefined || k === undefined ? undefined : n + k
+    }, 0)
     let dtype: Chunk.DType | undefined
     const indices = names.map((name) => {
       const i = fields.findIndex((f) => f.name === name)
@@ -222,13 +341,35 @@ export const describeArrowUnsafe = (path: string, columns?: ReadonlyArray<string
       dtype = t
       return i
     })
+    const width = itemSize[dtype!]
     const batchRows = batches.map((framed, b) => {
-      const header = framed.message.header() as unknown as BatchHeader
-      for (const [j, i] of indices.entries()) {
-        const nulls = header.nodes[firstNode[i]!]?.nullCount ?? 0
-        if (Number(nulls) > 0) throw fail(path, "NullValues", `column "${names[j]}" has ${nulls} nulls in record batch ${b}`)
+      const header = framed.message.header() as unknown as BatchBody
+      const rows = header.length
+      const what = `record batch ${b} (at byte ${framed.start})`
+      // rows are bounded by the bytes that back them before anything is planned from them
+      const bodyLength = framed.end - framed.body
+      if (rows * width > bodyLength) {
+        throw failAt(path, "NotArrow", framed.body, `${what} claims ${rows} rows, which need ${rows * width} bytes of ${dtype}; its body has ${bodyLength}`)
       }
-      return Number(header.length)
+      if (header.nodes.length !== totalNodes) {
+        throw failAt(path, "NotArrow", framed.start, `${what} has ${header.nodes.length} field nodes, the schema needs ${totalNodes}`)
+      }
+      for (const [j, i] of indices.entries()) {
+        const node = header.nodes[firstNode[i]!]!
+        if (node.length !== rows) throw failAt(path, "NotArrow", framed.start, `${what} claims ${rows} rows, column "${names[j]}" holds ${node.length}`)
+        if (node.nullCount > 0) throw fail(path, "NullValues", `column "${names[j]}" has ${node.nullCount} nulls in record batch ${b}`)
+        const k = dataBuffer[i]
+        const buffer = k === undefined ? undefined : header.buffers[k]
+        if (k !== undefined && (buffer === undefined || buffer.length < rows * width)) {
+          throw failAt(
+            path,
+            "NotArrow",
+            framed.body + (buffer?.offset ?? 0),
+            `${what} claims ${rows} rows, column "${names[j]}" has ${buffer === undefined ? "no data buffer" : `a ${buffer.length}-byte data buffer`} (${rows * width} bytes needed)`
+          )
+        }
+      }
+      return rows
     })
     const rows = batchRows.reduce((a, b) => a + b, 0)
     return {
@@ -248,17 +389,50 @@ export const describeArrowUnsafe = (path: string, columns?: ReadonlyArray<string
   }
 }
 
+/**
+ * Checks the small stream rebuilt for one batch before apache-arrow decodes it (the file
+ * may have changed since it was described): every message's flatbuffer and buffers, as
+ * when describing, and the batch's row count.
+ */
+const checkRebuiltUnsafe = (file: string, bytes: Uint8Array, batchAt: number, fileAt: number, rows: number): void => {
+  const read: ReadAt = (position, n) => bytes.subarray(position, position + n)
+  const changed = (why: string) => failAt(file, "Truncated", fileAt, `the record batch at byte ${fileAt} changed since the file was described (${why})`)
+  for (let pos = 0; pos < bytes.length;) {
+    let framed: Framed | null
+    try {
+      framed = readMessageUnsafe(file, read, pos, bytes.length)
+    } catch (e) {
+      // offsets inside the rebuilt stream mean nothing in the file: name the batch
+      if (e instanceof DatasetFileError) throw changed(`${e.problem} when re-read`)
+      throw e
+    }
+    if (framed === null) break
+    if (pos === batchAt) {
+      const length = framed.message.headerType === MessageHeader.RecordBatch ? (framed.message.header() as unknown as BatchBody).length : -1
+      if (length !== rows) throw changed(`${length} rows, ${rows} described`)
+    }
+    pos = framed.end
+  }
+}
+
+/** A column's values, at least `to` of them (a data buffer shorter than its rows fails). */
+const columnValues = (batch: RecordBatch, index: number, to: number): Chunk.TypedArray => {
+  const values = batch.getChildAt(index)!.toArray() as Chunk.TypedArray
+  if (values.length < to) throw new RangeError(`column ${index} holds ${values.length} values, ${to} needed`)
+  return values
+}
+
 /** Copies rows [from, to) of a batch's columns into `out` at row `at` (row-major). */
 const copyRows = (batch: RecordBatch, indices: ReadonlyArray<number>, from: number, to: number, out: Chunk.Chunk, at: number): void => {
   const c = indices.length
   if (c === 1) {
-    const values = batch.getChildAt(indices[0]!)!.toArray() as Chunk.TypedArray
+    const values = columnValues(batch, indices[0]!, to)
     ;(out.data as Float64Array).set(values.subarray(from, to) as Float64Array, at)
     return
   }
   const target = out.data as unknown as { [i: number]: number | bigint }
   for (let j = 0; j < c; j++) {
-    const values = batch.getChildAt(indices[j]!)!.toArray() as unknown as ArrayLike<number | bigint>
+    const values = columnValues(batch, indices[j]!, to) as unknown as ArrayLike<number | bigint>
     // hot loop: interleave one column into row-major order
     for (let r = from, o = at * c + j; r < to; r++, o += c) target[o] = values[r]!
   }
@@ -299,6 +473,7 @@ export const readArrowRows = (info: ArrowInfo, rowStart: number, rows: number): 
         const bytes = new Uint8Array(prefix.length + to - from)
         bytes.set(prefix)
         if (readAtUnsafe(fd, from, to - from, bytes, prefix.length).length !== to - from) throw fail(info.path, "Truncated", `record batch ${b} (bytes ${from}..${to}) is cut short`)
+        checkRebuiltUnsafe(info.path, bytes, prefix.length, from, n)
         let batch: RecordBatch | undefined
         try {
           batch = RecordBatchReader.from(bytes).readAll()[0]
@@ -313,7 +488,11 @@ export const readArrowRows = (info: ArrowInfo, rowStart: number, rows: number): 
         }
         const lo = Math.max(rowStart, batchStart)
         const hi = Math.min(end, batchStart + n)
-        copyRows(batch, indices, lo - batchStart, hi - batchStart, out, lo - rowStart)
+        try {
+          copyRows(batch, indices, lo - batchStart, hi - batchStart, out, lo - rowStart)
+        } catch (e) {
+          throw failAt(info.path, "NotArrow", from, `record batch ${b} (bytes ${from}..${to}) cannot be read (${(e as Error).message})`)
+        }
       }
       batchStart += n
     }

@@ -56,7 +56,7 @@ export const describe = (path: string, options: DescribeOptions = {}): Effect.Ef
           try: (): DatasetInfo => ({ format: "npy", path, ...describeNpyUnsafe(path) }),
           catch: (e) =>
             e instanceof NpyError
-              ? new DatasetFileError({ file: path, problem: e.reason, detail: e.detail })
+              ? new DatasetFileError({ file: path, problem: e.reason, detail: e.detail, ...(e.offset === undefined ? {} : { offset: e.offset }) })
               : new DatasetFileError({ file: path, problem: "Unreadable", detail: String(e) })
         })
       case "arrow":
