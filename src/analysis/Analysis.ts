@@ -7,12 +7,15 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
+import { type AnalysisName, analysisNames, analysisTitles } from "./AnalysisNames.ts"
 import { perWorkerTaskBalance, workerUtilization } from "./Balance.ts"
 import { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
 import { criticalPath } from "./CriticalPath.ts"
 import { perFunctionSummary } from "./Summary.ts"
 import type { Tables } from "./internal/TaskView.ts"
 
+export { analysisNames, analysisTitles, dasfAnalyses } from "./AnalysisNames.ts"
+export type { AnalysisName } from "./AnalysisNames.ts"
 export { attributeSamples } from "./Attribution.ts"
 export type { Attribution } from "./Attribution.ts"
 export { maxBuckets, perWorkerTaskBalance, traceSpan, workerUtilization } from "./Balance.ts"
@@ -42,30 +45,25 @@ export type { Tables } from "./internal/TaskView.ts"
  * @category models
  */
 export interface NamedAnalysis {
-  readonly name: string
+  readonly name: AnalysisName
   readonly title: string
   readonly run: (tables: Tables) => Table
 }
 
-/**
- * Every analysis `tessera analyze` offers, DASF's three first, in DASF's order.
- *
- * @since 0.1.0
- * @category analysis
- */
-export const analyses: ReadonlyArray<NamedAnalysis> = [
-  { name: "function_bottleneck", title: "Function bottleneck", run: perFunctionBottleneck },
-  { name: "task_bottleneck", title: "Task bottleneck", run: perTaskBottleneck },
-  { name: "task_balance", title: "Task balance", run: perWorkerTaskBalance },
-  { name: "critical_path", title: "Critical path", run: criticalPath },
-  { name: "worker_utilization", title: "Worker utilization", run: (t) => workerUtilization(t) },
-  { name: "function_summary", title: "Function summary", run: perFunctionSummary }
-]
+const runs: { readonly [K in AnalysisName]: (tables: Tables) => Table } = {
+  function_bottleneck: perFunctionBottleneck,
+  task_bottleneck: perTaskBottleneck,
+  task_balance: perWorkerTaskBalance,
+  critical_path: criticalPath,
+  worker_utilization: (t) => workerUtilization(t),
+  function_summary: perFunctionSummary
+}
 
 /**
- * DASF's three analyses, the default of `tessera analyze`.
+ * Every analysis `tessera analyze` offers, DASF's three first, in DASF's order (names
+ * and headings from AnalysisNames.ts).
  *
  * @since 0.1.0
  * @category analysis
  */
-export const dasfAnalyses: ReadonlyArray<string> = ["function_bottleneck", "task_bottleneck", "task_balance"]
+export const analyses: ReadonlyArray<NamedAnalysis> = analysisNames.map((name) => ({ name, title: analysisTitles[name], run: runs[name] }))

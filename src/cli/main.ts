@@ -13,11 +13,14 @@
  * @since 0.1.0
  */
 import { readFileSync } from "node:fs"
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+// Deep imports: the package's barrel loads every Node service it has (HTTP, sockets,
+// cluster, ...), ~0.55 s of the CLI's start-up for two modules used here.
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Layer } from "effect"
 import { CliOutput, Command, Flag, GlobalFlag } from "effect/cli"
 import type { HelpDoc } from "effect/cli/HelpDoc"
-import { analyses } from "../analysis/Analysis.ts"
+import { analysisNames } from "../analysis/AnalysisNames.ts"
 import { normalizeArgv } from "./argv.ts"
 import { commands } from "./commands/index.ts"
 import { outcome } from "./errors.ts"
@@ -70,7 +73,7 @@ const presenter: CliOutput.Presenter = {
 
 const argv = process.argv.slice(2)
 setLogLevelFromArgv(argv)
-const { args, command, verbose } = normalizeArgv(argv, { analysisNames: analyses.map((a) => a.name) })
+const { args, command, verbose } = normalizeArgv(argv, { analysisNames })
 const colors = process.stdout.isTTY === true && process.env.NO_COLOR === undefined
 
 // Which signal interrupted the program, for its exit status (runMain's own listeners do

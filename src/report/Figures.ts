@@ -11,13 +11,7 @@ import { writeFigure } from "../charts/Figure.ts"
 import { histogramSpec, taskHistograms } from "./Charts.ts"
 import type { ReportData } from "./ReportData.ts"
 
-/**
- * The per-task resources `tessera plot hist` knows.
- *
- * @since 0.1.0
- * @category models
- */
-export const histogramResources = ["duration", "size", "cores", "memory"] as const
+export { histogramResources } from "./HistogramResources.ts"
 
 /**
  * Write one SVG and one PNG histogram per resource to `dir` (`hist-{resource}.svg|png`).

@@ -8,7 +8,6 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import * as BenchGraphs from "../../engine/BenchGraphs.ts"
 import { intAtLeast, withDefaultShown, workersFlag } from "../flags.ts"
 
 const engine = Command.make(
@@ -24,6 +23,7 @@ const engine = Command.make(
   },
   (c) =>
     Effect.gen(function*() {
+      const BenchGraphs = yield* Effect.promise(() => import("../../engine/BenchGraphs.ts"))
       const m = yield* Effect.promise(() => BenchGraphs.measure({ graph: c.graph, tasks: c.tasks, workers: c.workers, repeats: c.repeats }))
       if (c.json) {
         yield* Console.log(JSON.stringify(m))

@@ -12,11 +12,7 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import * as Executor from "../../engine/Executor.ts"
-import { DslError } from "../../dsl/DslError.ts"
-import * as Tutorial5 from "../../dsl/Tutorial5.ts"
 import { intAtLeast, overwriteFlag, profileFlag, reportFlag, withDefaultShown, workersFlag } from "../flags.ts"
-import { profiled } from "../profiling.ts"
 
 const fmt = (p: ReadonlyArray<number>) => `(${p.map((v) => v.toFixed(3)).join(", ")})`
 
@@ -39,6 +35,10 @@ export const demo = Command.make(
   },
   (c) =>
     Effect.gen(function*() {
+      // loaded only now: `tessera --help` and the other commands need none of it
+      const [Executor, { DslError }, Tutorial5, { profiled }] = yield* Effect.promise(() =>
+        Promise.all([import("../../engine/Executor.ts"), import("../../dsl/DslError.ts"), import("../../dsl/Tutorial5.ts"), import("../profiling.ts")])
+      )
       const quiet = c.json ? { log: () => {} } : {}
       const options = { samples: c.samples, chunkRows: c.chunkRows, ...quiet }
       // before anything is made: a run that cannot fit says so now, not at the OOM killer

@@ -7,9 +7,6 @@
 import { writeFile } from "node:fs/promises"
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { chromeTraceJson, toChromeTrace } from "../../analysis/exports/ChromeTrace.ts"
-import { eventTable, tableToArrowFile, tableToCsv } from "../../analysis/exports/EventTable.ts"
-import { loadEvents } from "../../report/loadEvents.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 
@@ -26,6 +23,12 @@ export const exportTrace = async (
   out: string,
   onPhase: (phase: string) => void = () => {}
 ): Promise<number> => {
+  // loaded only now, so that the CLI starts without them
+  const [{ chromeTraceJson, toChromeTrace }, { eventTable, tableToArrowFile, tableToCsv }, { loadEvents }] = await Promise.all([
+    import("../../analysis/exports/ChromeTrace.ts"),
+    import("../../analysis/exports/EventTable.ts"),
+    import("../../report/loadEvents.ts")
+  ])
   const { events } = await loadEvents(files)
   onPhase(`converting ${events.length} events to ${format}`)
   const bytes: string | Uint8Array = format === "chrome"

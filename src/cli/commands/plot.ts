@@ -6,8 +6,7 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { loadReportDataPromise as loadReportData } from "../../report/buildReport.ts"
-import { histogramResources, writeHistograms } from "../../report/Figures.ts"
+import { histogramResources } from "../../report/HistogramResources.ts"
 import { UsageError } from "../errors.ts"
 import { databasesFlag, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
@@ -32,6 +31,9 @@ const hist = Command.make(
           expected: `${unknown.length > 0 ? `unknown resource ${unknown.join(", ")}; ` : ""}expected a comma-separated list of ${histogramResources.join(", ")}`
         })
       }
+      const [{ loadReportDataPromise: loadReportData }, { writeHistograms }] = yield* Effect.promise(() =>
+        Promise.all([import("../../report/buildReport.ts"), import("../../report/Figures.ts")])
+      )
       const files = yield* Output.tracked("plot hist", c.db, undefined, async (p) => {
         const data = await loadReportData(c.db)
         p.phase(`drawing ${wanted.length} histogram(s) into ${c.output}`)

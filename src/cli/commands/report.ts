@@ -6,7 +6,6 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { writeReportPromise as writeReport } from "../../report/buildReport.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 import { exportCommand } from "./export.ts"
@@ -29,6 +28,7 @@ export const report = Command.make(
     Effect.gen(function*() {
       const title = c.title._tag === "Some" ? c.title.value : undefined
       yield* refuseInputAsOutput("--output", [c.output], c.db)
+      const { writeReportPromise: writeReport } = yield* Effect.promise(() => import("../../report/buildReport.ts"))
       const r = yield* Output.tracked("report", c.db, `loading and rendering ${c.output}`, () =>
         writeReport(c.db, c.output, title === undefined ? {} : { title }))
       yield* Console.log(`wrote ${c.output} (${(r.bytes / 1024).toFixed(0)} KiB, ${r.data.tasks.start.length} tasks)`)

@@ -17,10 +17,7 @@ import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import { Console, Data, Effect } from "effect"
 import { Argument, Command } from "effect/cli"
-import * as Executor from "../../engine/Executor.ts"
-import { Pipeline } from "../../dsl/Pipeline.ts"
 import { overwriteFlag, profileFlag, reportFlag, workersFlag } from "../flags.ts"
-import { profiled } from "../profiling.ts"
 
 class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
 
@@ -52,6 +49,7 @@ export const loadPipeline = (file: string) =>
         catch: (e) => new RunInputError({ message: `${file}: default export threw: ${(e as Error).message}` })
       })
       : d
+    const { Pipeline } = yield* Effect.promise(() => import("../../dsl/Pipeline.ts"))
     if (!(p instanceof Pipeline)) {
       return yield* new RunInputError({ message: `${file}: default export must be a Pipeline or a function returning one, got ${typeof p}` })
     }
@@ -76,6 +74,7 @@ export const run = Command.make(
   (c) =>
     Effect.gen(function*() {
       const p = yield* loadPipeline(c.file)
+      const [Executor, { profiled }] = yield* Effect.promise(() => Promise.all([import("../../engine/Executor.ts"), import("../profiling.ts")]))
       const r = yield* profiled(p.run().pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {
         profile: c.profile,
         report: c.report,

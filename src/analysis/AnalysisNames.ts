@@ -1,0 +1,48 @@
+/**
+ * The names and headings of the built-in analyses, in a module that imports nothing, so
+ * that the command line can list and validate them without loading the analyses (Arrow,
+ * the loaders): `tessera --help` and argument checks stay fast. `Analysis.analyses` is
+ * typed by these names, so the two cannot drift apart.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * Every built-in analysis: its CLI name (also the CSV file's base name) and DASF's
+ * heading, DASF's three first, in DASF's order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const analysisTitles = {
+  function_bottleneck: "Function bottleneck",
+  task_bottleneck: "Task bottleneck",
+  task_balance: "Task balance",
+  critical_path: "Critical path",
+  worker_utilization: "Worker utilization",
+  function_summary: "Function summary"
+} as const
+
+/**
+ * A built-in analysis's name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AnalysisName = keyof typeof analysisTitles
+
+/**
+ * Every built-in analysis's name, in the order `tessera analyze` prints them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const analysisNames = Object.keys(analysisTitles) as ReadonlyArray<AnalysisName>
+
+/**
+ * DASF's three analyses, the default of `tessera analyze`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const dasfAnalyses: ReadonlyArray<AnalysisName> = ["function_bottleneck", "task_bottleneck", "task_balance"]

@@ -1,0 +1,159 @@
+/**
+ * DASF's analysis command as a function: load trace databases, run named analyses,
+ * print each as an aligned table under DASF's heading and, given a folder, write
+ * `<analysis>.csv` (and `<analysis>.arrow`) there, as DASF's `TraceAnalyser` does.
+ * `tessera analyze` is this plus argument parsing and progress (src/cli).
+ *
+ * Leaves out: progress display (the caller's `onProgress`), argument syntax.
+ *
+ * @since 0.1.0
+ */
+import { mkdir, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { tableToIPC } from "apache-arrow"
+import { Data, Effect } from "effect"
+import type { TraceFormatError } from "../trace/TraceFormat.ts"
+import { analyses } from "./Analysis.ts"
+import { analysisNames } from "./AnalysisNames.ts"
+import { toCsv, toText } from "./Format.ts"
+import { load } from "./Load.ts"
+import type { LoadProgress, TraceTables } from "./Load.ts"
+
+/**
+ * An analysis name that is not one of {@link analysisNames}.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownAnalysis extends Data.TaggedError("UnknownAnalysis")<{
+  readonly names: ReadonlyArray<string>
+  readonly message: string
+}> {}
+
+/**
+ * No database to analyse.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NoDatabase extends Data.TaggedError("NoDatabase")<{ readonly message: string }> {}
+
+/**
+ * An output file could not be written: names it, keeps the system's error as `cause`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WriteFailed extends Data.TaggedError("WriteFailed")<{
+  readonly file: string
+  readonly cause: unknown
+  readonly message: string
+}> {}
+
+/**
+ * Why an analysis run failed (a trace that cannot be read fails with the trace layer's
+ * own `TraceFormatError`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type AnalyzeErrorReason = UnknownAnalysis | NoDatabase | WriteFailed
+
+/**
+ * The analysis run's error, with a tagged `reason`. `usage` says whether the request
+ * itself was wrong (an unknown analysis, no database), as opposed to the run failing.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AnalyzeError extends Data.TaggedError("AnalyzeError")<{ readonly reason: AnalyzeErrorReason; readonly message: string }> {
+  get usage(): boolean {
+    return this.reason._tag !== "WriteFailed"
+  }
+  static unknownAnalysis(names: ReadonlyArray<string>): AnalyzeError {
+    const message = `unknown analysis ${names.join(", ")}; valid: ${analysisNames.join(", ")}`
+    return new AnalyzeError({ reason: new UnknownAnalysis({ names, message }), message })
+  }
+  static noDatabase(): AnalyzeError {
+    const message = "no database given (-d DB)"
+    return new AnalyzeError({ reason: new NoDatabase({ message }), message })
+  }
+  static writeFailed(file: string, cause: unknown): AnalyzeError {
+    const why = cause instanceof Error ? cause.message : String(cause)
+    const message = `could not write ${file}: ${why}`
+    return new AnalyzeError({ reason: new WriteFailed({ file, cause, message }), message })
+  }
+}
+
+/**
+ * Guard for {@link AnalyzeError}.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isAnalyzeError = (u: unknown): u is AnalyzeError => u instanceof AnalyzeError
+
+/**
+ * What to analyse and where the results go.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AnalyzeOptions {
+  readonly databases: ReadonlyArray<string>
+  /** analysis names, in any order; they run in the registry's order */
+  readonly analyses: ReadonlyArray<string>
+  /** folder for `<analysis>.csv` (created if missing) */
+  readonly output?: string
+  /** rows printed per table */
+  readonly head: number
+  /** `arrow` also writes `<analysis>.arrow` (Arrow IPC file) */
+  readonly format: "csv" | "arrow"
+  /** where each printed line goes (default: stdout) */
+  readonly print?: (line: string) => void
+  readonly onProgress?: (p: LoadProgress) => void
+  /** called once the databases are loaded, before any analysis runs */
+  readonly onLoaded?: (tables: TraceTables) => void
+}
+
+const write = (file: string, data: string | Uint8Array) =>
+  Effect.tryPromise({ try: () => writeFile(file, data), catch: (e) => AnalyzeError.writeFailed(file, e) })
+
+/**
+ * Load, analyse, print and write (see the module header).
+ *
+ * @since 0.1.0
+ * @category analysis
+ */
+export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeError | TraceFormatError> =>
+  Effect.gen(function*() {
+    const unknown = options.analyses.filter((a) => !(analysisNames as ReadonlyArray<string>).includes(a))
+    if (unknown.length > 0) return yield* AnalyzeError.unknownAnalysis(unknown)
+    if (options.databases.length === 0) return yield* AnalyzeError.noDatabase()
+    const tables = yield* load(options.databases, options.onProgress === undefined ? {} : { onProgress: options.onProgress })
+    options.onLoaded?.(tables)
+    const output = options.output
+    if (output !== undefined) {
+      yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
+    }
+    const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
+    for (const a of analyses.filter((x) => options.analyses.includes(x.name))) {
+      const table = a.run(tables)
+      if (output !== undefined) {
+        yield* write(join(output, `${a.name}.csv`), toCsv(table))
+        if (options.format === "arrow") yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
+      }
+      print("=".repeat(20) + a.title + "=".repeat(20))
+      print(toText(table, options.head))
+      print("=".repeat(80) + "\n")
+    }
+    print("Analyses finished!")
+  })
+
+/**
+ * {@link analyze} as a Promise.
+ *
+ * @since 0.1.0
+ * @category analysis
+ */
+export const analyzePromise = (options: AnalyzeOptions): Promise<void> => Effect.runPromise(analyze(options))
