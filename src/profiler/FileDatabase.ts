@@ -10,10 +10,12 @@
  *
  * Writing: `record` encodes the event at once into the database's buffer (specialised
  * encoder, the same bytes as `TraceFormat.encodeRecords`); every `commitThreshold`
- * events (default 5000, as DASF) the buffered batch is appended with ONE `fs.writeSync`
- * on a descriptor opened with `O_APPEND`. Batches are flushed on `close`, at process exit, on
- * SIGINT/SIGTERM and on an uncaught exception (internal/exitFlush), so a killed run
- * loses at most what the OS had not written.
+ * events (default 5000, as DASF), and at the latest `commitInterval` seconds (default
+ * 1) after the first event of a batch, the buffered batch is appended with ONE
+ * `fs.writeSync` on a descriptor opened with `O_APPEND`. Batches are also flushed on
+ * `close`, at process exit, on SIGINT/SIGTERM and on an uncaught exception
+ * (internal/exitFlush), so a SIGKILL loses at most the last `commitInterval` seconds (a
+ * slow sampler, 10 events a second, would otherwise hold 8 minutes of samples in memory).
  *
  * Several writers, one file: each thread (or process) opens its own `FileDatabase` on the
  * same path. `O_APPEND` makes each `write(2)` land atomically at the end of the file, and
@@ -49,6 +51,12 @@ export interface FileDatabaseOptions {
   /** events buffered before a batch is written (default 5000) */
   readonly commitThreshold?: number
   /**
+   * seconds after the first buffered event by which the batch is written even if it is
+   * smaller than `commitThreshold` (default 1; 0: only by count). A timer, armed once per
+   * batch and never keeping the process alive, so recording costs nothing more.
+   */
+  readonly commitInterval?: number
+  /**
    * truncate an existing file when it is opened (by `open()` or the first write) instead
    * of appending to it (default false)
    */
@@ -64,6 +72,14 @@ export interface FileDatabaseOptions {
  * @category constants
  */
 export const defaultCommitThreshold = 5000
+
+/**
+ * Default time bound of a batch, in seconds: a SIGKILL loses at most this much.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultCommitInterval = 1
 
 /**
  * A trace database file. Constructing one touches nothing; the file is opened (created
@@ -84,6 +100,10 @@ export class FileDatabase implements EventDatabase {
   private heldBefore = 0
   private closed = false
   private unregister: (() => void) | null = null
+  private readonly commitMs: number
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined
+  /** a timed commit's failure, thrown by the next call (a timer has nobody to throw to) */
+  private deferred: DatabaseError | undefined = undefined
   /** events written to the file by this writer */
   written = 0
 
@@ -95,6 +115,11 @@ export class FileDatabase implements EventDatabase {
     this.path = path
     this.label = path
     this.commitThreshold = t
+    const interval = options.commitInterval ?? defaultCommitInterval
+    if (!(interval >= 0) || !Number.isFinite(interval)) {
+      throw databaseError(path, "InvalidOption", `commitInterval must be a finite number of seconds >= 0, got ${interval}`)
+    }
+    this.commitMs = interval * 1000
     this.truncate = options.overwrite === true || options.removeOldOutputFile === true
   }
 
@@ -136,6 +161,7 @@ export class FileDatabase implements EventDatabase {
       throw databaseError(this.path, "InvalidEvent", `event "${event.name}" cannot be encoded: ${errorText(e)}`)
     }
     if (++this.pendingEvents >= this.commitThreshold) this.commit()
+    else if (this.pendingEvents === 1) this.arm()
   }
 
   /**
@@ -165,6 +191,31 @@ export class FileDatabase implements EventDatabase {
       throw databaseError(this.path, "InvalidEvent", `"${x.key}" cannot be encoded: ${errorText(e)}`)
     }
     if (++this.pendingEvents >= this.commitThreshold) this.commit()
+    else if (this.pendingEvents === 1) this.arm()
+  }
+
+  /** Writes the batch `commitInterval` after its first event, unless it was written before. */
+  private arm(): void {
+    if (this.commitMs === 0 || this.timer !== undefined) return
+    this.timer = setTimeout(this.timedCommit, this.commitMs)
+    this.timer.unref()
+  }
+
+  private readonly timedCommit = (): void => {
+    this.timer = undefined
+    if (this.closed) return
+    try {
+      this.commit()
+    } catch (e) {
+      this.deferred = e as DatabaseError
+    }
+  }
+
+  private throwDeferred(): void {
+    const e = this.deferred
+    if (e === undefined) return
+    this.deferred = undefined
+    throw e
   }
 
   /** Events recorded but not yet written. */
@@ -174,6 +225,11 @@ export class FileDatabase implements EventDatabase {
 
   /** Appends every buffered event to the file in one write. Throws `DatabaseError`. */
   readonly commit = (): void => {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer)
+      this.timer = undefined
+    }
+    this.throwDeferred()
     const count = this.pendingEvents
     if (count === 0) return
     if (this.fd < 0) this.open()
