@@ -38,13 +38,8 @@ import {
 } from "apache-arrow"
 import type { Data, StructRowProxy, TypeMap, Vector } from "apache-arrow"
 import { Effect } from "effect"
-import {
-  checkTailUnsafe,
-  isTraceFormatError,
-  scanFramesUnsafe,
-  streamFrames,
-  TraceFormatError
-} from "../trace/TraceFormat.ts"
+import { checkTailUnsafe, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
+import { fromUnknown, type TraceFormatError } from "../trace/TraceFormatError.ts"
 import { availableParallelism } from "node:os"
 import { functionName } from "./FunctionName.ts"
 import type { F64, I32, resourceArgs as ResourceArgNames } from "./internal/Columns.ts"
@@ -285,13 +280,7 @@ export const load = (
 ): Effect.Effect<TraceTables, TraceFormatError> =>
   Effect.tryPromise({
     try: () => loadPromise(files, options),
-    catch: (e) =>
-      isTraceFormatError(e) ? e : new TraceFormatError({
-        file: files.join(", "),
-        offset: 0,
-        reason: "NotReadable",
-        detail: e instanceof Error ? e.message : String(e)
-      })
+    catch: (e) => fromUnknown(e, files.join(", "))
   })
 
 // ---------------------------------------------------------------------------

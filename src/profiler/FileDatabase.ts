@@ -34,6 +34,7 @@ import { Effect, type Scope } from "effect"
 import { isTaskRecord, type MemoryRecord, type TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import * as TraceFormat from "../trace/TraceFormat.ts"
+import * as TraceFormatError from "../trace/TraceFormatError.ts"
 import { DatabaseError, type EventDatabase } from "./EventDatabase.ts"
 import { registerFlush } from "./internal/exitFlush.ts"
 import { RecordEncoder } from "./internal/recordEncoder.ts"
@@ -363,9 +364,7 @@ export const read = (file: string): Effect.Effect<TraceFormat.DecodedTrace, Trac
   Effect.tryPromise({
     try: () => readPromise(file),
     catch: (e) =>
-      TraceFormat.isTraceFormatError(e)
-        ? e
-        : new TraceFormat.TraceFormatError({ file, offset: 0, reason: "NotReadable", detail: errorText(e) })
+      TraceFormatError.fromUnknown(e, file)
   })
 
 /**

@@ -35,7 +35,7 @@ export const loadReportInput = async (
     tables = await loadPromise(files)
   } catch (e) {
     throw isTraceFormatError(e)
-      ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason}: ${e.detail}` })
+      ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason._tag}: ${e.reason.message}` })
       : new ReportInputError({ file: files.join(", "), offset: 0, reason: String(e) })
   }
   let data = fromTables(tables, { title: title ?? runName(files), sources: files })

@@ -42,7 +42,7 @@ export interface LoadedEvents {
 
 const fromTraceError = (e: unknown, file: string): ReportInputError =>
   isTraceFormatError(e)
-    ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason}: ${e.detail}` })
+    ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason._tag}: ${e.reason.message}` })
     : new ReportInputError({ file, offset: 0, reason: String(e) })
 
 /**

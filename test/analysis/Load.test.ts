@@ -103,7 +103,7 @@ describe("Load", () => {
       await assert.rejects(A.loadPromise([trace, missing]), (e: unknown) => {
         assert.ok(isTraceFormatError(e))
         assert.equal(e.file, missing)
-        assert.equal(e.reason, "FileNotFound")
+        assert.equal(e.reason._tag, "FileNotFound")
         return true
       })
       assert.equal(existsSync(missing), false)
@@ -127,7 +127,7 @@ describe("Load", () => {
       const h = Buffer.alloc(8)
       h.writeBigUInt64BE(BigInt(body.length))
       writeFileSync(notEvent, Buffer.concat([h, body]))
-      await assert.rejects(A.loadPromise([notEvent]), (e: unknown) => isTraceFormatError(e) && e.reason === "NotAnEvent")
+      await assert.rejects(A.loadPromise([notEvent]), (e: unknown) => isTraceFormatError(e) && e.reason._tag === "NotAnEvent")
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

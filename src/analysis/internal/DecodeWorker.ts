@@ -15,7 +15,7 @@
  * @internal
  */
 import { parentPort } from "node:worker_threads"
-import { isTraceFormatError } from "../../trace/internal/Framing.ts"
+import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
 import type { DecodeRequest, DecodeResult, WorkerError } from "./ParallelDecode.ts"
 import { RecordDecoder } from "./RecordDecoder.ts"
 
@@ -33,15 +33,7 @@ port.on("message", (m: DecodeRequest) => {
         n = dec.decodeFrames(m.bytes, m.end, m.file, m.fileOffset)
         events += n
       } catch (e) {
-        error = isTraceFormatError(e)
-          ? { seq: m.seq, file: e.file, offset: e.offset, reason: e.reason, detail: e.detail }
-          : {
-            seq: m.seq,
-            file: m.file,
-            offset: m.fileOffset,
-            reason: "NotReadable",
-            detail: e instanceof Error ? e.message : String(e)
-          }
+        error = { seq: m.seq, error: toReasonFields(fromUnknown(e, m.file, m.fileOffset)) }
       }
       const t = dec.tasks
       marks.push(t.length, t.deps.length, dec.memory.length, dec.resources.length)

@@ -17,7 +17,8 @@
  * @internal
  */
 import { Worker } from "node:worker_threads"
-import { streamFrames, TraceFormatError, type TraceFormatReason } from "../../trace/TraceFormat.ts"
+import { streamFrames } from "../../trace/TraceFormat.ts"
+import { fromReasonFields, type TraceFormatErrorFields } from "../../trace/TraceFormatError.ts"
 import { resourceArgs } from "./Columns.ts"
 import type { F64, I32 } from "./Columns.ts"
 import { RecordDecoder } from "./RecordDecoder.ts"
@@ -38,10 +39,7 @@ export type DecodeRequest =
 /** A worker's first decoding error. */
 export interface WorkerError {
   readonly seq: number
-  readonly file: string
-  readonly offset: number
-  readonly reason: TraceFormatReason
-  readonly detail: string
+  readonly error: TraceFormatErrorFields
 }
 
 /** A worker's columns and pool; `marks` holds, per batch, the end of its rows (4 numbers). */
@@ -196,7 +194,7 @@ export const decodeParallelPromise = async (
     let first: WorkerError | undefined
     for (const g of got) if (g.error !== undefined && (first === undefined || g.error.seq < first.seq)) first = g.error
     if (first !== undefined && first.seq < errorSeq) {
-      throw new TraceFormatError({ file: first.file, offset: first.offset, reason: first.reason, detail: first.detail })
+      throw fromReasonFields(first.error)
     }
     if (framingError !== undefined) throw framingError
     return { dec: merge(got, seq), events: got.reduce((s, g) => s + g.events, 0), droppedBytes: dropped }

@@ -17,7 +17,7 @@ import { Console, Data, Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { analyses, dasfAnalyses, loadPromise, toCsv, toText } from "../../analysis/Analysis.ts"
 import type { LoadProgress, TraceTables } from "../../analysis/Analysis.ts"
-import { isTraceFormatError, TraceFormatError } from "../../trace/TraceFormat.ts"
+import { fromUnknown, isTraceFormatError, type TraceFormatError } from "../../trace/TraceFormatError.ts"
 
 /**
  * Bad command-line use of `analyze` (unknown analysis, no database).
@@ -116,7 +116,7 @@ export const analyzePromise = async (options: {
 const asError = (e: unknown): TraceFormatError | AnalyzeUsageError =>
   isTraceFormatError(e) || e instanceof AnalyzeUsageError
     ? e
-    : new TraceFormatError({ file: "", offset: 0, reason: "NotReadable", detail: e instanceof Error ? e.message : String(e) })
+    : fromUnknown(e, "")
 
 /**
  * The `analyze` subcommand.
