@@ -5,23 +5,22 @@
  *
  * @since 0.1.0
  */
-import { stat, writeFile } from "node:fs/promises"
+import { writeFile } from "node:fs/promises"
 import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
-import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
 import { isTraceFormatError } from "../trace/TraceFormat.ts"
 import { fromTables } from "./fromTables.ts"
 import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./Html.ts"
-import { loadEvents, ReportInputError, runName } from "./loadEvents.ts"
+import { ReportInputError, runName } from "./loadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
 import { analysisTables } from "./tables.ts"
 
 /**
- * Load databases into the report model and `src/analysis`'s tables, decoding once
- * with the analysis loader. Small databases (< 64 MiB in all) are also scanned for the
- * stage graph, which the tables do not keep: the first `Pipeline Graph` event's `dot`
- * arg, an instant event as written now or a metadata (`M`) event as Tessera 0.1 wrote it.
+ * Load databases into the report model and `src/analysis`'s tables, decoding once with
+ * the analysis loader. The stage graph comes from the loaded metadata events (see
+ * `fromTables`): the first `Pipeline Graph` event's `dot` arg, an instant event as
+ * written now or a metadata `M` event as Tessera 0.1 wrote it.
  *
  * @since 0.1.0
  * @category constructors
@@ -38,14 +37,7 @@ export const loadReportInput = async (
       ? new ReportInputError({ file: e.file, offset: e.offset, reason: `${e.reason._tag}: ${e.reason.message}` })
       : new ReportInputError({ file: files.join(", "), offset: 0, reason: String(e) })
   }
-  let data = fromTables(tables, { title: title ?? runName(files), sources: files })
-  let total = 0
-  for (const f of files) total += (await stat(f)).size
-  if (total < 64 * 1024 * 1024) {
-    const graph = (await loadEvents(files)).events.find(isPipelineGraphEvent)
-    if (graph !== undefined) data = { ...data, dot: graph.args.dot }
-  }
-  return { data, tables }
+  return { data: fromTables(tables, { title: title ?? runName(files), sources: files }), tables }
 }
 
 /**

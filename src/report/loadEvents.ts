@@ -1,5 +1,5 @@
 /**
- * Adapter that reads trace databases into `ReportEvent`s for the report, the exports
+ * Adapter that reads trace databases into `TraceEvent`s for the report, the exports
  * and the figures, with `src/trace`'s decoder (truncated tails are dropped and counted),
  * turning its `TraceFormatError` into this layer's `ReportInputError`. It is the one
  * place those modules touch files.
@@ -10,7 +10,7 @@ import { basename } from "node:path"
 import { Data } from "effect"
 import { decodeRecordsUnsafe, isTraceFormatError, readFilePromise } from "../trace/TraceFormat.ts"
 import type { DecodedTrace } from "../trace/TraceFormat.ts"
-import type { ReportEvent } from "./ReportData.ts"
+import type { TraceEvent } from "../trace/TraceEvent.ts"
 
 /**
  * A trace database could not be read or decoded.
@@ -35,7 +35,7 @@ export class ReportInputError extends Data.TaggedError("ReportInputError")<{
  * @category models
  */
 export interface LoadedEvents {
-  readonly events: Array<ReportEvent>
+  readonly events: Array<TraceEvent>
   readonly files: ReadonlyArray<string>
   readonly droppedBytes: number
 }
@@ -55,7 +55,7 @@ const fromTraceError = (e: unknown, file: string): ReportInputError =>
 export const decodeEventsUnsafe = (
   bytes: Uint8Array,
   file: string
-): { readonly events: Array<ReportEvent>; readonly droppedBytes: number } => {
+): { readonly events: Array<TraceEvent>; readonly droppedBytes: number } => {
   try {
     const r = decodeRecordsUnsafe(bytes, file)
     return { events: r.events, droppedBytes: r.droppedBytes }
@@ -71,7 +71,7 @@ export const decodeEventsUnsafe = (
  * @category decoding
  */
 export const loadEvents = async (files: ReadonlyArray<string>): Promise<LoadedEvents> => {
-  const events: Array<ReportEvent> = []
+  const events: Array<TraceEvent> = []
   let dropped = 0
   for (const f of files) {
     let r: DecodedTrace

@@ -28,13 +28,13 @@
  * Opening a file for reading uses flag "r": it never creates or modifies a file
  * (DASF-NOTES 18).
  *
- * The framing, the generic record decoder and the typed error live in
- * `internal/Framing.ts` (re-exported here; free of the Effect runtime so worker threads
- * start fast), the msgpack writer in `internal/MsgpackWriter.ts` (shared with the
- * profiler's encoder).
+ * The framing and the generic record decoder live in `internal/Framing.ts`
+ * (re-exported here; free of the Effect runtime so worker threads start fast), the
+ * typed error in `TraceFormatError.ts`, the msgpack writer in `internal/MsgpackWriter.ts`
+ * (shared with `TraceWriter`).
  *
- * Leaves out: batching / appending writers (src/profiler), the specialised
- * column decoder for analysis (src/analysis/internal/RecordDecoder).
+ * Leaves out: the specialised writer (`TraceWriter`) and readers (`TraceReader`: event
+ * objects and columns), batching / appending to files (src/profiler).
  *
  * @since 0.1.0
  */

@@ -89,6 +89,27 @@ describe("Load", () => {
     assert.ok(t.fallbackRecords >= 1)
   })
 
+  it("keeps metadata events whole (Pipeline Graph as I or M), on one thread and on workers", async () => {
+    const graph = (phase: "I" | "M", dot: string): TraceEvent => ({
+      name: "Pipeline Graph", timestamp: 1, phase, process_id: "h", thread_id: null, args: { dot }
+    })
+    const events = [graph("I", "digraph { a -> b }"), compute("a-1"), graph("M", "digraph { old }"), compute("b-2")]
+    const dir = tmp()
+    try {
+      const file = join(dir, "graph.msgpack")
+      writeFileSync(file, encodeRecords(events))
+      for (const threads of [1, 2]) {
+        const t = await A.loadPromise([file], { threads, chunkBytes: 1024 })
+        assert.deepEqual(t.metadata.map((e) => [e.phase, e.args.dot]), [["I", "digraph { a -> b }"], ["M", "digraph { old }"]])
+        assert.equal(t.tasks.numRows, 2)
+        assert.equal(t.eventCounts["Pipeline Graph"], 2)
+        assert.equal(t.fallbackRecords, 0)
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("reports dropped bytes of a truncated tail and keeps the whole records", () => {
     const bytes = new Uint8Array(readFileSync(trace))
     const t = A.loadBytesUnsafe([{ file: "cut", bytes: bytes.subarray(0, bytes.length - 10) }])

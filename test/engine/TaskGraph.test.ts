@@ -54,14 +54,10 @@ describe("TaskGraph", () => {
     assert.throws(() => TaskGraph.makeUnsafe([t("a", "b")]), (e: unknown) => e instanceof EngineError.GraphError)
   })
 
-  it("derives group names from keys like dask's key_split", () => {
-    assert.equal(TaskGraph.keyName("add-3f2a9c1d7b"), "add")
-    assert.equal(TaskGraph.keyName("load-7"), "load")
-    assert.equal(TaskGraph.keyName("('sum-abc12345', 0, 1)"), "sum")
-    assert.equal(TaskGraph.keyName("read-csv-12"), "read-csv")
-    assert.equal(TaskGraph.keyName("x"), "x")
+  it("keeps a task's own group name and leaves naming from the key to the trace writer", () => {
+    // derived names ("add" for "add-17"): test/trace/KeySplit.test.ts
     const g = TaskGraph.makeUnsafe([t("add-17"), { key: "k", kernel: noop, args: [], name: "custom" }])
-    assert.deepEqual(g.names, ["add", "custom"])
+    assert.deepEqual(g.names, ["", "custom"])
   })
 
   it("orders every random DAG topologically", () => {

@@ -7,7 +7,7 @@ import { Worker } from "node:worker_threads"
 import fc from "fast-check"
 import { collectPromise, DatabaseError } from "../../src/profiler/EventDatabase.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
-import { RecordEncoder } from "../../src/profiler/internal/recordEncoder.ts"
+import { RecordEncoder } from "../../src/trace/TraceWriter.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 import * as TraceFormat from "../../src/trace/TraceFormat.ts"
 

@@ -5,7 +5,7 @@
  * worker decodes into its own columns and string pool; at the end the pools are merged
  * into one (each worker string interned once, by its precomputed hash) and the
  * columns concatenated in batch order with their string ids remapped, so the result is
- * exactly what one `RecordDecoder` over the same files gives (same rows, same order).
+ * exactly what one `ColumnDecoder` over the same files gives (same rows, same order).
  *
  * Errors: the first error in file order wins, as in a sequential load: a decoding error
  * in batch `s` (from a worker, with its file and absolute byte offset) beats a framing
@@ -17,12 +17,10 @@
  * @internal
  */
 import { Worker } from "node:worker_threads"
+import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import { streamFrames } from "../../trace/TraceFormat.ts"
 import { fromReasonFields, type TraceFormatErrorFields } from "../../trace/TraceFormatError.ts"
-import { resourceArgs } from "./Columns.ts"
-import type { F64, I32 } from "./Columns.ts"
-import { RecordDecoder } from "./RecordDecoder.ts"
-import { StringPool, type StringPoolParts } from "./StringPool.ts"
+import { ColumnDecoder, type F64, type I32, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
 
 /** A batch of whole records for a worker, or the request for its result. */
 export type DecodeRequest =
@@ -78,6 +76,9 @@ export interface DecodeResult {
     readonly host: Int32Array
     readonly values: ReadonlyArray<Float64Array>
   }
+  /** metadata events decoded, in order, and the batch each came from */
+  readonly metadata: ReadonlyArray<TraceEvent>
+  readonly metadataSeqs: Int32Array
   readonly error?: WorkerError
 }
 
@@ -94,7 +95,7 @@ const workerUrl = new URL(`./DecodeWorker${import.meta.url.endsWith(".ts") ? ".t
 
 /** What the parallel decode found (the decoder holds the merged columns). */
 export interface ParallelDecoded {
-  readonly dec: RecordDecoder
+  readonly dec: ColumnDecoder
   readonly events: number
   readonly droppedBytes: number
 }
@@ -211,11 +212,11 @@ const setF64 = (c: F64, data: Float64Array<ArrayBuffer>, length: number) => ((c.
  * order (batch `s` was decoded by worker `s mod W`, as its `floor(s / W)`-th batch).
  * Hot path: typed-array loops.
  */
-const merge = (got: ReadonlyArray<DecodeResult>, batches: number): RecordDecoder => {
+const merge = (got: ReadonlyArray<DecodeResult>, batches: number): ColumnDecoder => {
   // the first worker's pool becomes the result's (its ids stay); the others' strings
   // are interned into it by their precomputed hashes
   const pool = StringPool.fromParts(got[0].pool)
-  const out = new RecordDecoder(pool)
+  const out = new ColumnDecoder(pool)
   const remaps = got.map((g, w) => {
     const { arena, hashes, size, starts } = g.pool
     const remap = new Int32Array(size + 1) // remap[id + 1]; remap[0] = -1 for null ids
@@ -228,6 +229,10 @@ const merge = (got: ReadonlyArray<DecodeResult>, batches: number): RecordDecoder
     for (let i = 0; i < g.countIds.length; i++) out.count(remaps[w][g.countIds[i] + 1], g.countValues[i])
     out.fallbacks += g.fallbacks
   })
+  // metadata events in batch order (each worker's are in order already; the sort is stable)
+  const meta = got.flatMap((g) => g.metadata.map((event, i) => ({ seq: g.metadataSeqs[i], event })))
+  meta.sort((a, b) => a.seq - b.seq)
+  for (const m of meta) out.metadata.push(m.event)
   let T = 0
   let D = 0
   let M = 0

@@ -1,21 +1,25 @@
 /**
- * Specialised record decoder for the profiler's read path (`FileDatabase.read`). A
- * hand-written msgpack decoder for trace records that interns repeated short strings
- * (field names, event names, hosts, thread ids, arg keys, task keys seen twice) in a
- * hash table keyed by their bytes, so most strings cost a hash and a compare instead of
- * a UTF-8 decode and an allocation.
+ * The event-object sink of the trace reader: a hand-written msgpack decoder that turns
+ * records into `TraceEvent` objects (the profiler's read API, `FileDatabase.read`).
+ * Repeated short strings (field names, event names, hosts, thread ids, arg keys, task
+ * keys seen twice) are interned in a hash table keyed by their bytes, so most strings
+ * cost a hash and a compare instead of a UTF-8 decode and an allocation; maps are
+ * built from cached shapes (one object literal per map).
  *
- * It decodes what the generic decoder decodes, to the same values. On anything unusual
- * (extension types, malformed bytes, a record that is not an event) it throws, and the
- * caller falls back to `TraceFormat.decodeEventUnsafe`, which produces the typed
- * `TraceFormatError` with file and byte offset: one error path, owned by src/trace.
+ * It decodes what the generic decoder decodes, to the same values (a property test
+ * checks). On anything unusual (extension types, malformed bytes, a record that is not
+ * an event) `decodeFrames` hands the record to `decodeEventUnsafe` (Framing.ts), which
+ * decodes it or throws the typed `TraceFormatError` with file and byte offset: one
+ * error path.
  *
  * Hot path: plain imperative code on purpose.
  *
  * @since 0.1.0
  * @internal
  */
-import { isPhase, isScope, type TraceEvent } from "../../trace/TraceEvent.ts"
+import type { TraceEvent } from "../TraceEvent.ts"
+import { isPhase, isScope } from "../TraceEvent.ts"
+import { decodeEventUnsafe, headerBytes, scanFramesUnsafe } from "./Framing.ts"
 
 const textDecoder = new TextDecoder("utf-8", { fatal: false })
 const slots = 1 << 14
@@ -87,12 +91,12 @@ const makeShape = (keys: ReadonlyArray<string>): Shape => {
 }
 
 /**
- * A reusable decoder (one per thread).
+ * A reusable decoder of records into event objects (one per reader).
  *
  * @since 0.1.0
  * @internal
  */
-export class RecordDecoder {
+export class EventDecoder {
   private b: Uint8Array = new Uint8Array(0)
   private v: DataView = new DataView(new ArrayBuffer(0))
   private p = 0
@@ -365,6 +369,25 @@ export class RecordDecoder {
   }
 
   /**
+   * Decodes the whole records of `bytes[0..end)` into `out`, in order; records the fast
+   * path does not take go through the generic decoder. `fileOffset` is the file position
+   * of `bytes[0]`, for errors. Throws `TraceFormatError`.
+   */
+  decodeFrames(bytes: Uint8Array, end: number, file: string, fileOffset: number, out: Array<TraceEvent>): void {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    scanFramesUnsafe(bytes.subarray(0, end), file, fileOffset, (s, e) => {
+      let ev: TraceEvent
+      try {
+        ev = this.decodeUnsafe(bytes, view, s, e)
+      } catch {
+        // anything unusual (or malformed): the generic decoder decides, and owns the errors
+        ev = decodeEventUnsafe(bytes, s, e, file, fileOffset + s - headerBytes)
+      }
+      out.push(ev)
+    })
+  }
+
+  /**
    * Decodes the record body `bytes[start..end)`; throws (an internal marker) for anything
    * the generic decoder should judge instead.
    */
@@ -386,11 +409,3 @@ export class RecordDecoder {
     return e as unknown as TraceEvent
   }
 }
-
-/**
- * Is `e` the decoder's internal "defer to the generic decoder" marker.
- *
- * @since 0.1.0
- * @internal
- */
-export const isUnusual = (e: unknown): boolean => e instanceof Unusual
