@@ -20,11 +20,12 @@
 import type { TraceEvent } from "../TraceEvent.ts"
 import { isPhase, isScope } from "../TraceEvent.ts"
 import { decodeEventUnsafe, headerBytes, scanFramesUnsafe } from "./Framing.ts"
+import { StringPool } from "./stringPool.ts"
 
 const textDecoder = new TextDecoder("utf-8", { fatal: false })
-const slots = 1 << 14
 const maxInterned = 64
-const arenaBytes = 1 << 20
+/** strings a decoder's pool holds before it starts a new one */
+const maxPoolStrings = 1 << 16
 /** maps of up to this many keys are built from a cached shape */
 const maxShapeKeys = 24
 /** shapes made at most (a trace of ever-new key sets falls back to plain objects) */
@@ -101,14 +102,8 @@ export class EventDecoder {
   private v: DataView = new DataView(new ArrayBuffer(0))
   private p = 0
   private limit = 0
-  // interned strings: slot -> its bytes in the arena (start, length; -1 = empty) and
-  // its JS string; the arena is cleared with every slot when it fills up
-  private readonly slotStart = new Int32Array(slots).fill(-1)
-  private readonly slotLength = new Int32Array(slots)
-  private readonly internStr: Array<string> = new Array(slots)
-  private readonly arena = new Uint8Array(arenaBytes)
-  private readonly arenaView = new DataView(this.arena.buffer)
-  private arenaUsed = 0
+  // interned strings (up to `maxInterned` bytes); replaced by a fresh pool when full
+  private pool = new StringPool()
   // map shapes by key count, most recently used first; scratch keys and values per depth
   private readonly shapes: Array<Array<Shape>> = Array.from({ length: maxShapeKeys + 1 }, () => [])
   private shapeCount = 0
@@ -117,53 +112,17 @@ export class EventDecoder {
   private readonly valueScratch: Array<Array<unknown>> = []
 
   private str(n: number): string {
-    const b = this.b
     const start = this.p
     const end = start + n
     if (end > this.limit) throw unusual
     this.p = end
     if (n === 0) return ""
     if (n <= maxInterned) {
-      // cheap slot hash over the length, the first and last bytes and the middle;
-      // correctness comes from the full compare below. Strings of 16+ bytes hash their
-      // last 12 bytes in full: dask task keys differ in their trailing indices
-      // ("('sum-<token>', 12, 3)"), and sampling only a few end bytes sent every key of
-      // a token to one slot (a miss, a decode and a copy per key)
-      const v = this.v
-      let h = Math.imul(0x811c9dc5 ^ n, 16777619)
-      h = Math.imul(h ^ b[start]!, 16777619)
-      h = Math.imul(h ^ b[end - 1]!, 16777619)
-      h = Math.imul(h ^ b[start + (n >> 1)]!, 16777619)
-      if (n >= 16) {
-        for (let i = end - 13; i < end - 1; i += 4) {
-          h = Math.imul(h ^ v.getInt32(i, true), 16777619)
-          h ^= h >>> 13
-        }
-        h = Math.imul(h ^ b[start + (n >> 2)]!, 16777619)
-      } else if (n > 3) {
-        h = Math.imul(h ^ b[end - 2]!, 16777619)
-        h = Math.imul(h ^ b[end - 3]!, 16777619)
-        h = Math.imul(h ^ b[start + 1]!, 16777619)
-        h = Math.imul(h ^ b[start + (n >> 2)]!, 16777619)
-      }
-      h ^= h >>> 15
-      const slot = (h >>> 0) & (slots - 1)
-      const at = this.slotStart[slot]!
-      if (at >= 0 && this.slotLength[slot] === n && sameBytes(this.arenaView, at, v, start, n)) {
-        return this.internStr[slot]!
-      }
-      const s = this.decodeString(start, end)
-      if (this.arenaUsed + n > arenaBytes) {
-        this.slotStart.fill(-1)
-        this.arenaUsed = 0
-      }
-      const w = this.arenaUsed
-      for (let i = 0; i < n; i++) this.arena[w + i] = b[start + i]!
-      this.arenaUsed = w + n
-      this.slotStart[slot] = w
-      this.slotLength[slot] = n
-      this.internStr[slot] = s
-      return s
+      // the reader's one interner: a repeated string costs a hash and a compare of its
+      // bytes, and its JS string is made once
+      let pool = this.pool
+      if (pool.size >= maxPoolStrings) pool = this.pool = new StringPool() // bounded memory
+      return pool.get(pool.internSampled(this.b, start, end))
     }
     return this.decodeString(start, end)
   }
