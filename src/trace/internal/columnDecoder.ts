@@ -442,17 +442,9 @@ export class ColumnDecoder {
     }
     if (this.pos !== end) throw fallback
     const c = this.tasks
-    c.host.push(host)
-    c.worker.push(worker)
-    c.key.push(key)
-    c.name.push(name)
-    c.state.push(state)
-    c.end.push(ts)
-    c.duration.push(dur)
-    c.size.push(size)
-    c.cpuTime.push(cpu)
+    c.push(host, worker, key, name, state, ts, dur, size, cpu)
     for (let j = 0; j < deps.length; j++) if (deps[j] >= 0) c.deps.push(deps[j])
-    c.depOffsets.push(c.deps.length)
+    c.endRow()
   }
 
   private memoryArgs(host: number, worker: number, ts: number, end: number): void {
@@ -471,14 +463,7 @@ export class ColumnDecoder {
       else this.skip()
     }
     if (this.pos !== end) throw fallback
-    const c = this.memory
-    c.timestamp.push(ts)
-    c.host.push(host)
-    c.worker.push(worker)
-    c.key.push(key)
-    c.state.push(state)
-    c.size.push(size)
-    c.tasks.push(tasks)
+    this.memory.push(ts, host, worker, key, state, size, tasks)
   }
 
   private resourceArgs(host: number, ts: number, end: number): void {
@@ -524,31 +509,19 @@ export class ColumnDecoder {
     const worker = this.id(e.thread_id)
     if (e.name === EventNames.compute && e.phase === "X") {
       const c = this.tasks
-      c.host.push(host)
-      c.worker.push(worker)
-      c.key.push(this.id(a.key))
-      c.name.push(this.id(a.name))
-      c.state.push(this.id(a.state))
-      c.end.push(e.timestamp)
-      c.duration.push(e.duration ?? 0)
-      c.size.push(num(a.size))
-      c.cpuTime.push(num(a.cpu_time))
+      const key = this.id(a.key)
+      const name = this.id(a.name)
+      const state = this.id(a.state)
+      c.push(host, worker, key, name, state, e.timestamp, e.duration ?? 0, num(a.size), num(a.cpu_time))
       if (Array.isArray(a.dependencies)) {
         for (const d of a.dependencies) {
           const id = this.id(d)
           if (id >= 0) c.deps.push(id)
         }
       }
-      c.depOffsets.push(c.deps.length)
-    } else if (e.name === "Managed Memory") {
-      const c = this.memory
-      c.timestamp.push(e.timestamp)
-      c.host.push(host)
-      c.worker.push(worker)
-      c.key.push(this.id(a.key))
-      c.state.push(this.id(a.state))
-      c.size.push(num(a.size))
-      c.tasks.push(num(a.tasks))
+      c.endRow()
+    } else if (e.name === EventNames.managedMemory) {
+      this.memory.push(e.timestamp, host, worker, this.id(a.key), this.id(a.state), num(a.size), num(a.tasks))
     } else if (e.name === "Resource Usage") {
       const c = this.resources
       c.timestamp.push(e.timestamp)
