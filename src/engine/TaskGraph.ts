@@ -14,6 +14,9 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+// the one leaf module of src/trace any layer may import (test/Layers.test.ts): the key
+// rule must be the same for the engine's names, the trace writer and the analysis
+import { keySplit } from "../trace/KeySplit.ts"
 import * as EngineError from "./EngineError.ts"
 import type { KernelRef } from "./Kernel.ts"
 
@@ -28,9 +31,9 @@ export interface TaskSpec {
   readonly kernel: KernelRef
   readonly args: ReadonlyArray<unknown>
   /**
-   * Function / group name. The engine does not derive one: without it the task's
-   * records carry "" and the trace writer names it from the key (dask's `key_split`,
-   * src/trace/KeySplit.ts), the rule the analysis uses too.
+   * Function / group name; default derived from the key by `keySplit` (dask's
+   * `key_split`, src/trace/KeySplit.ts): the one rule the trace writer and the analysis
+   * use too, so a key has one function name everywhere.
    */
   readonly name?: string
   readonly stage?: string
@@ -102,7 +105,7 @@ export interface TaskGraph {
   readonly size: number
   readonly keys: ReadonlyArray<string>
   readonly specs: ReadonlyArray<TaskSpec>
-  /** Group name of each task: `spec.name`, "" when it has none. */
+  /** Group name of each task (`spec.name`, else `keySplit(key)`). */
   readonly names: ReadonlyArray<string>
   readonly index: ReadonlyMap<string, number>
   /** CSR: dependencies of task i are depList[depStart[i] .. depStart[i+1]) (unique). */
@@ -247,7 +250,7 @@ const validate = (specs: ReadonlyArray<TaskSpec>): TaskGraph | EngineError.Graph
     size: n,
     keys: specs.map((s) => s.key),
     specs,
-    names: specs.map((s) => s.name ?? ""),
+    names: specs.map((s) => s.name ?? keySplit(s.key)),
     index,
     depStart,
     depList,

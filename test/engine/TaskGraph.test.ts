@@ -54,10 +54,10 @@ describe("TaskGraph", () => {
     assert.throws(() => TaskGraph.makeUnsafe([t("a", "b")]), (e: unknown) => e instanceof EngineError.GraphError)
   })
 
-  it("keeps a task's own group name and leaves naming from the key to the trace writer", () => {
-    // derived names ("add" for "add-17"): test/trace/KeySplit.test.ts
+  it("derives group names from keys like dask's key_split", () => {
+    // the rule itself (TaskGraph.keyName before): test/trace/KeySplit.test.ts
     const g = TaskGraph.makeUnsafe([t("add-17"), { key: "k", kernel: noop, args: [], name: "custom" }])
-    assert.deepEqual(g.names, ["", "custom"])
+    assert.deepEqual(g.names, ["add", "custom"])
   })
 
   it("orders every random DAG topologically", () => {

@@ -34,7 +34,6 @@ describe("KeySplit", () => {
   })
 
   it("is the name the trace writer gives a task without one", () => {
-    // moved from test/engine/TaskGraph.test.ts: "add-17" is in group "add", a named task keeps its name
     const record = (key: string, name: string): TaskRecord => ({
       key,
       name,

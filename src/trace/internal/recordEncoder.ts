@@ -30,8 +30,8 @@ import { fieldBytes as K, fixstr, MsgpackWriter } from "./MsgpackWriter.ts"
  * What a `Compute` record is written from: the fields of the engine's `TaskRecord`
  * (src/engine/EngineEvents.ts) that the format needs, declared here so the trace layer
  * depends on no other layer (a `TaskRecord` is one, structurally; the profiler passes
- * `TaskRecord`s here, so the compiler keeps the two in step). `name` "" means the task
- * has none of its own: the writer derives it from the key with `keySplit`.
+ * `TaskRecord`s here, so the compiler keeps the two in step). `name` "" means no name:
+ * the writer derives it from the key with `keySplit` (the engine already does).
  *
  * @since 0.1.0
  * @category models
