@@ -16,10 +16,14 @@
  *   host_net_io.read_bps, ..., num_fds, time); null where a sample lacks the arg
  *   (no GPU: DASF-NOTES 1).
  *
+ * - `metadata`: the metadata events, whole (`TraceEvent`s): the `Pipeline Graph` event
+ *   (stage DAG) and any other `M` event; every other event is only counted
+ *   (`eventCounts`).
+ *
  * Each table's columns are typed (`TypedTable<TasksSchema>`, `MemorySchema`,
  * `ResourcesSchema`): `getChild` takes only column names, rows have typed fields.
  *
- * Decoding streams each file through the specialised `RecordDecoder`; large loads
+ * Decoding streams each file through the specialised `TraceReader.ColumnDecoder`; large loads
  * decode batches of records on worker threads (`internal/ParallelDecode.ts`) and
  * merge their columns, with the same result.
  *
@@ -38,20 +42,14 @@ import {
 } from "apache-arrow"
 import type { Data, StructRowProxy, TypeMap, Vector } from "apache-arrow"
 import { Effect } from "effect"
-import {
-  checkTailUnsafe,
-  isTraceFormatError,
-  scanFramesUnsafe,
-  streamFrames,
-  TraceFormatError
-} from "../trace/TraceFormat.ts"
+import { checkTailUnsafe, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
+import type { TraceEvent } from "../trace/TraceEvent.ts"
+import { fromUnknown, type TraceFormatError } from "../trace/TraceFormatError.ts"
 import { availableParallelism } from "node:os"
 import { functionName } from "./FunctionName.ts"
-import type { F64, I32, resourceArgs as ResourceArgNames } from "./internal/Columns.ts"
-import { resourceArgs } from "./internal/Columns.ts"
+import { ColumnDecoder, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
+import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
 import { decodeParallelPromise } from "./internal/ParallelDecode.ts"
-import { RecordDecoder } from "./internal/RecordDecoder.ts"
-import type { StringPool } from "./internal/StringPool.ts"
 
 /**
  * A string column: dictionary-encoded Utf8 with Int32 codes (Arrow's
@@ -156,6 +154,12 @@ export interface TraceTables {
   readonly droppedBytes: number
   /** records decoded by the generic fallback instead of the specialised decoder */
   readonly fallbackRecords: number
+  /**
+   * Metadata events, whole, in file order: the `Pipeline Graph` event (the stage DAG as
+   * DOT in `args.dot`; find it with `TraceEvent.isPipelineGraphEvent`) and any other
+   * `M` event no table takes. Kept so that nothing has to decode a file twice.
+   */
+  readonly metadata: ReadonlyArray<TraceEvent>
 }
 
 /**
@@ -226,7 +230,7 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
     })
     return buildTables(got.dec, files, got.events, got.droppedBytes)
   }
-  const dec = new RecordDecoder()
+  const dec = new ColumnDecoder()
   let dropped = 0
   let done = 0
   let events = 0
@@ -261,7 +265,7 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
 export const loadBytesUnsafe = (
   databases: ReadonlyArray<{ readonly file: string; readonly bytes: Uint8Array }>
 ): TraceTables => {
-  const dec = new RecordDecoder()
+  const dec = new ColumnDecoder()
   let dropped = 0
   let events = 0
   for (const { bytes, file } of databases) {
@@ -285,13 +289,7 @@ export const load = (
 ): Effect.Effect<TraceTables, TraceFormatError> =>
   Effect.tryPromise({
     try: () => loadPromise(files, options),
-    catch: (e) =>
-      isTraceFormatError(e) ? e : new TraceFormatError({
-        file: files.join(", "),
-        offset: 0,
-        reason: "NotReadable",
-        detail: e instanceof Error ? e.message : String(e)
-      })
+    catch: (e) => fromUnknown(e, files.join(", "))
   })
 
 // ---------------------------------------------------------------------------
@@ -375,7 +373,7 @@ const table = <T extends TypeMap>(cols: { readonly [K in keyof T]: Data<T[K]> })
 
 const copy = (c: F64 | I32) => c.view().slice()
 
-const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: number, dropped: number): TraceTables => {
+const buildTables = (dec: ColumnDecoder, files: ReadonlyArray<string>, events: number, dropped: number): TraceTables => {
   const strings = dec.pool
   const t = dec.tasks
   const n = t.length
@@ -451,6 +449,7 @@ const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: n
     eventCounts,
     events,
     droppedBytes: dropped,
-    fallbackRecords: dec.fallbacks
+    fallbackRecords: dec.fallbacks,
+    metadata: dec.metadata
   }
 }

@@ -14,6 +14,9 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+// the one leaf module of src/trace any layer may import (test/Layers.test.ts): the key
+// rule must be the same for the engine's names, the trace writer and the analysis
+import { keySplit } from "../trace/KeySplit.ts"
 import * as EngineError from "./EngineError.ts"
 import type { KernelRef } from "./Kernel.ts"
 
@@ -27,7 +30,11 @@ export interface TaskSpec {
   readonly key: string
   readonly kernel: KernelRef
   readonly args: ReadonlyArray<unknown>
-  /** Function / group name; default derived from the key (see {@link keyName}). */
+  /**
+   * Function / group name; default derived from the key by `keySplit` (dask's
+   * `key_split`, src/trace/KeySplit.ts): the one rule the trace writer and the analysis
+   * use too, so a key has one function name everywhere.
+   */
   readonly name?: string
   readonly stage?: string
 }
@@ -98,7 +105,7 @@ export interface TaskGraph {
   readonly size: number
   readonly keys: ReadonlyArray<string>
   readonly specs: ReadonlyArray<TaskSpec>
-  /** Group name of each task (spec.name or derived from the key). */
+  /** Group name of each task (`spec.name`, else `keySplit(key)`). */
   readonly names: ReadonlyArray<string>
   readonly index: ReadonlyMap<string, number>
   /** CSR: dependencies of task i are depList[depStart[i] .. depStart[i+1]) (unique). */
@@ -111,29 +118,6 @@ export interface TaskGraph {
   readonly argPlan: ReadonlyArray<ReadonlyArray<ArgSlot> | null>
   /** A topological order of task indices (dependencies first). */
   readonly order: Int32Array
-}
-
-/**
- * dask's `key_split`: the group name of a key. `"add-3f2a9c1d"` -> `"add"`,
- * `"('sum-abc12345', 0, 1)"` -> `"sum"`, `"load-7"` -> `"load"`, `"x"` -> `"x"`.
- *
- * @since 0.1.0
- * @category getters
- */
-export const keyName = (key: string): string => {
-  let s = key
-  const m = /^\(\s*['"]([^'"]*)['"]/.exec(s)
-  if (m) s = m[1]!
-  const parts = s.split("-")
-  const kept: Array<string> = []
-  for (let i = 0; i < parts.length; i++) {
-    const p = parts[i]!
-    const isNumber = /^\d+$/.test(p)
-    const isHash = p.length >= 8 && /^[0-9a-f]+$/i.test(p) && /\d/.test(p)
-    if (i > 0 && (isNumber || isHash || p === "")) continue
-    kept.push(p)
-  }
-  return kept.join("-") || key
 }
 
 /** Keys of the dependencies of task index `i`. @since 0.1.0 @category getters */
@@ -266,7 +250,7 @@ const validate = (specs: ReadonlyArray<TaskSpec>): TaskGraph | EngineError.Graph
     size: n,
     keys: specs.map((s) => s.key),
     specs,
-    names: specs.map((s) => s.name ?? keyName(s.key)),
+    names: specs.map((s) => s.name ?? keySplit(s.key)),
     index,
     depStart,
     depList,

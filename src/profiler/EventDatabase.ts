@@ -4,7 +4,7 @@
  * them back, and closes. Implementations: `FileDatabase` (DASF's on-disk format),
  * `MemoryDatabase` (tests, in-process analysis), `MultiEventDatabase` (read several).
  *
- * Leaves out: the encoding (src/trace/TraceFormat, src/profiler/internal/recordEncoder).
+ * Leaves out: the encoding (src/trace/TraceFormat, src/trace/TraceWriter).
  *
  * @since 0.1.0
  */

@@ -36,10 +36,11 @@ import { Effect, type Scope } from "effect"
 import { isTaskRecord, type MemoryRecord, type TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import * as TraceFormat from "../trace/TraceFormat.ts"
+import * as TraceFormatError from "../trace/TraceFormatError.ts"
+import * as TraceReader from "../trace/TraceReader.ts"
+import { RecordEncoder } from "../trace/TraceWriter.ts"
 import { attempt, type DatabaseError, databaseError, type EventDatabase, type RecordSink } from "./EventDatabase.ts"
 import { registerFlush } from "./internal/exitFlush.ts"
-import { RecordEncoder } from "./internal/recordEncoder.ts"
-import { RecordDecoder } from "./internal/recordDecoder.ts"
 
 /**
  * Options of a writing `FileDatabase`.
@@ -323,29 +324,6 @@ export const make = (
   )
 
 /**
- * Decodes whole records of a frame batch into `out` (fast decoder, generic fallback).
- */
-const decodeBatch = (
-  decoder: RecordDecoder,
-  file: string,
-  batch: TraceFormat.FrameBatch,
-  out: Array<TraceEvent>
-): void => {
-  const { bytes, end, fileOffset } = batch
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  TraceFormat.scanFramesUnsafe(bytes.subarray(0, end), file, fileOffset, (s, e) => {
-    let ev: TraceEvent
-    try {
-      ev = decoder.decodeUnsafe(bytes, view, s, e)
-    } catch {
-      // anything unusual (or malformed): the generic decoder decides, and owns the errors
-      ev = TraceFormat.decodeEventUnsafe(bytes, s, e, file, fileOffset + s - TraceFormat.headerBytes)
-    }
-    out.push(ev)
-  })
-}
-
-/**
  * Streams a database file's events in batches (read-only). Rejects with
  * `TraceFormatError`. Returns the stream summary (bytes, dropped bytes).
  *
@@ -356,13 +334,13 @@ export async function* streamBatches(
   file: string,
   options?: { readonly chunkBytes?: number }
 ): AsyncGenerator<Array<TraceEvent>, TraceFormat.StreamSummary, undefined> {
-  const decoder = new RecordDecoder()
+  const decoder = new TraceReader.EventDecoder()
   const frames = TraceFormat.streamFrames(file, options)
   for (;;) {
     const next = await frames.next()
     if (next.done === true) return next.value
     const out: Array<TraceEvent> = []
-    decodeBatch(decoder, file, next.value, out)
+    decoder.decodeFrames(next.value.bytes, next.value.end, file, next.value.fileOffset, out)
     yield out
   }
 }
@@ -407,9 +385,7 @@ export const read = (file: string): Effect.Effect<TraceFormat.DecodedTrace, Trac
   Effect.tryPromise({
     try: () => readPromise(file),
     catch: (e) =>
-      TraceFormat.isTraceFormatError(e)
-        ? e
-        : new TraceFormat.TraceFormatError({ file, offset: 0, reason: "NotReadable", detail: errorText(e) })
+      TraceFormatError.fromUnknown(e, file)
   })
 
 /**
@@ -421,7 +397,7 @@ export const read = (file: string): Effect.Effect<TraceFormat.DecodedTrace, Trac
 export const decodeUnsafe = (bytes: Uint8Array, file = "<buffer>"): TraceFormat.DecodedTrace => {
   const events: Array<TraceEvent> = []
   const stop = TraceFormat.scanFramesUnsafe(bytes, file, 0, () => undefined)
-  decodeBatch(new RecordDecoder(), file, { bytes, end: stop, fileOffset: 0 }, events)
+  new TraceReader.EventDecoder().decodeFrames(bytes, stop, file, 0, events)
   TraceFormat.checkTailUnsafe(bytes.subarray(stop), file, stop)
   return { file, events, bytes: bytes.length, droppedBytes: bytes.length - stop }
 }

@@ -29,7 +29,7 @@
 import { Effect, type Layer, type Scope } from "effect"
 import type { MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
 import * as Hooks from "../engine/Hooks.ts"
-import { keyName } from "../engine/TaskGraph.ts"
+import { keySplit } from "../trace/KeySplit.ts"
 import { EventNames, type TraceEvent } from "../trace/TraceEvent.ts"
 import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
 import { attempt } from "./EventDatabase.ts"
@@ -47,7 +47,7 @@ export const computeEvent = (r: TaskRecord): TraceEvent => {
   const end = transfer[1]
   const args: Record<string, unknown> = {
     key: r.key,
-    name: r.name !== "" ? r.name : keyName(r.key),
+    name: r.name !== "" ? r.name : keySplit(r.key),
     state: r.state,
     size: r.nbytes,
     shape: r.shape,

@@ -13,24 +13,8 @@
  *
  * @since 0.1.0
  */
-
-/**
- * The fields of a trace event the report reads; any `TraceEvent` from `src/trace`
- * is one (structural type, so this module does not depend on the codec).
- *
- * @since 0.1.0
- * @category models
- */
-export interface ReportEvent {
-  readonly name: string
-  readonly timestamp: number
-  readonly phase: string
-  readonly scope?: string | null | undefined
-  readonly process_id?: unknown
-  readonly thread_id?: unknown
-  readonly args?: unknown
-  readonly duration?: number | null | undefined
-}
+import { keySplit } from "../trace/KeySplit.ts"
+import type { TraceEvent } from "../trace/TraceEvent.ts"
 
 /**
  * Tasks (one per `Compute` event), columnar. `cpuTime` is NaN where the trace has none.
@@ -144,7 +128,7 @@ const interner = () => {
  * @category constructors
  */
 export const fromEvents = (
-  events: ReadonlyArray<ReportEvent>,
+  events: ReadonlyArray<TraceEvent>,
   options: { readonly title?: string; readonly sources?: ReadonlyArray<string> } = {}
 ): ReportData => {
   const hosts = interner()
@@ -253,20 +237,11 @@ export const fromEvents = (
 }
 
 /**
- * Function name of a task key the way dask's `key_split` does it, for traces whose
- * `Compute` events carry no `name`: `"('mean_chunk-ab12…', 0, 1)"` -> `"mean_chunk"`.
+ * Function name of a task key, for traces whose `Compute` events carry no `name`: the
+ * trace layer's `keySplit` (dask's `key_split`), the rule the profiler writes with and
+ * the analysis reads with: `"('mean_chunk-ab12…', 0, 1)"` -> `"mean_chunk"`.
  *
  * @since 0.1.0
  * @category getters
  */
-export const functionOfKey = (key: string): string => {
-  const m = /^\(?'?([^',]*)/.exec(key)
-  const head = (m?.[1] ?? key).trim()
-  const parts = head.split("-")
-  const kept: Array<string> = []
-  for (const p of parts) {
-    if (/^[0-9a-f]{8,}$/.test(p) || /^\d+$/.test(p)) break
-    kept.push(p)
-  }
-  return kept.length > 0 ? kept.join("-") : head
-}
+export const functionOfKey: (key: string) => string = keySplit

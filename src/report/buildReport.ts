@@ -5,16 +5,15 @@
  *
  * @since 0.1.0
  */
-import { stat, writeFile } from "node:fs/promises"
+import { writeFile } from "node:fs/promises"
 import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
-import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
-import { isTraceFormatError } from "../trace/TraceFormat.ts"
+import { isTraceFormatError } from "../trace/TraceFormatError.ts"
 import { fromTables } from "./fromTables.ts"
 import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./Html.ts"
-import { isReportInputError, loadEvents, ReportInputError, runName } from "./loadEvents.ts"
+import { isReportInputError, ReportInputError, runName } from "./loadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
 import { analysisTables } from "./tables.ts"
 
@@ -41,17 +40,15 @@ const fromPromise = <A>(f: () => Promise<A>): Effect.Effect<A, ReportInputError>
         : Effect.die(e)
   )
 
-/** A file system call on `file`: its failure (missing file, no permission) is a ReportInputError. */
+/** A file system call on `file`: its failure (missing folder, no permission) is a ReportInputError. */
 const io = <A>(file: string, f: () => Promise<A>): Effect.Effect<A, ReportInputError> =>
   Effect.tryPromise({ try: f, catch: (e) => ReportInputError.unexpected(e, file) })
 
 /**
- * Load databases into the report model and `src/analysis`'s tables, decoding once
- * with the analysis loader. Small databases (< 64 MiB in all) are also scanned for the
- * stage graph, which the tables do not keep: the first `Pipeline Graph` event's `dot`
- * arg, an instant event as written now or a metadata (`M`) event as Tessera 0.1 wrote it.
- * Fails with `ReportInputError` (the trace layer's error kept as a value); anything
- * else is a defect.
+ * Load databases into the report model and `src/analysis`'s tables, decoding once with
+ * the analysis loader. The stage graph comes from the loaded metadata events (see
+ * `fromTables`): the first `Pipeline Graph` event's `dot` arg, an instant event as
+ * written now or a metadata `M` event as Tessera 0.1 wrote it.
  *
  * @since 0.1.0
  * @category constructors
@@ -60,17 +57,10 @@ export const loadReportInput = (
   files: ReadonlyArray<string>,
   title?: string
 ): Effect.Effect<ReportInput, ReportInputError> =>
-  Effect.gen(function*() {
-    const tables = yield* fromPromise(() => loadPromise(files))
-    let data = fromTables(tables, { title: title ?? runName(files), sources: files })
-    let total = 0
-    for (const f of files) total += (yield* io(f, () => stat(f))).size
-    if (total < 64 * 1024 * 1024) {
-      const graph = (yield* fromPromise(() => loadEvents(files))).events.find(isPipelineGraphEvent)
-      if (graph !== undefined) data = { ...data, dot: graph.args.dot }
-    }
-    return { data, tables }
-  })
+  Effect.map(fromPromise(() => loadPromise(files)), (tables) => ({
+    data: fromTables(tables, { title: title ?? runName(files), sources: files }),
+    tables
+  }))
 
 /**
  * `loadReportInput` as a Promise.

@@ -3,14 +3,15 @@
  * for large traces, since `Load` decodes with a decoder specialised for DASF's record
  * shapes, and the same tables then feed the analyses — one decode for the whole report.
  *
- * Leaves out: metadata events (the tables hold Compute, Managed Memory and Resource
- * Usage only), so a stage DAG carried as a `dot` arg needs `ReportData.fromEvents`.
+ * The stage DAG (`dot`) is the first `Pipeline Graph` event's, from the tables'
+ * metadata events.
  *
  * @since 0.1.0
  */
 import type { Vector } from "apache-arrow"
 import type { TraceTables } from "../analysis/Load.ts"
 import { codesOf, floatsOf } from "../analysis/internal/Access.ts"
+import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
 import type { ReportData } from "./ReportData.ts"
 import { resourceMetrics } from "./ReportData.ts"
 
@@ -116,6 +117,6 @@ export const fromTables = (
       chunks: floatsOf(t.memory.getChild("tasks"), nm)
     },
     resources: { time: rel(rTime), host: rHost, values },
-    dot: undefined
+    dot: t.metadata.find(isPipelineGraphEvent)?.args.dot
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Adapter that reads trace databases into `ReportEvent`s for the report, the exports
+ * Adapter that reads trace databases into `TraceEvent`s for the report, the exports
  * and the figures, with `src/trace`'s decoder (truncated tails are dropped and counted),
  * turning its `TraceFormatError` into this layer's `ReportInputError`. It is the one
  * place those modules touch files.
@@ -9,8 +9,9 @@
 import { basename } from "node:path"
 import { Data } from "effect"
 import { decodeRecordsUnsafe, isTraceFormatError, readFilePromise } from "../trace/TraceFormat.ts"
-import type { DecodedTrace, TraceFormatError } from "../trace/TraceFormat.ts"
-import type { ReportEvent } from "./ReportData.ts"
+import type { DecodedTrace } from "../trace/TraceFormat.ts"
+import type { TraceEvent } from "../trace/TraceEvent.ts"
+import type { TraceFormatError } from "../trace/TraceFormatError.ts"
 
 /**
  * A trace database could not be read or decoded; `error` is the trace layer's own error
@@ -104,7 +105,7 @@ export const isReportInputError = (u: unknown): u is ReportInputError => u insta
  * @category models
  */
 export interface LoadedEvents {
-  readonly events: Array<ReportEvent>
+  readonly events: Array<TraceEvent>
   readonly files: ReadonlyArray<string>
   readonly droppedBytes: number
 }
@@ -122,7 +123,7 @@ const fromTraceError = (e: unknown): unknown => (isTraceFormatError(e) ? ReportI
 export const decodeEventsUnsafe = (
   bytes: Uint8Array,
   file: string
-): { readonly events: Array<ReportEvent>; readonly droppedBytes: number } => {
+): { readonly events: Array<TraceEvent>; readonly droppedBytes: number } => {
   try {
     const r = decodeRecordsUnsafe(bytes, file)
     return { events: r.events, droppedBytes: r.droppedBytes }
@@ -138,7 +139,7 @@ export const decodeEventsUnsafe = (
  * @category decoding
  */
 export const loadEvents = async (files: ReadonlyArray<string>): Promise<LoadedEvents> => {
-  const events: Array<ReportEvent> = []
+  const events: Array<TraceEvent> = []
   let dropped = 0
   for (const f of files) {
     let r: DecodedTrace

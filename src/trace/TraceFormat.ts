@@ -28,13 +28,13 @@
  * Opening a file for reading uses flag "r": it never creates or modifies a file
  * (DASF-NOTES 18).
  *
- * The framing, the generic record decoder and the typed error live in
- * `internal/Framing.ts` (re-exported here; free of the Effect runtime so worker threads
- * start fast), the msgpack writer in `internal/MsgpackWriter.ts` (shared with the
- * profiler's encoder).
+ * The framing and the generic record decoder live in `internal/Framing.ts`
+ * (re-exported here; free of the Effect runtime so worker threads start fast), the
+ * typed error in `TraceFormatError.ts`, the msgpack writer in `internal/MsgpackWriter.ts`
+ * (shared with `TraceWriter`).
  *
- * Leaves out: batching / appending writers (src/profiler), the specialised
- * column decoder for analysis (src/analysis/internal/RecordDecoder).
+ * Leaves out: the specialised writer (`TraceWriter`) and readers (`TraceReader`: event
+ * objects and columns), batching / appending to files (src/profiler).
  *
  * @since 0.1.0
  */
@@ -46,11 +46,11 @@ import {
   decodeEventUnsafe,
   decodeRecordsUnsafe,
   headerBytes,
-  scanFramesUnsafe,
-  TraceFormatError
+  scanFramesUnsafe
 } from "./internal/Framing.ts"
 import { MsgpackWriter } from "./internal/MsgpackWriter.ts"
 import type { TraceEvent } from "./TraceEvent.ts"
+import * as Errors from "./TraceFormatError.ts"
 
 export {
   checkTailUnsafe,
@@ -58,13 +58,16 @@ export {
   decodeEventUnsafe,
   decodeRecordsUnsafe,
   headerBytes,
-  isTraceFormatError,
   maxRecordBytes,
   readLength,
-  scanFramesUnsafe,
-  TraceFormatError,
-  type TraceFormatReason
+  scanFramesUnsafe
 } from "./internal/Framing.ts"
+export {
+  isTraceFormatError,
+  TraceFormatError,
+  type TraceFormatReason,
+  type TraceFormatReasonTag
+} from "./TraceFormatError.ts"
 
 // ---------------------------------------------------------------------------
 // Encoding
@@ -98,18 +101,13 @@ export const encodeRecords = (events: Iterable<TraceEvent>): Uint8Array => {
  * @since 0.1.0
  * @category decoding
  */
-export const decodeRecords = (bytes: Uint8Array, file = "<buffer>"): Effect.Effect<DecodedTrace, TraceFormatError> =>
+export const decodeRecords = (
+  bytes: Uint8Array,
+  file = "<buffer>"
+): Effect.Effect<DecodedTrace, Errors.TraceFormatError> =>
   Effect.try({
     try: () => decodeRecordsUnsafe(bytes, file),
-    catch: (e) => asTraceFormatError(e, file)
-  })
-
-const asTraceFormatError = (e: unknown, file: string): TraceFormatError =>
-  e instanceof TraceFormatError ? e : new TraceFormatError({
-    file,
-    offset: 0,
-    reason: "NotReadable",
-    detail: e instanceof Error ? e.message : String(e)
+    catch: (e) => Errors.fromUnknown(e, file)
   })
 
 // ---------------------------------------------------------------------------
@@ -161,13 +159,9 @@ export async function* streamFrames(
   try {
     handle = await open(file, "r")
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
-    throw new TraceFormatError({
-      file,
-      offset: 0,
-      reason: code === "ENOENT" ? "FileNotFound" : "NotReadable",
-      detail: code === "ENOENT" ? "no such file" : (e instanceof Error ? e.message : String(e))
-    })
+    throw (e as NodeJS.ErrnoException).code === "ENOENT"
+      ? Errors.fileNotFound(file)
+      : Errors.notReadable(file, 0, e)
   }
   try {
     let buf = new Uint8Array(chunkBytes)
@@ -183,12 +177,7 @@ export async function* streamFrames(
       try {
         read = (await handle.read(buf, filled, buf.length - filled, null)).bytesRead
       } catch (e) {
-        throw new TraceFormatError({
-          file,
-          offset: bufFileOffset + filled,
-          reason: "NotReadable",
-          detail: e instanceof Error ? e.message : String(e)
-        })
+        throw Errors.notReadable(file, bufFileOffset + filled, e)
       }
       filled += read
       const view = buf.subarray(0, filled)
@@ -264,8 +253,8 @@ export const readFilePromise = async (file: string): Promise<DecodedTrace> => {
  * @since 0.1.0
  * @category decoding
  */
-export const readFile = (file: string): Effect.Effect<DecodedTrace, TraceFormatError> =>
+export const readFile = (file: string): Effect.Effect<DecodedTrace, Errors.TraceFormatError> =>
   Effect.tryPromise({
     try: () => readFilePromise(file),
-    catch: (e) => asTraceFormatError(e, file)
+    catch: (e) => Errors.fromUnknown(e, file)
   })

@@ -90,6 +90,27 @@ describe("Load", () => {
     assert.ok(t.fallbackRecords >= 1)
   })
 
+  it("keeps metadata events whole (Pipeline Graph as I or M), on one thread and on workers", async () => {
+    const graph = (phase: "I" | "M", dot: string): TraceEvent => ({
+      name: "Pipeline Graph", timestamp: 1, phase, process_id: "h", thread_id: null, args: { dot }
+    })
+    const events = [graph("I", "digraph { a -> b }"), compute("a-1"), graph("M", "digraph { old }"), compute("b-2")]
+    const dir = tmp()
+    try {
+      const file = join(dir, "graph.msgpack")
+      writeFileSync(file, encodeRecords(events))
+      for (const threads of [1, 2]) {
+        const t = await A.loadPromise([file], { threads, chunkBytes: 1024 })
+        assert.deepEqual(t.metadata.map((e) => [e.phase, e.args.dot]), [["I", "digraph { a -> b }"], ["M", "digraph { old }"]])
+        assert.equal(t.tasks.numRows, 2)
+        assert.equal(t.eventCounts["Pipeline Graph"], 2)
+        assert.equal(t.fallbackRecords, 0)
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("reports dropped bytes of a truncated tail and keeps the whole records", () => {
     const bytes = new Uint8Array(readFileSync(trace))
     const t = A.loadBytesUnsafe([{ file: "cut", bytes: bytes.subarray(0, bytes.length - 10) }])
@@ -104,7 +125,7 @@ describe("Load", () => {
       await assert.rejects(A.loadPromise([trace, missing]), (e: unknown) => {
         assert.ok(isTraceFormatError(e))
         assert.equal(e.file, missing)
-        assert.equal(e.reason, "FileNotFound")
+        assert.equal(e.reason._tag, "FileNotFound")
         return true
       })
       assert.equal(existsSync(missing), false)
@@ -128,7 +149,7 @@ describe("Load", () => {
       const h = Buffer.alloc(8)
       h.writeBigUInt64BE(BigInt(body.length))
       writeFileSync(notEvent, Buffer.concat([h, body]))
-      await assert.rejects(A.loadPromise([notEvent]), (e: unknown) => isTraceFormatError(e) && e.reason === "NotAnEvent")
+      await assert.rejects(A.loadPromise([notEvent]), (e: unknown) => isTraceFormatError(e) && e.reason._tag === "NotAnEvent")
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

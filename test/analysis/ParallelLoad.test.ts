@@ -258,7 +258,7 @@ describe("ParallelLoad", () => {
           assert.ok(isTraceFormatError(e))
           assert.equal(e.file, b)
           assert.equal(e.offset, 2 * good.length)
-          assert.equal(e.reason, "NotMsgpack")
+          assert.equal(e.reason._tag, "NotMsgpack")
           return true
         })
       }
@@ -270,13 +270,13 @@ describe("ParallelLoad", () => {
           assert.ok(isTraceFormatError(e))
           assert.equal(e.file, c)
           assert.equal(e.offset, good.length)
-          assert.equal(e.reason, "ImplausibleLength")
+          assert.equal(e.reason._tag, "ImplausibleLength")
           return true
         })
       }
       // a missing file among several
       await assert.rejects(A.loadPromise([a, join(dir, "missing.msgpack")], { threads: 2 }), (e: unknown) =>
-        isTraceFormatError(e) && e.reason === "FileNotFound" && e.file.endsWith("missing.msgpack"))
+        isTraceFormatError(e) && e.reason._tag === "FileNotFound" && e.file.endsWith("missing.msgpack"))
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -7,7 +7,7 @@ import { Worker } from "node:worker_threads"
 import fc from "fast-check"
 import { collectPromise, DatabaseError } from "../../src/profiler/EventDatabase.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
-import { RecordEncoder } from "../../src/profiler/internal/recordEncoder.ts"
+import { RecordEncoder } from "../../src/trace/TraceWriter.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 import * as TraceFormat from "../../src/trace/TraceFormat.ts"
 
@@ -193,7 +193,7 @@ describe("FileDatabase", () => {
   it("never creates or changes a file when reading", async () => {
     const missing = join(dir, "missing.msgpack")
     await assert.rejects(FileDatabase.readPromise(missing), (e: unknown) =>
-      TraceFormat.isTraceFormatError(e) && e.reason === "FileNotFound" && e.file === missing)
+      TraceFormat.isTraceFormatError(e) && e.reason._tag === "FileNotFound" && e.file === missing)
     assert.equal(existsSync(missing), false)
     const db = new FileDatabase.FileDatabase(missing)
     assert.deepEqual(await collectPromise(db).catch(() => "failed"), "failed")
@@ -214,12 +214,12 @@ describe("FileDatabase", () => {
     bad.set([0, 0, 0, 0, 0, 0, 0, 4, 0x93, 1, 2, 3], good.length) // a msgpack array, not a map
     writeFileSync(file, bad)
     await assert.rejects(FileDatabase.readPromise(file), (e: unknown) =>
-      TraceFormat.isTraceFormatError(e) && e.file === file && e.offset === good.length && e.reason === "NotAMap" &&
+      TraceFormat.isTraceFormatError(e) && e.file === file && e.offset === good.length && e.reason._tag === "NotAMap" &&
       e.message.includes(file))
     const text = fresh()
     writeFileSync(text, "this is a plain text file, not a trace database\n")
     await assert.rejects(FileDatabase.readPromise(text), (e: unknown) =>
-      TraceFormat.isTraceFormatError(e) && e.offset === 0 && e.reason === "ImplausibleLength")
+      TraceFormat.isTraceFormatError(e) && e.offset === 0 && e.reason._tag === "ImplausibleLength")
   })
 
   it("rejects a bad commit threshold, a record after close, an unencodable event and an unwritable path with DatabaseError", () => {

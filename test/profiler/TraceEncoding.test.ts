@@ -2,7 +2,7 @@ import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import fc from "fast-check"
 import type { MemoryRecord, TaskRecord } from "../../src/engine/EngineEvents.ts"
-import { RecordEncoder } from "../../src/profiler/internal/recordEncoder.ts"
+import { RecordEncoder } from "../../src/trace/TraceWriter.ts"
 import * as Trace from "../../src/profiler/Trace.ts"
 import * as TraceFormat from "../../src/trace/TraceFormat.ts"
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url"
 import { tableFromIPC } from "apache-arrow"
 import { eventTable, tableToArrowFile, tableToCsv } from "../../src/analysis/exports/EventTable.ts"
 import { loadEvents } from "../../src/report/loadEvents.ts"
+import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 
@@ -20,7 +21,7 @@ describe("EventTable", () => {
   })
 
   it("round-trips through Arrow IPC and writes RFC 4180 CSV", () => {
-    const events = [
+    const events: Array<TraceEvent> = [
       { name: "Compute", timestamp: 2, duration: 1, phase: "X", process_id: "h", thread_id: "w0", args: { key: "('a, b', 0)", size: 8, shape: [2, 2] } },
       { name: "Managed Memory", timestamp: 3, phase: "I", scope: "g", process_id: "h", thread_id: "w0", args: { size: 8, tasks: 1 } }
     ]

@@ -12,6 +12,7 @@ import { fromEvents, functionOfKey } from "../../src/report/ReportData.ts"
 import { defaultTables } from "../../src/report/tables.ts"
 import { fromTables } from "../../src/report/fromTables.ts"
 import { loadPromise } from "../../src/analysis/Load.ts"
+import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 
@@ -110,7 +111,7 @@ describe("ReportData", () => {
   })
 
   it("draws resource metrics that vary and lists the constant ones with their value", async () => {
-    const sample = (t: number, cpu: number) => ({
+    const sample = (t: number, cpu: number): TraceEvent => ({
       name: "Resource Usage", timestamp: t, phase: "I", process_id: "h", thread_id: null,
       args: { cpu, memory: 2 ** 30, gpu_utilization: 0, gpu_memory_used: 0 }
     })

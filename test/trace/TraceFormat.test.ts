@@ -197,7 +197,7 @@ describe("TraceFormat", () => {
       const path = join(dir, "missing.msgpack")
       await assert.rejects(TraceFormat.readFilePromise(path), (e: unknown) => {
         assert.ok(TraceFormat.isTraceFormatError(e))
-        assert.equal(e.reason, "FileNotFound")
+        assert.equal(e.reason._tag, "FileNotFound")
         assert.match(e.message, /missing\.msgpack/)
         return true
       })
@@ -235,10 +235,10 @@ describe("TraceFormat errors", () => {
     { name: "a", timestamp: 1, phase: "I", scope: "g", process_id: "h", thread_id: null, args: {} }
   ])
   const cat = (...parts: Array<Uint8Array>) => new Uint8Array(Buffer.concat(parts))
-  const fails = (bytes: Uint8Array, reason: TraceFormat.TraceFormatReason, offset: number) =>
+  const fails = (bytes: Uint8Array, reason: TraceFormat.TraceFormatReasonTag, offset: number) =>
     assert.throws(() => TraceFormat.decodeRecordsUnsafe(bytes, "x.msgpack"), (e: unknown) => {
       assert.ok(TraceFormat.isTraceFormatError(e))
-      assert.equal(e.reason, reason)
+      assert.equal(e.reason._tag, reason)
       assert.equal(e.offset, offset)
       assert.equal(e.file, "x.msgpack")
       assert.match(e.message, /x\.msgpack/)
@@ -297,7 +297,7 @@ describe("TraceFormat errors", () => {
     await withDir(async (dir) => {
       await assert.rejects(TraceFormat.readFilePromise(dir), (e: unknown) => {
         assert.ok(TraceFormat.isTraceFormatError(e))
-        assert.equal(e.reason, "NotReadable")
+        assert.equal(e.reason._tag, "NotReadable")
         return true
       })
     })
@@ -320,7 +320,7 @@ describe("TraceFormat errors", () => {
       writeFileSync(path, cat(many, frame(encode("str"))))
       await assert.rejects(TraceFormat.readFilePromise(path), (e: unknown) => {
         assert.ok(TraceFormat.isTraceFormatError(e))
-        assert.equal(e.reason, "NotAMap")
+        assert.equal(e.reason._tag, "NotAMap")
         assert.equal(e.offset, many.length)
         assert.match(e.message, /bad\.msgpack/)
         return true

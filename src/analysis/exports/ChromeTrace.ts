@@ -18,7 +18,7 @@
  *
  * @since 0.1.0
  */
-import type { ReportEvent } from "../../report/ReportData.ts"
+import type { TraceEvent } from "../../trace/TraceEvent.ts"
 
 /**
  * One Chrome Trace Event.
@@ -65,7 +65,7 @@ const us = (seconds: number): number => Math.round(seconds * 1e9) / 1e3
  * @since 0.1.0
  * @category constructors
  */
-export const toChromeTrace = (events: Iterable<ReportEvent>): ChromeTrace => {
+export const toChromeTrace = (events: Iterable<TraceEvent>): ChromeTrace => {
   const pids = new Map<string, number>()
   const tids = new Map<string, { pid: number; tid: number; name: string }>()
   const out: Array<ChromeEvent> = []

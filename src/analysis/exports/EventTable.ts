@@ -13,7 +13,7 @@
  */
 import { Dictionary, Float64, Int32, Table, Utf8, makeVector, tableToIPC, vectorFromArray } from "apache-arrow"
 import type { Vector } from "apache-arrow"
-import type { ReportEvent } from "../../report/ReportData.ts"
+import type { TraceEvent } from "../../trace/TraceEvent.ts"
 
 const asRecord = (u: unknown): Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : {}
@@ -28,7 +28,7 @@ const str = (u: unknown): string | null =>
  * @since 0.1.0
  * @category constructors
  */
-export const eventTable = (events: ReadonlyArray<ReportEvent>): Table => {
+export const eventTable = (events: ReadonlyArray<TraceEvent>): Table => {
   const n = events.length
   const argKind = new Map<string, "number" | "string">()
   for (const e of events) {

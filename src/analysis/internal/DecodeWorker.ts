@@ -1,6 +1,6 @@
 /**
  * Worker-thread side of the parallel loader (`ParallelDecode.ts`): decodes the batches
- * of whole records it is sent with its own `RecordDecoder` (own string pool, own
+ * of whole records it is sent with its own `ColumnDecoder` (own string pool, own
  * columns), remembers where each batch's rows end, and on `finish` sends its columns
  * and pool back as transferred typed arrays (no objects, no strings).
  *
@@ -15,12 +15,13 @@
  * @internal
  */
 import { parentPort } from "node:worker_threads"
-import { isTraceFormatError } from "../../trace/internal/Framing.ts"
+import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
 import type { DecodeRequest, DecodeResult, WorkerError } from "./ParallelDecode.ts"
-import { RecordDecoder } from "./RecordDecoder.ts"
+import { ColumnDecoder } from "../../trace/TraceReader.ts"
 
-const dec = new RecordDecoder()
+const dec = new ColumnDecoder()
 const marks: Array<number> = []
+const metadataSeqs: Array<number> = []
 let events = 0
 let error: WorkerError | undefined
 
@@ -33,16 +34,9 @@ port.on("message", (m: DecodeRequest) => {
         n = dec.decodeFrames(m.bytes, m.end, m.file, m.fileOffset)
         events += n
       } catch (e) {
-        error = isTraceFormatError(e)
-          ? { seq: m.seq, file: e.file, offset: e.offset, reason: e.reason, detail: e.detail }
-          : {
-            seq: m.seq,
-            file: m.file,
-            offset: m.fileOffset,
-            reason: "NotReadable",
-            detail: e instanceof Error ? e.message : String(e)
-          }
+        error = { seq: m.seq, error: toReasonFields(fromUnknown(e, m.file, m.fileOffset)) }
       }
+      while (metadataSeqs.length < dec.metadata.length) metadataSeqs.push(m.seq)
       const t = dec.tasks
       marks.push(t.length, t.deps.length, dec.memory.length, dec.resources.length)
     }
@@ -85,6 +79,8 @@ port.on("message", (m: DecodeRequest) => {
       tasks: mem.tasks.view()
     },
     resources: { timestamp: r.timestamp.view(), host: r.host.view(), values: r.values.map((c) => c.view()) },
+    metadata: dec.metadata,
+    metadataSeqs: Int32Array.from(metadataSeqs),
     ...(error !== undefined ? { error } : {})
   }
   const buffers = new Set<ArrayBuffer>()

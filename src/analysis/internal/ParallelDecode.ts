@@ -5,7 +5,7 @@
  * worker decodes into its own columns and string pool; at the end the pools are merged
  * into one (each worker string interned once, by its precomputed hash) and the
  * columns concatenated in batch order with their string ids remapped, so the result is
- * exactly what one `RecordDecoder` over the same files gives (same rows, same order).
+ * exactly what one `ColumnDecoder` over the same files gives (same rows, same order).
  *
  * Errors: the first error in file order wins, as in a sequential load: a decoding error
  * in batch `s` (from a worker, with its file and absolute byte offset) beats a framing
@@ -17,11 +17,10 @@
  * @internal
  */
 import { Worker } from "node:worker_threads"
-import { streamFrames, TraceFormatError, type TraceFormatReason } from "../../trace/TraceFormat.ts"
-import { resourceArgs } from "./Columns.ts"
-import type { F64, I32 } from "./Columns.ts"
-import { RecordDecoder } from "./RecordDecoder.ts"
-import { StringPool, type StringPoolParts } from "./StringPool.ts"
+import type { TraceEvent } from "../../trace/TraceEvent.ts"
+import { streamFrames } from "../../trace/TraceFormat.ts"
+import { fromReasonFields, type TraceFormatErrorFields } from "../../trace/TraceFormatError.ts"
+import { ColumnDecoder, type F64, type I32, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
 
 /** A batch of whole records for a worker, or the request for its result. */
 export type DecodeRequest =
@@ -38,10 +37,7 @@ export type DecodeRequest =
 /** A worker's first decoding error. */
 export interface WorkerError {
   readonly seq: number
-  readonly file: string
-  readonly offset: number
-  readonly reason: TraceFormatReason
-  readonly detail: string
+  readonly error: TraceFormatErrorFields
 }
 
 /** A worker's columns and pool; `marks` holds, per batch, the end of its rows (4 numbers). */
@@ -80,6 +76,9 @@ export interface DecodeResult {
     readonly host: Int32Array
     readonly values: ReadonlyArray<Float64Array>
   }
+  /** metadata events decoded, in order, and the batch each came from */
+  readonly metadata: ReadonlyArray<TraceEvent>
+  readonly metadataSeqs: Int32Array
   readonly error?: WorkerError
 }
 
@@ -96,7 +95,7 @@ const workerUrl = new URL(`./DecodeWorker${import.meta.url.endsWith(".ts") ? ".t
 
 /** What the parallel decode found (the decoder holds the merged columns). */
 export interface ParallelDecoded {
-  readonly dec: RecordDecoder
+  readonly dec: ColumnDecoder
   readonly events: number
   readonly droppedBytes: number
 }
@@ -196,7 +195,7 @@ export const decodeParallelPromise = async (
     let first: WorkerError | undefined
     for (const g of got) if (g.error !== undefined && (first === undefined || g.error.seq < first.seq)) first = g.error
     if (first !== undefined && first.seq < errorSeq) {
-      throw new TraceFormatError({ file: first.file, offset: first.offset, reason: first.reason, detail: first.detail })
+      throw fromReasonFields(first.error)
     }
     if (framingError !== undefined) throw framingError
     return { dec: merge(got, seq), events: got.reduce((s, g) => s + g.events, 0), droppedBytes: dropped }
@@ -213,11 +212,11 @@ const setF64 = (c: F64, data: Float64Array<ArrayBuffer>, length: number) => ((c.
  * order (batch `s` was decoded by worker `s mod W`, as its `floor(s / W)`-th batch).
  * Hot path: typed-array loops.
  */
-const merge = (got: ReadonlyArray<DecodeResult>, batches: number): RecordDecoder => {
+const merge = (got: ReadonlyArray<DecodeResult>, batches: number): ColumnDecoder => {
   // the first worker's pool becomes the result's (its ids stay); the others' strings
   // are interned into it by their precomputed hashes
   const pool = StringPool.fromParts(got[0].pool)
-  const out = new RecordDecoder(pool)
+  const out = new ColumnDecoder(pool)
   const remaps = got.map((g, w) => {
     const { arena, hashes, size, starts } = g.pool
     const remap = new Int32Array(size + 1) // remap[id + 1]; remap[0] = -1 for null ids
@@ -230,6 +229,10 @@ const merge = (got: ReadonlyArray<DecodeResult>, batches: number): RecordDecoder
     for (let i = 0; i < g.countIds.length; i++) out.count(remaps[w][g.countIds[i] + 1], g.countValues[i])
     out.fallbacks += g.fallbacks
   })
+  // metadata events in batch order (each worker's are in order already; the sort is stable)
+  const meta = got.flatMap((g) => g.metadata.map((event, i) => ({ seq: g.metadataSeqs[i], event })))
+  meta.sort((a, b) => a.seq - b.seq)
+  for (const m of meta) out.metadata.push(m.event)
   let T = 0
   let D = 0
   let M = 0

@@ -1,16 +1,16 @@
 /**
  * The framing of DASF's trace databases and the generic record decoder, without the
- * Effect runtime (only `effect/Data` for the typed error): record lengths, scanning of
- * whole records, judging a truncated tail, decoding one record with the generic msgpack
- * decoder, and `TraceFormatError`. Shared by `TraceFormat` (which re-exports all of
- * it), the analysis loader's worker threads (which must start fast) and the profiler.
- * The rules are documented in `TraceFormat.ts`.
+ * Effect runtime: record lengths, scanning of whole records, judging a truncated tail,
+ * decoding one record with the generic msgpack decoder. Errors are
+ * `TraceFormatError`s (`TraceFormatError.ts`). Re-exported by `TraceFormat`; used by
+ * the specialised readers (`TraceReader`), which the analysis loader's worker threads
+ * load (they must start fast). The rules are documented in `TraceFormat.ts`.
  *
  * @since 0.1.0
  */
 import { Decoder } from "@msgpack/msgpack"
-import * as Data from "effect/Data"
 import { isPhase, isScope, type TraceEvent } from "../TraceEvent.ts"
+import * as Errors from "../TraceFormatError.ts"
 
 /**
  * Largest record a reader accepts: 64 MiB. A header that claims more is not a trace.
@@ -27,50 +27,6 @@ export const maxRecordBytes = 64 * 1024 * 1024
  * @category constants
  */
 export const headerBytes = 8
-
-/**
- * What is wrong with a file that is not a (readable) trace database.
- *
- * @since 0.1.0
- * @category errors
- */
-export type TraceFormatReason =
-  | "FileNotFound"
-  | "NotReadable"
-  | "ImplausibleLength"
-  | "EmptyRecord"
-  | "NotMsgpack"
-  | "NotAMap"
-  | "NotAnEvent"
-
-/**
- * A trace database could not be read: `file`, byte `offset` of the offending record's
- * header (0 for open errors), a `reason` and a human `detail`.
- *
- * @since 0.1.0
- * @category errors
- */
-export class TraceFormatError extends Data.TaggedError("TraceFormatError")<{
-  readonly file: string
-  readonly offset: number
-  readonly reason: TraceFormatReason
-  readonly detail: string
-}> {
-  override get message(): string {
-    // a file that cannot be opened has no byte at fault: say so without an offset
-    const where = this.reason === "FileNotFound" || (this.reason === "NotReadable" && this.offset === 0) ? this.reason : `${this.reason} at byte offset ${this.offset}`
-    return `${this.file}: not a readable trace database: ${this.detail} (${where})`
-  }
-}
-
-/**
- * Guard for `TraceFormatError`.
- *
- * @since 0.1.0
- * @category guards
- */
-export const isTraceFormatError = (u: unknown): u is TraceFormatError =>
-  u instanceof TraceFormatError
 
 const isMapHeader = (b: number): boolean => (b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf
 
@@ -106,15 +62,10 @@ export const scanFramesUnsafe = (
   while (off + headerBytes <= n) {
     const len = readLength(bytes, off)
     if (len > maxRecordBytes) {
-      throw new TraceFormatError({
-        file,
-        offset: fileOffset + off,
-        reason: "ImplausibleLength",
-        detail: `record length ${len} exceeds the ${maxRecordBytes}-byte limit`
-      })
+      throw Errors.recordTooLong(file, fileOffset + off, len, maxRecordBytes)
     }
     if (len === 0) {
-      throw new TraceFormatError({ file, offset: fileOffset + off, reason: "EmptyRecord", detail: "record length 0" })
+      throw Errors.emptyRecord(file, fileOffset + off)
     }
     const end = off + headerBytes + len
     if (end > n) return off
@@ -138,12 +89,7 @@ export const checkTailUnsafe = (tail: Uint8Array, file: string, fileOffset: numb
     let min = 0
     for (let i = 0; i < headerBytes; i++) min = min * 256 + (i < tail.length ? tail[i] : 0)
     if (min > maxRecordBytes) {
-      throw new TraceFormatError({
-        file,
-        offset: fileOffset,
-        reason: "ImplausibleLength",
-        detail: `${tail.length} trailing byte(s) cannot start a record header (length would be >= ${min})`
-      })
+      throw Errors.implausibleTail(file, fileOffset, tail.length, min)
     }
     return
   }
@@ -152,14 +98,7 @@ export const checkTailUnsafe = (tail: Uint8Array, file: string, fileOffset: numb
     scanFramesUnsafe(tail, file, fileOffset, () => undefined)
   }
   if (tail.length > headerBytes && !isMapHeader(tail[headerBytes])) {
-    throw new TraceFormatError({
-      file,
-      offset: fileOffset,
-      reason: "NotAMap",
-      detail: `truncated record does not start with a msgpack map (first byte 0x${
-        tail[headerBytes].toString(16).padStart(2, "0")
-      })`
-    })
+    throw Errors.truncatedNotAMap(file, fileOffset, tail[headerBytes])
   }
 }
 
@@ -187,24 +126,14 @@ export const decodeEventUnsafe = (
   try {
     value = decoder.decode(bytes.subarray(start, end))
   } catch (cause) {
-    throw new TraceFormatError({
-      file,
-      offset: fileOffset,
-      reason: "NotMsgpack",
-      detail: `record body is not one msgpack value (${cause instanceof Error ? cause.message : String(cause)})`
-    })
+    throw Errors.notMsgpack(file, fileOffset, cause)
   }
   if (typeof value !== "object" || value === null || Array.isArray(value) || value instanceof Uint8Array) {
-    throw new TraceFormatError({
-      file,
-      offset: fileOffset,
-      reason: "NotAMap",
-      detail: `record is a msgpack ${value === null ? "nil" : Array.isArray(value) ? "array" : typeof value}, not a map`
-    })
+    const found = value === null ? "nil" : Array.isArray(value) ? "array" : value instanceof Uint8Array ? "bin" : typeof value
+    throw Errors.notAMap(file, fileOffset, found)
   }
   const r = value as Record<string, unknown>
-  const bad = (what: string) =>
-    new TraceFormatError({ file, offset: fileOffset, reason: "NotAnEvent", detail: `record map ${what}` })
+  const bad = (problem: string) => Errors.notAnEvent(file, fileOffset, problem)
   if (typeof r.name !== "string") throw bad("has no string `name`")
   if (typeof r.timestamp !== "number") throw bad(`\`${r.name}\` has no number \`timestamp\``)
   if (!isPhase(r.phase)) throw bad(`\`${r.name}\` has no phase letter (X I B E C M) in \`phase\``)

@@ -73,6 +73,32 @@ export class TaskColumns {
   get length(): number {
     return this.end.length
   }
+  /** Appends a task's row; its dependencies go to `deps` first, then `endRow` closes it. */
+  push(
+    host: number,
+    worker: number,
+    key: number,
+    name: number,
+    state: number,
+    end: number,
+    duration: number,
+    size: number,
+    cpuTime: number
+  ): void {
+    this.host.push(host)
+    this.worker.push(worker)
+    this.key.push(key)
+    this.name.push(name)
+    this.state.push(state)
+    this.end.push(end)
+    this.duration.push(duration)
+    this.size.push(size)
+    this.cpuTime.push(cpuTime)
+  }
+  /** Closes the row `push` opened: its dependencies are the ids added to `deps` since. */
+  endRow(): void {
+    this.depOffsets.push(this.deps.length)
+  }
 }
 
 /**
@@ -91,6 +117,16 @@ export class MemoryColumns {
   readonly tasks = new F64()
   get length(): number {
     return this.timestamp.length
+  }
+  /** Appends one row. */
+  push(timestamp: number, host: number, worker: number, key: number, state: number, size: number, tasks: number): void {
+    this.timestamp.push(timestamp)
+    this.host.push(host)
+    this.worker.push(worker)
+    this.key.push(key)
+    this.state.push(state)
+    this.size.push(size)
+    this.tasks.push(tasks)
   }
 }
 

@@ -233,10 +233,29 @@ export class StringPool {
   get(id: number): string {
     let s = this.cache[id]
     if (s === undefined) {
-      s = textDecoder.decode(this.arena.subarray(this.starts[id], this.starts[id + 1]))
+      s = this.decode(this.starts[id], this.starts[id + 1])
       this.cache[id] = s
     }
     return s
+  }
+
+  /**
+   * UTF-8 `arena[start..end)` as a string: short ASCII strings (most of a trace's: names,
+   * hosts, task keys) without TextDecoder, whose call costs more than the copy.
+   */
+  private decode(start: number, end: number): string {
+    const a = this.arena
+    if (end - start <= 64) {
+      let ascii = true
+      for (let i = start; i < end; i++) {
+        if (a[i] > 0x7f) {
+          ascii = false
+          break
+        }
+      }
+      if (ascii) return String.fromCharCode.apply(null, a.subarray(start, end) as unknown as Array<number>)
+    }
+    return textDecoder.decode(a.subarray(start, end))
   }
 
   /** Byte length of an id's string. */

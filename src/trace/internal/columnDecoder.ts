@@ -1,35 +1,46 @@
 /**
- * Specialised msgpack decoder for trace records: parses each record's map directly
- * into column builders (no per-record objects), recognising keys and repeated strings
- * through the `StringPool`. Records of an unexpected shape (a field of an unusual type,
- * an extension, anything the fast path does not handle) fall back to the generic
- * decoder of `src/trace/TraceFormat.ts`, which also produces its typed errors.
+ * The column sink of the trace reader (the analysis loader's): parses each record's map
+ * directly into column builders (no per-record objects), recognising keys and repeated
+ * strings through the `StringPool`. `Compute`, `Managed Memory` and `Resource Usage`
+ * events become rows of the three tables; metadata events (the `Pipeline Graph` event,
+ * any `M` event) are kept whole, as `TraceEvent`s in `metadata`, so nobody needs to
+ * decode a file a second time to find them; every other event is only counted.
+ *
+ * Records of an unexpected shape (a field of an unusual type, an extension, anything
+ * the fast path does not handle) fall back to the generic decoder (`Framing.ts`), which
+ * also produces the typed errors.
  *
  * Hot path: plain imperative code with a cursor, on purpose.
  *
  * @since 0.1.0
+ * @internal
  */
-import { decodeEventUnsafe, headerBytes } from "../../trace/internal/Framing.ts"
-import type { TraceEvent } from "../../trace/TraceEvent.ts"
-import { MemoryColumns, resourceArgs, ResourceColumns, TaskColumns } from "./Columns.ts"
-import { StringPool } from "./StringPool.ts"
+import { EventNames, type TraceEvent } from "../TraceEvent.ts"
+import { MemoryColumns, resourceArgs, ResourceColumns, TaskColumns } from "./columns.ts"
+import { decodeEventUnsafe, headerBytes } from "./Framing.ts"
+import { StringPool } from "./stringPool.ts"
 
 /** Thrown inside the fast path to ask for the generic decoder. */
 class Fallback {}
 const fallback = new Fallback()
+/** Thrown inside the fast path for a metadata event: decoded whole and kept. */
+class Keep {}
+const keep = new Keep()
 
 /**
- * Decodes records into the three raw tables.
+ * Decodes records into the three raw tables and the metadata events.
  *
  * @since 0.1.0
- * @category decoding
+ * @internal
  */
-export class RecordDecoder {
+export class ColumnDecoder {
   readonly pool: StringPool
   readonly tasks = new TaskColumns()
   readonly memory = new MemoryColumns()
   readonly resources = new ResourceColumns()
-  /** records that took the generic path */
+  /** metadata events (`Pipeline Graph`, any `M` event), in file order */
+  readonly metadata: Array<TraceEvent> = []
+  /** records that took the generic path (metadata events are not counted) */
   fallbacks = 0
 
   private b: Uint8Array = new Uint8Array(0)
@@ -76,7 +87,9 @@ export class RecordDecoder {
       "Compute",
       "Managed Memory",
       "Resource Usage",
-      "X"
+      "X",
+      EventNames.pipelineGraph,
+      "M"
     ]
     this.K = Object.fromEntries(ids.map((s) => [s, p.intern(s)]))
     this.resIds = Int32Array.from(resourceArgs, (s) => p.intern(s))
@@ -122,9 +135,12 @@ export class RecordDecoder {
       try {
         this.record(s, e)
       } catch (err) {
-        if (err !== fallback && !(err instanceof RangeError)) throw err
-        this.fallbacks++
-        this.addEvent(decodeEventUnsafe(bytes, s, e, file, fileOffset + off))
+        if (err === keep) this.addEvent(decodeEventUnsafe(bytes, s, e, file, fileOffset + off))
+        else {
+          if (err !== fallback && !(err instanceof RangeError)) throw err
+          this.fallbacks++
+          this.addEvent(decodeEventUnsafe(bytes, s, e, file, fileOffset + off))
+        }
       }
       off = e
       n++
@@ -328,6 +344,7 @@ export class RecordDecoder {
       else if (k === K.args) {
         if (i === n - 1 && name >= 0 && phase >= 0 && !Number.isNaN(ts)) {
           // DASF's layout: args come last, after every other field; parse them in place
+          if (this.isMetadata(name, phase)) throw keep
           this.checkPhase(phase)
           if (this.args(name, phase, host, worker, ts, dur, end)) return this.count(name)
           this.skip() // an event no table keeps: its args are only checked
@@ -338,6 +355,7 @@ export class RecordDecoder {
       } else this.skip()
     }
     if (this.pos !== end || name < 0 || Number.isNaN(ts) || phase < 0) throw fallback
+    if (this.isMetadata(name, phase)) throw keep
     this.checkPhase(phase)
     if (argsAt >= 0) {
       const argsEnd = this.pos
@@ -347,6 +365,16 @@ export class RecordDecoder {
       throw fallback // no args: let the generic path fill defaults
     }
     this.count(name)
+  }
+
+  /**
+   * Is this event kept whole in `metadata`: the `Pipeline Graph` event (any phase), or an
+   * `M` event that no table takes (as the generic path decides in `addEvent`).
+   */
+  private isMetadata(name: number, phase: number): boolean {
+    const K = this.K
+    return name === K[EventNames.pipelineGraph] ||
+      (phase === K.M && name !== K["Managed Memory"] && name !== K["Resource Usage"])
   }
 
   private checkPhase(phase: number): void {
@@ -414,17 +442,9 @@ export class RecordDecoder {
     }
     if (this.pos !== end) throw fallback
     const c = this.tasks
-    c.host.push(host)
-    c.worker.push(worker)
-    c.key.push(key)
-    c.name.push(name)
-    c.state.push(state)
-    c.end.push(ts)
-    c.duration.push(dur)
-    c.size.push(size)
-    c.cpuTime.push(cpu)
+    c.push(host, worker, key, name, state, ts, dur, size, cpu)
     for (let j = 0; j < deps.length; j++) if (deps[j] >= 0) c.deps.push(deps[j])
-    c.depOffsets.push(c.deps.length)
+    c.endRow()
   }
 
   private memoryArgs(host: number, worker: number, ts: number, end: number): void {
@@ -443,14 +463,7 @@ export class RecordDecoder {
       else this.skip()
     }
     if (this.pos !== end) throw fallback
-    const c = this.memory
-    c.timestamp.push(ts)
-    c.host.push(host)
-    c.worker.push(worker)
-    c.key.push(key)
-    c.state.push(state)
-    c.size.push(size)
-    c.tasks.push(tasks)
+    this.memory.push(ts, host, worker, key, state, size, tasks)
   }
 
   private resourceArgs(host: number, ts: number, end: number): void {
@@ -479,41 +492,36 @@ export class RecordDecoder {
     return -1
   }
 
-  /** Route one generically decoded event into the tables. */
+  /** Route one generically decoded event into the tables (or `metadata`). */
   addEvent(e: TraceEvent): void {
     const name = this.pool.intern(e.name)
     this.count(name)
+    if (
+      e.name === EventNames.pipelineGraph ||
+      (e.phase === "M" && e.name !== EventNames.managedMemory && e.name !== EventNames.resourceUsage)
+    ) {
+      this.metadata.push(e)
+      return
+    }
     const a = e.args as Record<string, unknown>
     const num = (u: unknown) => (typeof u === "number" ? u : typeof u === "bigint" ? Number(u) : NaN)
     const host = this.id(e.process_id)
     const worker = this.id(e.thread_id)
-    if (e.name === "Compute" && e.phase === "X") {
+    if (e.name === EventNames.compute && e.phase === "X") {
       const c = this.tasks
-      c.host.push(host)
-      c.worker.push(worker)
-      c.key.push(this.id(a.key))
-      c.name.push(this.id(a.name))
-      c.state.push(this.id(a.state))
-      c.end.push(e.timestamp)
-      c.duration.push(e.duration ?? 0)
-      c.size.push(num(a.size))
-      c.cpuTime.push(num(a.cpu_time))
+      const key = this.id(a.key)
+      const name = this.id(a.name)
+      const state = this.id(a.state)
+      c.push(host, worker, key, name, state, e.timestamp, e.duration ?? 0, num(a.size), num(a.cpu_time))
       if (Array.isArray(a.dependencies)) {
         for (const d of a.dependencies) {
           const id = this.id(d)
           if (id >= 0) c.deps.push(id)
         }
       }
-      c.depOffsets.push(c.deps.length)
-    } else if (e.name === "Managed Memory") {
-      const c = this.memory
-      c.timestamp.push(e.timestamp)
-      c.host.push(host)
-      c.worker.push(worker)
-      c.key.push(this.id(a.key))
-      c.state.push(this.id(a.state))
-      c.size.push(num(a.size))
-      c.tasks.push(num(a.tasks))
+      c.endRow()
+    } else if (e.name === EventNames.managedMemory) {
+      this.memory.push(e.timestamp, host, worker, this.id(a.key), this.id(a.state), num(a.size), num(a.tasks))
     } else if (e.name === "Resource Usage") {
       const c = this.resources
       c.timestamp.push(e.timestamp)

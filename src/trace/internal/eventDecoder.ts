@@ -1,26 +1,31 @@
 /**
- * Specialised record decoder for the profiler's read path (`FileDatabase.read`). A
- * hand-written msgpack decoder for trace records that interns repeated short strings
- * (field names, event names, hosts, thread ids, arg keys, task keys seen twice) in a
- * hash table keyed by their bytes, so most strings cost a hash and a compare instead of
- * a UTF-8 decode and an allocation.
+ * The event-object sink of the trace reader: a hand-written msgpack decoder that turns
+ * records into `TraceEvent` objects (the profiler's read API, `FileDatabase.read`).
+ * Repeated short strings (field names, event names, hosts, thread ids, arg keys, task
+ * keys seen twice) are interned in a hash table keyed by their bytes, so most strings
+ * cost a hash and a compare instead of a UTF-8 decode and an allocation; maps are
+ * built from cached shapes (one object literal per map).
  *
- * It decodes what the generic decoder decodes, to the same values. On anything unusual
- * (extension types, malformed bytes, a record that is not an event) it throws, and the
- * caller falls back to `TraceFormat.decodeEventUnsafe`, which produces the typed
- * `TraceFormatError` with file and byte offset: one error path, owned by src/trace.
+ * It decodes what the generic decoder decodes, to the same values (a property test
+ * checks). On anything unusual (extension types, malformed bytes, a record that is not
+ * an event) `decodeFrames` hands the record to `decodeEventUnsafe` (Framing.ts), which
+ * decodes it or throws the typed `TraceFormatError` with file and byte offset: one
+ * error path.
  *
  * Hot path: plain imperative code on purpose.
  *
  * @since 0.1.0
  * @internal
  */
-import { isPhase, isScope, type TraceEvent } from "../../trace/TraceEvent.ts"
+import type { TraceEvent } from "../TraceEvent.ts"
+import { isPhase, isScope } from "../TraceEvent.ts"
+import { decodeEventUnsafe, headerBytes, scanFramesUnsafe } from "./Framing.ts"
+import { StringPool } from "./stringPool.ts"
 
 const textDecoder = new TextDecoder("utf-8", { fatal: false })
-const slots = 1 << 14
 const maxInterned = 64
-const arenaBytes = 1 << 20
+/** strings a decoder's pool holds before it starts a new one */
+const maxPoolStrings = 1 << 16
 /** maps of up to this many keys are built from a cached shape */
 const maxShapeKeys = 24
 /** shapes made at most (a trace of ever-new key sets falls back to plain objects) */
@@ -87,24 +92,18 @@ const makeShape = (keys: ReadonlyArray<string>): Shape => {
 }
 
 /**
- * A reusable decoder (one per thread).
+ * A reusable decoder of records into event objects (one per reader).
  *
  * @since 0.1.0
  * @internal
  */
-export class RecordDecoder {
+export class EventDecoder {
   private b: Uint8Array = new Uint8Array(0)
   private v: DataView = new DataView(new ArrayBuffer(0))
   private p = 0
   private limit = 0
-  // interned strings: slot -> its bytes in the arena (start, length; -1 = empty) and
-  // its JS string; the arena is cleared with every slot when it fills up
-  private readonly slotStart = new Int32Array(slots).fill(-1)
-  private readonly slotLength = new Int32Array(slots)
-  private readonly internStr: Array<string> = new Array(slots)
-  private readonly arena = new Uint8Array(arenaBytes)
-  private readonly arenaView = new DataView(this.arena.buffer)
-  private arenaUsed = 0
+  // interned strings (up to `maxInterned` bytes); replaced by a fresh pool when full
+  private pool = new StringPool()
   // map shapes by key count, most recently used first; scratch keys and values per depth
   private readonly shapes: Array<Array<Shape>> = Array.from({ length: maxShapeKeys + 1 }, () => [])
   private shapeCount = 0
@@ -113,53 +112,17 @@ export class RecordDecoder {
   private readonly valueScratch: Array<Array<unknown>> = []
 
   private str(n: number): string {
-    const b = this.b
     const start = this.p
     const end = start + n
     if (end > this.limit) throw unusual
     this.p = end
     if (n === 0) return ""
     if (n <= maxInterned) {
-      // cheap slot hash over the length, the first and last bytes and the middle;
-      // correctness comes from the full compare below. Strings of 16+ bytes hash their
-      // last 12 bytes in full: dask task keys differ in their trailing indices
-      // ("('sum-<token>', 12, 3)"), and sampling only a few end bytes sent every key of
-      // a token to one slot (a miss, a decode and a copy per key)
-      const v = this.v
-      let h = Math.imul(0x811c9dc5 ^ n, 16777619)
-      h = Math.imul(h ^ b[start]!, 16777619)
-      h = Math.imul(h ^ b[end - 1]!, 16777619)
-      h = Math.imul(h ^ b[start + (n >> 1)]!, 16777619)
-      if (n >= 16) {
-        for (let i = end - 13; i < end - 1; i += 4) {
-          h = Math.imul(h ^ v.getInt32(i, true), 16777619)
-          h ^= h >>> 13
-        }
-        h = Math.imul(h ^ b[start + (n >> 2)]!, 16777619)
-      } else if (n > 3) {
-        h = Math.imul(h ^ b[end - 2]!, 16777619)
-        h = Math.imul(h ^ b[end - 3]!, 16777619)
-        h = Math.imul(h ^ b[start + 1]!, 16777619)
-        h = Math.imul(h ^ b[start + (n >> 2)]!, 16777619)
-      }
-      h ^= h >>> 15
-      const slot = (h >>> 0) & (slots - 1)
-      const at = this.slotStart[slot]!
-      if (at >= 0 && this.slotLength[slot] === n && sameBytes(this.arenaView, at, v, start, n)) {
-        return this.internStr[slot]!
-      }
-      const s = this.decodeString(start, end)
-      if (this.arenaUsed + n > arenaBytes) {
-        this.slotStart.fill(-1)
-        this.arenaUsed = 0
-      }
-      const w = this.arenaUsed
-      for (let i = 0; i < n; i++) this.arena[w + i] = b[start + i]!
-      this.arenaUsed = w + n
-      this.slotStart[slot] = w
-      this.slotLength[slot] = n
-      this.internStr[slot] = s
-      return s
+      // the reader's one interner: a repeated string costs a hash and a compare of its
+      // bytes, and its JS string is made once
+      let pool = this.pool
+      if (pool.size >= maxPoolStrings) pool = this.pool = new StringPool() // bounded memory
+      return pool.get(pool.internSampled(this.b, start, end))
     }
     return this.decodeString(start, end)
   }
@@ -365,6 +328,25 @@ export class RecordDecoder {
   }
 
   /**
+   * Decodes the whole records of `bytes[0..end)` into `out`, in order; records the fast
+   * path does not take go through the generic decoder. `fileOffset` is the file position
+   * of `bytes[0]`, for errors. Throws `TraceFormatError`.
+   */
+  decodeFrames(bytes: Uint8Array, end: number, file: string, fileOffset: number, out: Array<TraceEvent>): void {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    scanFramesUnsafe(bytes.subarray(0, end), file, fileOffset, (s, e) => {
+      let ev: TraceEvent
+      try {
+        ev = this.decodeUnsafe(bytes, view, s, e)
+      } catch {
+        // anything unusual (or malformed): the generic decoder decides, and owns the errors
+        ev = decodeEventUnsafe(bytes, s, e, file, fileOffset + s - headerBytes)
+      }
+      out.push(ev)
+    })
+  }
+
+  /**
    * Decodes the record body `bytes[start..end)`; throws (an internal marker) for anything
    * the generic decoder should judge instead.
    */
@@ -386,11 +368,3 @@ export class RecordDecoder {
     return e as unknown as TraceEvent
   }
 }
-
-/**
- * Is `e` the decoder's internal "defer to the generic decoder" marker.
- *
- * @since 0.1.0
- * @internal
- */
-export const isUnusual = (e: unknown): boolean => e instanceof Unusual

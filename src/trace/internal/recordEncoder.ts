@@ -12,19 +12,67 @@
  *
  * Hot path: plain imperative code on purpose (see STYLE: hot loops may be imperative).
  *
- * The msgpack primitives, framing and generic event layout come from
- * src/trace/internal/MsgpackWriter (shared with `TraceFormat.encodeRecords`); this
- * class adds the string cache and the Trace layer's two record shapes.
+ * The msgpack primitives, framing and generic event layout come from `MsgpackWriter`
+ * (shared with `TraceFormat.encodeRecords`); this class adds the Trace layer's two
+ * record shapes. Public as `TraceWriter.RecordEncoder`.
  *
- * Leaves out: decoding (see `recordDecoder.ts`), framing rules (src/trace/TraceFormat).
+ * Leaves out: decoding (`eventDecoder.ts`, `columnDecoder.ts`), framing rules
+ * (`TraceFormat.ts`).
  *
  * @since 0.1.0
  * @internal
  */
-import type { MemoryRecord, TaskRecord } from "../../engine/EngineEvents.ts"
-import { keyName } from "../../engine/TaskGraph.ts"
-import { fieldBytes as K, fixstr, MsgpackWriter } from "../../trace/internal/MsgpackWriter.ts"
-import type { TraceEvent } from "../../trace/TraceEvent.ts"
+import { keySplit } from "../KeySplit.ts"
+import type { TraceEvent } from "../TraceEvent.ts"
+import { fieldBytes as K, fixstr, MsgpackWriter } from "./MsgpackWriter.ts"
+
+/**
+ * What a `Compute` record is written from: the fields of the engine's `TaskRecord`
+ * (src/engine/EngineEvents.ts) that the format needs, declared here so the trace layer
+ * depends on no other layer (a `TaskRecord` is one, structurally; the profiler passes
+ * `TaskRecord`s here, so the compiler keeps the two in step). `name` "" means no name:
+ * the writer derives it from the key with `keySplit` (the engine already does).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ComputeRecord {
+  readonly key: string
+  readonly name: string
+  readonly stage?: string
+  readonly host: string
+  readonly threadId: string
+  readonly phases: {
+    readonly gather: readonly [number, number]
+    readonly compute: readonly [number, number]
+    readonly transfer: readonly [number, number]
+  }
+  readonly cpuTime: number
+  readonly nbytes: number
+  readonly shape: ReadonlyArray<number>
+  readonly dtype: string
+  readonly type: string
+  readonly dependencies: ReadonlyArray<string>
+  readonly dependents: ReadonlyArray<string>
+  readonly state: string
+}
+
+/**
+ * What a `Managed Memory` record is written from (the engine's `MemoryRecord`,
+ * structurally).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ManagedMemoryRecord {
+  readonly timestamp: number
+  readonly host: string
+  readonly threadId: string
+  readonly key: string
+  readonly state: string
+  readonly bytes: number
+  readonly chunks: number
+}
 
 const cat = (...parts: ReadonlyArray<Uint8Array | ReadonlyArray<number>>): Uint8Array =>
   Uint8Array.from(parts.flatMap((p) => [...p]))
@@ -96,7 +144,7 @@ export class RecordEncoder {
    * exactly the bytes `event(Trace.computeEvent(r))` writes (a property test checks),
    * without building the event object.
    */
-  compute(r: TaskRecord): void {
+  compute(r: ComputeRecord): void {
     const at = this.w.frameStart()
     const { gather, compute, transfer } = r.phases
     this.w.put(P.computeHead)
@@ -112,7 +160,7 @@ export class RecordEncoder {
     this.w.put(P.key)
     this.w.string(r.key)
     this.w.put(P.name)
-    this.w.string(r.name !== "" ? r.name : keyName(r.key))
+    this.w.string(r.name !== "" ? r.name : keySplit(r.key))
     this.w.put(P.state)
     this.w.string(r.state)
     this.w.put(P.size)
@@ -151,7 +199,7 @@ export class RecordEncoder {
   }
 
   /** Appends the Trace layer's `Managed Memory` record (same bytes as `event(Trace.memoryEvent(m))`). */
-  memory(m: MemoryRecord): void {
+  memory(m: ManagedMemoryRecord): void {
     const at = this.w.frameStart()
     this.w.put(P.memoryHead)
     this.w.float64(m.timestamp)
