@@ -1,6 +1,7 @@
 /**
  * CacheProfiler: dask.diagnostics' `CacheProfiler({ metric })` — for each task result,
- * how long it stayed in the scheduler's cache: key, task (kernel `module#name`), metric
+ * how long it stayed in the scheduler's cache: key, task (its function: the task's group
+ * name, dask's `key_split` of the key unless the graph names it), metric
  * (default 1 per result; e.g. `Chunk.nbytes`), cacheTime (when the result arrived,
  * posttask) and freeTime (when the scheduler released it, or the end of the compute for
  * results still held then: the requested outputs).
@@ -42,10 +43,7 @@ export interface CacheProfiler extends HasCallbacks {
   readonly clear: () => void
 }
 
-const taskOf = (graph: TaskGraph, i: number): string => {
-  const k = graph.specs[i]!.kernel
-  return `${k.module}#${k.name}`
-}
+const taskOf = (graph: TaskGraph, i: number): string => graph.names[i]!
 
 /**
  * Options of the cache profiler.

@@ -8,6 +8,9 @@
  * - globally (dask's escape hatch, every compute sees them): `register(d)` returns the
  *   unregister function, `scoped(d)` unregisters when the current scope closes.
  *
+ * `layer` and `scoped` also run the diagnostic's `open` (when it has one) for their scope,
+ * so a diagnostic can span the computes of a run (ProgressBar draws one bar per run).
+ *
  * @since 0.1.0
  */
 import { Data, Effect, type Layer, type Scope } from "effect"
@@ -21,6 +24,12 @@ import * as Hooks from "../engine/Hooks.ts"
  */
 export interface HasCallbacks {
   readonly callbacks: Hooks.Callbacks
+  /**
+   * Run when a layer or scope that holds the diagnostic opens (`layer`, `scoped`), its
+   * finalizers when that closes: a diagnostic that spans several computes (ProgressBar's
+   * one bar per run) learns where the run ends.
+   */
+  readonly open?: Effect.Effect<void, never, Scope.Scope>
 }
 
 /**
@@ -89,7 +98,7 @@ export const register = (d: HasCallbacks): () => void => Hooks.register(d.callba
  * @category registration
  */
 export const scoped = <D extends HasCallbacks>(d: D): Effect.Effect<D, never, Scope.Scope> =>
-  Effect.as(Hooks.registerScoped(d.callbacks), d)
+  Effect.as(d.open === undefined ? Hooks.registerScoped(d.callbacks) : Effect.andThen(d.open, Hooks.registerScoped(d.callbacks)), d)
 
 /**
  * Adds `d`'s callbacks to the context of the effects the layer is provided to.
@@ -97,4 +106,5 @@ export const scoped = <D extends HasCallbacks>(d: D): Effect.Effect<D, never, Sc
  * @since 0.1.0
  * @category layers
  */
-export const layer = (d: HasCallbacks): Layer.Layer<never> => Hooks.layer(d.callbacks)
+export const layer = (d: HasCallbacks): Layer.Layer<never> =>
+  d.open === undefined ? Hooks.layer(d.callbacks) : Hooks.layerEffect(Effect.as(d.open, d.callbacks))

@@ -1,21 +1,25 @@
 /**
- * Profiler: dask.diagnostics' `Profiler` — one record per completed task: key, task (the
- * kernel, `module#name`), startTime, endTime (epoch seconds, EngineClock) and workerId,
- * from the pretask / posttask hooks. Tasks that never complete leave no record. Results
- * accumulate over computes until `clear()`.
+ * Profiler: dask.diagnostics' `Profiler` — one record per completed task: key, task (its
+ * function: the task's group name, dask's `key_split` of the key unless the graph names
+ * it), startTime, endTime (epoch seconds, EngineClock) and workerId. Tasks that never
+ * complete (erred, interrupted) leave no record, as in dask. Results accumulate over
+ * computes until `clear()`.
  *
- * On the worker executor the engine calls a batch's pretasks when it dispatches the batch,
- * so `startTime` includes queueing in the batch; for exact per-phase times use the Trace
- * layer (TaskRecord phases).
+ * Times are the worker's own: the engine's `TaskRecord` (the `task` hook) carries the
+ * gather / compute / transfer spans measured in the thread that ran the task, and a
+ * record spans gather start to transfer end. dask's Profiler takes pretask / posttask
+ * times instead; here those run on the main thread, and on the worker executor a batch's
+ * pretasks run when the batch is dispatched, so they would time queueing, not running.
+ * Asking for task records makes workers time each task (a few hundred ns a task).
  *
  * @since 0.1.0
  */
-import * as EngineClock from "../engine/EngineClock.ts"
+import type { TaskRecord } from "../engine/EngineEvents.ts"
 import type * as Hooks from "../engine/Hooks.ts"
 import type { HasCallbacks } from "./Callback.ts"
 
 /**
- * One completed task (dask's `TaskData`).
+ * One completed task (dask's `TaskData`; `task` is the function name, not the task tuple).
  *
  * @since 0.1.0
  * @category models
@@ -40,6 +44,20 @@ export interface Profiler extends HasCallbacks {
 }
 
 /**
+ * The profiler's row for an engine task record: gather start to transfer end.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromTaskRecord = (r: TaskRecord): TaskData => ({
+  key: r.key,
+  task: r.name,
+  startTime: r.phases.gather[0],
+  endTime: r.phases.transfer[1],
+  workerId: r.workerId
+})
+
+/**
  * A new task profiler.
  *
  * @since 0.1.0
@@ -47,18 +65,9 @@ export interface Profiler extends HasCallbacks {
  */
 export const make = (): Profiler => {
   let results: Array<TaskData> = []
-  let starts = new Map<string, number>()
   const callbacks: Hooks.Callbacks = {
-    pretask: (key) => {
-      starts.set(key, EngineClock.nowSeconds())
-    },
-    posttask: (key, _result, graph, _state, workerId) => {
-      const endTime = EngineClock.nowSeconds()
-      const startTime = starts.get(key) ?? endTime
-      starts.delete(key)
-      const i = graph.index.get(key)
-      const k = i === undefined ? undefined : graph.specs[i]!.kernel
-      results.push({ key, task: k === undefined ? "" : `${k.module}#${k.name}`, startTime, endTime, workerId })
+    task: (r) => {
+      if (r.state === "memory") results.push(fromTaskRecord(r))
     }
   }
   return {
@@ -68,7 +77,6 @@ export const make = (): Profiler => {
     },
     clear: () => {
       results = []
-      starts = new Map()
     }
   }
 }

@@ -1,19 +1,38 @@
 /**
  * ProgressBar: dask.diagnostics' `ProgressBar` — reads its fraction from the scheduler
- * state (`finishedCount / total`), keeps no books of its own.
+ * state (`finishedCount / total`), keeps no books of its own beyond the totals of the
+ * computes that already finished.
+ *
+ * One bar per run, not per compute. A pipeline run is many computes (the demo at 20,000
+ * samples: about a hundred, one per KMeans / SOM iteration), and dask's bar, drawn per
+ * compute, prints a "100% Completed" line for each. Here:
+ *
+ * - under a layer or a scope (`layer(options)`, `scoped(options)`, or `Callback.layer(bar)`
+ *   / `Callback.scoped(bar)`, which open `bar.open`), every compute inside counts towards
+ *   one bar: the fraction is tasks finished over tasks of the computes started so far,
+ *   the time runs from when the scope opened, and the line is finished when the scope
+ *   closes (100% on success, the fraction reached on failure);
+ * - with the callbacks alone (`compute(graph, { callbacks: [bar.callbacks] })`,
+ *   `Callback.register(bar)`), nothing tells the bar where a run ends, so it draws one bar
+ *   per compute, as dask does.
+ *
+ * A run's total grows as its computes start (an iterative stage's number of computes is
+ * only known when it converges), so the fraction of a run can step back when a compute
+ * starts; it reaches 100% only when the scope closes.
  *
  * TTY-aware: on a terminal it redraws one line (`\r`) every `dt` seconds (default 0.1)
  * and finishes it with a newline; when the output is not a terminal (a log file, a pipe,
  * CI) it writes exactly one final line at the end, so logs are not flooded with redraws.
- * Nothing is shown for computes shorter than `minimum` seconds (default 0).
+ * Nothing is shown for runs (computes) shorter than `minimum` seconds (default 0).
  *
  * Line format (dask's): `[########################################] | 100% Completed |  1.2s`.
  *
  * @since 0.1.0
  */
+import { Effect, type Exit, type Layer, type Scope } from "effect"
 import type * as Hooks from "../engine/Hooks.ts"
 import type { SchedulerState } from "../engine/State.ts"
-import type { HasCallbacks } from "./Callback.ts"
+import * as Callback from "./Callback.ts"
 
 /**
  * Where the bar is written: `write` plus whether it is a terminal.
@@ -78,12 +97,36 @@ export const render = (fraction: number, elapsed: number, width = 40): string =>
  * @since 0.1.0
  * @category models
  */
-export interface ProgressBar extends HasCallbacks {
+export interface ProgressBar extends Callback.HasCallbacks {
   /** the last line drawn ('' before any) */
   readonly last: string
+  /**
+   * Opens a run: until the current scope closes, the computes this bar sees draw one bar,
+   * finished when the scope closes. Nested opens join the outer run.
+   */
+  readonly open: Effect.Effect<void, never, Scope.Scope>
 }
 
 const fractionOf = (state: SchedulerState): number => (state.total === 0 ? 1 : state.finishedCount / state.total)
+
+/** The computes of one open run: totals of the finished ones, the states of the running ones. */
+interface Run {
+  readonly startedAt: number
+  depth: number
+  finished: number
+  total: number
+  readonly running: Set<SchedulerState>
+}
+
+const runFraction = (run: Run): number => {
+  let finished = run.finished
+  let total = run.total
+  for (const s of run.running) {
+    finished += s.finishedCount
+    total += s.total
+  }
+  return total === 0 ? 0 : finished / total
+}
 
 /**
  * A new progress bar.
@@ -102,46 +145,121 @@ export const make = (options: ProgressBarOptions = {}): ProgressBar => {
     write: (s) => void process.stdout.write(s),
     isTTY: process.stdout.isTTY === true
   }
+  // per-compute mode (no run open)
   let startedAt = 0
   let state: SchedulerState | null = null
+  // run mode
+  let run: Run | null = null
   let timer: ReturnType<typeof setInterval> | null = null
   let last = ""
   let drawn = false
-  const elapsed = () => (performance.now() - startedAt) / 1000
+  const since = (t: number) => (performance.now() - t) / 1000
   const draw = () => {
-    if (state === null) return
-    const e = elapsed()
+    let fraction: number
+    let e: number
+    if (run !== null) (fraction = runFraction(run)), (e = since(run.startedAt))
+    else if (state !== null) (fraction = fractionOf(state)), (e = since(startedAt))
+    else return
     if (e < minimum) return
-    last = render(fractionOf(state), e, width)
+    last = render(fraction, e, width)
     out.write(`\r${last}`)
     drawn = true
   }
+  const startTimer = () => {
+    if (out.isTTY && timer === null) {
+      timer = setInterval(draw, dt * 1000)
+      timer.unref()
+    }
+  }
+  const stopTimer = () => {
+    if (timer !== null) clearInterval(timer)
+    timer = null
+  }
+  const finishLine = (fraction: number, e: number) => {
+    if (e < minimum && !drawn) return
+    last = render(fraction, e, width)
+    out.write(out.isTTY ? `\r${last}\n` : `${last}\n`)
+  }
   const callbacks: Hooks.Callbacks = {
     start: () => {
+      if (run !== null) return
       startedAt = performance.now()
       drawn = false
     },
     startState: (_graph, s) => {
-      state = s
-      if (out.isTTY) {
-        timer = setInterval(draw, dt * 1000)
-        timer.unref()
+      if (run !== null) {
+        run.running.add(s)
+        return
       }
+      state = s
+      startTimer()
     },
     finish: (_graph, s, failed) => {
-      if (timer !== null) clearInterval(timer)
-      timer = null
-      const e = elapsed()
+      if (run !== null) {
+        // a compute started before the run opened is not part of it
+        if (run.running.delete(s)) (run.finished += s.finishedCount), (run.total += s.total)
+        return
+      }
+      stopTimer()
       state = null
-      if (e < minimum && !drawn) return
-      last = render(failed ? fractionOf(s) : 1, e, width)
-      out.write(out.isTTY ? `\r${last}\n` : `${last}\n`)
+      finishLine(failed ? fractionOf(s) : 1, since(startedAt))
     }
   }
+  const openRun = Effect.sync(() => {
+    if (run !== null) {
+      run.depth++
+      return
+    }
+    run = { startedAt: performance.now(), depth: 1, finished: 0, total: 0, running: new Set() }
+    drawn = false
+    startTimer()
+  })
+  const closeRun = (exit: Exit.Exit<unknown, unknown>) =>
+    Effect.sync(() => {
+      const r = run
+      if (r === null || --r.depth > 0) return
+      stopTimer()
+      run = null
+      finishLine(exit._tag === "Success" ? 1 : runFraction(r), since(r.startedAt))
+    })
   return {
     callbacks,
+    open: Effect.acquireRelease(openRun, (_, exit) => closeRun(exit)),
     get last() {
       return last
     }
   }
 }
+
+/**
+ * A progress bar for the effects the layer is provided to: one bar for all their
+ * computes, finished when the layer's scope closes.
+ *
+ * **Example** (One bar for a pipeline run)
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Datasets, Estimators, Executor, Pipeline } from "tessera"
+ * import * as ProgressBar from "tessera/profiler/ProgressBar"
+ *
+ * const { X } = Datasets.makeBlobs({ nSamples: 10_000, centers: [[0, 0], [6, 6]], chunks: 1_000 })
+ * const pipeline = Pipeline.make("bar")
+ * pipeline.add(new Estimators.KMeans({ nClusters: 2 }).fitPredict, { X })
+ * await Effect.runPromise(pipeline.run().pipe(Effect.provide(ProgressBar.layer()), Effect.provide(Executor.layerWorkers())))
+ * // [########################################] | 100% Completed |  0.3s
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: ProgressBarOptions = {}): Layer.Layer<never> => Callback.layer(make(options))
+
+/**
+ * A progress bar for the rest of the current scope, registered globally (dask's
+ * `with ProgressBar():`): one bar for every compute until the scope closes.
+ *
+ * @since 0.1.0
+ * @category registration
+ */
+export const scoped = (options: ProgressBarOptions = {}): Effect.Effect<ProgressBar, never, Scope.Scope> =>
+  Callback.scoped(make(options))

@@ -5,12 +5,22 @@
  * `start` until its `finish`, taking the first sample immediately and a last one at
  * finish. Results accumulate over computes until `clear()`.
  *
+ * `cpu` is the process's CPU time over the interval since the previous sample, divided
+ * by that interval. The very first sample (after `make` or `clear`) has no previous
+ * one and reads 0, as dask's does (psutil's first `cpu_percent()` call); a later
+ * compute's first sample covers the time since the previous compute's last sample, as
+ * dask's does too. Intervals shorter than 1 ms repeat the previous value (a ratio of two
+ * near-zero numbers is noise), and every value is capped at 100 x
+ * `os.availableParallelism()`: the process cannot use more, so anything above is
+ * measurement error (CPU time and wall time come from different clocks).
+ *
  * dask samples from a separate process; here a timer in the main thread does it, which
  * is enough because the engine's main thread only schedules (kernels run in workers).
  * With the in-process sync executor, samples come only when the loop yields.
  *
  * @since 0.1.0
  */
+import { availableParallelism } from "node:os"
 import * as EngineClock from "../engine/EngineClock.ts"
 import type * as Hooks from "../engine/Hooks.ts"
 import type { HasCallbacks } from "./Callback.ts"
@@ -59,25 +69,31 @@ export interface ResourceProfilerOptions {
 export const make = (options: ResourceProfilerOptions = {}): ResourceProfiler => {
   const dt = options.dt ?? 1
   if (!(dt > 0) || !Number.isFinite(dt)) throw new RangeError(`ResourceProfiler dt must be a positive number of seconds, got ${dt}`)
+  const cap = 100 * availableParallelism()
   let results: Array<ResourceData> = []
   let timer: ReturnType<typeof setInterval> | null = null
-  let lastCpu = process.cpuUsage()
-  let lastAt = performance.now()
+  // the previous sample's CPU time and wall time; null before the first sample
+  let last: { readonly cpu: NodeJS.CpuUsage; readonly at: number; readonly pct: number } | null = null
   let active = 0
   const sample = () => {
     const now = performance.now()
     const cpu = process.cpuUsage()
-    const used = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000 // ms
-    const pct = now > lastAt ? (used / (now - lastAt)) * 100 : 0
-    lastCpu = cpu
-    lastAt = now
-    results.push({ time: EngineClock.nowSeconds(), mem: process.memoryUsage.rss() / 1e6, cpu: Math.round(pct * 10) / 10 })
+    let pct = 0
+    if (last !== null) {
+      const wall = now - last.at // ms
+      if (wall < 1) pct = last.pct
+      else {
+        const used = (cpu.user - last.cpu.user + cpu.system - last.cpu.system) / 1000 // ms
+        pct = Math.min(cap, Math.max(0, Math.round((used / wall) * 1000) / 10))
+      }
+    }
+    // a repeated value keeps the older reference point, so the next interval is real
+    last = last !== null && now - last.at < 1 ? { ...last, pct } : { cpu, at: now, pct }
+    results.push({ time: EngineClock.nowSeconds(), mem: process.memoryUsage.rss() / 1e6, cpu: pct })
   }
   const callbacks: Hooks.Callbacks = {
     start: () => {
       if (active++ > 0) return
-      lastCpu = process.cpuUsage()
-      lastAt = performance.now()
       sample()
       timer = setInterval(sample, dt * 1000)
       timer.unref()
@@ -97,6 +113,7 @@ export const make = (options: ResourceProfilerOptions = {}): ResourceProfiler =>
     },
     clear: () => {
       results = []
+      last = null
     }
   }
 }

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url"
 import fc from "fast-check"
 import { chromeTraceJson, toChromeTrace } from "../../src/analysis/exports/ChromeTrace.ts"
 import { loadEvents } from "../../src/report/loadEvents.ts"
+import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 
@@ -55,5 +56,59 @@ describe("ChromeTrace", () => {
       }),
       { numRuns: 60 }
     )
+  })
+})
+
+describe("ChromeTrace slices and flows", () => {
+  it("names Compute slices by function with category Compute, and keeps key and stage in args", () => {
+    const compute = (key: string, extra: Record<string, unknown>, start: number, tid: string): TraceEvent => ({
+      name: "Compute", phase: "X", timestamp: start + 0.01, duration: 0.01, process_id: "h", thread_id: tid,
+      args: { key, dependencies: [], ...extra }
+    })
+    const t = toChromeTrace([
+      compute("('lloyd-0123abcd', 0)", { name: "lloyd", stage: "KMeans.fitPredict" }, 1, "w0"),
+      compute("('sum-0123abcd', 1)", {}, 1, "w1"), // no name: key_split of the key
+      compute("finalize-0123abcd0123abcd0123abcd", {}, 1.02, "w0")
+    ])
+    const xs = t.traceEvents.filter((e) => e.ph === "X")
+    assert.deepEqual(xs.map((e) => e.name), ["lloyd", "sum", "finalize"])
+    for (const x of xs) assert.equal(x.cat, "Compute")
+    assert.equal(xs[0]!.args!["key"], "('lloyd-0123abcd', 0)")
+    assert.equal(xs[0]!.args!["stage"], "KMeans.fitPredict")
+  })
+
+  it("draws each dependency of dasf-small as an s/f flow pair bound inside the two slices on their own threads", async () => {
+    const { events } = await loadEvents([join(data, "small-TracePlugin.msgpack")])
+    const doc = JSON.parse(chromeTraceJson(toChromeTrace(events))) as { traceEvents: Array<any> }
+    const xs = doc.traceEvents.filter((e) => e.ph === "X")
+    assert.ok(xs.every((x) => x.cat === "Compute" && !x.name.startsWith("Compute")), "slices are named by function")
+    assert.ok(new Set(xs.map((x) => x.name)).size > 1, "more than one label")
+    const keys = new Set(xs.map((x) => x.args.key))
+    // every edge whose two ends are in the trace
+    let edges = 0
+    for (const x of xs) for (const d of x.args.dependencies ?? []) if (keys.has(d)) edges++
+    assert.ok(edges > 100, `${edges} edges`)
+    const starts = doc.traceEvents.filter((e) => e.ph === "s")
+    const ends = doc.traceEvents.filter((e) => e.ph === "f")
+    assert.equal(starts.length, edges)
+    assert.equal(ends.length, edges)
+    assert.equal(new Set(starts.map((e) => e.id)).size, starts.length, "one id per flow")
+    const endById = new Map(ends.map((e) => [e.id, e]))
+    // the slice a flow event binds to: the one enclosing it on its own pid/tid
+    const enclosing = (e: any) => xs.filter((x) => x.pid === e.pid && x.tid === e.tid && e.ts > x.ts && e.ts < x.ts + x.dur)
+    for (const s of starts) {
+      const f = endById.get(s.id)!
+      // Perfetto keys a v1 flow by (id, cat, name): both halves must agree
+      assert.deepEqual([s.cat, s.name, f.cat, f.name], ["dependency", "dependency", "dependency", "dependency"])
+      assert.equal(f.bp, "e")
+      const from = enclosing(s)
+      const to = enclosing(f)
+      assert.equal(from.length, 1, "s lies inside exactly one slice on its thread")
+      assert.equal(to.length, 1, "f lies inside exactly one slice on its thread")
+      assert.ok(to[0].args.dependencies.includes(from[0].args.key), "the arrow goes from a dependency to its dependent")
+      assert.ok(from[0].ts + from[0].dur - s.ts <= 0.0011, "s just before the dependency's slice ends")
+      assert.ok(f.ts - to[0].ts <= 0.0011, "f just after the dependent's slice starts")
+    }
+    assert.equal(toChromeTrace(events, { flows: false }).traceEvents.filter((e) => e.ph === "s").length, 0)
   })
 })
