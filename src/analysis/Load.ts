@@ -15,6 +15,7 @@
  *   under DASF's names (cpu, memory, gpu_utilization, gpu_memory_used,
  *   host_net_io.read_bps, ..., num_fds, time); null where a sample lacks the arg
  *   (no GPU: DASF-NOTES 1).
+ * - `driver` (`Driver` X events, Tessera's driver segments; see Driver.ts).
  *
  * Each table's columns are typed (`TypedTable<TasksSchema>`, `MemorySchema`,
  * `ResourcesSchema`): `getChild` takes only column names, rows have typed fields.
@@ -46,6 +47,7 @@ import {
   TraceFormatError
 } from "../trace/TraceFormat.ts"
 import { availableParallelism } from "node:os"
+import { driverEventName, driverSegmentsOfBytesUnsafe, driverTable, readDriverSegmentsPromise } from "./Driver.ts"
 import { functionName } from "./FunctionName.ts"
 import type { F64, I32, resourceArgs as ResourceArgNames } from "./internal/Columns.ts"
 import { resourceArgs } from "./internal/Columns.ts"
@@ -149,6 +151,8 @@ export interface TraceTables {
   readonly tasks: TypedTable<TasksSchema>
   readonly memory: TypedTable<MemorySchema>
   readonly resources: TypedTable<ResourcesSchema>
+  /** `Driver` events (Tessera's driver segments; empty for DASF traces): see Driver.ts */
+  readonly driver: Table
   readonly files: ReadonlyArray<string>
   /** events per event name, over all files */
   readonly eventCounts: Readonly<Record<string, number>>
@@ -224,7 +228,7 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
     })
-    return buildTables(got.dec, files, got.events, got.droppedBytes)
+    return withDriver(buildTables(got.dec, files, got.events, got.droppedBytes), files)
   }
   const dec = new RecordDecoder()
   let dropped = 0
@@ -248,8 +252,14 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
       await it.return(undefined as never) // closes the file when decoding threw
     }
   }
-  return buildTables(dec, files, events, dropped)
+  return withDriver(buildTables(dec, files, events, dropped), files)
 }
+
+/** Adds the `Driver` events, framed again only when the load counted some (Driver.ts). */
+const withDriver = async (t: Omit<TraceTables, "driver">, files: ReadonlyArray<string>): Promise<TraceTables> => ({
+  ...t,
+  driver: driverTable((t.eventCounts[driverEventName] ?? 0) > 0 ? await readDriverSegmentsPromise(files) : [])
+})
 
 /**
  * Load databases already in memory (whole files' bytes) into tables, synchronously.
@@ -270,7 +280,8 @@ export const loadBytesUnsafe = (
     events += dec.decodeFrames(bytes, stop, file, 0)
     dropped += bytes.length - stop
   }
-  return buildTables(dec, databases.map((d) => d.file), events, dropped)
+  const t = buildTables(dec, databases.map((d) => d.file), events, dropped)
+  return { ...t, driver: driverTable((t.eventCounts[driverEventName] ?? 0) > 0 ? driverSegmentsOfBytesUnsafe(databases) : []) }
 }
 
 /**
@@ -375,7 +386,7 @@ const table = <T extends TypeMap>(cols: { readonly [K in keyof T]: Data<T[K]> })
 
 const copy = (c: F64 | I32) => c.view().slice()
 
-const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: number, dropped: number): TraceTables => {
+const buildTables = (dec: RecordDecoder, files: ReadonlyArray<string>, events: number, dropped: number): Omit<TraceTables, "driver"> => {
   const strings = dec.pool
   const t = dec.tasks
   const n = t.length
