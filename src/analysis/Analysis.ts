@@ -11,6 +11,7 @@ import { perWorkerTaskBalance, workerUtilization } from "./Balance.ts"
 import { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
 import { criticalPath } from "./CriticalPath.ts"
 import { perFunctionSummary } from "./Summary.ts"
+import { timeSummary } from "./TimeSummary.ts"
 import type { Tables } from "./internal/TaskView.ts"
 
 export { attributeSamples } from "./Attribution.ts"
@@ -32,6 +33,11 @@ export type {
   TypedTable
 } from "./Load.ts"
 export { perFunctionSummary } from "./Summary.ts"
+export { timeSummary } from "./TimeSummary.ts"
+export { driverSegments, driverTable } from "./Driver.ts"
+export type { DriverSegment } from "./Driver.ts"
+export { criticalPathSteps } from "./CriticalPath.ts"
+export type { CriticalPathSteps, CriticalStep } from "./CriticalPath.ts"
 export type { Tables } from "./internal/TaskView.ts"
 
 /**
@@ -59,7 +65,8 @@ export const analyses: ReadonlyArray<NamedAnalysis> = [
   { name: "task_balance", title: "Task balance", run: perWorkerTaskBalance },
   { name: "critical_path", title: "Critical path", run: criticalPath },
   { name: "worker_utilization", title: "Worker utilization", run: (t) => workerUtilization(t) },
-  { name: "function_summary", title: "Function summary", run: perFunctionSummary }
+  { name: "function_summary", title: "Function summary", run: perFunctionSummary },
+  { name: "time_summary", title: "Time summary", run: timeSummary }
 ]
 
 /**
