@@ -8,7 +8,8 @@
  * Rows: one per worker (thread id, sorted), then `driver` (Tasks 0; Driver = the main
  * thread's own work; Idle = its `wait` for the executor), then `(run)`: Tasks = time at
  * least one task ran anywhere, Driver = time no task ran while the driver worked or a
- * worker booted, Idle = neither. Traces without driver events (DASF's) have Driver 0.
+ * worker booted, Idle = neither. Traces without driver events (DASF's) have Driver 0;
+ * an empty trace gives no rows.
  *
  * @since 0.1.0
  */
@@ -98,10 +99,12 @@ export const timeSummary = (tables: Tables): Table => {
   for (const [host, work] of [...driverWork.entries()].sort((a, b) => cmpStr(a[0], b[0]))) {
     out.push({ host, worker: "driver", tasks: 0, driver: unionLength(work, t0, t1) })
   }
-  const anyTask = unionLength(allTasks, t0, t1)
-  const allWork = [...driverWork.values()].flat()
-  const covered = unionLength([...allTasks, ...allStartups, ...allWork], t0, t1)
-  out.push({ host: "", worker: "(run)", tasks: anyTask, driver: covered - anyTask })
+  if (v.n > 0 || segs.length > 0) {
+    const anyTask = unionLength(allTasks, t0, t1)
+    const allWork = [...driverWork.values()].flat()
+    const covered = unionLength([...allTasks, ...allStartups, ...allWork], t0, t1)
+    out.push({ host: "", worker: "(run)", tasks: anyTask, driver: covered - anyTask })
+  }
   const pct = (x: number) => (wall > 0 ? (x / wall) * 100 : NaN)
   return buildTable({
     "Host": { kind: "string", values: out.map((r) => r.host) },
