@@ -12,6 +12,7 @@ import { perWorkerTaskBalance, workerUtilization } from "./Balance.ts"
 import { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
 import { criticalPath } from "./CriticalPath.ts"
 import { perFunctionSummary } from "./Summary.ts"
+import { timeSummary } from "./TimeSummary.ts"
 import type { Tables } from "./internal/TaskView.ts"
 
 export { analysisNames, analysisTitles, dasfAnalyses } from "./AnalysisNames.ts"
@@ -35,6 +36,11 @@ export type {
   TypedTable
 } from "./Load.ts"
 export { perFunctionSummary } from "./Summary.ts"
+export { timeSummary } from "./TimeSummary.ts"
+export { driverSegments, driverTable } from "./Driver.ts"
+export type { DriverSegment } from "./Driver.ts"
+export { criticalPathSteps } from "./CriticalPath.ts"
+export type { CriticalPathSteps, CriticalStep } from "./CriticalPath.ts"
 export type { Tables } from "./internal/TaskView.ts"
 
 /**
@@ -56,7 +62,8 @@ const runs: { readonly [K in AnalysisName]: (tables: Tables) => Table } = {
   task_balance: perWorkerTaskBalance,
   critical_path: criticalPath,
   worker_utilization: (t) => workerUtilization(t),
-  function_summary: perFunctionSummary
+  function_summary: perFunctionSummary,
+  time_summary: timeSummary
 }
 
 /**

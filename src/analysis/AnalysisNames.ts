@@ -20,7 +20,8 @@ export const analysisTitles = {
   task_balance: "Task balance",
   critical_path: "Critical path",
   worker_utilization: "Worker utilization",
-  function_summary: "Function summary"
+  function_summary: "Function summary",
+  time_summary: "Time summary"
 } as const
 
 /**

@@ -15,6 +15,7 @@
  *   under DASF's names (cpu, memory, gpu_utilization, gpu_memory_used,
  *   host_net_io.read_bps, ..., num_fds, time); null where a sample lacks the arg
  *   (no GPU: DASF-NOTES 1).
+ * - `driver` (`Driver` X events, Tessera's driver segments; see Driver.ts).
  *
  * - `metadata`: the metadata events, whole (`TraceEvent`s): the `Pipeline Graph` event
  *   (stage DAG) and any other `M` event; every other event is only counted
@@ -46,6 +47,7 @@ import { checkTailUnsafe, scanFramesUnsafe, streamFrames } from "../trace/TraceF
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import { fromUnknown, type TraceFormatError } from "../trace/TraceFormatError.ts"
 import { availableParallelism } from "node:os"
+import { driverEventName, driverSegmentsOfBytesUnsafe, driverTable, readDriverSegmentsPromise } from "./Driver.ts"
 import { functionName } from "./FunctionName.ts"
 import { ColumnDecoder, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
@@ -147,6 +149,8 @@ export interface TraceTables {
   readonly tasks: TypedTable<TasksSchema>
   readonly memory: TypedTable<MemorySchema>
   readonly resources: TypedTable<ResourcesSchema>
+  /** `Driver` events (Tessera's driver segments; empty for DASF traces): see Driver.ts */
+  readonly driver: Table
   readonly files: ReadonlyArray<string>
   /** events per event name, over all files */
   readonly eventCounts: Readonly<Record<string, number>>
@@ -228,7 +232,7 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
     })
-    return buildTables(got.dec, files, got.events, got.droppedBytes)
+    return withDriver(buildTables(got.dec, files, got.events, got.droppedBytes), files)
   }
   const dec = new ColumnDecoder()
   let dropped = 0
@@ -252,8 +256,14 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
       await it.return(undefined as never) // closes the file when decoding threw
     }
   }
-  return buildTables(dec, files, events, dropped)
+  return withDriver(buildTables(dec, files, events, dropped), files)
 }
+
+/** Adds the `Driver` events, framed again only when the load counted some (Driver.ts). */
+const withDriver = async (t: Omit<TraceTables, "driver">, files: ReadonlyArray<string>): Promise<TraceTables> => ({
+  ...t,
+  driver: driverTable((t.eventCounts[driverEventName] ?? 0) > 0 ? await readDriverSegmentsPromise(files) : [])
+})
 
 /**
  * Load databases already in memory (whole files' bytes) into tables, synchronously.
@@ -274,7 +284,8 @@ export const loadBytesUnsafe = (
     events += dec.decodeFrames(bytes, stop, file, 0)
     dropped += bytes.length - stop
   }
-  return buildTables(dec, databases.map((d) => d.file), events, dropped)
+  const t = buildTables(dec, databases.map((d) => d.file), events, dropped)
+  return { ...t, driver: driverTable((t.eventCounts[driverEventName] ?? 0) > 0 ? driverSegmentsOfBytesUnsafe(databases) : []) }
 }
 
 /**
@@ -373,7 +384,7 @@ const table = <T extends TypeMap>(cols: { readonly [K in keyof T]: Data<T[K]> })
 
 const copy = (c: F64 | I32) => c.view().slice()
 
-const buildTables = (dec: ColumnDecoder, files: ReadonlyArray<string>, events: number, dropped: number): TraceTables => {
+const buildTables = (dec: ColumnDecoder, files: ReadonlyArray<string>, events: number, dropped: number): Omit<TraceTables, "driver"> => {
   const strings = dec.pool
   const t = dec.tasks
   const n = t.length

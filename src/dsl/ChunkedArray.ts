@@ -22,6 +22,7 @@ import * as Engine from "../engine/Engine.ts"
 import type { ComputeError, GraphError } from "../engine/EngineError.ts"
 import { Executor } from "../engine/Executor.ts"
 import * as Kernel from "../engine/Kernel.ts"
+import * as Lineage from "../engine/Lineage.ts"
 import * as TaskGraph from "../engine/TaskGraph.ts"
 import { DslError } from "./DslError.ts"
 
@@ -398,7 +399,7 @@ const concat = (self: ChunkedArray, chunks: ReadonlyArray<Chunk.Chunk>): Chunk.C
     out.data.set(c.data as never, o)
     o += c.data.length
   }
-  return out
+  return Lineage.derive(out, ...chunks)
 }
 
 /**

@@ -11,6 +11,7 @@
  */
 import { Effect } from "effect"
 import type { ChunkedArray } from "./ChunkedArray.ts"
+import * as Lineage from "../engine/Lineage.ts"
 import { computeDelayed, ensurePersisted, expectColumns, expectDType, kernel, mapBlocks, mapToValues, treeReduce } from "./ChunkedArray.ts"
 import { DslError } from "./DslError.ts"
 import * as NonFinite from "./NonFinite.ts"
@@ -115,7 +116,7 @@ export const sample = (X: ChunkedArray, size: number, stage: string) =>
         out.set(p, o)
         o += p.length
       }
-      return out
+      return Lineage.derive(out, ...parts)
     }
   )
 
@@ -135,7 +136,7 @@ export const fit = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = 
     const { X: data, skipped } = yield* NonFinite.apply(yield* ensurePersisted(X, stage), options.nonFinite, stage)
     const s = yield* sample(data, options.initSample ?? 10_000, stage)
     let centers = yield* Effect.try({
-      try: () => initCenters(s, d, k, options.init ?? "k-means++", options.randomState ?? 0),
+      try: () => Lineage.derive(initCenters(s, d, k, options.init ?? "k-means++", options.randomState ?? 0), s),
       catch: (e) => e as DslError
     })
     const variance = columnVariance(s, d)
@@ -164,7 +165,8 @@ export const fit = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = 
           next[c * d + j] = v
         }
       }
-      centers = next
+      // the next step's tasks depend on this step's reduction (a connected trace)
+      centers = Lineage.derive(next, p)
       if (shift <= tol) break
     }
     return { centers, nClusters: k, iterations, inertia, skipped } satisfies KMeansModel

@@ -9,6 +9,7 @@
  */
 import { Effect } from "effect"
 import type { ChunkedArray } from "./ChunkedArray.ts"
+import * as Lineage from "../engine/Lineage.ts"
 import { computeDelayed, ensurePersisted, expectColumns, expectDType, kernel, mapBlocks, treeReduce } from "./ChunkedArray.ts"
 import { DslError } from "./DslError.ts"
 import { sample } from "./KMeans.ts"
@@ -72,7 +73,7 @@ export const fit = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fit"
     const s = yield* sample(data, 10_000, stage)
     const n = s.length / d
     const seed = o.randomState ?? 0
-    let weights = new Float64Array(nodes * d)
+    let weights = Lineage.derive(new Float64Array(nodes * d), s)
     for (let node = 0; node < nodes; node++) {
       const r = Math.floor(uniform(seed, 0x736f6d, node) * n)
       weights.set(s.subarray(r * d, r * d + d), node * d)
@@ -95,7 +96,7 @@ export const fit = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fit"
           next[node * d + j] = weights[node * d + j]! + Math.min(1, lr) * (target - weights[node * d + j]!)
         }
       }
-      weights = next
+      weights = Lineage.derive(next, p)
     }
     const last = yield* computeDelayed(epochGraph(data, weights, o, 0, stage))
     errors.push(last.error / last.rows)

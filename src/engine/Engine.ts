@@ -11,11 +11,14 @@
  * @since 0.1.0
  */
 import { Effect, Exit } from "effect"
+import * as EngineClock from "./EngineClock.ts"
 import * as EngineError from "./EngineError.ts"
 import { Executor, layerSync, layerWorkers } from "./Executor.ts"
 import * as Hooks from "./Hooks.ts"
 import type { Callbacks } from "./Hooks.ts"
+import { driverRecords } from "./internal/driver.ts"
 import { makeJob } from "./internal/job.ts"
+import * as Lineage from "./Lineage.ts"
 import * as State from "./State.ts"
 import type { TaskGraph } from "./TaskGraph.ts"
 
@@ -67,12 +70,16 @@ export const compute = (
   options: ComputeOptions = {}
 ): Effect.Effect<ReadonlyMap<string, unknown>, EngineError.ComputeError | EngineError.GraphError, Executor> =>
   Effect.gen(function*() {
+    const entered = EngineClock.nowSeconds()
     const executor = yield* Executor
     const requested = requestedIndices(graph, options.keys)
     if (requested instanceof EngineError.GraphError) return yield* requested
     const callbacks = Hooks.collect(yield* Hooks.CurrentCallbacks, options.callbacks)
     const state = State.init(graph, requested)
     const started: Array<Callbacks> = []
+    let run: Lineage.Run | undefined
+    let submitted = entered
+    let job: ReturnType<typeof makeJob> | undefined
     yield* Effect.acquireUseRelease(
       Effect.sync(() => {
         for (const cb of callbacks) {
@@ -80,11 +87,28 @@ export const compute = (
           cb.start?.(graph)
         }
         for (const cb of callbacks) cb.startState?.(graph, state)
+        run = started.find((cb) => cb.lineage !== undefined)?.lineage
+        job = makeJob(graph, state, started, run)
+        submitted = EngineClock.nowSeconds()
       }),
-      () => executor.execute(makeJob(graph, state, started)),
+      () => executor.execute(job!),
       (_, exit) =>
         Effect.sync(() => {
           const failed = Exit.isFailure(exit)
+          const driverCbs = started.filter((cb) => typeof cb.driver === "function")
+          if (driverCbs.length > 0 || run !== undefined) {
+            const records = driverRecords({
+              run: run ?? Lineage.makeRun(),
+              executor,
+              graph,
+              state,
+              exec: job?.exec ?? null,
+              entered,
+              submitted,
+              done: EngineClock.nowSeconds()
+            })
+            for (const r of records) for (const cb of driverCbs) cb.driver!(r)
+          }
           for (const cb of started) cb.finish?.(graph, state, failed)
         })
     )

@@ -81,3 +81,57 @@ export const isTaskRecord = (r: TaskRecord | MemoryRecord): r is TaskRecord => "
  * @category constructors
  */
 export const threadId = (host: string, workerId: number): string => `worker-${host}-${workerId}`
+
+/**
+ * What the driver (the main thread) was doing in a segment:
+ *
+ * - `pool start`: building the executor (spawning the worker threads);
+ * - `worker start`: a worker thread booting, from its spawn until it can take tasks (on
+ *   that worker's row, not the driver's);
+ * - `setup`: the run's start (profiler registered) until its first compute, less the
+ *   segments above and `graph build`;
+ * - `graph build`: validating the compute's task graph (`TaskGraph.make`);
+ * - `between computes`: the driver's own work between two computes (reading the
+ *   previous results, convergence checks, building the next arrays);
+ * - `submit`: from the compute's start to handing the graph to the executor (scheduler
+ *   state, start hooks);
+ * - `wait`: the executor running the compute; the driver dispatches batches and
+ *   otherwise waits for results.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DriverActivity = "pool start" | "worker start" | "setup" | "graph build" | "between computes" | "submit" | "wait"
+
+/**
+ * One segment of the driver's time (epoch seconds). Consecutive driver segments of a run
+ * tile its time: every segment starts where the previous one ended. `key` is unique
+ * within the run (`driver-{compute}-{activity}`); `dependencies` name the previous
+ * segment, and for the first segment after a compute, the execution keys of that
+ * compute's requested tasks (what the driver waited for).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DriverRecord {
+  readonly key: string
+  readonly activity: DriverActivity
+  readonly start: number
+  readonly end: number
+  readonly host: string
+  /** `driver`, or the worker's thread id for `worker start` */
+  readonly threadId: string
+  /** number of the compute within its run (the next compute for the segments before it) */
+  readonly compute: number
+  readonly dependencies: ReadonlyArray<string>
+  /** tasks the compute ran (`wait` only; 0 otherwise) */
+  readonly tasks: number
+}
+
+/**
+ * The driver's thread id in trace events.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const driverThreadId = "driver"

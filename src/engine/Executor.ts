@@ -42,6 +42,22 @@ export interface ExecutorShape {
    * DSL checks an array against before computing it. Absent: no check.
    */
   readonly availableMemory?: () => number
+  /**
+   * How the executor started, for the trace's driver segments: when it was built and when
+   * each worker thread booted (spawn to ready; epoch seconds). Absent: nothing to show.
+   */
+  readonly startup?: () => ExecutorStartup
+}
+
+/**
+ * An executor's start-up (see `ExecutorShape.startup`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExecutorStartup {
+  readonly built: readonly [start: number, end: number]
+  readonly workers: ReadonlyArray<{ readonly worker: number; readonly start: number; readonly end: number }>
 }
 
 /**
@@ -162,7 +178,8 @@ export const makeWorkers = Effect.fnUntraced(function*(options: WorkersOptions =
         })
       ),
     busyWorkers: () => pool.busyCount(),
-    availableMemory
+    availableMemory,
+    startup: () => ({ built: pool.built, workers: pool.workerStarts })
   }
   return shape
 })

@@ -1,6 +1,6 @@
 /**
  * Hooks: dask's five local-scheduler callbacks (start, startState, pretask, posttask,
- * finish) plus two event streams for profilers (task, memory), and where a compute
+ * finish) plus three event streams for profilers (task, memory, driver), and where a compute
  * finds them.
  *
  * A compute sees, in this order and without duplicates:
@@ -32,7 +32,8 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import type { MemoryRecord, TaskRecord } from "./EngineEvents.ts"
+import type { DriverRecord, MemoryRecord, TaskRecord } from "./EngineEvents.ts"
+import type { Run } from "./Lineage.ts"
 import type { SchedulerState } from "./State.ts"
 import type { TaskGraph } from "./TaskGraph.ts"
 
@@ -50,6 +51,17 @@ export interface Callbacks {
   finish?(graph: TaskGraph, state: SchedulerState, failed: boolean): void
   task?(record: TaskRecord): void
   memory?(record: MemoryRecord): void
+  /**
+   * The driver's segments of each compute (see `EngineEvents.DriverRecord`), delivered
+   * before `finish`; only built when some callback has this method.
+   */
+  driver?(record: DriverRecord): void
+  /**
+   * The run this callback records (see `Lineage`): task keys unique within it, and
+   * dependencies on results of its earlier computes. The first callback of a compute
+   * that carries one is used.
+   */
+  readonly lineage?: Run
 }
 
 /**

@@ -17,6 +17,7 @@ import { Effect } from "effect"
 // the one leaf module of src/trace any layer may import (test/Layers.test.ts): the key
 // rule must be the same for the engine's names, the trace writer and the analysis
 import { keySplit } from "../trace/KeySplit.ts"
+import * as EngineClock from "./EngineClock.ts"
 import * as EngineError from "./EngineError.ts"
 import type { KernelRef } from "./Kernel.ts"
 
@@ -261,6 +262,24 @@ const validate = (specs: ReadonlyArray<TaskSpec>): TaskGraph | EngineError.Graph
   }
 }
 
+// when each graph was validated (epoch seconds), for the driver's "graph build" segment
+const built = new WeakMap<TaskGraph, readonly [start: number, end: number]>()
+
+const validateTimed = (specs: ReadonlyArray<TaskSpec>): TaskGraph | EngineError.GraphError => {
+  const t0 = EngineClock.nowSeconds()
+  const r = validate(specs)
+  if (!(r instanceof EngineError.GraphError)) built.set(r, [t0, EngineClock.nowSeconds()])
+  return r
+}
+
+/**
+ * When `graph` was validated (`make` / `makeUnsafe`): start and end, epoch seconds.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const buildSpan = (graph: TaskGraph): readonly [start: number, end: number] | undefined => built.get(graph)
+
 /**
  * Validates specs into a graph.
  *
@@ -269,7 +288,7 @@ const validate = (specs: ReadonlyArray<TaskSpec>): TaskGraph | EngineError.Graph
  */
 export const make = (specs: ReadonlyArray<TaskSpec>): Effect.Effect<TaskGraph, EngineError.GraphError> =>
   Effect.suspend(() => {
-    const r = validate(specs)
+    const r = validateTimed(specs)
     return r instanceof EngineError.GraphError ? Effect.fail(r) : Effect.succeed(r)
   })
 
@@ -280,7 +299,7 @@ export const make = (specs: ReadonlyArray<TaskSpec>): Effect.Effect<TaskGraph, E
  * @category constructors
  */
 export const makeUnsafe = (specs: ReadonlyArray<TaskSpec>): TaskGraph => {
-  const r = validate(specs)
+  const r = validateTimed(specs)
   if (r instanceof EngineError.GraphError) throw r
   return r
 }

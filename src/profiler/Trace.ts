@@ -13,6 +13,12 @@
  *   as distributed's `startstops`), cpu_time (thread CPU seconds).
  * - `Managed Memory` (I) after each change of a worker's held chunks (a result entering
  *   memory, or released): key, state, size (bytes held by that worker), tasks (chunks held).
+ * - `Driver` (X) per segment of the driver's (main thread's) time: pool start, setup,
+ *   graph build, between computes, submit, wait; and each worker's start-up on its row.
+ *
+ * One trace is one run (`Lineage`): keys are unique within it (`key#2` for a key executed
+ * again), and dependencies cross computes (a task that reads a chunk persisted by an
+ * earlier compute lists the task that made it).
  *
  * The engine never imports this module: the layer adds engine callbacks to the Effect
  * context (`Hooks.layerEffect`), so only computes run under the layer are traced. It
@@ -27,9 +33,10 @@
  * @since 0.1.0
  */
 import { Effect, type Layer, type Scope } from "effect"
-import type { MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
+import type { DriverRecord, MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
 import * as Hooks from "../engine/Hooks.ts"
 import { keySplit } from "../trace/KeySplit.ts"
+import * as Lineage from "../engine/Lineage.ts"
 import { EventNames, type TraceEvent } from "../trace/TraceEvent.ts"
 import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
 import { attempt } from "./EventDatabase.ts"
@@ -91,10 +98,43 @@ export const memoryEvent = (m: MemoryRecord): TraceEvent => ({
 })
 
 /**
+ * Name of the driver's events (`Driver`, phase X).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const driverEventName = "Driver"
+
+/**
+ * The `Driver` event of one segment of the driver's time: phase X, `timestamp` = the
+ * segment's end, `duration`, `thread_id` = `driver` (or the worker's, for `worker
+ * start`); args: key, activity, compute (its number in the run), dependencies, tasks
+ * (for `wait`: tasks the compute ran). DASF's reader takes it (phase X, DASF's fields)
+ * and its analyser ignores the name.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const driverEvent = (d: DriverRecord): TraceEvent => ({
+  name: driverEventName,
+  timestamp: d.end,
+  phase: "X",
+  process_id: d.host,
+  thread_id: d.threadId,
+  args: { key: d.key, activity: d.activity, compute: d.compute, dependencies: d.dependencies, tasks: d.tasks },
+  duration: Math.max(0, d.end - d.start)
+})
+
+/**
  * Engine callbacks that record into `db` (for one compute: `compute(graph, { callbacks })`),
  * through the database's `records` sink when it has one. The database is committed at
  * the end of a compute when its last commit by these callbacks is at least
  * `commitInterval` milliseconds old (default 1000; 0: every compute).
+ *
+ * The callbacks carry a `Lineage.Run`, made here: every compute they see belongs to
+ * one run, so task keys are unique within the trace (a key executed again is written
+ * `key#2`, ...), tasks list the tasks of earlier computes whose results they take as
+ * dependencies, and the driver's segments (`Driver` events) tile the run's time.
  *
  * @since 0.1.0
  * @category constructors
@@ -104,8 +144,10 @@ export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callb
   const sink = db.records ?? { task: (r: TaskRecord) => db.record(computeEvent(r)), memory: (m: MemoryRecord) => db.record(memoryEvent(m)) }
   let last = -Infinity
   return {
+    lineage: Lineage.makeRun(),
     task: sink.task,
     memory: sink.memory,
+    driver: (d) => db.record(driverEvent(d)),
     finish: () => {
       const now = performance.now()
       if (now - last < commitInterval) return

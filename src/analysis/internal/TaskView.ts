@@ -17,6 +17,8 @@ export interface Tables {
   readonly tasks: Table
   readonly resources?: Table
   readonly memory?: Table
+  /** `Driver` events (Driver.ts), when the trace has them */
+  readonly driver?: Table
 }
 
 /**

@@ -11,6 +11,7 @@ import type { MemoryRecord, TaskRecord } from "../EngineEvents.ts"
 import { isTaskRecord, threadId } from "../EngineEvents.ts"
 import * as EngineClock from "../EngineClock.ts"
 import type { Callbacks } from "../Hooks.ts"
+import * as Lineage from "../Lineage.ts"
 import type { SchedulerState } from "../State.ts"
 import { dependencyKeysAt, dependentKeysAt } from "../TaskGraph.ts"
 import type { TaskGraph } from "../TaskGraph.ts"
@@ -48,6 +49,10 @@ export interface Job {
    */
   deferring: boolean
   readonly outbox: Array<TaskRecord | MemoryRecord>
+  /** the run the records belong to (see Lineage), when a callback carries one */
+  readonly run: Lineage.Run | undefined
+  /** execution key of each task that ran (filled as records are made), when `run` is set */
+  readonly exec: Array<string> | null
 }
 
 /**
@@ -56,9 +61,15 @@ export interface Job {
  * @since 0.1.0
  * @internal
  */
-export const makeJob = (graph: TaskGraph, state: SchedulerState, callbacks: ReadonlyArray<Callbacks>): Job => {
+export const makeJob = (
+  graph: TaskGraph,
+  state: SchedulerState,
+  callbacks: ReadonlyArray<Callbacks>,
+  run?: Lineage.Run
+): Job => {
   const taskCbs = callbacks.filter((c) => typeof c.task === "function")
   const memoryCbs = callbacks.filter((c) => typeof c.memory === "function")
+  const profile = taskCbs.length > 0 || memoryCbs.length > 0
   return {
     graph,
     state,
@@ -66,9 +77,11 @@ export const makeJob = (graph: TaskGraph, state: SchedulerState, callbacks: Read
     post: callbacks.filter((c) => typeof c.posttask === "function"),
     taskCbs,
     memoryCbs,
-    profile: taskCbs.length > 0 || memoryCbs.length > 0,
+    profile,
     deferring: false,
-    outbox: []
+    outbox: [],
+    run: profile ? run : undefined,
+    exec: profile && run !== undefined ? new Array<string>(graph.size) : null
   }
 }
 
@@ -155,7 +168,7 @@ export class MemoryBook {
       host: this.host,
       workerId: w,
       threadId: threadIdCached(this.host, w),
-      key: this.job.graph.keys[i]!,
+      key: execKeyAt(this.job, i),
       state,
       bytes: this.bytes[w]!,
       chunks: this.chunks[w]!
@@ -165,8 +178,38 @@ export class MemoryBook {
   }
 }
 
+/** The execution key of task `i` (its graph key when the job has no run). */
+const execKeyAt = (job: Job, i: number): string => job.exec?.[i] ?? job.graph.keys[i]!
+
 /**
- * Builds and emits the TaskRecord of task `i`, and accounts its bytes.
+ * Dependencies of task `i` as execution keys: its graph dependencies (which ran earlier
+ * in this compute), then the tasks of earlier computes that made the values it takes as
+ * arguments (Lineage origins).
+ */
+const execDependencies = (job: Job, run: Lineage.Run, i: number): Array<string> => {
+  const g = job.graph
+  const out = new Array<string>(g.depStart[i + 1]! - g.depStart[i]!)
+  for (let j = g.depStart[i]!, q = 0; j < g.depStart[i + 1]!; j++, q++) out[q] = execKeyAt(job, g.depList[j]!)
+  const args = g.specs[i]!.args
+  for (let a = 0; a < args.length; a++) {
+    const from = Lineage.originOf(run, args[a])
+    if (from === undefined) continue
+    for (const k of from) if (!out.includes(k)) out.push(k)
+  }
+  return out
+}
+
+/** Dependents of task `i` as the execution keys they will get when they run. */
+const execDependents = (job: Job, run: Lineage.Run, i: number): Array<string> => {
+  const g = job.graph
+  const out = new Array<string>(g.dependentStart[i + 1]! - g.dependentStart[i]!)
+  for (let j = g.dependentStart[i]!, q = 0; j < g.dependentStart[i + 1]!; j++, q++) out[q] = Lineage.nextKey(run, g.keys[g.dependentList[j]!]!)
+  return out
+}
+
+/**
+ * Builds and emits the TaskRecord of task `i`, and accounts its bytes. With a run, the
+ * task gets its execution key first (see Lineage), and its result remembers it.
  *
  * @since 0.1.0
  * @internal
@@ -183,8 +226,13 @@ export const record = (
   state: "memory" | "erred"
 ): void => {
   const info = describeResult(result)
+  const run = job.run
+  let key = job.graph.keys[i]!
+  if (run !== undefined) {
+    key = job.exec![i] = Lineage.executeKey(run, key)
+    if (state === "memory") Lineage.markUnsafe(run, result, [key])
+  }
   if (job.taskCbs.length > 0) {
-    const key = job.graph.keys[i]!
     const spec = job.graph.specs[i]!
     // one object literal, `stage` added after: a spread inside the literal made V8 build
     // every record on its slow path (~1.7 µs a task on the demo, 7x the rest of this)
@@ -200,8 +248,8 @@ export const record = (
       shape: info.shape,
       dtype: info.dtype,
       type: info.type,
-      dependencies: dependencyKeysAt(job.graph, i),
-      dependents: dependentKeysAt(job.graph, i),
+      dependencies: run === undefined ? dependencyKeysAt(job.graph, i) : execDependencies(job, run, i),
+      dependents: run === undefined ? dependentKeysAt(job.graph, i) : execDependents(job, run, i),
       state
     }
     if (spec.stage !== undefined) r.stage = spec.stage

@@ -23,6 +23,7 @@
  */
 import { hostname } from "node:os"
 import { Worker } from "node:worker_threads"
+import * as EngineClock from "../EngineClock.ts"
 import * as EngineError from "../EngineError.ts"
 import * as Kernel from "../Kernel.ts"
 import type { KernelRef } from "../Kernel.ts"
@@ -30,7 +31,7 @@ import * as State from "../State.ts"
 import { deliverRecords, MemoryBook, post, pre, record } from "./job.ts"
 import type { Job } from "./job.ts"
 import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
-import type { BatchDone, RunBatch } from "./protocol.ts"
+import type { BatchDone, Ready, RunBatch } from "./protocol.ts"
 
 const TARGET_BATCH_MS = 2
 const MAX_BATCH = 1024
@@ -116,15 +117,22 @@ export class Pool {
   closed = false
   /** waiters for "no slot holds a batch of compute c" */
   drainWaiters: Array<{ c: number; resolve: () => void }> = []
+  /** when the pool was built (epoch seconds: constructor start and end) */
+  readonly built: readonly [start: number, end: number]
+  /** every worker start so far (spawn to ready, epoch seconds), in the order they became ready */
+  readonly workerStarts: Array<{ readonly worker: number; readonly start: number; readonly end: number }> = []
 
   constructor(options: PoolOptions) {
+    const t0 = EngineClock.nowSeconds()
     this.options = options
     this.size = Math.max(1, Math.floor(options.workers))
     this.maxRetries = options.maxRetries ?? 3
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn(i))
+    this.built = [t0, EngineClock.nowSeconds()]
   }
 
   private spawn(id: number): Slot {
+    const spawned = EngineClock.nowSeconds()
     const sab = new SharedArrayBuffer(CONTROL_SLOTS * 4)
     const control = new Int32Array(sab)
     control[INDEX] = -1
@@ -133,7 +141,11 @@ export class Pool {
       ...(this.options.resourceLimits ? { resourceLimits: { ...this.options.resourceLimits } } : {})
     })
     const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true }
-    worker.on("message", (m: BatchDone) => {
+    worker.on("message", (m: BatchDone | Ready) => {
+      if (m.t === "ready") {
+        this.workerStarts.push({ worker: id, start: spawned, end: Math.max(spawned, m.at) })
+        return
+      }
       const run = this.run
       if (run === null) this.onDone(slot, m)
       else this.guard(run, () => this.onDone(slot, m))

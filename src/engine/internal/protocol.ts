@@ -76,6 +76,18 @@ export interface BatchError {
   readonly name: string
 }
 
+/**
+ * Sent once by a worker when its module has loaded and it can take batches: `at` is
+ * the worker's clock (epoch seconds), for the trace's "worker start" segment.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface Ready {
+  readonly t: "ready"
+  readonly at: number
+}
+
 /** @since 0.1.0 @internal */
 export interface BatchDone {
   readonly t: "done"

@@ -14,7 +14,7 @@ import * as EngineClock from "../EngineClock.ts"
 import type { KernelFn } from "../Kernel.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
 import { BATCH, CANCEL, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
-import type { BatchDone, BatchError, RunBatch, ToWorker } from "./protocol.ts"
+import type { BatchDone, BatchError, Ready, RunBatch, ToWorker } from "./protocol.ts"
 
 const port = parentPort!
 const control = new Int32Array((workerData as { control: SharedArrayBuffer }).control)
@@ -166,3 +166,6 @@ port.on("message", (m: ToWorker) => {
   queue.push(m)
   if (!busy) void drain()
 })
+
+// the pool records how long this worker took to boot (the trace's "worker start")
+port.postMessage({ t: "ready", at: now() } satisfies Ready)

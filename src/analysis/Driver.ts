@@ -1,0 +1,177 @@
+/**
+ * The driver's segments (`Driver` X events, written by Tessera's Trace layer; see
+ * docs/engine.md "Driver segments") as a table: what the main thread did between and
+ * around the tasks (pool start, setup, graph build, between computes, submit, wait) and
+ * each worker's start-up on its own row.
+ *
+ * Loading: `Driver` events are few (about five per compute), so they are not decoded by
+ * the specialised record decoder; when a load has counted some, this module frames the
+ * files again and decodes only the records whose map starts with `name: "Driver"` (how
+ * Tessera writes them) with the generic decoder. DASF traces have none and pay nothing.
+ *
+ * @since 0.1.0
+ */
+import { Field, List, Table, Utf8, vectorFromArray } from "apache-arrow"
+import { decodeEventUnsafe, headerBytes, readLength, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
+import type { TraceEvent } from "../trace/TraceEvent.ts"
+import { buildTable } from "./internal/Access.ts"
+
+/**
+ * Event name of the driver's segments.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const driverEventName = "Driver"
+
+/**
+ * One driver segment, as loaded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DriverSegment {
+  readonly host: string
+  /** `driver`, or a worker's thread id (`worker start`) */
+  readonly worker: string
+  readonly key: string
+  readonly activity: string
+  readonly start: number
+  readonly end: number
+  readonly compute: number
+  readonly tasks: number
+  readonly dependencies: ReadonlyArray<string>
+}
+
+// msgpack: fixmap of 7, fixstr "name", fixstr "Driver" (Tessera writes `name` first)
+const prefix = Uint8Array.from([0x87, 0xa4, ...new TextEncoder().encode("name"), 0xa6, ...new TextEncoder().encode("Driver")])
+
+const isDriverRecord = (bytes: Uint8Array, start: number, end: number): boolean => {
+  if (end - start < prefix.length) return false
+  for (let q = 0; q < prefix.length; q++) if (bytes[start + q] !== prefix[q]) return false
+  return true
+}
+
+const segmentOf = (e: TraceEvent): DriverSegment | undefined => {
+  if (e.name !== driverEventName || e.phase !== "X") return undefined
+  const a = (e.args ?? {}) as Record<string, unknown>
+  const duration = typeof e.duration === "number" ? e.duration : 0
+  const deps = Array.isArray(a.dependencies) ? a.dependencies.filter((d): d is string => typeof d === "string") : []
+  return {
+    host: String(e.process_id ?? ""),
+    worker: String(e.thread_id ?? ""),
+    key: typeof a.key === "string" ? a.key : "",
+    activity: typeof a.activity === "string" ? a.activity : "",
+    start: e.timestamp - duration,
+    end: e.timestamp,
+    compute: typeof a.compute === "number" ? a.compute : NaN,
+    tasks: typeof a.tasks === "number" ? a.tasks : 0,
+    dependencies: deps
+  }
+}
+
+/** Driver segments of the whole records in `bytes[0..stop)`. */
+const scan = (bytes: Uint8Array, stop: number, file: string, fileOffset: number, out: Array<DriverSegment>): void => {
+  for (let off = 0; off + headerBytes <= stop;) {
+    const len = readLength(bytes, off)
+    const body = off + headerBytes
+    if (isDriverRecord(bytes, body, body + len)) {
+      const s = segmentOf(decodeEventUnsafe(bytes, body, body + len, file, fileOffset + off))
+      if (s !== undefined) out.push(s)
+    }
+    off = body + len
+  }
+}
+
+/**
+ * The driver segments of database files (framed again; see the module header).
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const readDriverSegmentsPromise = async (files: ReadonlyArray<string>): Promise<Array<DriverSegment>> => {
+  const out: Array<DriverSegment> = []
+  for (const file of files) {
+    const it = streamFrames(file)
+    try {
+      for (;;) {
+        const next = await it.next()
+        if (next.done === true) break
+        scan(next.value.bytes, next.value.end, file, next.value.fileOffset, out)
+      }
+    } finally {
+      await it.return(undefined as never)
+    }
+  }
+  return out
+}
+
+/**
+ * The driver segments of databases already in memory.
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const driverSegmentsOfBytesUnsafe = (
+  databases: ReadonlyArray<{ readonly file: string; readonly bytes: Uint8Array }>
+): Array<DriverSegment> => {
+  const out: Array<DriverSegment> = []
+  for (const { bytes, file } of databases) scan(bytes, scanFramesUnsafe(bytes, file, 0, () => undefined), file, 0, out)
+  return out
+}
+
+/**
+ * The segments as a table sorted by start: host, worker, key, activity (dictionary
+ * Utf8), start, end, duration, compute, tasks (Float64), dependencies (List of Utf8).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const driverTable = (segments: ReadonlyArray<DriverSegment>): Table => {
+  const s = [...segments].sort((a, b) => a.start - b.start || a.end - b.end)
+  const base = buildTable({
+    host: { kind: "string", values: s.map((x) => x.host) },
+    worker: { kind: "string", values: s.map((x) => x.worker) },
+    key: { kind: "string", values: s.map((x) => x.key) },
+    activity: { kind: "string", values: s.map((x) => x.activity) },
+    start: { kind: "float", values: s.map((x) => x.start) },
+    end: { kind: "float", values: s.map((x) => x.end) },
+    duration: { kind: "float", values: s.map((x) => x.end - x.start) },
+    compute: { kind: "float", values: s.map((x) => x.compute) },
+    tasks: { kind: "float", values: s.map((x) => x.tasks) }
+  })
+  const deps = vectorFromArray(s.map((x) => [...x.dependencies]), new List(new Field("item", new Utf8(), true)))
+  const cols: Record<string, ReturnType<Table["getChildAt"]>> = {}
+  for (const f of base.schema.fields) cols[f.name] = base.getChild(f.name)
+  return new Table({ ...cols, dependencies: deps } as never)
+}
+
+/**
+ * The segments of a driver table (as loaded), back as plain objects, sorted by start.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const driverSegments = (table: Table | undefined): Array<DriverSegment> => {
+  if (table === undefined || table.numRows === 0) return []
+  const out: Array<DriverSegment> = []
+  for (const r of table) {
+    const row = r as unknown as Record<string, unknown>
+    const deps = row.dependencies as { toArray(): Array<string | null> } | null
+    out.push({
+      host: String(row.host ?? ""),
+      worker: String(row.worker ?? ""),
+      key: String(row.key ?? ""),
+      activity: String(row.activity ?? ""),
+      start: Number(row.start),
+      end: Number(row.end),
+      compute: row.compute === null ? NaN : Number(row.compute),
+      tasks: row.tasks === null ? 0 : Number(row.tasks),
+      dependencies: deps === null ? [] : deps.toArray().filter((d): d is string => d !== null)
+    })
+  }
+  return out
+}
+
+/** An empty driver table (a trace without `Driver` events). @since 0.1.0 @category constructors */
+export const emptyDriverTable = (): Table => driverTable([])
