@@ -1,7 +1,11 @@
 /**
  * Views of analysis tables: CSV (RFC 4180 quoting, nulls empty, numbers in JS's
  * shortest round-trip form, which equals Python's `repr` for floats) and aligned
- * terminal text (floats with 5 decimals, as DASF's analysis command prints them).
+ * terminal text for people: each float column with the decimals its magnitude needs (4
+ * significant digits at its largest value), whole-number columns as integers, thousands
+ * separated, and a value too small for its column's decimals in exponent form. DASF's
+ * command prints every float with 5 decimals (`Bytes In 782719936.00000`, `0.00000`);
+ * the CSV and Arrow outputs keep every digit.
  * DASF's CSVs carry pandas' meaningless row index as a first column; these do not.
  *
  * @since 0.1.0
@@ -28,9 +32,30 @@ export const toCsv = (table: Table): string => {
   return lines.join("\n") + "\n"
 }
 
+/** Formats one float column's shown values for people (see the module header). */
+const floatFormatter = (values: ReadonlyArray<number>): ((x: number) => string) => {
+  let max = 0
+  let integral = true
+  for (const x of values) {
+    if (!Number.isFinite(x)) continue
+    if (Math.abs(x) > max) max = Math.abs(x)
+    if (!Number.isInteger(x)) integral = false
+  }
+  const grouped = (x: number, decimals: number) =>
+    x.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals })
+  if (integral) return (x) => (Number.isFinite(x) ? grouped(x, 0) : String(x))
+  const decimals = max === 0 ? 0 : Math.min(6, Math.max(0, 3 - Math.floor(Math.log10(max))))
+  return (x) => {
+    if (!Number.isFinite(x)) return String(x)
+    // nonzero but shown as zero at this column's precision: say how small it is
+    if (x !== 0 && Math.abs(x) < 0.5 * 10 ** -decimals) return x.toExponential(2)
+    return grouped(x, decimals)
+  }
+}
+
 /**
- * The first `head` rows as aligned text: strings left-aligned, numbers right-aligned,
- * floats with 5 decimals, nulls as `-`.
+ * The first `head` rows as aligned text: strings left-aligned, numbers right-aligned and
+ * formatted for people (see the module header), nulls as `-`.
  *
  * @since 0.1.0
  * @category formatting
@@ -42,13 +67,13 @@ export const toText = (table: Table, head = 30): string => {
     const col = table.getChild(f.name)!
     const isFloat = DataType.isFloat(f.type)
     const isNum = isFloat || DataType.isInt(f.type)
-    const out: Array<string> = []
-    for (let i = 0; i < n; i++) {
-      const x = col.get(i)
-      out.push(x === null || x === undefined || (typeof x === "number" && Number.isNaN(x))
-        ? "-"
-        : isFloat ? (x as number).toFixed(5) : String(x))
-    }
+    const raw: Array<unknown> = []
+    for (let i = 0; i < n; i++) raw.push(col.get(i))
+    const missing = (x: unknown) => x === null || x === undefined || (typeof x === "number" && Number.isNaN(x))
+    const float = isFloat ? floatFormatter(raw.filter((x): x is number => !missing(x))) : undefined
+    const out = raw.map((x) =>
+      missing(x) ? "-" : float !== undefined ? float(x as number) : typeof x === "number" ? x.toLocaleString("en-US") : String(x)
+    )
     return { name: f.name, out, right: isNum }
   })
   const widths = cells.map((c) => Math.max(c.name.length, ...c.out.map((s) => s.length)))
