@@ -12,7 +12,7 @@ import { perWorkerTaskBalance, workerUtilization } from "./Balance.ts"
 import { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
 import { criticalPath } from "./CriticalPath.ts"
 import { perFunctionSummary } from "./Summary.ts"
-import type { Tables } from "./internal/TaskView.ts"
+import type { Tables } from "./internal/taskView.ts"
 
 export { analysisNames, analysisTitles, dasfAnalyses } from "./AnalysisNames.ts"
 export type { AnalysisName } from "./AnalysisNames.ts"
@@ -35,7 +35,7 @@ export type {
   TypedTable
 } from "./Load.ts"
 export { perFunctionSummary } from "./Summary.ts"
-export type { Tables } from "./internal/TaskView.ts"
+export type { Tables } from "./internal/taskView.ts"
 
 /**
  * A named analysis: its CLI name (also the CSV file's base name), DASF's heading and

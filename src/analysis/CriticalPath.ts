@@ -9,8 +9,8 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
-import { buildTable } from "./internal/Access.ts"
-import { cmpStr, gpuLabel, str, type Tables, taskView } from "./internal/TaskView.ts"
+import { buildTable } from "./internal/access.ts"
+import { cmpStr, gpuLabel, str, type Tables, taskView } from "./internal/taskView.ts"
 
 /**
  * The path as task rows (indices into the task table), first task first, and its

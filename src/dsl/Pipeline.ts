@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { Clock, Effect, LogLevel } from "effect"
-import { type GraphvizError, renderDot } from "../charts/Graphviz.ts"
+import { type GraphvizError, renderDot } from "../report/Graphviz.ts"
 import type { Executor } from "../engine/Executor.ts"
 import { DslError, StageFailed } from "./DslError.ts"
 
@@ -122,7 +122,7 @@ export class Pipeline {
 
   /**
    * The stage DAG drawn as SVG: {@link visualize}'s DOT laid out by Graphviz
-   * (`charts/Graphviz.ts`, WebAssembly, no I/O) — one node per stage, one edge per input
+   * (`report/Graphviz.ts`, WebAssembly, no I/O) — one node per stage, one edge per input
    * that references a stage.
    */
   visualizeSvg(): Effect.Effect<string, GraphvizError> {

@@ -15,7 +15,7 @@
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import { Table, Utf8, Dictionary, Int32, makeVector, vectorFromArray } from "apache-arrow"
-import { writeFigure } from "../charts/Figure.ts"
+import { writeFigure } from "../report/Figure.ts"
 import { nowSeconds as now } from "../engine/EngineClock.ts"
 
 /**

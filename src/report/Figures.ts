@@ -7,7 +7,7 @@
  */
 import { mkdir } from "node:fs/promises"
 import { join } from "node:path"
-import { writeFigure } from "../charts/Figure.ts"
+import { writeFigure } from "../report/Figure.ts"
 import { histogramSpec, taskHistograms } from "./Charts.ts"
 import type { ReportData } from "./ReportData.ts"
 

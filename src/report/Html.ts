@@ -16,8 +16,8 @@
  */
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { renderDotPromise } from "../charts/Graphviz.ts"
-import { sanitize } from "../charts/SafeSvg.ts"
+import { renderDotPromise } from "../report/Graphviz.ts"
+import { sanitize } from "../report/SafeSvg.ts"
 import type { ReportData } from "./ReportData.ts"
 import type { TopLevelSpec } from "vega-lite"
 import { byteUnit, histogramSpec, resourceSpecs, taskHistograms, taskStreamVega, timelineSpec, timelinesSpec, toVega } from "./Charts.ts"

@@ -10,12 +10,12 @@ import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
 import { isTraceFormatError } from "../trace/TraceFormatError.ts"
-import { fromTables } from "./fromTables.ts"
+import { fromTables } from "./FromTables.ts"
 import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./Html.ts"
-import { isReportInputError, ReportInputError, runName } from "./loadEvents.ts"
+import { isReportInputError, ReportInputError, runName } from "./LoadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
-import { analysisTables } from "./tables.ts"
+import { analysisTables } from "./ReportTables.ts"
 
 /**
  * The report model and the analysis tables it was built from.

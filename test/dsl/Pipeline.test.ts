@@ -4,7 +4,7 @@ import { Effect, Exit } from "effect"
 import * as Executor from "../../src/engine/Executor.ts"
 import { isDslError } from "../../src/dsl/DslError.ts"
 import * as Pipeline from "../../src/dsl/Pipeline.ts"
-import * as Tutorial5 from "../../src/dsl/Tutorial5.ts"
+import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
 
 const double = Pipeline.stage("double", ({ x }: { readonly x: number }) => Effect.succeed(x * 2))
 const show = Pipeline.stage("show", ({ n }: { readonly n: number }) => Effect.succeed(`n=${n}`))
