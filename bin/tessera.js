@@ -4,7 +4,7 @@
 //
 // - Node >= 24: run the CLI. In a checkout (sources present, not under node_modules)
 //   that is src/cli/main.ts, run directly; in the installed package, the compiled
-//   dist/cli/main.js.
+//   dist/src/cli/main.js.
 // - An older Node: re-run this file with a pinned Node 24 (the `node` package that
 //   this repo, or the project that installed Tessera, has as a dependency), passing
 //   the arguments, standard streams, signals and exit status through.
@@ -39,7 +39,7 @@ const pinnedNode = () => {
 if (major >= REQUIRED_MAJOR) {
   const source = join(root, "src", "cli", "main.ts")
   const fromSource = existsSync(source) && !root.split(sep).includes("node_modules")
-  await import(pathToFileURL(fromSource ? source : join(root, "dist", "cli", "main.js")).href)
+  await import(pathToFileURL(fromSource ? source : join(root, "dist", "src", "cli", "main.js")).href)
 } else {
   const node = process.env.TESSERA_REEXEC === undefined ? pinnedNode() : undefined
   if (node === undefined) {

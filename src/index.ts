@@ -44,4 +44,4 @@ export * as Trace from "./profiler/Trace.ts"
 
 // Reading what was recorded
 export * as Analysis from "./analysis/Analysis.ts"
-export * as Report from "./report/buildReport.ts"
+export * as Report from "./report/Report.ts"

@@ -93,7 +93,7 @@ describe("Docs", { timeout: 600_000 }, () => {
   })
 
   it("builds the package first (npm test does), so blocks can import tessera/…", () => {
-    assert.ok(existsSync(join(repo, "dist", "index.js")), "dist/ is missing: run npm run build (npm test runs it first)")
+    assert.ok(existsSync(join(repo, "dist", "src", "index.js")), "dist/ is missing: run npm run build (npm test runs it first)")
   })
 
   it("finds runnable blocks in README.md", () => {

@@ -1,90 +1,127 @@
 /**
- * The one-way flow between layers (DESIGN.md), checked on the imports of every source
- * file: dsl does no I/O; engine never imports profiler; analysis never imports engine;
- * profiler never imports analysis (or report); analysis never imports report;
- * trace imports no other layer; nobody imports another layer's internal/. One leaf
- * module, trace/KeySplit.ts (the key -> function name rule, which imports nothing), may
- * be imported by every layer: the engine names tasks with it, so the engine, the trace
+ * The one-way flow between layers (DESIGN.md, docs/architecture.md), checked on what
+ * every source file reaches, directly or through other files (static imports and
+ * `import()` alike):
+ *
+ *   dsl -> engine, kernels      engine -> (nothing)         kernels -> engine
+ *   trace -> (nothing)          profiler -> engine, trace   analysis -> trace
+ *   report -> analysis, trace   cli, src/index.ts -> everything
+ *
+ * Kernels are what worker threads import; the DSL names them by module and uses their
+ * pure helpers (dtype rules, seeded random numbers), so it may reach them.
+ *
+ * No I/O in dsl: nothing dsl reaches through static imports imports a `node:` builtin,
+ * so a pipeline can be built and inspected anywhere. What is loaded with `import()` is
+ * exempt: the Executor's layers load the worker pool (node:worker_threads) when they are
+ * built, i.e. only where a program provides an executor to run on.
+ *
+ * Nobody imports another layer's internal/ (examples/ neither). One leaf module,
+ * trace/KeySplit.ts (the key -> function name rule, which imports nothing), may be
+ * reached from every layer: the engine names tasks with it, so the engine, the trace
  * writer and the analysis agree.
  */
 import assert from "node:assert/strict"
-import { readdirSync, readFileSync } from "node:fs"
-import { join, relative } from "node:path"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { dirname, join, relative } from "node:path"
 import { describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 
-const src = fileURLToPath(new URL("../src/", import.meta.url))
+const root = fileURLToPath(new URL("../", import.meta.url))
+const src = join(root, "src")
 
 const files = (dir: string): Array<string> =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []
   )
 
-/** Import specifiers of a file, static and dynamic. */
-const imports = (file: string): Array<string> =>
+/** Import specifiers of a file: static (including `export … from`) and dynamic. */
+const imports = (file: string): Array<{ readonly spec: string; readonly dynamic: boolean }> =>
   [...readFileSync(file, "utf8").matchAll(/(?:^|\n)\s*(?:import|export)[^"'`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map(
-    (m) => m[1] ?? m[2]!
+    (m) => ({ spec: m[1] ?? m[2]!, dynamic: m[1] === undefined })
   )
 
-/** The layer a relative import lands in, from a file inside src/<layer>/. */
-const layerOf = (file: string, spec: string): string | undefined => {
+/** A type-only import (`import type …`, `export type …`) loads nothing. */
+const loads = (file: string): Array<{ readonly spec: string; readonly dynamic: boolean }> =>
+  [...readFileSync(file, "utf8").matchAll(/(?:^|\n)\s*(?:import|export)(\s+type\b)?[^"'`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)]
+    .filter((m) => m[1] === undefined)
+    .map((m) => ({ spec: m[2] ?? m[3]!, dynamic: m[2] === undefined }))
+
+/** Path under src/ of a relative import (undefined: a package or builtin, or outside src/). */
+const target = (file: string, spec: string): string | undefined => {
   if (!spec.startsWith(".")) return undefined
-  const target = relative(src, join(file, "..", spec))
-  return target.startsWith("..") ? undefined : target.split("/")[0]
+  const path = relative(src, join(dirname(file), spec))
+  return path.startsWith("..") ? undefined : path
 }
 
+const layerOf = (path: string): string => path.split("/")[0]!
+
 const rules: Record<string, { readonly layers: ReadonlyArray<string>; readonly nodeBuiltins: boolean }> = {
-  // charts is neutral rendering; the DSL draws its stage DAG with charts/Graphviz.ts,
-  // which is pure computation (no node: imports, checked below).
-  dsl: { layers: ["dsl", "engine", "kernels", "charts"], nodeBuiltins: false },
+  dsl: { layers: ["dsl", "engine", "kernels"], nodeBuiltins: false },
   engine: { layers: ["engine"], nodeBuiltins: true },
   kernels: { layers: ["kernels", "engine"], nodeBuiltins: true },
   trace: { layers: ["trace"], nodeBuiltins: true },
-  profiler: { layers: ["profiler", "engine", "trace", "charts"], nodeBuiltins: true },
-  // Reports and figures are views of the analysis tables (DESIGN.md puts them in the
-  // analysis layer); src/report is that part of it.
-  charts: { layers: [], nodeBuiltins: true },
-  analysis: { layers: ["analysis", "trace", "charts"], nodeBuiltins: true },
-  report: { layers: ["report", "analysis", "trace", "charts"], nodeBuiltins: true }
+  profiler: { layers: ["profiler", "engine", "trace"], nodeBuiltins: true },
+  analysis: { layers: ["analysis", "trace"], nodeBuiltins: true },
+  report: { layers: ["report", "analysis", "trace"], nodeBuiltins: true }
 }
 
-/** Modules any layer may import; they import nothing (checked below). */
+/** Modules any layer may reach; they import nothing (checked below). */
 const leaves = new Set(["trace/KeySplit.ts"])
 
-/** charts modules that do no I/O, usable from layers that must not (checked below). */
-const pure = new Set(["charts/Graphviz.ts"])
+/**
+ * Every src/ module a file reaches, with the chain that reaches it; `staticOnly` follows
+ * static imports only (what loads when the file loads).
+ */
+const reach = (start: string, staticOnly: boolean): Map<string, Array<string>> => {
+  const seen = new Map<string, Array<string>>()
+  const visit = (file: string, chain: Array<string>) => {
+    for (const { spec, dynamic } of loads(file)) {
+      if (staticOnly && dynamic) continue
+      const path = target(file, spec)
+      if (path === undefined || seen.has(path) || !existsSync(join(src, path))) continue
+      seen.set(path, [...chain, path])
+      visit(join(src, path), [...chain, path])
+    }
+  }
+  visit(start, [relative(src, start)])
+  return seen
+}
 
 describe("Layers", () => {
-  it("every import follows the one-way flow between layers", () => {
-    const broken: Array<string> = []
+  it("every module a layer reaches, directly or not, is in a layer it may import", () => {
+    const broken = new Set<string>()
     for (const file of files(src)) {
-      const layer = relative(src, file).split("/")[0]!
-      const rule = rules[layer]
+      const rule = rules[layerOf(relative(src, file))]
       if (rule === undefined) continue
-      for (const spec of imports(file)) {
-        const target = layerOf(file, spec)
-        if (leaves.has(relative(src, join(file, "..", spec)))) continue
-        if (target !== undefined && !rule.layers.includes(target)) broken.push(`${relative(src, file)} imports ${spec} (${target})`)
-        if (!rule.nodeBuiltins && spec.startsWith("node:")) broken.push(`${relative(src, file)} imports ${spec} (no I/O in ${layer})`)
-        if (!rule.nodeBuiltins && target === "charts" && !pure.has(relative(src, join(file, "..", spec)))) {
-          broken.push(`${relative(src, file)} imports ${spec} (only pure charts modules in ${layer})`)
+      for (const [path, chain] of reach(file, false)) {
+        if (leaves.has(path) || rule.layers.includes(layerOf(path))) continue
+        broken.add(`${chain.join(" -> ")} (${layerOf(path)})`)
+      }
+    }
+    assert.deepEqual([...broken], [])
+  })
+
+  it("nothing the dsl loads with its modules imports a node: builtin", () => {
+    const broken = new Set<string>()
+    for (const file of files(join(src, "dsl"))) {
+      const chains = [[relative(src, file)], ...reach(file, true).values()]
+      for (const chain of chains) {
+        for (const { spec } of loads(join(src, chain.at(-1)!))) {
+          if (spec.startsWith("node:")) broken.add(`${chain.join(" -> ")} imports ${spec}`)
         }
       }
     }
-    assert.deepEqual(broken, [])
+    assert.deepEqual([...broken], [])
   })
 
   it("no module imports another layer's internal/ modules", () => {
-    // the report's column access is still analysis-internal; it moves with the report
-    const pending = new Set(["report/fromTables.ts imports ../analysis/internal/Access.ts"])
     const broken: Array<string> = []
-    for (const file of files(src)) {
+    for (const file of [...files(src), ...files(join(root, "examples"))]) {
       const from = relative(src, file)
-      for (const spec of imports(file)) {
-        const target = layerOf(file, spec)
-        if (target === undefined || target === from.split("/")[0]) continue
-        const path = relative(src, join(file, "..", spec))
-        if (path.split("/")[1] === "internal" && !pending.has(`${from} imports ${spec}`)) broken.push(`${from} imports ${spec}`)
+      for (const { spec } of imports(file)) {
+        const path = target(file, spec)
+        if (path === undefined || layerOf(path) === layerOf(from)) continue
+        if (path.split("/")[1] === "internal") broken.push(`${from} imports ${spec}`)
       }
     }
     assert.deepEqual(broken, [])
@@ -92,9 +129,5 @@ describe("Layers", () => {
 
   it("the leaf modules import nothing", () => {
     for (const m of leaves) assert.deepEqual(imports(join(src, m)), [], m)
-  })
-
-  it("the pure charts modules import no node: builtins", () => {
-    for (const m of pure) assert.deepEqual(imports(join(src, m)).filter((s) => s.startsWith("node:")), [], m)
   })
 })

@@ -22,7 +22,7 @@ import * as Executor from "../../src/engine/Executor.ts"
 import * as CA from "../../src/dsl/ChunkedArray.ts"
 import * as DatasetArray from "../../src/dsl/DatasetArray.ts"
 import * as E from "../../src/dsl/Elementwise.ts"
-import * as NodeSource from "../../src/kernels/io/nodeDatasetSource.ts"
+import * as NodeSource from "../../src/kernels/io/NodeDatasetSource.ts"
 import { decodeUnsafe } from "../../src/kernels/io/npy.ts"
 
 const argv = process.argv.slice(2)

@@ -14,7 +14,7 @@ import { makeBlobs } from "../../src/dsl/Datasets.ts"
 import * as KMeans from "../../src/dsl/KMeans.ts"
 import * as Normalize from "../../src/dsl/Normalize.ts"
 import { compute, persist } from "../../src/dsl/ChunkedArray.ts"
-import * as Tutorial5 from "../../src/dsl/Tutorial5.ts"
+import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(name)

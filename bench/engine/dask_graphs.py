@@ -1,6 +1,6 @@
 """Run Tessera's engine benchmark graphs with dask's local schedulers.
 
-Builds the same shapes as src/engine/BenchGraphs.ts (fanout: a root and n-1 leaves that
+Builds the same shapes as bench/engine/BenchGraphs.ts (fanout: a root and n-1 leaves that
 depend on it, all leaves requested; tree: binary reduction over L leaves, 2L-1 tasks,
 root requested; chain: n tasks in a line) out of a no-op function and times
 dask.threaded.get(num_workers=W) and dask.get (synchronous, for the per-task overhead).

@@ -12,7 +12,7 @@
  */
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import * as BenchGraphs from "../../src/engine/BenchGraphs.ts"
+import * as BenchGraphs from "./BenchGraphs.ts"
 
 const argv = process.argv.slice(2)
 const flag = (name: string): boolean => argv.includes(name)

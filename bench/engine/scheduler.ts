@@ -12,7 +12,7 @@
  */
 import { ManagedRuntime } from "effect"
 import { Bench } from "tinybench"
-import * as BenchGraphs from "../../src/engine/BenchGraphs.ts"
+import * as BenchGraphs from "./BenchGraphs.ts"
 import * as Engine from "../../src/engine/Engine.ts"
 import * as Executor from "../../src/engine/Executor.ts"
 

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { chromium } from "playwright-core"
-import { writeReportPromise } from "../../src/report/buildReport.ts"
+import { writeReportPromise } from "../../src/report/Report.ts"
 
 const json = process.argv.includes("--json")
 const CHROMIUM = "/usr/bin/chromium"

@@ -20,9 +20,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { loadPromise } from "../../src/analysis/Load.ts"
-import { fromTables } from "../../src/report/fromTables.ts"
+import { fromTables } from "../../src/report/FromTables.ts"
 import { renderHtml } from "../../src/report/Html.ts"
-import { analysisTables } from "../../src/report/tables.ts"
+import { analysisTables } from "../../src/report/ReportTables.ts"
 import { median } from "../stats.ts"
 
 const argv = process.argv.slice(2)

@@ -13,7 +13,7 @@ import { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
 import { criticalPath } from "./CriticalPath.ts"
 import { perFunctionSummary } from "./Summary.ts"
 import { timeSummary } from "./TimeSummary.ts"
-import type { Tables } from "./internal/TaskView.ts"
+import type { Tables } from "./internal/taskView.ts"
 
 export { analysisNames, analysisTitles, dasfAnalyses } from "./AnalysisNames.ts"
 export type { AnalysisName } from "./AnalysisNames.ts"
@@ -41,7 +41,7 @@ export { driverSegments, driverTable } from "./Driver.ts"
 export type { DriverSegment } from "./Driver.ts"
 export { criticalPathSteps } from "./CriticalPath.ts"
 export type { CriticalPathSteps, CriticalStep } from "./CriticalPath.ts"
-export type { Tables } from "./internal/TaskView.ts"
+export type { Tables } from "./internal/taskView.ts"
 
 /**
  * A named analysis: its CLI name (also the CSV file's base name), DASF's heading and

@@ -9,8 +9,8 @@
  *
  * @since 0.1.0
  */
-import { codesOf, floatsOf, recode } from "./internal/Access.ts"
-import { type Tables, type TaskView, taskView } from "./internal/TaskView.ts"
+import { codesOf, floatsOf, recode } from "./internal/access.ts"
+import { type Tables, type TaskView, taskView } from "./internal/taskView.ts"
 
 /**
  * (sample row, task row) pairs, ordered by sample row then task row.

@@ -17,8 +17,8 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
-import { buildTable, codesOf, type Column, floatsOf } from "./internal/Access.ts"
-import { cmpStr, str, type Tables, taskView } from "./internal/TaskView.ts"
+import { buildTable, codesOf, type Column, floatsOf } from "./internal/access.ts"
+import { cmpStr, str, type Tables, taskView } from "./internal/taskView.ts"
 
 /**
  * Earliest and latest instant of the trace over tasks, memory and resource events.

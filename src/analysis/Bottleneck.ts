@@ -14,9 +14,9 @@
  */
 import type { Table } from "apache-arrow"
 import { attributeSamples } from "./Attribution.ts"
-import { buildTable, floatsOf } from "./internal/Access.ts"
-import { argsortDesc } from "./internal/Sort.ts"
-import { cmpStr, gpuCodes, gpuLabel, groupBy, inputBytes, str, type Tables, taskView } from "./internal/TaskView.ts"
+import { buildTable, floatsOf } from "./internal/access.ts"
+import { argsortDesc } from "./internal/sort.ts"
+import { cmpStr, gpuCodes, gpuLabel, groupBy, inputBytes, str, type Tables, taskView } from "./internal/taskView.ts"
 
 const workerTotals = (v: ReturnType<typeof taskView>) => {
   const { group, firstRow } = groupBy(v.n, [

@@ -20,8 +20,8 @@
  */
 import type { Table } from "apache-arrow"
 import { type DriverSegment, driverSegments } from "./Driver.ts"
-import { buildTable } from "./internal/Access.ts"
-import { cmpStr, gpuLabel, str, type Tables, taskView } from "./internal/TaskView.ts"
+import { buildTable } from "./internal/access.ts"
+import { cmpStr, gpuLabel, str, type Tables, taskView } from "./internal/taskView.ts"
 
 /**
  * The path as task rows (indices into the task table), first task first, and its

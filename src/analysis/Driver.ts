@@ -14,7 +14,7 @@
 import { Field, List, Table, Utf8, vectorFromArray } from "apache-arrow"
 import { decodeEventUnsafe, headerBytes, readLength, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
-import { buildTable } from "./internal/Access.ts"
+import { buildTable } from "./internal/access.ts"
 
 /**
  * Event name of the driver's segments.

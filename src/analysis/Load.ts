@@ -25,7 +25,7 @@
  * `ResourcesSchema`): `getChild` takes only column names, rows have typed fields.
  *
  * Decoding streams each file through the specialised `TraceReader.ColumnDecoder`; large loads
- * decode batches of records on worker threads (`internal/ParallelDecode.ts`) and
+ * decode batches of records on worker threads (`internal/parallelDecode.ts`) and
  * merge their columns, with the same result.
  *
  * @since 0.1.0
@@ -51,7 +51,7 @@ import { driverEventName, driverSegmentsOfBytesUnsafe, driverTable, readDriverSe
 import { functionName } from "./FunctionName.ts"
 import { ColumnDecoder, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
-import { decodeParallelPromise } from "./internal/ParallelDecode.ts"
+import { decodeParallelPromise } from "./internal/parallelDecode.ts"
 
 /**
  * A string column: dictionary-encoded Utf8 with Int32 codes (Arrow's

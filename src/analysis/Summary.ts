@@ -7,8 +7,8 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
-import { buildTable } from "./internal/Access.ts"
-import { cmpStr, groupBy, inputBytes, str, type Tables, taskView } from "./internal/TaskView.ts"
+import { buildTable } from "./internal/access.ts"
+import { cmpStr, groupBy, inputBytes, str, type Tables, taskView } from "./internal/taskView.ts"
 
 /**
  * Percentile by linear interpolation between closest ranks (numpy's default) of an

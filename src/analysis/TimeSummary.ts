@@ -15,8 +15,8 @@
  */
 import type { Table } from "apache-arrow"
 import { driverSegments } from "./Driver.ts"
-import { buildTable } from "./internal/Access.ts"
-import { cmpStr, str, type Tables, taskView } from "./internal/TaskView.ts"
+import { buildTable } from "./internal/access.ts"
+import { cmpStr, str, type Tables, taskView } from "./internal/taskView.ts"
 
 type Span = readonly [number, number]
 

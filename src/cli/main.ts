@@ -27,12 +27,12 @@ import { outcome } from "./errors.ts"
 import { setLogLevelFromArgv } from "./output.ts"
 
 /**
- * package.json's version, read next to this module (`src/cli/main.ts` and the compiled
- * `dist/cli/main.js` are both two levels below the package root).
+ * package.json's version, read relative to this module: `src/cli/main.ts` is two levels
+ * below the package root, the compiled `dist/src/cli/main.js` three.
  */
 const version = (): string => {
   try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown }
+    const pkg = JSON.parse(readFileSync(new URL(import.meta.url.endsWith(".ts") ? "../../package.json" : "../../../package.json", import.meta.url), "utf8")) as { version?: unknown }
     return typeof pkg.version === "string" ? pkg.version : "unknown"
   } catch {
     return "unknown"

@@ -15,7 +15,7 @@
  *   `--profile`, the databases go to a temporary folder, removed after the report.
  *
  * Leaves out: running the program (the command provides its executor) and the report
- * itself (src/report/buildReport.ts).
+ * itself (src/report/Report.ts).
  *
  * @since 0.1.0
  */
@@ -26,7 +26,7 @@ import { Data, Effect, Layer, Option } from "effect"
 import type { DatabaseError } from "../profiler/EventDatabase.ts"
 import * as DefaultProfiler from "../profiler/DefaultProfiler.ts"
 import type { PipelineLike } from "../profiler/PipelineGraph.ts"
-import { writeReportPromise as writeReport } from "../report/buildReport.ts"
+import { writeReportPromise as writeReport } from "../report/Report.ts"
 import * as Output from "./output.ts"
 
 /**

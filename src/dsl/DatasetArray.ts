@@ -5,7 +5,7 @@
  * dtype, shape, where the data are), so a bad file fails here, before anything runs;
  * each chunk is then a task whose kernel (`kernels/io`) reads only its rows.
  *
- * Pure: the I/O is the service's (`kernels/io/nodeDatasetSource.ts` `layer` for local
+ * Pure: the I/O is the service's (`kernels/io/NodeDatasetSource.ts` `layer` for local
  * files) and the kernels'. Chunk boundaries depend only on `chunks`, never on the
  * file's record batches.
  *
@@ -46,7 +46,7 @@ export interface DatasetArrayOptions<D extends Chunk.DType> {
  * **Example**
  * ```ts
  * const X = yield* DatasetArray.make("data/X.npy", { chunks: 5_000, dtype: "float64" })
- * // provide kernels/io/nodeDatasetSource.ts `layer`
+ * // provide kernels/io/NodeDatasetSource.ts `layer`
  * ```
  *
  * @since 0.1.0

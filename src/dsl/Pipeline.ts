@@ -13,7 +13,6 @@
  * @since 0.1.0
  */
 import { Clock, Effect, LogLevel } from "effect"
-import { type GraphvizError, renderDot } from "../charts/Graphviz.ts"
 import type { Executor } from "../engine/Executor.ts"
 import { DslError, StageFailed } from "./DslError.ts"
 
@@ -107,7 +106,10 @@ export class Pipeline {
     return { nodes: this.entries.map((e) => e.stage.name), edges }
   }
 
-  /** The stage DAG as Graphviz DOT. */
+  /**
+   * The stage DAG as Graphviz DOT. To draw it as SVG: `Report.renderDot(p.visualize())`
+   * (report/Graphviz.ts; the DSL does not import the report layer).
+   */
   visualize(): string {
     const q = (s: string) => JSON.stringify(s)
     const g = this.graph()
@@ -118,15 +120,6 @@ export class Pipeline {
       ...g.edges.map(([a, b, k]) => `  ${q(a)} -> ${q(b)} [label=${q(k)}];`),
       "}"
     ].join("\n")
-  }
-
-  /**
-   * The stage DAG drawn as SVG: {@link visualize}'s DOT laid out by Graphviz
-   * (`charts/Graphviz.ts`, WebAssembly, no I/O) — one node per stage, one edge per input
-   * that references a stage.
-   */
-  visualizeSvg(): Effect.Effect<string, GraphvizError> {
-    return renderDot(this.visualize())
   }
 
   /** Runs every stage in order; returns each stage's output by stage name. */

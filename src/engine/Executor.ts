@@ -10,17 +10,25 @@
  * - `layerSync`: everything in the calling thread, one task at a time, like `dask.get`
  *   — for debugging, and to measure the scheduler's own overhead.
  *
+ * Loads anywhere: the module imports no `node:` builtin and neither does anything it
+ * imports statically (the DSL builds on it; test/Layers.test.ts checks). The worker pool
+ * and the in-process runner are imported when a layer is built or a sync executor first
+ * runs; `node:os` is reached with `process.getBuiltinModule` when a function needs it.
+ *
  * Leaves out: GPU workers and clusters (later layers of the same service).
  *
  * @since 0.1.0
  */
-import { availableParallelism, freemem, hostname } from "node:os"
 import { Context, Effect, Layer, Semaphore } from "effect"
 import type * as EngineError from "./EngineError.ts"
 import type { Job } from "./internal/job.ts"
-import { Pool } from "./internal/pool.ts"
 import type { PoolOptions } from "./internal/pool.ts"
-import { runSync } from "./internal/syncRunner.ts"
+
+/** `node:os`, when a function needs it (not at load time: see the module comment). */
+const os = () => process.getBuiltinModule("node:os")
+
+/** The in-process runner, imported on first use. */
+let syncRunner: Promise<typeof import("./internal/syncRunner.ts")> | undefined
 
 /**
  * What an executor offers the engine.
@@ -69,7 +77,8 @@ export interface ExecutorStartup {
  */
 export const availableMemory = (): number => {
   const fromProcess = typeof process.availableMemory === "function" ? process.availableMemory() : 0
-  return fromProcess > 0 ? Math.min(fromProcess, freemem()) : freemem()
+  const free = os().freemem()
+  return fromProcess > 0 ? Math.min(fromProcess, free) : free
 }
 
 /** Heap limits are kept within [MIN_HEAP_MB, MAX_HEAP_MB] whatever the memory. */
@@ -105,9 +114,10 @@ export class Executor extends Context.Service<Executor, ExecutorShape>()("tesser
 export const makeSync = (): ExecutorShape => ({
   kind: "sync",
   size: 1,
-  host: hostname(),
+  host: os().hostname(),
   availableMemory,
   execute: (job) =>
+    Effect.flatMap(Effect.promise(() => (syncRunner ??= import("./internal/syncRunner.ts"))), ({ runSync }) =>
     Effect.callback<void, EngineError.ComputeError>((resume) => {
       const cancel = { cancelled: false }
       runSync(job, cancel).then(
@@ -117,7 +127,7 @@ export const makeSync = (): ExecutorShape => ({
       return Effect.sync(() => {
         cancel.cancelled = true
       })
-    }),
+    })),
   busyWorkers: () => 0
 })
 
@@ -150,7 +160,8 @@ export interface WorkersOptions {
  * @category constructors
  */
 export const makeWorkers = Effect.fnUntraced(function*(options: WorkersOptions = {}) {
-  const workers = options.workers ?? availableParallelism()
+  const workers = options.workers ?? os().availableParallelism()
+  const { Pool } = yield* Effect.promise(() => import("./internal/pool.ts"))
   const pool = yield* Effect.acquireRelease(
     Effect.sync(() =>
       new Pool({

@@ -1,7 +1,8 @@
 /**
  * MemorySampler, after distributed's `MemorySampler`: record a memory measure
  * (default: this process's resident set size) around any computation, under a label,
- * then compare labelled runs as an Arrow table or a figure.
+ * then compare labelled runs as an Arrow table or, with `report/MemorySamplerPlot.ts`
+ * `plot(sampler, base)`, as a figure (the drawing lives in the report layer).
  *
  * `sample(label, { interval, measure })` is an Effect scoped resource: it takes one
  * sample immediately, then one every `interval` ms, and a last one when its scope
@@ -15,7 +16,6 @@
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import { Table, Utf8, Dictionary, Int32, makeVector, vectorFromArray } from "apache-arrow"
-import { writeFigure } from "../charts/Figure.ts"
 import { nowSeconds as now } from "../engine/EngineClock.ts"
 
 /**
@@ -57,8 +57,6 @@ export interface MemorySampler {
   readonly samplePromise: <A>(label: string, options: SampleOptions, fn: () => Promise<A>) => Promise<A>
   /** Long table (label, time, bytes); aligned: time = seconds since each series' first sample. */
   readonly toTable: (options?: { readonly align?: boolean }) => Table
-  /** Write `{base}.svg` and `{base}.png` comparing the series; returns the paths. */
-  readonly plot: (base: string, options?: { readonly align?: boolean; readonly title?: string }) => Promise<ReadonlyArray<string>>
 }
 
 /**
@@ -119,40 +117,6 @@ export const make = (): MemorySampler => {
         r.stop()
       }
     },
-    toTable,
-    plot: (base, options) => {
-      const align = options?.align ?? true
-      const t = toTable({ align })
-      const label = t.getChild("label")!
-      const time = t.getChild("time")!
-      const bytes = t.getChild("bytes")!
-      let max = 0
-      for (let i = 0; i < t.numRows; i++) max = Math.max(max, bytes.get(i) as number)
-      const units = ["B", "KiB", "MiB", "GiB"]
-      let u = 0
-      while (u < units.length - 1 && max >= 1024 ** (u + 1)) u++
-      const values = Array.from({ length: t.numRows }, (_, i) => ({
-        label: label.get(i) as string,
-        time: time.get(i) as number,
-        value: (bytes.get(i) as number) / 1024 ** u
-      }))
-      return writeFigure(
-        {
-          $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-          title: options?.title ?? "Memory over time",
-          width: 560,
-          height: 260,
-          background: "white",
-          data: { values },
-          mark: { type: "line", interpolate: "step-after" },
-          encoding: {
-            x: { field: "time", type: "quantitative", title: align ? "seconds since start of each run" : "time (epoch s)", scale: { zero: false } },
-            y: { field: "value", type: "quantitative", title: `memory (${units[u]})` },
-            color: { field: "label", type: "nominal", title: "run" }
-          }
-        },
-        base
-      )
-    }
+    toTable
   }
 }

@@ -20,7 +20,7 @@
  * The profiler does not import the DSL: a pipeline is anything with a name and a
  * `visualize()` returning DOT (src/dsl/Pipeline.ts is one).
  *
- * Leaves out: rendering the DOT (src/charts/Graphviz.ts, used by the report).
+ * Leaves out: rendering the DOT (src/report/Graphviz.ts, used by the report).
  *
  * @since 0.1.0
  */

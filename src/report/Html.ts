@@ -16,11 +16,12 @@
  */
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { renderDotPromise } from "../charts/Graphviz.ts"
-import { sanitize } from "../charts/SafeSvg.ts"
+import { renderDotPromise } from "../report/Graphviz.ts"
+import { sanitize } from "../report/SafeSvg.ts"
 import type { ReportData } from "./ReportData.ts"
 import type { TopLevelSpec } from "vega-lite"
-import { byteUnit, histogramSpec, resourceSpecs, taskHistograms, taskStreamVega, timelineSpec, timelinesSpec, toVega } from "./Charts.ts"
+import { byteUnit, taskHistograms } from "../analysis/Histograms.ts"
+import { histogramSpec, resourceSpecs, taskStreamVega, timelineSpec, timelinesSpec, toVega } from "./Charts.ts"
 import { pageScript } from "./PageScript.ts"
 import type { PageView } from "./PageScript.ts"
 

@@ -4,7 +4,7 @@
  * so that a 1,000,000-event trace becomes a few flat arrays that serialise into the
  * HTML page without per-row objects and repeated keys.
  *
- * Leaves out: reading files (see `src/report/loadEvents.ts`) and every analysis that
+ * Leaves out: reading files (see `src/report/LoadEvents.ts`) and every analysis that
  * needs joins (bottlenecks, critical path) — those come from `src/analysis`.
  *
  * Conventions: `Compute` X events carry the task's END in `timestamp` (DASF takes the

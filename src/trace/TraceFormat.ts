@@ -28,9 +28,9 @@
  * Opening a file for reading uses flag "r": it never creates or modifies a file
  * (DASF-NOTES 18).
  *
- * The framing and the generic record decoder live in `internal/Framing.ts`
+ * The framing and the generic record decoder live in `internal/framing.ts`
  * (re-exported here; free of the Effect runtime so worker threads start fast), the
- * typed error in `TraceFormatError.ts`, the msgpack writer in `internal/MsgpackWriter.ts`
+ * typed error in `TraceFormatError.ts`, the msgpack writer in `internal/msgpackWriter.ts`
  * (shared with `TraceWriter`).
  *
  * Leaves out: the specialised writer (`TraceWriter`) and readers (`TraceReader`: event
@@ -47,8 +47,8 @@ import {
   decodeRecordsUnsafe,
   headerBytes,
   scanFramesUnsafe
-} from "./internal/Framing.ts"
-import { MsgpackWriter } from "./internal/MsgpackWriter.ts"
+} from "./internal/framing.ts"
+import { MsgpackWriter } from "./internal/msgpackWriter.ts"
 import type { TraceEvent } from "./TraceEvent.ts"
 import * as Errors from "./TraceFormatError.ts"
 
@@ -61,7 +61,7 @@ export {
   maxRecordBytes,
   readLength,
   scanFramesUnsafe
-} from "./internal/Framing.ts"
+} from "./internal/framing.ts"
 export {
   isTraceFormatError,
   TraceFormatError,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import * as fc from "fast-check"
-import { argsortDesc } from "../../src/analysis/internal/Sort.ts"
+import { argsortDesc } from "../../src/analysis/internal/sort.ts"
 
 describe("Sort", () => {
   it("orders like a comparator sort: value descending, NaN last, ties by the tie-breaker", () => {

@@ -10,7 +10,7 @@ import * as Executor from "../../src/engine/Executor.ts"
 import * as CA from "../../src/dsl/ChunkedArray.ts"
 import * as DatasetArray from "../../src/dsl/DatasetArray.ts"
 import { isDslError } from "../../src/dsl/DslError.ts"
-import * as NodeSource from "../../src/kernels/io/nodeDatasetSource.ts"
+import * as NodeSource from "../../src/kernels/io/NodeDatasetSource.ts"
 import { readNpyRows } from "../../src/kernels/io/npy.ts"
 import { arrowIpc, bytesOf, npy } from "./fixtures/files.ts"
 

@@ -11,7 +11,7 @@ import * as DatasetLabeled from "../../src/dsl/DatasetLabeled.ts"
 import { isDslError } from "../../src/dsl/DslError.ts"
 import { Normalize } from "../../src/dsl/Estimators.ts"
 import * as Pipeline from "../../src/dsl/Pipeline.ts"
-import * as NodeSource from "../../src/kernels/io/nodeDatasetSource.ts"
+import * as NodeSource from "../../src/kernels/io/NodeDatasetSource.ts"
 import { bytesOf, npy } from "./fixtures/files.ts"
 
 const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "labeled-"))

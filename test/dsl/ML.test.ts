@@ -9,7 +9,7 @@ import * as KMeans from "../../src/dsl/KMeans.ts"
 import { adjustedRandIndex } from "../../src/dsl/Metrics.ts"
 import * as Normalize from "../../src/dsl/Normalize.ts"
 import * as SOM from "../../src/dsl/SOM.ts"
-import * as Tutorial5 from "../../src/dsl/Tutorial5.ts"
+import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
 
 const sync = <A, E>(e: Effect.Effect<A, E, Executor.Executor>) => Effect.runPromise(Effect.provide(e, Executor.layerSync))
 

@@ -7,7 +7,7 @@ import * as Executor from "../../src/engine/Executor.ts"
 import * as CA from "../../src/dsl/ChunkedArray.ts"
 import { makeBlobs } from "../../src/dsl/Datasets.ts"
 import { isDslError } from "../../src/dsl/DslError.ts"
-import * as Tutorial5 from "../../src/dsl/Tutorial5.ts"
+import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
 
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 

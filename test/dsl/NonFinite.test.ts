@@ -11,7 +11,7 @@ import { KMeans as KMeansStage, Normalize as NormalizeStage } from "../../src/ds
 import * as KMeans from "../../src/dsl/KMeans.ts"
 import * as Normalize from "../../src/dsl/Normalize.ts"
 import * as Pipeline from "../../src/dsl/Pipeline.ts"
-import * as Tutorial5 from "../../src/dsl/Tutorial5.ts"
+import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
 
 const sync = <A, E>(e: Effect.Effect<A, E, Executor.Executor>) => Effect.runPromise(Effect.provide(e, Executor.layerSync))
 const failure = async (e: Effect.Effect<unknown, unknown, Executor.Executor>): Promise<DslError> => {

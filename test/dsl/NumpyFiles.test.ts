@@ -10,7 +10,7 @@ import { Effect, Exit, Layer } from "effect"
 import * as Executor from "../../src/engine/Executor.ts"
 import * as CA from "../../src/dsl/ChunkedArray.ts"
 import * as DatasetArray from "../../src/dsl/DatasetArray.ts"
-import * as NodeSource from "../../src/kernels/io/nodeDatasetSource.ts"
+import * as NodeSource from "../../src/kernels/io/NodeDatasetSource.ts"
 
 const python = ["/usr/bin/python3", "python3"].find((p) => {
   try {

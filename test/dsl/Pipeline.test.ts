@@ -4,7 +4,8 @@ import { Effect, Exit } from "effect"
 import * as Executor from "../../src/engine/Executor.ts"
 import { isDslError } from "../../src/dsl/DslError.ts"
 import * as Pipeline from "../../src/dsl/Pipeline.ts"
-import * as Tutorial5 from "../../src/dsl/Tutorial5.ts"
+import * as Report from "../../src/report/Report.ts"
+import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
 
 const double = Pipeline.stage("double", ({ x }: { readonly x: number }) => Effect.succeed(x * 2))
 const show = Pipeline.stage("show", ({ n }: { readonly n: number }) => Effect.succeed(`n=${n}`))
@@ -36,13 +37,13 @@ describe("Pipeline", () => {
     const a = p.add(double, { x: 1 })
     const b = p.add(Pipeline.stage("twice", ({ x }: { readonly x: number }) => Effect.succeed(x * 2)), { x: a })
     p.add(Pipeline.stage("sum", ({ l, r }: { readonly l: number; readonly r: number }) => Effect.succeed(l + r)), { l: a, r: b })
-    const svg = await Effect.runPromise(p.visualizeSvg())
+    const svg = await Effect.runPromise(Report.renderDot(p.visualize()))
     assert.match(svg, /^<svg/)
     assert.equal(svg.match(/class="node"/g)?.length, 3)
     assert.equal(svg.match(/class="edge"/g)?.length, 3)
     for (const n of ["double", "twice", "sum"]) assert.match(svg, new RegExp(`<title>${n}</title>`))
     for (const e of ["double&#45;&gt;twice", "double&#45;&gt;sum", "twice&#45;&gt;sum"]) assert.ok(svg.includes(`<title>${e}</title>`), e)
-    const t5 = await Effect.runPromise(Tutorial5.make({ samples: 100, chunkRows: 50, log: () => {} }).pipeline.visualizeSvg())
+    const t5 = await Effect.runPromise(Report.renderDot(Tutorial5.make({ samples: 100, chunkRows: 50, log: () => {} }).pipeline.visualize()))
     assert.equal(t5.match(/class="node"/g)?.length, 5)
     assert.equal(t5.match(/class="edge"/g)?.length, 4)
   })

@@ -23,7 +23,7 @@ import * as fc from "fast-check"
 import * as Executor from "../../src/engine/Executor.ts"
 import * as DatasetArray from "../../src/dsl/DatasetArray.ts"
 import { isDslError } from "../../src/dsl/DslError.ts"
-import * as NodeSource from "../../src/kernels/io/nodeDatasetSource.ts"
+import * as NodeSource from "../../src/kernels/io/NodeDatasetSource.ts"
 import { arrowIpc, bytesOf, npy } from "../dsl/fixtures/files.ts"
 
 const RUNS = Number(process.env["TESSERA_FUZZ_RUNS"] ?? 30)

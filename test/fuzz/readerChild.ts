@@ -13,7 +13,7 @@ import * as NodeFs from "node:fs"
 import { Effect, Exit } from "effect"
 import { readArrowRows } from "../../src/kernels/io/arrow.ts"
 import { DatasetFileError } from "../../src/kernels/io/DatasetSource.ts"
-import * as NodeSource from "../../src/kernels/io/nodeDatasetSource.ts"
+import * as NodeSource from "../../src/kernels/io/NodeDatasetSource.ts"
 import { decodeUnsafe, NpyError, readNpyRows } from "../../src/kernels/io/npy.ts"
 
 const CHUNK_ROWS = 7

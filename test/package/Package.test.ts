@@ -90,7 +90,7 @@ describe("Package", { timeout: 300_000 }, () => {
   })
 
   it("ships compiled JavaScript and declarations, and no TypeScript sources", () => {
-    const dist = join(consumer, "node_modules/tessera/dist")
+    const dist = join(consumer, "node_modules/tessera/dist/src")
     const top = readdirSync(dist)
     assert.ok(top.includes("index.js") && top.includes("index.d.ts"))
     const ls = run("find", [join(consumer, "node_modules/tessera"), "-name", "*.ts", "-not", "-name", "*.d.ts"], consumer)
@@ -124,6 +124,16 @@ describe("Package", { timeout: 300_000 }, () => {
     assert.equal(analyze.status, 0, analyze.stderr)
     assert.match(analyze.stdout, /Function bottleneck/)
     assert.match(analyze.stdout, /Task balance/)
+  })
+
+  it("runs the demo and the engine benchmark from the package (examples/ and bench/ compiled into dist/)", () => {
+    const env = cleanEnv({ PATH: `${dirname(node24)}:${process.env.PATH ?? ""}` })
+    const demo = run("npx", ["--no-install", "tessera", "demo", "--samples", "2000", "--chunk-rows", "500", "--workers", "2"], consumer, env)
+    assert.equal(demo.status, 0, demo.stderr)
+    assert.match(demo.stdout, /KMeans centers/)
+    const bench = run("npx", ["--no-install", "tessera", "bench", "engine", "--tasks", "200", "--repeats", "1", "--workers", "1"], consumer, env)
+    assert.equal(bench.status, 0, bench.stderr)
+    assert.match(bench.stdout, /tasks\/s/)
   })
 
   it("says which Node it needs when an older Node starts the installed binary", (t) => {

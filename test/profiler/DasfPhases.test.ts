@@ -20,7 +20,7 @@ import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as EventProfiler from "../../src/profiler/EventProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
 import * as PipelineGraph from "../../src/profiler/PipelineGraph.ts"
-import { loadReportInputPromise } from "../../src/report/buildReport.ts"
+import { loadReportInputPromise } from "../../src/report/Report.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 import * as TraceFormat from "../../src/trace/TraceFormat.ts"
 

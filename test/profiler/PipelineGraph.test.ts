@@ -14,7 +14,7 @@ import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
 import * as MemoryDatabase from "../../src/profiler/MemoryDatabase.ts"
 import * as PipelineGraph from "../../src/profiler/PipelineGraph.ts"
-import { writeReportPromise } from "../../src/report/buildReport.ts"
+import { writeReportPromise } from "../../src/report/Report.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "tessera-graph-"))

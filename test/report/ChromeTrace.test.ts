@@ -4,7 +4,7 @@ import { describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 import fc from "fast-check"
 import { chromeTraceJson, toChromeTrace } from "../../src/analysis/exports/ChromeTrace.ts"
-import { loadEvents } from "../../src/report/loadEvents.ts"
+import { loadEvents } from "../../src/report/LoadEvents.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))

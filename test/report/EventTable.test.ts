@@ -4,7 +4,7 @@ import { describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 import { tableFromIPC } from "apache-arrow"
 import { eventTable, tableToArrowFile, tableToCsv } from "../../src/analysis/exports/EventTable.ts"
-import { loadEvents } from "../../src/report/loadEvents.ts"
+import { loadEvents } from "../../src/report/LoadEvents.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))

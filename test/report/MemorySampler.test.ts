@@ -6,6 +6,7 @@ import { join } from "node:path"
 import { describe, it } from "node:test"
 import { Effect } from "effect"
 import * as MemorySampler from "../../src/profiler/MemorySampler.ts"
+import { plot } from "../../src/report/MemorySamplerPlot.ts"
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -56,7 +57,7 @@ describe("MemorySampler", () => {
     assert.deepEqual([...seen], ["small", "large"])
     assert.ok((raw.getChild("time")!.get(0) as number) > 1e9, "unaligned times are epoch seconds")
     const dir = await mkdtemp(join(tmpdir(), "tessera-ms-"))
-    const files = await ms.plot(join(dir, "memory"), { align: true })
+    const files = await plot(ms, join(dir, "memory"), { align: true })
     for (const f of files) assert.ok(existsSync(f), f)
   })
 })

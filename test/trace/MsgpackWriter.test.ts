@@ -2,7 +2,7 @@ import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { encode } from "@msgpack/msgpack"
 import * as fc from "fast-check"
-import { MsgpackWriter } from "../../src/trace/internal/MsgpackWriter.ts"
+import { MsgpackWriter } from "../../src/trace/internal/msgpackWriter.ts"
 
 const bytesOf = (w: MsgpackWriter) => w.buf.slice(0, w.pos)
 

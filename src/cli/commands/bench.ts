@@ -2,7 +2,7 @@
  * `tessera bench engine [--graph fanout|tree|chain] [--tasks N] [--workers N] [--json]`:
  * runs a no-op task graph on a worker pool and prints tasks/s and the scheduler overhead
  * in µs per task (JSON with `tasksPerSecond` and `overheadMicros` under `--json`).
- * Graph shapes and the overhead measure are defined in src/engine/BenchGraphs.ts.
+ * Graph shapes and the overhead measure are defined in bench/engine/BenchGraphs.ts.
  *
  * @since 0.1.0
  */
@@ -23,7 +23,7 @@ const engine = Command.make(
   },
   (c) =>
     Effect.gen(function*() {
-      const BenchGraphs = yield* Effect.promise(() => import("../../engine/BenchGraphs.ts"))
+      const BenchGraphs = yield* Effect.promise(() => import("../../../bench/engine/BenchGraphs.ts"))
       const m = yield* Effect.promise(() => BenchGraphs.measure({ graph: c.graph, tasks: c.tasks, workers: c.workers, repeats: c.repeats }))
       if (c.json) {
         yield* Console.log(JSON.stringify(m))

@@ -37,7 +37,7 @@ export const demo = Command.make(
     Effect.gen(function*() {
       // loaded only now: `tessera --help` and the other commands need none of it
       const [Executor, { DslError }, Tutorial5, { profiled }] = yield* Effect.promise(() =>
-        Promise.all([import("../../engine/Executor.ts"), import("../../dsl/DslError.ts"), import("../../dsl/Tutorial5.ts"), import("../profiling.ts")])
+        Promise.all([import("../../engine/Executor.ts"), import("../../dsl/DslError.ts"), import("../../../examples/tutorial5/Tutorial5.ts"), import("../profiling.ts")])
       )
       const quiet = c.json ? { log: () => {} } : {}
       const options = { samples: c.samples, chunkRows: c.chunkRows, ...quiet }

@@ -27,7 +27,7 @@ export const exportTrace = async (
   const [{ chromeTraceJson, toChromeTrace }, { eventTable, tableToArrowFile, tableToCsv }, { loadEvents }] = await Promise.all([
     import("../../analysis/exports/ChromeTrace.ts"),
     import("../../analysis/exports/EventTable.ts"),
-    import("../../report/loadEvents.ts")
+    import("../../report/LoadEvents.ts")
   ])
   const { events } = await loadEvents(files)
   onPhase(`converting ${events.length} events to ${format}`)

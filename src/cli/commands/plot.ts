@@ -32,7 +32,7 @@ const hist = Command.make(
         })
       }
       const [{ loadReportDataPromise: loadReportData }, { writeHistograms }] = yield* Effect.promise(() =>
-        Promise.all([import("../../report/buildReport.ts"), import("../../report/Figures.ts")])
+        Promise.all([import("../../report/Report.ts"), import("../../report/Figure.ts")])
       )
       const files = yield* Output.tracked("plot hist", c.db, undefined, async (p) => {
         const data = await loadReportData(c.db)

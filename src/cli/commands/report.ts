@@ -28,7 +28,7 @@ export const report = Command.make(
     Effect.gen(function*() {
       const title = c.title._tag === "Some" ? c.title.value : undefined
       yield* refuseInputAsOutput("--output", [c.output], c.db)
-      const { writeReportPromise: writeReport } = yield* Effect.promise(() => import("../../report/buildReport.ts"))
+      const { writeReportPromise: writeReport } = yield* Effect.promise(() => import("../../report/Report.ts"))
       const r = yield* Output.tracked("report", c.db, `loading and rendering ${c.output}`, () =>
         writeReport(c.db, c.output, title === undefined ? {} : { title }))
       yield* Console.log(`wrote ${c.output} (${(r.bytes / 1024).toFixed(0)} KiB, ${r.data.tasks.start.length} tasks)`)

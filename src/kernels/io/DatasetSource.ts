@@ -2,7 +2,7 @@
  * DatasetSource: the service that describes a dataset file (format, dtype, shape, where
  * the data are) before any task runs, so a lazy ChunkedArray can know its dtype and
  * shape up front. Pure: only the service tag, the description and the typed error live
- * here, so src/dsl may import it; the node:fs implementation is `nodeDatasetSource.ts`
+ * here, so src/dsl may import it; the node:fs implementation is `NodeDatasetSource.ts`
  * (its `layer`), and the chunk readers are the kernels of `npy.ts` and `arrow.ts`.
  *
  * The tag lives in kernels rather than dsl because the implementation (kernels/io, the
@@ -123,7 +123,7 @@ export interface DatasetSourceShape {
 }
 
 /**
- * The dataset source service (`nodeDatasetSource.layer` reads local files).
+ * The dataset source service (`NodeDatasetSource.layer` reads local files).
  *
  * @since 0.1.0
  * @category services

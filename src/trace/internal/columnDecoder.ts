@@ -17,7 +17,7 @@
  */
 import { EventNames, type TraceEvent } from "../TraceEvent.ts"
 import { MemoryColumns, resourceArgs, ResourceColumns, TaskColumns } from "./columns.ts"
-import { decodeEventUnsafe, headerBytes } from "./Framing.ts"
+import { decodeEventUnsafe, headerBytes } from "./framing.ts"
 import { StringPool } from "./stringPool.ts"
 
 /** Thrown inside the fast path to ask for the generic decoder. */

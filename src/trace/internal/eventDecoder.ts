@@ -19,7 +19,7 @@
  */
 import type { TraceEvent } from "../TraceEvent.ts"
 import { isPhase, isScope } from "../TraceEvent.ts"
-import { decodeEventUnsafe, headerBytes, scanFramesUnsafe } from "./Framing.ts"
+import { decodeEventUnsafe, headerBytes, scanFramesUnsafe } from "./framing.ts"
 import { StringPool } from "./stringPool.ts"
 
 const textDecoder = new TextDecoder("utf-8", { fatal: false })

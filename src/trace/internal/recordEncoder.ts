@@ -24,7 +24,7 @@
  */
 import { keySplit } from "../KeySplit.ts"
 import type { TraceEvent } from "../TraceEvent.ts"
-import { fieldBytes as K, fixstr, MsgpackWriter } from "./MsgpackWriter.ts"
+import { fieldBytes as K, fixstr, MsgpackWriter } from "./msgpackWriter.ts"
 
 /**
  * What a `Compute` record is written from: the fields of the engine's `TaskRecord`

@@ -18,10 +18,10 @@
  * @since 0.1.0
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
-import * as Engine from "./Engine.ts"
-import * as Executor from "./Executor.ts"
-import * as Kernel from "./Kernel.ts"
-import * as TaskGraph from "./TaskGraph.ts"
+import * as Engine from "../../src/engine/Engine.ts"
+import * as Executor from "../../src/engine/Executor.ts"
+import * as Kernel from "../../src/engine/Kernel.ts"
+import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 
 /**
  * The no-op kernel: ignores its arguments, returns null.

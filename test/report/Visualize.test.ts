@@ -4,7 +4,7 @@ import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, it } from "node:test"
-import { visualize, visualizeSpec } from "../../src/report/visualize.ts"
+import { visualize, visualizeSpec } from "../../src/report/Visualize.ts"
 
 const profiler = {
   results: [

@@ -10,7 +10,7 @@
  */
 import type { Vector } from "apache-arrow"
 import type { TraceTables } from "../analysis/Load.ts"
-import { codesOf, floatsOf } from "../analysis/internal/Access.ts"
+import { codesOf, floatsOf } from "../analysis/Columns.ts"
 import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
 import type { ReportData } from "./ReportData.ts"
 import { resourceMetrics } from "./ReportData.ts"

@@ -6,14 +6,14 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type * as Chunk from "../engine/Chunk.ts"
-import { compute } from "./ChunkedArray.ts"
-import { makeBlobs } from "./Datasets.ts"
-import { KMeans, Normalize, Persist, SOM } from "./Estimators.ts"
-import { adjustedRandIndex } from "./Metrics.ts"
-import { inverse } from "./Normalize.ts"
-import * as Pipeline from "./Pipeline.ts"
-import { quantizationError } from "./SOM.ts"
+import type * as Chunk from "../../src/engine/Chunk.ts"
+import { compute } from "../../src/dsl/ChunkedArray.ts"
+import { makeBlobs } from "../../src/dsl/Datasets.ts"
+import { KMeans, Normalize, Persist, SOM } from "../../src/dsl/Estimators.ts"
+import { adjustedRandIndex } from "../../src/dsl/Metrics.ts"
+import { inverse } from "../../src/dsl/Normalize.ts"
+import * as Pipeline from "../../src/dsl/Pipeline.ts"
+import { quantizationError } from "../../src/dsl/SOM.ts"
 
 /**
  * Options of the tutorial.

@@ -1,7 +1,8 @@
 /**
  * One call from trace database files to the report model and the HTML report, shared
  * by `tessera report`, `tessera export`, `tessera plot` and the `--report` option of
- * `tessera demo` / `tessera run`.
+ * `tessera demo` / `tessera run`; and `renderDot`, which draws a DOT graph (a
+ * pipeline's `visualize()`) as SVG.
  *
  * @since 0.1.0
  */
@@ -10,12 +11,30 @@ import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
 import { isTraceFormatError } from "../trace/TraceFormatError.ts"
-import { fromTables } from "./fromTables.ts"
+import { fromTables } from "./FromTables.ts"
 import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./Html.ts"
-import { isReportInputError, ReportInputError, runName } from "./loadEvents.ts"
+import { isReportInputError, ReportInputError, runName } from "./LoadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
-import { analysisTables } from "./tables.ts"
+import { analysisTables } from "./ReportTables.ts"
+
+export {
+  /**
+   * Lay out Graphviz DOT as SVG (report/Graphviz.ts): `Report.renderDot(pipeline.visualize())`
+   * draws a pipeline's stage DAG.
+   *
+   * @since 0.1.0
+   * @category rendering
+   */
+  renderDot,
+  /**
+   * {@link renderDot} as a Promise.
+   *
+   * @since 0.1.0
+   * @category rendering
+   */
+  renderDotPromise
+} from "./Graphviz.ts"
 
 /**
  * The report model and the analysis tables it was built from.

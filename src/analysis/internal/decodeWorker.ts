@@ -16,7 +16,7 @@
  */
 import { parentPort } from "node:worker_threads"
 import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
-import type { DecodeRequest, DecodeResult, WorkerError } from "./ParallelDecode.ts"
+import type { DecodeRequest, DecodeResult, WorkerError } from "./parallelDecode.ts"
 import { ColumnDecoder } from "../../trace/TraceReader.ts"
 
 const dec = new ColumnDecoder()

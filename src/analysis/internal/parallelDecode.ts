@@ -1,7 +1,7 @@
 /**
  * Parallel decoding for `Load`: the main thread streams each file as batches of whole
  * records (`streamFrames`: framing, tail judgement, read errors) and hands batch `s`
- * to worker `s mod W` (`DecodeWorker.ts`, bytes transferred, not copied twice). Each
+ * to worker `s mod W` (`decodeWorker.ts`, bytes transferred, not copied twice). Each
  * worker decodes into its own columns and string pool; at the end the pools are merged
  * into one (each worker string interned once, by its precomputed hash) and the
  * columns concatenated in batch order with their string ids remapped, so the result is
@@ -91,7 +91,7 @@ export interface Ack {
 }
 
 // `.ts` when run from the sources, `.js` from the compiled package (dist/).
-const workerUrl = new URL(`./DecodeWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
+const workerUrl = new URL(`./decodeWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
 
 /** What the parallel decode found (the decoder holds the merged columns). */
 export interface ParallelDecoded {

@@ -18,7 +18,7 @@
  *   `id`, `class`), and none whose value mentions `url(`, `javascript:` or `data:`.
  * Text is kept as Graphviz escaped it; comments, processing instructions and doctypes go.
  *
- * Leaves out: rendering (charts/Graphviz.ts) and parsing arbitrary XML (the input is
+ * Leaves out: rendering (report/Graphviz.ts) and parsing arbitrary XML (the input is
  * Graphviz's own well-formed output; anything the scanner does not recognise is
  * escaped as text).
  *

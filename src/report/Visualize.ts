@@ -22,7 +22,7 @@ import { writeFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
 import type { TopLevelSpec } from "vega-lite"
-import { renderSvg } from "../charts/Figure.ts"
+import { renderSvg } from "../report/Figure.ts"
 import { toVega } from "./Charts.ts"
 
 /**

@@ -1,15 +1,19 @@
 /**
- * Figure: renders a Vega-Lite spec to SVG (vega's headless View) and PNG (resvg), and
- * writes both. A neutral module: the profiler (MemorySampler) and the report both draw
- * with it, and it knows nothing of either.
+ * Figure: static figures. Renders a Vega-Lite spec to SVG (vega's headless View) and PNG
+ * (resvg) and writes both; `writeHistograms` writes the per-task histograms that
+ * `tessera plot hist` draws. `MemorySamplerPlot.plot` and `Visualize` draw with it too.
  *
  * @since 0.1.0
  */
-import { writeFile } from "node:fs/promises"
+import { mkdir, writeFile } from "node:fs/promises"
+import { join } from "node:path"
 import { Resvg } from "@resvg/resvg-js"
 import * as vega from "vega"
 import { compile } from "vega-lite"
 import type { TopLevelSpec } from "vega-lite"
+import { taskHistograms } from "../analysis/Histograms.ts"
+import type { TaskSamples } from "../analysis/Histograms.ts"
+import { histogramSpec } from "./Charts.ts"
 
 /**
  * Render a Vega-Lite spec to SVG text in Node (no DOM needed).
@@ -26,7 +30,6 @@ export const renderSvg = async (spec: TopLevelSpec): Promise<string> => {
   }
 }
 
-
 /**
  * Rasterise SVG text to PNG bytes at `scale` (2 = twice the SVG's pixel size).
  *
@@ -42,7 +45,6 @@ export const svgToPng = (svg: string, scale = 2): Uint8Array => {
   return r.render().asPng()
 }
 
-
 /**
  * Write a Vega-Lite spec as `{base}.svg` and `{base}.png`; returns both paths.
  *
@@ -56,3 +58,23 @@ export const writeFigure = async (spec: TopLevelSpec, base: string): Promise<Rea
   return [`${base}.svg`, `${base}.png`]
 }
 
+/**
+ * Write one SVG and one PNG histogram per resource to `dir` (`hist-{resource}.svg|png`).
+ * A resource the trace did not record (e.g. cores without cpu_time) still gets a
+ * figure, whose subtitle says so.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const writeHistograms = async (
+  data: TaskSamples,
+  resources: ReadonlyArray<string>,
+  dir: string
+): Promise<ReadonlyArray<string>> => {
+  await mkdir(dir, { recursive: true })
+  const out: Array<string> = []
+  for (const h of taskHistograms(data, resources)) {
+    out.push(...(await writeFigure(histogramSpec(h, 480, 260), join(dir, `hist-${h.resource}`))))
+  }
+  return out
+}

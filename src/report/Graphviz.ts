@@ -1,8 +1,8 @@
 /**
  * Graphviz: lays out a DOT graph and renders it to SVG with Graphviz itself, compiled
  * to WebAssembly by @viz-js/viz (a well-kept build of the real `dot` layout engine; a
- * hand-written layout would be worse). Pure computation, no I/O: the DSL's
- * `Pipeline.visualizeSvg` and the report's stage DAG both draw with it.
+ * hand-written layout would be worse). Pure computation, no I/O: the report's stage DAG
+ * draws with it, and `Report.renderDot(pipeline.visualize())` draws a pipeline's.
  *
  * `renderDot` is the Effect; `renderDotPromise` the same as a Promise.
  *

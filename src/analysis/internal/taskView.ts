@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
-import { type Codes, codesFromArray, codesOf, floatsOf, listCodesOf, recode } from "./Access.ts"
+import { type Codes, codesFromArray, codesOf, floatsOf, listCodesOf, recode } from "./access.ts"
 
 /**
  * The loaded tables an analysis reads. Only `tasks` is required.

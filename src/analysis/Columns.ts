@@ -1,0 +1,36 @@
+/**
+ * Columns: read the columns of the tables `Load` builds as flat arrays — numeric columns
+ * as Float64Array (null -> NaN), string columns as codes into a dictionary (null -> -1).
+ * The public face of the analyses' own column access (`internal/access.ts`), for views
+ * outside the analysis layer (the report's model, `report/FromTables.ts`).
+ *
+ * @since 0.1.0
+ */
+import type { Vector } from "apache-arrow"
+import * as access from "./internal/access.ts"
+
+/**
+ * A string column as integer codes into `dict`; -1 = null.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Codes = access.Codes
+
+/**
+ * The first `n` values of a string column as codes; a null or absent column is all -1.
+ * Zero-copy for the single-batch dictionary columns `Load` builds.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const codesOf: (v: Vector | null, n: number) => Codes = access.codesOf
+
+/**
+ * The first `n` values of a numeric column as float64 (a view when possible); nulls and
+ * an absent column are NaN.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const floatsOf: (v: Vector | null, n: number) => Float64Array = access.floatsOf
