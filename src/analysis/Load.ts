@@ -28,6 +28,15 @@
  * decode batches of records on worker threads (`internal/parallelDecode.ts`) and
  * merge their columns, with the same result.
  *
+ * What loading finds beside the rows (docs/analysis.md, "Anomalies" and "Clock
+ * domains"): `recomputed` (tasks whose key appears again: kept, DASF N15), each file's
+ * clock (`clocks`: monotonic or epoch; a monotonic file loaded with epoch files is
+ * shifted onto the epoch by its `Resource Usage` samples' `time - timestamp` when it
+ * has them) and `warnings`, the lines `analyze` and `report` print on stderr. Records
+ * with anomalous times are rejected by the trace readers (`NotAnEvent`), never here.
+ * Errors are `TraceFormatError`s naming the file being read; a failure not about its
+ * bytes keeps its cause (reason `Unexpected`).
+ *
  * @since 0.1.0
  */
 import {
@@ -45,7 +54,7 @@ import type { Data, StructRowProxy, TypeMap, Vector } from "apache-arrow"
 import { Effect } from "effect"
 import { checkTailUnsafe, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
-import { fromUnknown, type TraceFormatError } from "../trace/TraceFormatError.ts"
+import { isTraceFormatError, type TraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
 import { availableParallelism } from "node:os"
 import { driverEventName, driverSegmentsOfBytesUnsafe, driverTable, readDriverSegmentsPromise } from "./Driver.ts"
 import { functionName } from "./FunctionName.ts"
@@ -164,7 +173,39 @@ export interface TraceTables {
    * `M` event no table takes. Kept so that nothing has to decode a file twice.
    */
   readonly metadata: ReadonlyArray<TraceEvent>
+  /**
+   * `Compute` events whose task key appeared in an earlier one: recomputations (DASF
+   * N15: a recomputed key appears more than once). Every row is kept.
+   */
+  readonly recomputed: number
+  /** each file's clock, in file order */
+  readonly clocks: ReadonlyArray<FileClock>
+  /** what a user should know about the data (recomputations, clocks), one line each */
+  readonly warnings: ReadonlyArray<string>
 }
+
+/**
+ * A file's clock: `monotonic` (its times are below `epochMin`, as DASF's
+ * `time.monotonic()` gives: seconds since boot), `epoch` (wall-clock seconds since
+ * 1970, as Tessera writes) or `none` (no timed rows). `shift`: seconds added to every
+ * time of the file's rows to put it on the epoch clock (0 when not shifted).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FileClock {
+  readonly file: string
+  readonly domain: "monotonic" | "epoch" | "none"
+  readonly shift: number
+}
+
+/**
+ * Times below this (seconds; 2001-09-09 as epoch time) are on a monotonic clock.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const epochMin = 1e9
 
 /**
  * Loading progress: bytes read so far of all files, and the total.
@@ -232,14 +273,17 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
     })
-    return withDriver(buildTables(got.dec, files, got.events, got.droppedBytes), files)
+    return withDriver(buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds), files)
   }
   const dec = new ColumnDecoder()
   let dropped = 0
   let done = 0
   let events = 0
-  for (const file of files) {
+  const rowEnds = new Int32Array(3 * files.length)
+  for (let f = 0; f < files.length; f++) {
+    const file = files[f]
     const it = streamFrames(file, options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : undefined)
+    let at = 0
     try {
       for (;;) {
         const next = await it.next()
@@ -249,14 +293,33 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
           break
         }
         const { bytes, end, fileOffset } = next.value
+        at = fileOffset
         events += dec.decodeFrames(bytes, end, file, fileOffset)
         options?.onProgress?.({ file, bytesRead: done + fileOffset + end, bytesTotal, events })
       }
+    } catch (e) {
+      throw isTraceFormatError(e) ? e : unexpected(file, at, e) // keeps the cause, names the file
     } finally {
       await it.return(undefined as never) // closes the file when decoding threw
     }
+    markFile(rowEnds, f, dec)
   }
-  return withDriver(buildTables(dec, files, events, dropped), files)
+  return withDriver(buildTablesNamed(dec, files, events, dropped, rowEnds), files)
+}
+
+const markFile = (rowEnds: Int32Array, f: number, dec: ColumnDecoder) => {
+  rowEnds[3 * f] = dec.tasks.length
+  rowEnds[3 * f + 1] = dec.memory.length
+  rowEnds[3 * f + 2] = dec.resources.length
+}
+
+/** `buildTables`, its failures (an allocation, ...) named after the files. */
+const buildTablesNamed = (...args: Parameters<typeof buildTables>): Omit<TraceTables, "driver"> => {
+  try {
+    return buildTables(...args)
+  } catch (e) {
+    throw unexpected(args[1].join(", ") || "(no files)", 0, e)
+  }
 }
 
 /** Adds the `Driver` events, framed again only when the load counted some (Driver.ts). */
@@ -278,13 +341,22 @@ export const loadBytesUnsafe = (
   const dec = new ColumnDecoder()
   let dropped = 0
   let events = 0
-  for (const { bytes, file } of databases) {
-    const stop = scanFramesUnsafe(bytes, file, 0, () => undefined)
-    checkTailUnsafe(bytes.subarray(stop), file, stop)
+  const rowEnds = new Int32Array(3 * databases.length)
+  databases.forEach(({ bytes, file }, f) => {
+    let whole = 0
+    let stop: number
+    try {
+      stop = scanFramesUnsafe(bytes, file, 0, (_, e) => (whole = e))
+    } catch (e) {
+      dec.decodeFrames(bytes, whole, file, 0) // the first error in file order, as streaming reports
+      throw e
+    }
     events += dec.decodeFrames(bytes, stop, file, 0)
+    checkTailUnsafe(bytes.subarray(stop), file, stop)
     dropped += bytes.length - stop
-  }
-  const t = buildTables(dec, databases.map((d) => d.file), events, dropped)
+    markFile(rowEnds, f, dec)
+  })
+  const t = buildTablesNamed(dec, databases.map((d) => d.file), events, dropped, rowEnds)
   return { ...t, driver: driverTable((t.eventCounts[driverEventName] ?? 0) > 0 ? driverSegmentsOfBytesUnsafe(databases) : []) }
 }
 
@@ -300,7 +372,7 @@ export const load = (
 ): Effect.Effect<TraceTables, TraceFormatError> =>
   Effect.tryPromise({
     try: () => loadPromise(files, options),
-    catch: (e) => fromUnknown(e, files.join(", "))
+    catch: (e) => (isTraceFormatError(e) ? e : unexpected(files.join(", ") || "(no files)", 0, e))
   })
 
 // ---------------------------------------------------------------------------
@@ -384,7 +456,76 @@ const table = <T extends TypeMap>(cols: { readonly [K in keyof T]: Data<T[K]> })
 
 const copy = (c: F64 | I32) => c.view().slice()
 
-const buildTables = (dec: ColumnDecoder, files: ReadonlyArray<string>, events: number, dropped: number): Omit<TraceTables, "driver"> => {
+// ---------------------------------------------------------------------------
+// Clock domains
+
+const median = (xs: Array<number>): number => {
+  xs.sort((a, b) => a - b)
+  const h = xs.length >> 1
+  return xs.length % 2 === 1 ? xs[h] : (xs[h - 1] + xs[h]) / 2
+}
+
+/**
+ * Find each file's clock from its rows' times; when epoch and monotonic files are
+ * loaded together, shift each monotonic file that has `Resource Usage` samples with a
+ * wall-clock `time` by the median of `time - timestamp` (in place), and warn once
+ * naming the files that could not be aligned.
+ */
+const alignClocks = (
+  dec: ColumnDecoder,
+  files: ReadonlyArray<string>,
+  rowEnds: Int32Array
+): { readonly clocks: Array<FileClock>; readonly warnings: Array<string> } => {
+  const ends = dec.tasks.end.view()
+  const memTs = dec.memory.timestamp.view()
+  const resTs = dec.resources.timestamp.view()
+  const wall = dec.resources.values[resourceArgs.indexOf("time")].view()
+  const range = (f: number, k: number) => [f === 0 ? 0 : rowEnds[3 * (f - 1) + k], rowEnds[3 * f + k]] as const
+  const domains = files.map((_, f) => {
+    let min = Infinity
+    for (const [col, k] of [[ends, 0], [memTs, 1], [resTs, 2]] as const) {
+      const [a, b] = range(f, k)
+      for (let i = a; i < b; i++) if (col[i] < min) min = col[i]
+    }
+    return min === Infinity ? "none" as const : min < epochMin ? "monotonic" as const : "epoch" as const
+  })
+  const shifts = files.map(() => 0)
+  const warnings: Array<string> = []
+  if (domains.includes("epoch") && domains.includes("monotonic")) {
+    const unaligned: Array<string> = []
+    files.forEach((file, f) => {
+      if (domains[f] !== "monotonic") return
+      const [a, b] = range(f, 2)
+      const diffs: Array<number> = []
+      for (let i = a; i < b; i++) if (wall[i] >= epochMin && wall[i] - wall[i] === 0) diffs.push(wall[i] - resTs[i])
+      if (diffs.length === 0) return void unaligned.push(file)
+      const shift = median(diffs)
+      shifts[f] = shift
+      for (const [col, k] of [[ends, 0], [memTs, 1], [resTs, 2]] as const) {
+        const [x, y] = range(f, k)
+        for (let i = x; i < y; i++) col[i] += shift
+      }
+      warnings.push(
+        `${file}: monotonic clock shifted by ${shift.toFixed(3)} s onto the epoch clock of the other files (median of ${diffs.length} Resource Usage time - timestamp)`
+      )
+    })
+    if (unaligned.length > 0) {
+      warnings.push(
+        `clocks differ: ${unaligned.join(", ")} on a monotonic clock (times < 1e9 s) with no Resource Usage \`time\` to align it, the others on epoch time; times are not comparable across the two groups (load them separately)`
+      )
+    }
+  }
+  return { clocks: files.map((file, f) => ({ file, domain: domains[f], shift: shifts[f] })), warnings }
+}
+
+const buildTables = (
+  dec: ColumnDecoder,
+  files: ReadonlyArray<string>,
+  events: number,
+  dropped: number,
+  rowEnds: Int32Array
+): Omit<TraceTables, "driver"> => {
+  const { clocks, warnings } = alignClocks(dec, files, rowEnds)
   const strings = dec.pool
   const t = dec.tasks
   const n = t.length
@@ -406,6 +547,18 @@ const buildTables = (dec: ColumnDecoder, files: ReadonlyArray<string>, events: n
       byKey.set(k, f)
     }
     fnIds[i] = f
+  }
+  // recomputations: a task key seen in an earlier Compute event
+  let recomputed = 0
+  const seen = new Uint8Array(strings.size)
+  for (let i = 0; i < n; i++) {
+    const k = keyIds[i]
+    if (k < 0) continue
+    if (seen[k] === 1) recomputed++
+    else seen[k] = 1
+  }
+  if (recomputed > 0) {
+    warnings.unshift(`${recomputed} task(s) recomputed: their keys appear in more than one Compute event; every run is kept (DASF N15)`)
   }
   const end = copy(t.end) as Float64Array
   const duration = copy(t.duration) as Float64Array
@@ -461,6 +614,9 @@ const buildTables = (dec: ColumnDecoder, files: ReadonlyArray<string>, events: n
     events,
     droppedBytes: dropped,
     fallbackRecords: dec.fallbacks,
-    metadata: dec.metadata
+    metadata: dec.metadata,
+    recomputed,
+    clocks,
+    warnings
   }
 }

@@ -121,7 +121,8 @@ export interface WriteReportOptions {
 
 /**
  * Write the HTML report of `files` to `out`; returns the report's size in bytes.
- * Tables are `src/analysis`'s analyses unless `tables` is given. Fails with
+ * Tables are `src/analysis`'s analyses unless `tables` is given; `warnings` are the
+ * loader's (`TraceTables.warnings`: recomputations, clocks). Fails with
  * `ReportInputError` (an unreadable database, or the output cannot be written).
  *
  * @since 0.1.0
@@ -131,14 +132,17 @@ export const writeReport = (
   files: ReadonlyArray<string>,
   out: string,
   options: WriteReportOptions = {}
-): Effect.Effect<{ readonly bytes: number; readonly data: ReportData }, ReportInputError> =>
+): Effect.Effect<
+  { readonly bytes: number; readonly data: ReportData; readonly warnings: ReadonlyArray<string> },
+  ReportInputError
+> =>
   Effect.gen(function*() {
     const input = yield* loadReportInput(files, options.title)
     const html = yield* Effect.promise(() =>
       renderHtml(input.data, { tables: options.tables ?? analysisTables(input.tables) })
     )
     yield* io(out, () => writeFile(out, html))
-    return { bytes: Buffer.byteLength(html), data: input.data }
+    return { bytes: Buffer.byteLength(html), data: input.data, warnings: input.tables.warnings }
   })
 
 /**
@@ -151,4 +155,5 @@ export const writeReportPromise = (
   files: ReadonlyArray<string>,
   out: string,
   options: WriteReportOptions = {}
-): Promise<{ readonly bytes: number; readonly data: ReportData }> => Effect.runPromise(writeReport(files, out, options))
+): Promise<{ readonly bytes: number; readonly data: ReportData; readonly warnings: ReadonlyArray<string> }> =>
+  Effect.runPromise(writeReport(files, out, options))

@@ -181,7 +181,16 @@ export async function* streamFrames(
       }
       filled += read
       const view = buf.subarray(0, filled)
-      const stop = scanFramesUnsafe(view, file, bufFileOffset, () => undefined)
+      let whole = 0
+      let stop: number
+      try {
+        stop = scanFramesUnsafe(view, file, bufFileOffset, (_, e) => (whole = e))
+      } catch (e) {
+        // a framing error mid-buffer: the whole records before it come first, so that
+        // every reader reports the first error in file order, whatever the chunk size
+        if (whole > 0) yield { bytes: view, end: whole, fileOffset: bufFileOffset }
+        throw e
+      }
       if (read === 0) {
         if (stop > 0) yield { bytes: view, end: stop, fileOffset: bufFileOffset }
         checkTailUnsafe(view.subarray(stop), file, bufFileOffset + stop)

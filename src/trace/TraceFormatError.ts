@@ -98,6 +98,20 @@ export class NotAnEvent extends Data.TaggedError("NotAnEvent")<{
 }> {}
 
 /**
+ * Reading the file failed for a reason that is not about its bytes (memory ran out, a
+ * decode thread died, a bug): `cause` is what was thrown, kept as it was; the error's
+ * `file` is the file being read, its `offset` how far reading had got (the message
+ * names no byte: none is at fault).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unexpected extends Data.TaggedError("Unexpected")<{
+  readonly cause: unknown
+  readonly message: string
+}> {}
+
+/**
  * Why a file is not a readable trace database.
  *
  * @since 0.1.0
@@ -111,6 +125,7 @@ export type TraceFormatReason =
   | NotMsgpack
   | NotAMap
   | NotAnEvent
+  | Unexpected
 
 /**
  * The tag of a `TraceFormatReason`.
@@ -153,7 +168,7 @@ const make = (file: string, offset: number, reason: TraceFormatReason): TraceFor
     offset,
     reason,
     // a file that cannot be opened has no byte at fault: say so without an offset
-    message: `${file}: not a readable trace database: ${reason.message} (${
+    message: reason._tag === "Unexpected" ? `${file}: reading failed: ${reason.message} (Unexpected)` : `${file}: not a readable trace database: ${reason.message} (${
       reason._tag === "FileNotFound" || (reason._tag === "NotReadable" && offset === 0) ? reason._tag : `${reason._tag} at byte offset ${offset}`
     })`
   })
@@ -165,6 +180,16 @@ export const fileNotFound = (file: string): TraceFormatError =>
 /** @since 0.1.0 @category constructors */
 export const notReadable = (file: string, offset: number, cause: unknown): TraceFormatError =>
   make(file, offset, new NotReadable({ cause, message: textOf(cause) }))
+
+/**
+ * Reading `file` failed for a reason not about its bytes; `offset`: how far reading
+ * had got.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unexpected = (file: string, offset: number, cause: unknown): TraceFormatError =>
+  make(file, offset, new Unexpected({ cause, message: cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause) }))
 
 /** @since 0.1.0 @category constructors */
 export const recordTooLong = (file: string, offset: number, length: number, limit: number): TraceFormatError =>
@@ -256,6 +281,8 @@ export const fromReasonFields = (f: TraceFormatErrorFields): TraceFormatError =>
         return new NotAMap({ found: String(r.found), message })
       case "NotAnEvent":
         return new NotAnEvent({ problem: String(r.problem), message })
+      case "Unexpected":
+        return new Unexpected({ cause: r.cause, message })
     }
   })()
   return make(f.file, f.offset, reason)

@@ -47,6 +47,8 @@ const tessera = (args: ReadonlyArray<string>, options: { cwd?: string; env?: Rec
   })
 
 const lines = (s: string) => s.split("\n").filter((l) => l.length > 0)
+/** stderr without the loader's note on recomputed keys (the DASF fixture has some: DASF N15) */
+const notes = (s: string) => s.split("\n").filter((l) => !/: warning: \d+ task\(s\) recomputed/.test(l)).join("\n")
 const show = (r: Result) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`
 
 /** exit 2, nothing on stdout, one stderr line matching every pattern */
@@ -104,7 +106,7 @@ describe("-d/--databases in every command that reads databases", () => {
     ])
     for (const r of [report, exportOne, exportTwo, exportRepeated, plot, analyze]) {
       assert.equal(r.code, 0, show(r))
-      assert.equal(r.stderr, "", show(r))
+      assert.equal(notes(r.stderr), "", show(r))
     }
     assert.ok(readFileSync(join(dir, "r.html"), "utf8").includes("Task stream"))
     const rows = (f: string) => readFileSync(join(dir, f), "utf8").trimEnd().split("\n").length
@@ -265,7 +267,7 @@ describe("--log-level, progress and --overwrite", () => {
     for (const r of results) assert.equal(r.code, 0, show(r))
     for (const [r, label] of [[results[0]!, "report"], [results[1]!, "export"], [results[2]!, "plot hist"]] as const) {
       assert.ok(r.stderr.startsWith(`\r${label}: `), show(r))
-      assert.equal(lines(r.stderr).length, 1, show(r))
+      assert.equal(lines(notes(r.stderr)).length, 1, show(r))
       assert.ok(r.stderr.endsWith("\n"))
       assert.doesNotMatch(r.stdout, /\r/)
     }

@@ -310,7 +310,10 @@ for (const [label, kind] of executors) {
         const fiber = yield* Effect.forkChild(Engine.compute(g, {
           callbacks: [{ posttask: () => void posts++, finish: (_g, _s, failed) => void seen.push(`finish:${failed}`) }]
         }))
-        yield* Effect.sleep("60 millis")
+        // interrupt mid-compute: once tasks are finishing (a fixed delay could land before
+        // the compute started on a loaded machine, where nothing is left to interrupt)
+        for (let waited = 0; posts === 0 && waited < 10_000; waited += 5) yield* Effect.sleep("5 millis")
+        yield* Effect.sleep("20 millis")
         yield* Fiber.interrupt(fiber)
         return executor.busyWorkers()
       }))

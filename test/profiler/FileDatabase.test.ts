@@ -31,8 +31,9 @@ const id = fc.oneof(fc.string({ maxLength: 20 }), fc.integer({ min: 0, max: 1000
 const eventArb: fc.Arbitrary<TraceEvent> = fc.oneof(
   fc.record({
     name: fc.string({ maxLength: 20 }),
-    timestamp: fc.double({ noNaN: true }),
-    duration: fc.double({ noNaN: true }),
+    // the one rule on times: finite timestamps, finite durations >= 0 (else not an event)
+    timestamp: fc.double({ noNaN: true, noDefaultInfinity: true }),
+    duration: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
     phase: fc.constant("X" as const),
     process_id: id,
     thread_id: id,
@@ -40,7 +41,7 @@ const eventArb: fc.Arbitrary<TraceEvent> = fc.oneof(
   }),
   fc.record({
     name: fc.string({ maxLength: 20 }),
-    timestamp: fc.double({ noNaN: true }),
+    timestamp: fc.double({ noNaN: true, noDefaultInfinity: true }),
     phase: fc.constantFrom("I" as const, "B" as const, "E" as const, "C" as const, "M" as const),
     scope: fc.constantFrom("g" as const, "p" as const, "t" as const),
     process_id: id,

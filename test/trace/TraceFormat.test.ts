@@ -13,6 +13,8 @@ import * as TraceFormat from "../../src/trace/TraceFormat.ts"
 const dasf = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 
 const finite = fc.double({ noNaN: true, noDefaultInfinity: true })
+// the one rule on times: a duration is finite and >= 0 (else the record is not an event)
+const duration = fc.double({ min: 0, noNaN: true, noDefaultInfinity: true })
 const argValue = fc.oneof(
   fc.string(),
   finite,
@@ -34,7 +36,7 @@ const arbEvent: fc.Arbitrary<TraceEvent> = fc.oneof(
     process_id: id,
     thread_id: id,
     args,
-    duration: finite
+    duration
   }),
   fc.record({
     name: fc.string({ maxLength: 20 }),

@@ -19,7 +19,7 @@
 import { Worker } from "node:worker_threads"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import { streamFrames } from "../../trace/TraceFormat.ts"
-import { fromReasonFields, type TraceFormatErrorFields } from "../../trace/TraceFormatError.ts"
+import { fromReasonFields, type TraceFormatErrorFields, unexpected } from "../../trace/TraceFormatError.ts"
 import { ColumnDecoder, type F64, type I32, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
 
 /** A batch of whole records for a worker, or the request for its result. */
@@ -98,6 +98,8 @@ export interface ParallelDecoded {
   readonly dec: ColumnDecoder
   readonly events: number
   readonly droppedBytes: number
+  /** per file, where its rows end: tasks, memory and resources rows, 3 numbers a file */
+  readonly fileRowEnds: Int32Array
 }
 
 /**
@@ -154,6 +156,7 @@ export const decodeParallelPromise = async (
   let dropped = 0
   let framingError: unknown
   let errorSeq = Infinity
+  const fileEnds: Array<number> = [] // batches sent when each file was done
   try {
     try {
       for (const file of files) {
@@ -170,6 +173,7 @@ export const decodeParallelPromise = async (
           }
           if (next.done === true) {
             dropped += next.value.droppedBytes
+            fileEnds.push(seq)
             break
           }
           const { bytes, end, fileOffset } = next.value
@@ -181,7 +185,7 @@ export const decodeParallelPromise = async (
           while (inflight >= maxInflight && crashed === undefined) await new Promise<void>((r) => (waiting = r))
           if (crashed !== undefined) {
             await it.return(undefined as never)
-            throw crashed
+            throw unexpected(file, fileOffset, crashed) // keeps the cause, names the file
           }
         }
         if (framingError !== undefined) break
@@ -189,7 +193,9 @@ export const decodeParallelPromise = async (
     } finally {
       for (const w of workers) w.postMessage({ type: "finish" } satisfies DecodeRequest)
     }
-    const got = await Promise.all(results)
+    const got = await Promise.all(results).catch((e) => {
+      throw unexpected(reading, 0, e) // a worker died: keep why, name the file being read
+    })
     // the first error in file order: a worker's decoding error in an earlier batch
     // than the framing error, else the framing error
     let first: WorkerError | undefined
@@ -198,7 +204,13 @@ export const decodeParallelPromise = async (
       throw fromReasonFields(first.error)
     }
     if (framingError !== undefined) throw framingError
-    return { dec: merge(got, seq), events: got.reduce((s, g) => s + g.events, 0), droppedBytes: dropped }
+    const fileRowEnds = new Int32Array(3 * files.length)
+    return {
+      dec: merge(got, seq, fileEnds, fileRowEnds),
+      events: got.reduce((s, g) => s + g.events, 0),
+      droppedBytes: dropped,
+      fileRowEnds
+    }
   } finally {
     for (const w of workers) void w.terminate()
   }
@@ -212,7 +224,12 @@ const setF64 = (c: F64, data: Float64Array<ArrayBuffer>, length: number) => ((c.
  * order (batch `s` was decoded by worker `s mod W`, as its `floor(s / W)`-th batch).
  * Hot path: typed-array loops.
  */
-const merge = (got: ReadonlyArray<DecodeResult>, batches: number): ColumnDecoder => {
+const merge = (
+  got: ReadonlyArray<DecodeResult>,
+  batches: number,
+  fileEnds: ReadonlyArray<number>,
+  fileRowEnds: Int32Array
+): ColumnDecoder => {
   // the first worker's pool becomes the result's (its ids stay); the others' strings
   // are interned into it by their precomputed hashes
   const pool = StringPool.fromParts(got[0].pool)
@@ -261,7 +278,16 @@ const merge = (got: ReadonlyArray<DecodeResult>, batches: number): ColumnDecoder
   let mOut = 0
   let rOut = 0
   const W = got.length
+  let f = 0
+  const fileDone = (s: number) => {
+    for (; f < fileEnds.length && fileEnds[f] <= s; f++) {
+      fileRowEnds[3 * f] = tOut
+      fileRowEnds[3 * f + 1] = mOut
+      fileRowEnds[3 * f + 2] = rOut
+    }
+  }
   for (let s = 0; s < batches; s++) {
+    fileDone(s)
     const w = s % W
     const g = got[w]
     const k = Math.floor(s / W)
@@ -305,6 +331,7 @@ const merge = (got: ReadonlyArray<DecodeResult>, batches: number): ColumnDecoder
     r.values.forEach((col, j) => col.set(gr.values[j].subarray(r0, r1), rOut))
     rOut += r1 - r0
   }
+  fileDone(batches)
   const ot = out.tasks
   for (const f of ["host", "worker", "key", "name", "state"] as const) setI32(ot[f], t[f], T)
   for (const f of ["end", "duration", "size", "cpuTime"] as const) setF64(ot[f], t[f], T)

@@ -90,6 +90,7 @@ export const analyze = Command.make(
         onLoaded: (t) => {
           progress.end()
           progress.loaded(t.events, t.files.length, t.droppedBytes)
+          for (const w of t.warnings) Output.warn(`analyze: warning: ${w}`)
         }
       }).pipe(Effect.ensuring(Effect.sync(() => progress.end())))
       yield* Console.log(lines.join("\n"))

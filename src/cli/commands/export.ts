@@ -37,7 +37,13 @@ export const exportTrace = async (
     ? tableToCsv(eventTable(events))
     : tableToArrowFile(eventTable(events))
   onPhase(`writing ${out}`)
-  await writeFile(out, bytes)
+  try {
+    await writeFile(out, bytes)
+  } catch (e) {
+    // a system error still (Output.tracked reports it as a failure), saying it is the output
+    const err = e as NodeJS.ErrnoException
+    throw Object.assign(new Error(`cannot write ${out}: ${err.message}`, { cause: e }), { code: err.code, syscall: err.syscall, path: err.path })
+  }
   return typeof bytes === "string" ? Buffer.byteLength(bytes) : bytes.byteLength
 }
 

@@ -31,6 +31,7 @@ export const report = Command.make(
       const { writeReportPromise: writeReport } = yield* Effect.promise(() => import("../../report/Report.ts"))
       const r = yield* Output.tracked("report", c.db, `loading and rendering ${c.output}`, () =>
         writeReport(c.db, c.output, title === undefined ? {} : { title }))
+      for (const w of r.warnings) Output.warn(`report: warning: ${w}`)
       yield* Console.log(`wrote ${c.output} (${(r.bytes / 1024).toFixed(0)} KiB, ${r.data.tasks.start.length} tasks)`)
     })
 ).pipe(Command.withDescription("Write a self-contained HTML performance report of trace databases."))

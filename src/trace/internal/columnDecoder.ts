@@ -8,7 +8,11 @@
  *
  * Records of an unexpected shape (a field of an unusual type, an extension, anything
  * the fast path does not handle) fall back to the generic decoder (`Framing.ts`), which
- * also produces the typed errors.
+ * also produces the typed errors. The fast path never accepts a record the generic
+ * decoder rejects: it falls back on a non-string `name`, a non-number or non-finite
+ * `timestamp`, a negative or non-finite `duration`, non-map `args`, a `__proto__` or
+ * non-string, non-number key, booleans where it wants numbers, and nesting deeper than
+ * `maxNesting`, wherever in the record.
  *
  * Hot path: plain imperative code with a cursor, on purpose.
  *
@@ -17,7 +21,7 @@
  */
 import { EventNames, type TraceEvent } from "../TraceEvent.ts"
 import { MemoryColumns, resourceArgs, ResourceColumns, TaskColumns } from "./columns.ts"
-import { decodeEventUnsafe, headerBytes } from "./framing.ts"
+import { decodeEventUnsafe, headerBytes, isDuration, isTime, maxNesting } from "./framing.ts"
 import { StringPool } from "./stringPool.ts"
 
 /** Thrown inside the fast path to ask for the generic decoder. */
@@ -51,6 +55,7 @@ export class ColumnDecoder {
 
   // interned ids of the keys and names the fast path knows
   private readonly K: Record<string, number>
+  private readonly protoId: number
   private readonly resIds: Int32Array
   private readonly last = new Int32Array(8).fill(-1)
   private readonly prev = new Int32Array(8).fill(-1)
@@ -93,6 +98,7 @@ export class ColumnDecoder {
     ]
     this.K = Object.fromEntries(ids.map((s) => [s, p.intern(s)]))
     this.resIds = Int32Array.from(resourceArgs, (s) => p.intern(s))
+    this.protoId = p.intern("__proto__")
     const enc = new TextEncoder()
     const words: Array<number> = []
     const wordAt: Array<number> = [0]
@@ -189,7 +195,24 @@ export class ColumnDecoder {
         break
       }
     }
-    return this.str()
+    const id = this.str()
+    // the generic decoder refuses these keys (nil: not a string or number)
+    if (id === this.protoId || id === -1) throw fallback
+    return id
+  }
+
+  /** A string value (no coercion) as a pool id: `name` must be a string. */
+  private text(slot: number): number {
+    const t = this.b[this.pos]
+    if ((t >= 0xa0 && t <= 0xbf) || t === 0xd9 || t === 0xda || t === 0xdb) return this.str(slot)
+    throw fallback
+  }
+
+  /** A number value (no nil, no boolean): a time. */
+  private time(): number {
+    const t = this.b[this.pos]
+    if (t === 0xc0) throw fallback
+    return this.num()
   }
 
   /**
@@ -255,27 +278,47 @@ export class ColumnDecoder {
         return (this.pos += 8, Number(this.dv.getBigInt64(this.pos - 8)))
       case 0xc0:
         return NaN
-      case 0xc2:
-        return 0
-      case 0xc3:
-        return 1
     }
-    throw fallback
+    throw fallback // booleans (the generic path reads them as no number), extensions
   }
 
-  /** Skip one value of any type. */
-  private skip(): void {
+  /**
+   * A map key the generic decoder accepts (a string other than `__proto__`, or a
+   * number) at the cursor? Else fall back.
+   */
+  private checkKey(): void {
+    const b = this.b
+    const t = b[this.pos]
+    if (t === 0xa9) {
+      const p = this.pos + 1 // "__proto__"
+      if (
+        b[p] === 0x5f && b[p + 1] === 0x5f && b[p + 2] === 0x70 && b[p + 3] === 0x72 && b[p + 4] === 0x6f &&
+        b[p + 5] === 0x74 && b[p + 6] === 0x6f && b[p + 7] === 0x5f && b[p + 8] === 0x5f
+      ) throw fallback
+      return
+    }
+    if ((t >= 0xa0 && t <= 0xbf) || t <= 0x7f || t >= 0xe0 || (t >= 0xca && t <= 0xd3)) return
+    throw fallback // long strings (rare as keys: the generic path checks them), nil, maps, ...
+  }
+
+  /**
+   * Skip one value of any type; `level` is the nesting level a map or array here would
+   * have (the record's map is level 1).
+   */
+  private skip(level = 2): void {
     const b = this.b
     const dv = this.dv
     const t = b[this.pos++]
     if (t <= 0x7f || t >= 0xe0 || t === 0xc0 || t === 0xc2 || t === 0xc3) return
     if (t >= 0xa0 && t <= 0xbf) return void (this.pos += t & 0x1f)
     if (t >= 0x90 && t <= 0x9f) {
-      for (let i = t & 0x0f; i > 0; i--) this.skip()
+      if (level > maxNesting) throw fallback
+      for (let i = t & 0x0f; i > 0; i--) this.skip(level + 1)
       return
     }
     if (t >= 0x80 && t <= 0x8f) {
-      for (let i = (t & 0x0f) * 2; i > 0; i--) this.skip()
+      if (level > maxNesting) throw fallback
+      for (let i = t & 0x0f; i > 0; i--) (this.checkKey(), this.skip(level + 1), this.skip(level + 1))
       return
     }
     switch (t) {
@@ -304,16 +347,18 @@ export class ColumnDecoder {
         return void (this.pos += 4 + dv.getUint32(this.pos))
       case 0xdc:
       case 0xdd: {
+        if (level > maxNesting) throw fallback
         const n = t === 0xdc ? dv.getUint16(this.pos) : dv.getUint32(this.pos)
         this.pos += t === 0xdc ? 2 : 4
-        for (let i = 0; i < n; i++) this.skip()
+        for (let i = 0; i < n; i++) this.skip(level + 1)
         return
       }
       case 0xde:
       case 0xdf: {
+        if (level > maxNesting) throw fallback
         const n = t === 0xde ? dv.getUint16(this.pos) : dv.getUint32(this.pos)
         this.pos += t === 0xde ? 2 : 4
-        for (let i = 0; i < 2 * n; i++) this.skip()
+        for (let i = 0; i < n; i++) (this.checkKey(), this.skip(level + 1), this.skip(level + 1))
         return
       }
     }
@@ -335,14 +380,20 @@ export class ColumnDecoder {
     let argsAt = -1
     for (let i = 0; i < n; i++) {
       const k = this.key()
-      if (k === K.name) name = this.str(1)
-      else if (k === K.timestamp) ts = this.num()
-      else if (k === K.duration) dur = this.num()
-      else if (k === K.phase) phase = this.str(2)
+      if (k === K.name) name = this.text(1)
+      else if (k === K.timestamp) ts = this.time()
+      else if (k === K.duration) {
+        dur = this.time()
+        if (!isDuration(dur)) throw fallback // NaN here is a value, not "absent"
+      }
+      else if (k === K.phase) phase = this.text(2)
       else if (k === K.process_id) host = this.str(3)
       else if (k === K.thread_id) worker = this.str(4)
       else if (k === K.args) {
-        if (i === n - 1 && name >= 0 && phase >= 0 && !Number.isNaN(ts)) {
+        const t = this.b[this.pos]
+        // a map, or nil (the generic path reads nil as no args)
+        if (!((t >= 0x80 && t <= 0x8f) || t === 0xde || t === 0xdf || t === 0xc0)) throw fallback
+        if (i === n - 1 && name >= 0 && phase >= 0 && isTime(ts) && (dur !== dur || isDuration(dur))) {
           // DASF's layout: args come last, after every other field; parse them in place
           if (this.isMetadata(name, phase)) throw keep
           this.checkPhase(phase)
@@ -354,7 +405,8 @@ export class ColumnDecoder {
         this.skip()
       } else this.skip()
     }
-    if (this.pos !== end || name < 0 || Number.isNaN(ts) || phase < 0) throw fallback
+    // the one rule on times (Framing.isTime / isDuration): the generic path rejects
+    if (this.pos !== end || name < 0 || !isTime(ts) || !(dur !== dur || isDuration(dur)) || phase < 0) throw fallback
     if (this.isMetadata(name, phase)) throw keep
     this.checkPhase(phase)
     if (argsAt >= 0) {
@@ -437,8 +489,9 @@ export class ColumnDecoder {
         else if (t === 0xdc) (m = this.dv.getUint16(this.pos), this.pos += 2)
         else if (t === 0xdd) (m = this.dv.getUint32(this.pos), this.pos += 4)
         else throw fallback
+        deps.length = 0 // a repeated key: the last one counts, as in the generic path
         for (let j = 0; j < m; j++) deps.push(this.str())
-      } else this.skip()
+      } else this.skip(3)
     }
     if (this.pos !== end) throw fallback
     const c = this.tasks
@@ -460,7 +513,7 @@ export class ColumnDecoder {
       else if (k === K.state) state = this.str(7)
       else if (k === K.size) size = this.num()
       else if (k === K.tasks) tasks = this.num()
-      else this.skip()
+      else this.skip(3)
     }
     if (this.pos !== end) throw fallback
     this.memory.push(ts, host, worker, key, state, size, tasks)
@@ -475,7 +528,7 @@ export class ColumnDecoder {
       const k = this.key()
       const j = ids.indexOf(k)
       if (j >= 0) v[j] = this.num()
-      else this.skip()
+      else this.skip(3)
     }
     if (this.pos !== end) throw fallback
     const c = this.resources

@@ -19,10 +19,11 @@
  */
 import type { TraceEvent } from "../TraceEvent.ts"
 import { isPhase, isScope } from "../TraceEvent.ts"
-import { decodeEventUnsafe, headerBytes, scanFramesUnsafe } from "./framing.ts"
+import { decodeEventUnsafe, headerBytes, isDuration, isTime, maxNesting, scanFramesUnsafe } from "./framing.ts"
 import { StringPool } from "./stringPool.ts"
 
-const textDecoder = new TextDecoder("utf-8", { fatal: false })
+// as the generic decoder and StringPool: invalid UTF-8 -> U+FFFD, a BOM is kept
+const textDecoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true })
 const maxInterned = 64
 /** strings a decoder's pool holds before it starts a new one */
 const maxPoolStrings = 1 << 16
@@ -143,6 +144,8 @@ export class EventDecoder {
   }
 
   private map(n: number): Record<string, unknown> {
+    // this.depth: maps and arrays open around the cursor (the record's map is level 1)
+    if (this.depth >= maxNesting) throw unusual
     if (n > maxShapeKeys) return this.mapByKeys(n)
     // keys and values first, then the object in one go from its cached shape
     const d = this.depth++
@@ -218,10 +221,12 @@ export class EventDecoder {
   /** A map built key by key (large maps). */
   private mapByKeys(n: number): Record<string, unknown> {
     const o: Record<string, unknown> = {}
+    const d = this.depth++
     for (let i = 0; i < n; i++) {
       const k = this.key()
       o[k] = this.value()
     }
+    this.depth = d // (a throw leaves it: decodeUnsafe starts each record at 0)
     return o
   }
 
@@ -240,8 +245,11 @@ export class EventDecoder {
   }
 
   private array(n: number): Array<unknown> {
+    if (this.depth >= maxNesting) throw unusual
     const a = new Array(n)
+    const d = this.depth++
     for (let i = 0; i < n; i++) a[i] = this.value()
+    this.depth = d
     return a
   }
 
@@ -355,11 +363,14 @@ export class EventDecoder {
     this.limit = end
     this.v = view
     this.p = start
+    this.depth = 0
     const r = this.value()
     if (this.p !== end || typeof r !== "object" || r === null || Array.isArray(r)) throw unusual
     const e = r as Record<string, unknown>
     if (typeof e.name !== "string" || typeof e.timestamp !== "number" || !isPhase(e.phase)) throw unusual
-    if (e.duration !== undefined && typeof e.duration !== "number") throw unusual
+    // the one rule on times (Framing.isTime / isDuration): the generic decoder rejects
+    if (!isTime(e.timestamp)) throw unusual
+    if (e.duration !== undefined && (typeof e.duration !== "number" || !isDuration(e.duration))) throw unusual
     if (e.args === undefined || e.args === null) e.args = {}
     else if (typeof e.args !== "object" || Array.isArray(e.args)) throw unusual
     if (e.process_id === undefined) e.process_id = null

@@ -105,7 +105,84 @@ export const checkTailUnsafe = (tail: Uint8Array, file: string, fileOffset: numb
 // ---------------------------------------------------------------------------
 // Generic decoding
 
-const decoder = new Decoder()
+/**
+ * Deepest nesting of maps and arrays a record may have, the record's own map being
+ * level 1 (its `args` map level 2). Deeper records are not events (`NotAnEvent`): every
+ * reader rejects them at the record's offset, before anything recursive (JSON, the
+ * report, exports) can overflow its stack on them.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxNesting = 64
+
+const replacingDecoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true })
+
+/**
+ * The generic decoder, except that a string with any non-ASCII byte is decoded by
+ * `TextDecoder` (invalid UTF-8 becomes U+FFFD, a BOM stays a character), as the
+ * specialised readers and `StringPool` decode it: every reader returns the same
+ * string for the same bytes. (msgpack's own short-string decoder turns invalid UTF-8
+ * into other characters.)
+ */
+const decoder = (() => {
+  const d = new Decoder()
+  type Strings = {
+    bytes: Uint8Array
+    pos: number
+    decodeUtf8String(this: Strings, byteLength: number, headerOffset: number): string
+  }
+  const own = d as unknown as Strings
+  const generic = own.decodeUtf8String
+  own.decodeUtf8String = function(byteLength, headerOffset) {
+    const start = this.pos + headerOffset
+    const end = start + byteLength
+    if (end <= this.bytes.byteLength) {
+      const b = this.bytes
+      for (let i = start; i < end; i++) {
+        if (b[i]! > 0x7f) {
+          this.pos = end
+          return replacingDecoder.decode(b.subarray(start, end))
+        }
+      }
+    }
+    return generic.call(this, byteLength, headerOffset)
+  }
+  return d
+})()
+
+/** Is a map or array of `v` nested deeper than `maxNesting` (`v` at level `level`). */
+const tooDeep = (v: unknown, level: number): boolean => {
+  if (typeof v !== "object" || v === null) return false
+  if (Array.isArray(v)) {
+    if (level > maxNesting) return true
+    for (const x of v) if (typeof x === "object" && x !== null && tooDeep(x, level + 1)) return true
+    return false
+  }
+  const proto = Object.getPrototypeOf(v)
+  if (proto !== Object.prototype && proto !== null) return false // bin, ext, timestamp: leaves
+  if (level > maxNesting) return true
+  for (const k in v) {
+    const x = (v as Record<string, unknown>)[k]
+    if (typeof x === "object" && x !== null && tooDeep(x, level + 1)) return true
+  }
+  return false
+}
+
+/**
+ * Is `t` a usable time: a finite number (`timestamp`), and for a duration also >= 0.
+ * The one rule on anomalous times, applied by every reader (the specialised ones hand
+ * such records here): a record whose `timestamp` is NaN or infinite, or whose
+ * `duration` is negative, NaN or infinite, is not an event (`NotAnEvent` at its
+ * offset). See docs/analysis.md ("Anomalies").
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isTime = (t: number): boolean => t - t === 0
+
+/** @since 0.1.0 @category guards */
+export const isDuration = (t: number): boolean => t >= 0 && t - t === 0
 
 /**
  * Decode one record body (`bytes[start..end)`) into a `TraceEvent` with the generic
@@ -136,10 +213,15 @@ export const decodeEventUnsafe = (
   const bad = (problem: string) => Errors.notAnEvent(file, fileOffset, problem)
   if (typeof r.name !== "string") throw bad("has no string `name`")
   if (typeof r.timestamp !== "number") throw bad(`\`${r.name}\` has no number \`timestamp\``)
+  if (!isTime(r.timestamp)) throw bad(`\`${r.name}\` has a non-finite \`timestamp\` (${r.timestamp})`)
   if (!isPhase(r.phase)) throw bad(`\`${r.name}\` has no phase letter (X I B E C M) in \`phase\``)
-  if (r.duration !== undefined && typeof r.duration !== "number") throw bad(`\`${r.name}\` has a non-number \`duration\``)
+  if (r.duration !== undefined) {
+    if (typeof r.duration !== "number") throw bad(`\`${r.name}\` has a non-number \`duration\``)
+    if (!isDuration(r.duration)) throw bad(`\`${r.name}\` has a negative or non-finite \`duration\` (${r.duration})`)
+  }
   if (r.args === undefined || r.args === null) r.args = {}
   else if (typeof r.args !== "object" || Array.isArray(r.args)) throw bad(`\`${r.name}\` has non-map \`args\``)
+  if (tooDeep(r, 1)) throw bad(`\`${r.name}\` has args nested deeper than ${maxNesting} levels`)
   if (r.process_id === undefined) r.process_id = null
   if (r.thread_id === undefined) r.thread_id = null
   if (r.scope !== undefined && !isScope(r.scope)) delete r.scope

@@ -11,7 +11,8 @@
  * @since 0.1.0
  */
 
-const textDecoder = new TextDecoder("utf-8", { fatal: false })
+// as every reader: invalid UTF-8 -> U+FFFD, a BOM is kept (Framing.ts)
+const textDecoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true })
 const textEncoder = new TextEncoder()
 const FRONT_MASK = (1 << 13) - 1
 const SAMPLED_MASK = (1 << 14) - 1
