@@ -32,6 +32,13 @@ const run = (cmd: string, args: ReadonlyArray<string>, cwd: string, env = cleanE
   return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "", error: r.error }
 }
 
+/** A Node older than 24 on this machine (the system's), if there is one. */
+const olderNode = (): string | undefined =>
+  ["/usr/bin/node", "/usr/local/bin/node"].find((p) => {
+    const v = spawnSync(p, ["--version"], { encoding: "utf8" })
+    return v.status === 0 && Number(v.stdout.slice(1).split(".")[0]) < 24
+  })
+
 const consumerTs = `
 import { mkdtempSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
@@ -137,10 +144,7 @@ describe("Package", { timeout: 300_000 }, () => {
   })
 
   it("says which Node it needs when an older Node starts the installed binary", (t) => {
-    const old = ["/usr/bin/node", "/usr/local/bin/node"].find((p) => {
-      const v = spawnSync(p, ["--version"], { encoding: "utf8" })
-      return v.status === 0 && Number(v.stdout.slice(1).split(".")[0]) < 24
-    })
+    const old = olderNode()
     if (old === undefined) return t.skip("no Node older than 24 on this machine")
     const r = run(old, [join(consumer, "node_modules/tessera/bin/tessera.js"), "--version"], consumer)
     assert.equal(r.status, 1)
@@ -151,10 +155,7 @@ describe("Package", { timeout: 300_000 }, () => {
   })
 
   it("re-runs itself with the pinned Node 24 when an older Node starts it in a checkout", (t) => {
-    const old = ["/usr/bin/node", "/usr/local/bin/node"].find((p) => {
-      const v = spawnSync(p, ["--version"], { encoding: "utf8" })
-      return v.status === 0 && Number(v.stdout.slice(1).split(".")[0]) < 24
-    })
+    const old = olderNode()
     if (old === undefined) return t.skip("no Node older than 24 on this machine")
     const r = run(old, [join(repo, "bin/tessera.js"), "--version"], repo)
     assert.equal(r.status, 0, r.stderr)
