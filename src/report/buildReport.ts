@@ -15,7 +15,9 @@ import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./Html.ts"
 import { isReportInputError, ReportInputError, runName } from "./loadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
-import { analysisTables } from "./tables.ts"
+import { runAll as runUserAnalyses } from "../analysis/Plugin.ts"
+import type { QueryError } from "../analysis/Query.ts"
+import { analysisTables, fromArrow } from "./tables.ts"
 
 /**
  * The report model and the analysis tables it was built from.
@@ -98,6 +100,8 @@ export const loadReportDataPromise = (files: ReadonlyArray<string>, title?: stri
 export interface WriteReportOptions {
   readonly title?: string
   readonly tables?: ReadonlyArray<ReportTable>
+  /** user analyses (`.sql` files or modules, analysis/Plugin.ts): one table each, after the others */
+  readonly analyses?: ReadonlyArray<string>
 }
 
 /**
@@ -112,11 +116,14 @@ export const writeReport = (
   files: ReadonlyArray<string>,
   out: string,
   options: WriteReportOptions = {}
-): Effect.Effect<{ readonly bytes: number; readonly data: ReportData }, ReportInputError> =>
+): Effect.Effect<{ readonly bytes: number; readonly data: ReportData }, ReportInputError | QueryError> =>
   Effect.gen(function*() {
     const input = yield* loadReportInput(files, options.title)
+    const user = yield* runUserAnalyses(options.analyses ?? [], input.tables)
     const html = yield* Effect.promise(() =>
-      renderHtml(input.data, { tables: options.tables ?? analysisTables(input.tables) })
+      renderHtml(input.data, {
+        tables: [...(options.tables ?? analysisTables(input.tables)), ...user.map((u) => fromArrow(u.title, u.table))]
+      })
     )
     yield* io(out, () => writeFile(out, html))
     return { bytes: Buffer.byteLength(html), data: input.data }
