@@ -184,13 +184,14 @@ const toArrow = async (duck: Duck, con: Connection, query: string): Promise<Tabl
   const cols: Record<string, Vector> = {}
   names.forEach((name, j) => {
     const type = duckTypeToArrow(duck, types[j])
+    js[j] ??= [] // no rows: no chunks, no columns
     if (type instanceof Int64) {
       // 64-bit integers (count(*)) as BigInt64, clamped to what Int64 holds
       cols[name] = vectorFromArray((js[j] as Array<bigint | null>).map((x) => x === null ? null : BigInt.asIntN(64, x)), type)
     } else if (type !== undefined) cols[name] = vectorFromArray(js[j] as Array<unknown>, type)
     else {
       json ??= reader.getColumnsJson()
-      cols[name] = vectorFromArray(json[j].map((x) => x === null ? null : typeof x === "string" ? x : JSON.stringify(x)), new Utf8())
+      cols[name] = vectorFromArray((json[j] ?? []).map((x) => x === null ? null : typeof x === "string" ? x : JSON.stringify(x)), new Utf8())
     }
   })
   return new Table(cols)
