@@ -154,8 +154,8 @@ export interface Database {
   readonly sql: (query: string) => Effect.Effect<Table, QueryError>
   /** Every table's and view's columns (for completion and `.tables`). */
   readonly columns: () => Effect.Effect<ReadonlyArray<{ readonly table: string; readonly column: string; readonly type: string }>, QueryError>
-  /** Milliseconds spent appending the columns and building the tables. */
-  readonly loadMs: { readonly append: number; readonly build: number }
+  /** Milliseconds spent appending the columns, the dictionaries' strings, and building the tables. */
+  readonly loadMs: { readonly append: number; readonly dictionaries: number; readonly build: number }
   /** Close the database (idempotent). */
   readonly closeUnsafe: () => void
 }

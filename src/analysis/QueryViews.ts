@@ -201,40 +201,43 @@ export type ViewName = keyof Views
 export const viewNames: ReadonlyArray<ViewName> = ["tasks", "dependencies", "memory", "resources", "stages", "workers"]
 
 /**
- * DuckDB statements creating the tables from the raw ones `internal/duckLoad.ts`
- * appends (`_tasks_s`, `_edges_s`, `_memory_s`, `_resources_s`). `tasks` is
- * materialised (every query reads it); the others are views, computed when queried.
+ * DuckDB statements creating the tables from what `internal/duckLoad.ts` appends: views
+ * `_tasks`, `_memory`, `_resources` (the loaded columns, strings resolved, `key_id` the
+ * key's dictionary code), `_edges (task_id, dependency_id)` and `_keys (id, s)`. Only
+ * `_t` (behind `tasks`: every query reads it, and `bytes_in` needs a join) is
+ * materialised; the rest are views, computed when queried. Nothing is sorted: `task_id`
+ * keeps the load order as a value.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const viewDefinitions: ReadonlyArray<string> = [
-  `CREATE TABLE tasks AS
-WITH latest AS (SELECT key, arg_max(coalesce(size, 0), "end") AS bytes FROM _tasks_s GROUP BY key),
+  `CREATE TABLE _t AS
+WITH latest AS (SELECT key_id, arg_max(coalesce(size, 0), "end") AS bytes FROM _tasks GROUP BY key_id),
 inputs AS (
   SELECT e.task_id, sum(coalesce(l.bytes, 0)) AS bytes_in, count(*) AS n
-  FROM _edges_s e LEFT JOIN latest l ON l.key = e.dependency GROUP BY e.task_id
+  FROM _edges e LEFT JOIN latest l ON l.key_id = e.dependency_id GROUP BY e.task_id
 )
-SELECT t.task_id, t.key, t.function, NULL::VARCHAR AS stage, t.host, t.worker, t.state,
+SELECT t.task_id, t.key_id, t.key, t.function, NULL::VARCHAR AS stage, t.host, t.worker, t.state,
   t.start, t."end" AS stop, t.duration, t.cpu_time, coalesce(i.bytes_in, 0) AS bytes_in, t.size AS bytes_out,
   coalesce(i.n, 0)::INTEGER AS n_dependencies, NULL::VARCHAR AS shape, NULL::VARCHAR AS dtype,
   NULL::DOUBLE AS gather, NULL::DOUBLE AS compute, NULL::DOUBLE AS transfer
-FROM _tasks_s t LEFT JOIN inputs i ON i.task_id = t.task_id ORDER BY t.task_id`,
-  `DROP TABLE _tasks_s`,
+FROM _tasks t LEFT JOIN inputs i ON i.task_id = t.task_id`,
+  `CREATE VIEW tasks AS SELECT * EXCLUDE (key_id) FROM _t`,
   `CREATE VIEW dependencies AS
-WITH latest AS (SELECT key, arg_max(task_id, stop) AS task_id FROM tasks GROUP BY key)
-SELECT e.task_id, t.key, t.function, t.host, t.worker, e.dependency,
+WITH latest AS (SELECT key_id, arg_max(task_id, stop) AS task_id FROM _t GROUP BY key_id)
+SELECT e.task_id, t.key, t.function, t.host, t.worker, k.s AS dependency,
   p.task_id AS dependency_task_id, p.function AS dependency_function, p.host AS dependency_host,
   p.worker AS dependency_worker, coalesce(p.bytes_out, 0) AS bytes
-FROM _edges_s e JOIN tasks t ON t.task_id = e.task_id
-LEFT JOIN latest l ON l.key = e.dependency LEFT JOIN tasks p ON p.task_id = l.task_id`,
+FROM _edges e JOIN _t t ON t.task_id = e.task_id LEFT JOIN _keys k ON k.id = e.dependency_id
+LEFT JOIN latest l ON l.key_id = e.dependency_id LEFT JOIN _t p ON p.task_id = l.task_id`,
   `CREATE VIEW memory AS
-SELECT timestamp, host, worker, key, state, size AS bytes, tasks AS chunks FROM _memory_s`,
+SELECT timestamp, host, worker, key, state, size AS bytes, tasks AS chunks FROM _memory`,
   `CREATE VIEW resources AS
 SELECT timestamp, host, cpu, memory, gpu_utilization, gpu_memory_used,
   "host_net_io.read_bps" AS net_read_bps, "host_net_io.write_bps" AS net_write_bps,
   "host_disk_io.read_bps" AS disk_read_bps, "host_disk_io.write_bps" AS disk_write_bps, num_fds, time
-FROM _resources_s`,
+FROM _resources`,
   `CREATE VIEW stages AS
 SELECT coalesce(stage, function) AS stage, count(*)::INTEGER AS tasks, count(DISTINCT worker)::INTEGER AS workers,
   min(start) AS start, max(stop) AS stop, max(stop) - min(start) AS wall, sum(duration) AS busy,

@@ -120,39 +120,56 @@ const appendDictionary = async (con: DuckDBConnection, table: string, dict: Vect
 
 /** Where each phase of a load went, in milliseconds. */
 export interface LoadTimings {
+  /** the tables' columns, copied into data chunks */
   readonly append: number
+  /** the dictionaries' strings */
+  readonly dictionaries: number
+  /** the documented tables (joins, `bytes_in`) */
   readonly build: number
 }
 
+const dictionaryOf = (col: Vector): Vector | undefined => (col.data[0] as Data | undefined)?.dictionary
+
 /**
- * Append the tables' columns, resolve strings and create the views. The connection's
- * database must be empty.
+ * Append the tables' columns and dictionaries, then create the documented tables
+ * (QueryViews.ts). Raw tables hold codes; views `_tasks`, `_memory`, `_resources`
+ * resolve them to strings by joins on the dictionary tables, and QueryViews.ts
+ * materialises only what every query reads. The connection's database must be empty.
  */
 export const loadTables = async (con: DuckDBConnection, t: TraceTables): Promise<LoadTimings> => {
   const t0 = performance.now()
+  const keys = dictionaryOf(t.tasks.getChild("key")!)
+  const deps = t.tasks.getChild("dependencies")!
+  const depKeys = deps.data[0]?.children[0]?.dictionary
+  const memKeys = dictionaryOf(t.memory.getChild("key")!)
+  // Load.ts builds task keys, dependency keys and memory keys on ONE dictionary: joins on codes
+  if ((depKeys !== undefined && depKeys !== keys) || (t.memory.numRows > 0 && memKeys !== keys)) {
+    throw new Error("the tables' key, dependencies and memory key columns must share one dictionary, as Load.ts builds them")
+  }
   const dicts = new Map<Vector, string>()
-  const strings: Array<string> = [] // raw column -> dictionary table, for the build step
+  if (keys !== undefined) dicts.set(keys, "_keys")
+  const joins: Record<string, Array<{ readonly col: string; readonly dict: string }>> = {}
   const stringCol = (table: string, name: string, col: Vector): Column => {
-    const dict = (col.data[0] as Data | undefined)?.dictionary
+    const dict = dictionaryOf(col)
     if (dict === undefined) throw new Error(`column ${name} is not dictionary-encoded`)
     let d = dicts.get(dict)
     if (d === undefined) dicts.set(dict, d = `_dict${dicts.size}`)
-    strings.push(`${table}.${name}=${d}`)
+    ;(joins[table] ??= []).push({ col: name, dict: d })
     return { name, type: "INTEGER", flat: flatten(col.data, "i32") }
   }
   const numCol = (name: string, col: Vector): Column => ({ name, type: "DOUBLE", flat: flatten(col.data, "f64") })
-  const dictOf = (table: string, name: string) => strings.find((s) => s.startsWith(`${table}.${name}=`))!.split("=")[1]
 
   const tasks = t.tasks
-  const taskStrings = ["host", "worker", "key", "function", "state"] as const
-  const taskNums = ["start", "end", "duration", "size", "cpu_time"] as const
-  await appendColumns(con, "_tasks", [
-    ...taskStrings.map((c) => stringCol("_tasks", c, tasks.getChild(c)!)),
-    ...taskNums.map((c) => numCol(c, tasks.getChild(c)!))
-  ], tasks.numRows)
+  const n = tasks.numRows
+  const taskIds = new Int32Array(n)
+  for (let i = 0; i < n; i++) taskIds[i] = i
+  await appendColumns(con, "_tasks_raw", [
+    { name: "task_id", type: "INTEGER", flat: { values: taskIds, validity: undefined } },
+    ...(["host", "worker", "key", "function", "state"] as const).map((c) => stringCol("_tasks", c, tasks.getChild(c)!)),
+    ...(["start", "end", "duration", "size", "cpu_time"] as const).map((c) => numCol(c, tasks.getChild(c)!))
+  ], n)
 
   // dependency edges: (task row, dependency key code), from the list offsets
-  const deps = tasks.getChild("dependencies")!
   let edges = 0
   for (const d of deps.data) edges += d.valueOffsets[d.offset + d.length] - d.valueOffsets[d.offset]
   const edgeTask = new Int32Array(edges)
@@ -169,52 +186,41 @@ export const loadTables = async (con: DuckDBConnection, t: TraceTables): Promise
         edgeKey[e++] = codes[child.offset + j]
       }
     }
-    const dict = child.dictionary
-    if (dict !== undefined && !dicts.has(dict)) dicts.set(dict, `_dict${dicts.size}`)
-    if (dict !== undefined) strings.push(`_edges.dependency=${dicts.get(dict)!}`)
   }
   await appendColumns(con, "_edges", [
     { name: "task_id", type: "INTEGER", flat: { values: edgeTask.subarray(0, e), validity: undefined } },
-    { name: "dependency", type: "INTEGER", flat: { values: edgeKey.subarray(0, e), validity: undefined } }
+    { name: "dependency_id", type: "INTEGER", flat: { values: edgeKey.subarray(0, e), validity: undefined } }
   ], e)
-  if (!strings.some((s) => s.startsWith("_edges.dependency="))) strings.push(`_edges.dependency=${dictOf("_tasks", "key")}`)
 
   const memory = t.memory
-  const memStrings = ["host", "worker", "key", "state"] as const
-  const memNums = ["timestamp", "size", "tasks"] as const
-  await appendColumns(con, "_memory", [
-    ...memStrings.map((c) => stringCol("_memory", c, memory.getChild(c)!)),
-    ...memNums.map((c) => numCol(c, memory.getChild(c)!))
+  await appendColumns(con, "_memory_raw", [
+    ...(["host", "worker", "key", "state"] as const).map((c) => stringCol("_memory", c, memory.getChild(c)!)),
+    ...(["timestamp", "size", "tasks"] as const).map((c) => numCol(c, memory.getChild(c)!))
   ], memory.numRows)
 
   const res = t.resources
-  const resNums = res.schema.fields.map((f) => f.name).filter((n) => n !== "host")
-  await appendColumns(con, "_resources", [
+  const resNums = res.schema.fields.map((f) => f.name).filter((c) => c !== "host")
+  await appendColumns(con, "_resources_raw", [
     stringCol("_resources", "host", res.getChild("host")!),
     ...resNums.map((c) => numCol(c, res.getChild(c as "timestamp")!))
   ], res.numRows)
 
+  const tDict = performance.now()
+  if (keys === undefined) await con.run("CREATE TABLE _keys (id INTEGER, s VARCHAR)")
   for (const [dict, name] of dicts) await appendDictionary(con, name, dict)
   const t1 = performance.now()
 
-  // raw code column -> string, by a join on the dictionary table
-  const resolve = (table: string, col: string, alias: string) => {
-    const d = dictOf(table, col)
-    return { select: `${alias}.s`, join: `LEFT JOIN ${d} ${alias} ON ${alias}.id = r."${col}"` }
-  }
-  const materialize = async (name: string, table: string, cols: ReadonlyArray<string>, rest: string) => {
-    const rs = cols.map((c, i) => ({ c, ...resolve(table, c, `d${i}`) }))
+  // views resolving codes to strings; the raw code of `key` stays as key_id (joins on codes)
+  for (const table of ["_tasks", "_memory", "_resources"]) {
+    const js = joins[table] ?? []
+    const strings = new Set(js.map((j) => j.col))
     await con.run(
-      `CREATE TABLE ${name} AS SELECT ${rs.map((x) => `${x.select} AS "${x.c}"`).join(", ")}${rest === "" ? "" : ", " + rest} ` +
-        `FROM ${table} r ${rs.map((x) => x.join).join(" ")} ORDER BY r.rowid`
+      `CREATE VIEW ${table} AS SELECT r.* EXCLUDE (${[...strings].map((c) => `"${c}"`).join(", ")}), ` +
+        (strings.has("key") ? `r."key" AS key_id, ` : "") +
+        js.map((j, i) => `d${i}.s AS "${j.col}"`).join(", ") +
+        ` FROM ${table}_raw r ` + js.map((j, i) => `LEFT JOIN ${j.dict} d${i} ON d${i}.id = r."${j.col}"`).join(" ")
     )
-    await con.run(`DROP TABLE ${table}`)
   }
-  await materialize("_tasks_s", "_tasks", taskStrings, `r.rowid::INTEGER AS task_id, ${taskNums.map((c) => `r."${c}"`).join(", ")}`)
-  await materialize("_edges_s", "_edges", ["dependency"], "r.task_id")
-  await materialize("_memory_s", "_memory", memStrings, memNums.map((c) => `r."${c}"`).join(", "))
-  await materialize("_resources_s", "_resources", ["host"], resNums.map((c) => `r."${c}"`).join(", "))
-  for (const name of dicts.values()) await con.run(`DROP TABLE ${name}`)
   for (const sql of viewDefinitions) await con.run(sql)
-  return { append: t1 - t0, build: performance.now() - t1 }
+  return { append: tDict - t0, dictionaries: t1 - tDict, build: performance.now() - t1 }
 }
