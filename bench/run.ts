@@ -24,6 +24,7 @@ const scripts: ReadonlyArray<readonly [area: string, file: string, args: Readonl
   ["profiler", "profiler/overhead.ts", []],
   ["profiler", "profiler/attribution.ts", []],
   ["analysis", "analysis/load.ts", []],
+  ["analysis", "analysis/sql.ts", []],
   ["trace", "trace/hotPaths.ts", []],
   ["dsl", "dsl/lloyd.ts", []],
   ["dsl", "dsl/io.ts", []],

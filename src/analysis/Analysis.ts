@@ -3,6 +3,8 @@
  * analyses (each a free function `(tables) => Table`), and the registry of named
  * analyses the `tessera analyze` command offers. Every analysis is documented column
  * by column in docs/analysis.md.
+ * They are hand-written passes over the Arrow columns rather than SQL (Query.ts) for
+ * speed: see docs/queries.md, "Built-in analyses as queries".
  *
  * @since 0.1.0
  */

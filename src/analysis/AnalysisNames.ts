@@ -47,3 +47,21 @@ export const analysisNames = Object.keys(analysisTitles) as ReadonlyArray<Analys
  * @category models
  */
 export const dasfAnalyses: ReadonlyArray<AnalysisName> = ["function_bottleneck", "task_bottleneck", "task_balance"]
+
+/**
+ * Does this analysis argument name a user analysis file (Plugin.ts: a `.sql` file or a
+ * `.ts`/`.mts`/`.js`/`.mjs` module), by its extension?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isUserAnalysis = (s: string): boolean => /\.(sql|ts|mts|js|mjs)$/i.test(s)
+
+/**
+ * The CSV / Arrow base name of an analysis argument: a built-in's name, or a user
+ * analysis file's base name without its extension (`./q/mine.sql` → `mine`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const outputName = (s: string): string => (isUserAnalysis(s) ? s.replace(/^.*[\\/]/, "").replace(/\.[^.]+$/, "") : s)

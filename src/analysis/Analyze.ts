@@ -18,6 +18,9 @@ import { analysisNames } from "./AnalysisNames.ts"
 import { toCsv, toText } from "./Format.ts"
 import { load } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
+import { isUserAnalysis } from "./AnalysisNames.ts"
+import { loadAll as loadUserAnalyses } from "./Plugin.ts"
+import type { QueryError } from "./Query.ts"
 
 /**
  * An analysis name that is not one of {@link analysisNames}.
@@ -101,7 +104,7 @@ export const isAnalyzeError = (u: unknown): u is AnalyzeError => u instanceof An
  */
 export interface AnalyzeOptions {
   readonly databases: ReadonlyArray<string>
-  /** analysis names, in any order; they run in the registry's order */
+  /** analysis names, in any order; they run in the registry's order; then user analyses (`.sql` files, modules: Plugin.ts), as given */
   readonly analyses: ReadonlyArray<string>
   /** folder for `<analysis>.csv` (created if missing) */
   readonly output?: string
@@ -125,11 +128,12 @@ const write = (file: string, data: string | Uint8Array) =>
  * @since 0.1.0
  * @category analysis
  */
-export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeError | TraceFormatError> =>
+export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeError | TraceFormatError | QueryError> =>
   Effect.gen(function*() {
-    const unknown = options.analyses.filter((a) => !(analysisNames as ReadonlyArray<string>).includes(a))
+    const unknown = options.analyses.filter((a) => !(analysisNames as ReadonlyArray<string>).includes(a) && !isUserAnalysis(a))
     if (unknown.length > 0) return yield* AnalyzeError.unknownAnalysis(unknown)
     if (options.databases.length === 0) return yield* AnalyzeError.noDatabase()
+    const user = yield* loadUserAnalyses(options.analyses.filter(isUserAnalysis))
     const tables = yield* load(options.databases, options.onProgress === undefined ? {} : { onProgress: options.onProgress })
     options.onLoaded?.(tables)
     const output = options.output
@@ -137,8 +141,12 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
     }
     const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
-    for (const a of analyses.filter((x) => options.analyses.includes(x.name))) {
-      const table = a.run(tables)
+    const chosen = [
+      ...analyses.filter((x) => options.analyses.includes(x.name)).map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
+      ...user
+    ]
+    for (const a of chosen) {
+      const table = yield* a.run(tables)
       if (output !== undefined) {
         yield* write(join(output, `${a.name}.csv`), toCsv(table))
         if (options.format === "arrow") yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))

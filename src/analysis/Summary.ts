@@ -4,6 +4,11 @@
  * bytes each function read (sum of its tasks' input sizes) and wrote (sum of output
  * sizes).
  *
+ * A hand-written pass, not SQL: docs/queries.md's first query computes the same numbers
+ * in DuckDB (test/analysis/Queries.test.ts checks they agree), but moving a 1M-event
+ * trace into DuckDB costs more than this pass and the other analyses together
+ * (BENCHMARKS.md, 2026-11-24), and `tessera analyze` must stay under 2 s.
+ *
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"

@@ -22,7 +22,7 @@
  * @since 0.1.0
  * @category parsing
  */
-export const databaseCommands: ReadonlyArray<ReadonlyArray<string>> = [["analyze"], ["report"], ["export"], ["plot", "hist"]]
+export const databaseCommands: ReadonlyArray<ReadonlyArray<string>> = [["analyze"], ["report"], ["export"], ["plot", "hist"], ["sql"]]
 
 /** Global flags that take a value: their value is not a command word. */
 const globalsWithValue = new Set(["--log-level", "--completions"])
@@ -100,7 +100,8 @@ export const normalizeArgv = (
       out.push(w)
       continue
     }
-    if (inList && !analyses.has(w)) {
+    // in `sql`, a word with a space is the query, not a database
+    if (inList && !analyses.has(w) && !(path[0] === "sql" && /\s/.test(w))) {
       out.push("--databases", w)
       continue
     }

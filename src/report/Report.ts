@@ -16,7 +16,9 @@ import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./Html.ts"
 import { isReportInputError, ReportInputError, runName } from "./LoadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
-import { analysisTables } from "./ReportTables.ts"
+import { runAll as runUserAnalyses } from "../analysis/Plugin.ts"
+import type { QueryError } from "../analysis/Query.ts"
+import { analysisTables, fromArrow } from "./ReportTables.ts"
 
 export {
   /**
@@ -117,6 +119,8 @@ export const loadReportDataPromise = (files: ReadonlyArray<string>, title?: stri
 export interface WriteReportOptions {
   readonly title?: string
   readonly tables?: ReadonlyArray<ReportTable>
+  /** user analyses (`.sql` files or modules, analysis/Plugin.ts): one table each, after the others */
+  readonly analyses?: ReadonlyArray<string>
 }
 
 /**
@@ -134,12 +138,15 @@ export const writeReport = (
   options: WriteReportOptions = {}
 ): Effect.Effect<
   { readonly bytes: number; readonly data: ReportData; readonly warnings: ReadonlyArray<string> },
-  ReportInputError
+  ReportInputError | QueryError
 > =>
   Effect.gen(function*() {
     const input = yield* loadReportInput(files, options.title)
+    const user = yield* runUserAnalyses(options.analyses ?? [], input.tables)
     const html = yield* Effect.promise(() =>
-      renderHtml(input.data, { tables: options.tables ?? analysisTables(input.tables) })
+      renderHtml(input.data, {
+        tables: [...(options.tables ?? analysisTables(input.tables)), ...user.map((u) => fromArrow(u.title, u.table))]
+      })
     )
     yield* io(out, () => writeFile(out, html))
     return { bytes: Buffer.byteLength(html), data: input.data, warnings: input.tables.warnings }

@@ -13,7 +13,7 @@
 import { join } from "node:path"
 import { Console, Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { analysisNames, dasfAnalyses } from "../../analysis/AnalysisNames.ts"
+import { analysisNames, dasfAnalyses, isUserAnalysis, outputName } from "../../analysis/AnalysisNames.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 
@@ -33,7 +33,7 @@ export const splitArguments = (
 ): { readonly databases: Array<string>; readonly analyses: Array<string> } => {
   const databases = [...db]
   const chosen = [...analysisFlags]
-  for (const w of rest) (names.includes(w) ? chosen : databases).push(w)
+  for (const w of rest) (names.includes(w) || (isUserAnalysis(w) && !w.endsWith(".msgpack")) ? chosen : databases).push(w)
   return { databases, analyses: chosen.length > 0 ? chosen : [...dasfAnalyses] }
 }
 
@@ -50,7 +50,7 @@ export const analyze = Command.make(
     analyses: Flag.String("analyses").pipe(
       Flag.withAlias("a"),
       Flag.withMetavar("ANALYSIS..."),
-      Flag.withDescription(`analyses to run, any of ${names.join(" ")} (default: ${dasfAnalyses.join(" ")})`),
+      Flag.withDescription(`analyses to run, any of ${names.join(" ")}, or your own: a .sql file or a module (default: ${dasfAnalyses.join(" ")})`),
       Flag.atLeast(0)
     ),
     output: Flag.String("output").pipe(
@@ -73,7 +73,7 @@ export const analyze = Command.make(
       const output = c.output._tag === "Some" ? c.output.value : undefined
       const lines: Array<string> = []
       if (output !== undefined) {
-        const written = chosen.flatMap((a) => [join(output, `${a}.csv`), join(output, `${a}.arrow`)])
+        const written = chosen.flatMap((a) => [join(output, `${outputName(a)}.csv`), join(output, `${outputName(a)}.arrow`)])
         yield* refuseInputAsOutput("--output", written, databases)
       }
       // loaded only now: `tessera --help` and usage errors need none of the analyses

@@ -9,5 +9,6 @@ import { bench } from "./bench.ts"
 import { demo } from "./demo.ts"
 import { reportCommands } from "./report.ts"
 import { run } from "./run.ts"
+import { sql } from "./sql.ts"
 
-export const commands = [demo, run, ...reportCommands, bench, analyze] as const
+export const commands = [demo, run, ...reportCommands, bench, analyze, sql] as const

@@ -22,7 +22,12 @@ export const report = Command.make(
   {
     db: databasesFlag(),
     output: Flag.String("output").pipe(Flag.withAlias("o"), withDefaultShown("HTML file to write", "report.html")),
-    title: Flag.String("title").pipe(Flag.withDescription("run name shown in the header (default: from the database file names)"), Flag.optional)
+    title: Flag.String("title").pipe(Flag.withDescription("run name shown in the header (default: from the database file names)"), Flag.optional),
+    analysis: Flag.String("analysis").pipe(
+      Flag.withMetavar("FILE"),
+      Flag.withDescription("your own analysis (.sql file or module) as one more table; may repeat (default: none)"),
+      Flag.atLeast(0)
+    )
   },
   (c) =>
     Effect.gen(function*() {
@@ -30,7 +35,7 @@ export const report = Command.make(
       yield* refuseInputAsOutput("--output", [c.output], c.db)
       const { writeReportPromise: writeReport } = yield* Effect.promise(() => import("../../report/Report.ts"))
       const r = yield* Output.tracked("report", c.db, `loading and rendering ${c.output}`, () =>
-        writeReport(c.db, c.output, title === undefined ? {} : { title }))
+        writeReport(c.db, c.output, { ...(title === undefined ? {} : { title }), analyses: c.analysis }))
       for (const w of r.warnings) Output.warn(`report: warning: ${w}`)
       yield* Console.log(`wrote ${c.output} (${(r.bytes / 1024).toFixed(0)} KiB, ${r.data.tasks.start.length} tasks)`)
     })

@@ -1,0 +1,350 @@
+/**
+ * SQL over a run's traces: the loaded tables (Load.ts) go into an in-memory DuckDB
+ * database as the documented tables of QueryViews.ts (`tasks`, `dependencies`,
+ * `memory`, `resources`, `stages`, `workers`), and a query's result comes back as an
+ * Arrow table, like every analysis.
+ *
+ * **Example** (Slowest function)
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import * as Query from "tessera/analysis/Query"
+ * import { loadPromise } from "tessera/analysis/Load"
+ *
+ * const tables = await loadPromise(["test/fixtures/dasf-small/small-TracePlugin.msgpack"])
+ * const top = await Query.sqlPromise(tables, "SELECT function, sum(duration) AS s FROM tasks GROUP BY 1 ORDER BY s DESC LIMIT 1")
+ * console.log(top.get(0)?.toJSON())
+ * ```
+ *
+ * DuckDB (`@duckdb/node-api`, built-in functions only: no extension is loaded) is
+ * imported when a database is first opened, not when this module is, so importing it
+ * costs nothing until a query runs. A database opened by `sql(tables, ...)` is kept
+ * for those tables (a WeakMap), so a second query does not load them again.
+ *
+ * Typed queries: `select("tasks", ["function", "duration"], { ... })` checks its column
+ * names against the table's type at compile time and `run` returns a `TypedTable`
+ * of exactly those columns.
+ *
+ * @since 0.1.0
+ */
+import { Bool, Float64, Int32, Int64, Table, Utf8, vectorFromArray } from "apache-arrow"
+import type { DataType, TypeMap, Vector } from "apache-arrow"
+import { Data, Effect } from "effect"
+import type { TraceTables, TypedTable } from "./Load.ts"
+import type { ViewName, Views } from "./QueryViews.ts"
+import { viewNames } from "./QueryViews.ts"
+
+export type { ViewName, Views } from "./QueryViews.ts"
+export { viewNames } from "./QueryViews.ts"
+
+// ---------------------------------------------------------------------------
+// Errors
+
+/**
+ * DuckDB rejected a query: its own message (first line), and where, when DuckDB
+ * points at a place (1-based line and column of the query text).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SqlFailed extends Data.TaggedError("SqlFailed")<{
+  readonly query: string
+  /** DuckDB's message, first line (`Parser Error: syntax error at or near "FRM"`) */
+  readonly detail: string
+  readonly line: number | undefined
+  readonly column: number | undefined
+  readonly message: string
+}> {}
+
+/**
+ * DuckDB could not be loaded or could not take the tables.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class EngineFailed extends Data.TaggedError("EngineFailed")<{ readonly cause: unknown; readonly message: string }> {}
+
+/**
+ * A user analysis (a `.sql` file or a module) could not be read, or its module does not
+ * export a function returning an Arrow table.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PluginFailed extends Data.TaggedError("PluginFailed")<{
+  readonly file: string
+  readonly cause: unknown
+  readonly message: string
+}> {}
+
+/**
+ * Why a query failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type QueryErrorReason = SqlFailed | EngineFailed | PluginFailed
+
+const firstLine = (s: string) => s.split("\n").find((l) => l.trim().length > 0)?.trim() ?? s
+
+/**
+ * The query layer's error, with a tagged `reason`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class QueryError extends Data.TaggedError("QueryError")<{ readonly reason: QueryErrorReason; readonly message: string }> {
+  /** DuckDB's error for `query`; the position from its `LINE n: ...` / caret lines. */
+  static sqlFailed(query: string, cause: unknown): QueryError {
+    const text = cause instanceof Error ? cause.message : String(cause)
+    const { column, line } = position(query, text)
+    const detail = firstLine(text)
+    const message = line === undefined ? detail : `${detail} (line ${line}, column ${column})`
+    return new QueryError({ reason: new SqlFailed({ query, detail, line, column, message }), message })
+  }
+  static engineFailed(cause: unknown): QueryError {
+    const message = `DuckDB failed: ${cause instanceof Error ? firstLine(cause.message) : String(cause)}`
+    return new QueryError({ reason: new EngineFailed({ cause, message }), message })
+  }
+  static pluginFailed(file: string, why: string, cause?: unknown): QueryError {
+    const message = `analysis ${file}: ${why}`
+    return new QueryError({ reason: new PluginFailed({ file, cause, message }), message })
+  }
+}
+
+/**
+ * Guard for {@link QueryError}.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isQueryError = (u: unknown): u is QueryError => u instanceof QueryError
+
+/**
+ * Line and column (1-based) DuckDB points at: its message ends with `LINE n: <text>`
+ * and a caret under the place; the text may be a window of a long line (with `...`).
+ */
+const position = (query: string, message: string): { line: number | undefined; column: number | undefined } => {
+  const lines = message.split("\n")
+  const at = lines.findIndex((l) => /^LINE \d+: /.test(l))
+  if (at < 0 || at + 1 >= lines.length) return { line: undefined, column: undefined }
+  const m = /^LINE (\d+): /.exec(lines[at])!
+  const line = Number(m[1])
+  const shown = lines[at].slice(m[0].length)
+  const caret = lines[at + 1].indexOf("^") - m[0].length
+  if (caret < 0) return { line, column: undefined }
+  const src = query.split("\n")[line - 1] ?? ""
+  const window = shown.startsWith("...") ? shown.slice(3) : shown
+  const skip = shown.startsWith("...") ? 3 : 0
+  const found = src.indexOf(window.endsWith("...") ? window.slice(0, -3) : window)
+  return { line, column: (found < 0 ? 0 : found) + caret - skip + 1 }
+}
+
+// ---------------------------------------------------------------------------
+// Databases
+
+/**
+ * An open DuckDB database holding one run's tables.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Database {
+  /** Run one statement (or several; the last one's result) and return its result. */
+  readonly sql: (query: string) => Effect.Effect<Table, QueryError>
+  /** Every table's and view's columns (for completion and `.tables`). */
+  readonly columns: () => Effect.Effect<ReadonlyArray<{ readonly table: string; readonly column: string; readonly type: string }>, QueryError>
+  /** Milliseconds spent appending the columns, the dictionaries' strings, and building the tables. */
+  readonly loadMs: { readonly append: number; readonly dictionaries: number; readonly build: number }
+  /** Close the database (idempotent). */
+  readonly closeUnsafe: () => void
+}
+
+type Duck = typeof import("@duckdb/node-api")
+type Connection = import("@duckdb/node-api").DuckDBConnection
+type DuckType = import("@duckdb/node-api").DuckDBType
+
+const duckTypeToArrow = (duck: Duck, t: DuckType): DataType | undefined => {
+  const id = t.typeId
+  const T = duck.DuckDBTypeId
+  if (id === T.DOUBLE || id === T.FLOAT || id === T.DECIMAL) return new Float64()
+  if (id === T.TINYINT || id === T.SMALLINT || id === T.INTEGER || id === T.UTINYINT || id === T.USMALLINT) return new Int32()
+  if (id === T.BIGINT || id === T.UINTEGER || id === T.HUGEINT || id === T.UBIGINT || id === T.UHUGEINT) return new Int64()
+  if (id === T.BOOLEAN) return new Bool()
+  if (id === T.VARCHAR || id === T.ENUM) return new Utf8()
+  return undefined // anything else: its JSON text
+}
+
+const toArrow = async (duck: Duck, con: Connection, query: string): Promise<Table> => {
+  const reader = await con.runAndReadAll(query)
+  const names = reader.columnNames()
+  const types = reader.columnTypes()
+  const js = reader.getColumnsJS()
+  let json: ReadonlyArray<ReadonlyArray<unknown>> | undefined
+  const cols: Record<string, Vector> = {}
+  names.forEach((name, j) => {
+    const type = duckTypeToArrow(duck, types[j])
+    js[j] ??= [] // no rows: no chunks, no columns
+    if (type instanceof Int64) {
+      // 64-bit integers (count(*)) as BigInt64, clamped to what Int64 holds
+      cols[name] = vectorFromArray((js[j] as Array<bigint | null>).map((x) => x === null ? null : BigInt.asIntN(64, x)), type)
+    } else if (type !== undefined) cols[name] = vectorFromArray(js[j] as Array<unknown>, type)
+    else {
+      json ??= reader.getColumnsJson()
+      cols[name] = vectorFromArray((json[j] ?? []).map((x) => x === null ? null : typeof x === "string" ? x : JSON.stringify(x)), new Utf8())
+    }
+  })
+  return new Table(cols)
+}
+
+const openPromise = async (tables: TraceTables): Promise<Database> => {
+  const duck = await import("@duckdb/node-api")
+  const { loadTables } = await import("./internal/duckLoad.ts")
+  const instance = await duck.DuckDBInstance.create(":memory:", { autoinstall_known_extensions: "false", autoload_known_extensions: "false" })
+  const con = await instance.connect()
+  const loadMs = await loadTables(con, tables)
+  let closed = false
+  const run = <A>(query: string, f: () => Promise<A>) =>
+    Effect.tryPromise({
+      try: () => (closed ? Promise.reject(new Error("the database is closed")) : f()),
+      catch: (e) => QueryError.sqlFailed(query, e)
+    })
+  return {
+    loadMs,
+    sql: (query) => run(query, () => toArrow(duck, con, query)),
+    columns: () => {
+      const q = "SELECT table_name, column_name, data_type FROM information_schema.columns " +
+        "WHERE table_schema = 'main' AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY table_name, ordinal_position"
+      return run(q, async () => (await con.runAndReadAll(q)).getRows().map(([table, column, type]) => ({ table: String(table), column: String(column), type: String(type) })))
+    },
+    closeUnsafe: () => {
+      if (closed) return
+      closed = true
+      con.closeSync()
+      instance.closeSync()
+    }
+  }
+}
+
+/**
+ * Open an in-memory DuckDB database holding `tables` as the documented tables; it
+ * closes with the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const open = (tables: TraceTables): Effect.Effect<Database, QueryError, import("effect").Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.tryPromise({ try: () => openPromise(tables), catch: (e) => QueryError.engineFailed(e) }),
+    (db) => Effect.sync(() => db.closeUnsafe())
+  )
+
+const cache = new WeakMap<TraceTables, Promise<Database>>()
+
+/**
+ * The database kept for `tables` (opened on first use, closed when `tables` are
+ * garbage-collected with it).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const cached = (tables: TraceTables): Effect.Effect<Database, QueryError> =>
+  Effect.tryPromise({
+    try: () => {
+      let db = cache.get(tables)
+      if (db === undefined) {
+        db = openPromise(tables)
+        db.catch(() => cache.delete(tables))
+        cache.set(tables, db)
+      }
+      return db
+    },
+    catch: (e) => QueryError.engineFailed(e)
+  })
+
+/**
+ * Run SQL over a run's tables; the result as an Arrow table.
+ *
+ * @since 0.1.0
+ * @category queries
+ */
+export const sql = (tables: TraceTables | Database, query: string): Effect.Effect<Table, QueryError> =>
+  Effect.flatMap("sql" in tables ? Effect.succeed(tables) : cached(tables), (db) => db.sql(query))
+
+/**
+ * {@link sql} as a Promise.
+ *
+ * @since 0.1.0
+ * @category queries
+ */
+export const sqlPromise = (tables: TraceTables | Database, query: string): Promise<Table> => Effect.runPromise(sql(tables, query))
+
+// ---------------------------------------------------------------------------
+// Typed queries
+
+/**
+ * A query whose result columns are known: `Row` maps each column to its Arrow type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TypedQuery<Row extends TypeMap> {
+  readonly sql: string
+  /** phantom: the result's columns */
+  readonly _Row?: Row
+}
+
+/**
+ * Options of {@link select}: a WHERE clause (SQL), ordering by the selected columns,
+ * and a row limit.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SelectOptions<C extends string> {
+  readonly where?: string
+  readonly orderBy?: ReadonlyArray<C | { readonly column: C; readonly descending: boolean }>
+  readonly limit?: number
+}
+
+const ident = (s: string) => `"${s.replaceAll("\"", "\"\"")}"`
+
+/**
+ * `SELECT columns FROM view`, checked at compile time: a column the table does not have
+ * is a type error.
+ *
+ * @since 0.1.0
+ * @category queries
+ */
+export const select = <V extends ViewName, const C extends keyof Views[V] & string>(
+  view: V,
+  columns: ReadonlyArray<C>,
+  options: SelectOptions<NoInfer<C>> = {}
+): TypedQuery<{ [K in C]: Views[V][K] extends DataType ? Views[V][K] : never }> => {
+  if (!viewNames.includes(view)) throw new Error(`unknown table ${view}`)
+  const order = (options.orderBy ?? []).map((o) => typeof o === "string" ? ident(o) : `${ident(o.column)}${o.descending ? " DESC" : ""}`)
+  return {
+    sql: `SELECT ${columns.map(ident).join(", ")} FROM ${view}` +
+      (options.where !== undefined ? ` WHERE ${options.where}` : "") +
+      (order.length > 0 ? ` ORDER BY ${order.join(", ")}` : "") +
+      (options.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(options.limit))}` : "")
+  }
+}
+
+/**
+ * Run a typed query: a `TypedTable` of its columns.
+ *
+ * @since 0.1.0
+ * @category queries
+ */
+export const run = <Row extends TypeMap>(tables: TraceTables | Database, query: TypedQuery<Row>): Effect.Effect<TypedTable<Row>, QueryError> =>
+  sql(tables, query.sql) as Effect.Effect<TypedTable<Row>, QueryError>
+
+/**
+ * {@link run} as a Promise.
+ *
+ * @since 0.1.0
+ * @category queries
+ */
+export const runPromise = <Row extends TypeMap>(tables: TraceTables | Database, query: TypedQuery<Row>): Promise<TypedTable<Row>> =>
+  Effect.runPromise(run(tables, query))

@@ -1,0 +1,252 @@
+/**
+ * The tables people query with SQL (`tessera sql`, `Query.sql`): their stable names,
+ * their columns as TypeScript types (Arrow types, as a query returns them), and the
+ * DuckDB statements that build them from the loaded trace tables. docs/queries.md
+ * describes every column.
+ *
+ * Units: seconds for times (epoch seconds for `start`, `stop`, `timestamp`), bytes for
+ * sizes. Strings are VARCHAR, counts INTEGER, everything else DOUBLE; NULL where the
+ * trace has no value.
+ *
+ * Not yet filled: `stage`, `shape`, `dtype` and the three phase durations (`gather`,
+ * `compute`, `transfer`) of `tasks` exist with their types but are NULL: Tessera's
+ * profiler writes them in each Compute event (`args.stage`, `shape`, `dtype`,
+ * `startstops`), but the loader (Load.ts, `TraceReader.ColumnDecoder`) does not decode
+ * them yet. Queries written against them keep working once it does. There are no
+ * `transfers` or `samples` tables: no trace event carries them (transfer phases are in
+ * `startstops`, above).
+ *
+ * @since 0.1.0
+ */
+import type { Float64, Int32, Utf8 } from "apache-arrow"
+
+/**
+ * `tasks`: one row per execution of a task (`Compute` event), in load order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TasksView = {
+  /** row number, 0-based: joins `dependencies.task_id` */
+  readonly task_id: Int32
+  readonly key: Utf8
+  /** `args.name`, else dask's `key_split` of the key */
+  readonly function: Utf8
+  /** the pipeline stage (NULL until the loader decodes `args.stage`) */
+  readonly stage: Utf8
+  readonly host: Utf8
+  readonly worker: Utf8
+  readonly state: Utf8
+  /** epoch seconds: `stop - duration` */
+  readonly start: Float64
+  /** epoch seconds: the event's timestamp (the task's end) */
+  readonly stop: Float64
+  readonly duration: Float64
+  /** thread CPU seconds (Tessera traces) */
+  readonly cpu_time: Float64
+  /** sum of the output sizes of the task's dependencies (latest execution of each; 0 when absent) */
+  readonly bytes_in: Float64
+  /** output size (`args.size`) */
+  readonly bytes_out: Float64
+  readonly n_dependencies: Int32
+  /** output shape as text (NULL until decoded) */
+  readonly shape: Utf8
+  /** output dtype (NULL until decoded) */
+  readonly dtype: Utf8
+  /** seconds spent gathering inputs (NULL until `startstops` is decoded) */
+  readonly gather: Float64
+  /** seconds computing (NULL until decoded) */
+  readonly compute: Float64
+  /** seconds storing the result (NULL until decoded) */
+  readonly transfer: Float64
+}
+
+/**
+ * `dependencies`: one row per edge, a task reading the output of another key.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DependenciesView = {
+  readonly task_id: Int32
+  readonly key: Utf8
+  readonly function: Utf8
+  readonly host: Utf8
+  readonly worker: Utf8
+  /** the key read */
+  readonly dependency: Utf8
+  /** the dependency's latest execution, NULL when it is not in the trace */
+  readonly dependency_task_id: Int32
+  readonly dependency_function: Utf8
+  readonly dependency_host: Utf8
+  readonly dependency_worker: Utf8
+  /** the dependency's output size (0 when unknown) */
+  readonly bytes: Float64
+}
+
+/**
+ * `memory`: one row per `Managed Memory` event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type MemoryView = {
+  readonly timestamp: Float64
+  readonly host: Utf8
+  readonly worker: Utf8
+  readonly key: Utf8
+  readonly state: Utf8
+  /** bytes held by the worker after the event */
+  readonly bytes: Float64
+  /** chunks held by the worker after the event */
+  readonly chunks: Float64
+}
+
+/**
+ * `resources`: one row per `Resource Usage` sample (DASF's ResourceMonitor).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ResourcesView = {
+  readonly timestamp: Float64
+  readonly host: Utf8
+  /** percent */
+  readonly cpu: Float64
+  /** bytes */
+  readonly memory: Float64
+  /** percent, NULL without a GPU */
+  readonly gpu_utilization: Float64
+  /** bytes, NULL without a GPU */
+  readonly gpu_memory_used: Float64
+  readonly net_read_bps: Float64
+  readonly net_write_bps: Float64
+  readonly disk_read_bps: Float64
+  readonly disk_write_bps: Float64
+  readonly num_fds: Float64
+  readonly time: Float64
+}
+
+/**
+ * `stages`: one row per stage (the function where the trace has no stage).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StagesView = {
+  readonly stage: Utf8
+  readonly tasks: Int32
+  readonly workers: Int32
+  readonly start: Float64
+  readonly stop: Float64
+  /** stop - start */
+  readonly wall: Float64
+  /** sum of task durations */
+  readonly busy: Float64
+  readonly mean: Float64
+  readonly max: Float64
+  readonly bytes_in: Float64
+  readonly bytes_out: Float64
+}
+
+/**
+ * `workers`: one row per (host, worker) that ran tasks.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WorkersView = {
+  readonly host: Utf8
+  readonly worker: Utf8
+  readonly tasks: Int32
+  readonly first_start: Float64
+  readonly last_stop: Float64
+  /** sum of task durations */
+  readonly busy: Float64
+  /** the run's span (first task start to last task stop) minus busy */
+  readonly idle: Float64
+  /** busy / span x 100 */
+  readonly utilization: Float64
+}
+
+/**
+ * Every queryable table by name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Views {
+  readonly tasks: TasksView
+  readonly dependencies: DependenciesView
+  readonly memory: MemoryView
+  readonly resources: ResourcesView
+  readonly stages: StagesView
+  readonly workers: WorkersView
+}
+
+/**
+ * A table's name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ViewName = keyof Views
+
+/**
+ * The queryable tables' names, in the order docs/queries.md describes them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const viewNames: ReadonlyArray<ViewName> = ["tasks", "dependencies", "memory", "resources", "stages", "workers"]
+
+/**
+ * DuckDB statements creating the tables from what `internal/duckLoad.ts` appends: views
+ * `_tasks`, `_memory`, `_resources` (the loaded columns, strings resolved, `key_id` the
+ * key's dictionary code), `_edges (task_id, dependency_id)` and `_keys (id, s)`. Only
+ * `_t` (behind `tasks`: every query reads it, and `bytes_in` needs a join) is
+ * materialised; the rest are views, computed when queried. Nothing is sorted: `task_id`
+ * keeps the load order as a value.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const viewDefinitions: ReadonlyArray<string> = [
+  `CREATE TABLE _t AS
+WITH latest AS (SELECT key_id, arg_max(coalesce(size, 0), "end") AS bytes FROM _tasks GROUP BY key_id),
+inputs AS (
+  SELECT e.task_id, sum(coalesce(l.bytes, 0)) AS bytes_in, count(*) AS n
+  FROM _edges e LEFT JOIN latest l ON l.key_id = e.dependency_id GROUP BY e.task_id
+)
+SELECT t.task_id, t.key_id, t.key, t.function, NULL::VARCHAR AS stage, t.host, t.worker, t.state,
+  t.start, t."end" AS stop, t.duration, t.cpu_time, coalesce(i.bytes_in, 0) AS bytes_in, t.size AS bytes_out,
+  coalesce(i.n, 0)::INTEGER AS n_dependencies, NULL::VARCHAR AS shape, NULL::VARCHAR AS dtype,
+  NULL::DOUBLE AS gather, NULL::DOUBLE AS compute, NULL::DOUBLE AS transfer
+FROM _tasks t LEFT JOIN inputs i ON i.task_id = t.task_id`,
+  `CREATE VIEW tasks AS SELECT * EXCLUDE (key_id) FROM _t`,
+  `CREATE VIEW dependencies AS
+WITH latest AS (SELECT key_id, arg_max(task_id, stop) AS task_id FROM _t GROUP BY key_id)
+SELECT e.task_id, t.key, t.function, t.host, t.worker, k.s AS dependency,
+  p.task_id AS dependency_task_id, p.function AS dependency_function, p.host AS dependency_host,
+  p.worker AS dependency_worker, coalesce(p.bytes_out, 0) AS bytes
+FROM _edges e JOIN _t t ON t.task_id = e.task_id LEFT JOIN _keys k ON k.id = e.dependency_id
+LEFT JOIN latest l ON l.key_id = e.dependency_id LEFT JOIN _t p ON p.task_id = l.task_id`,
+  `CREATE VIEW memory AS
+SELECT timestamp, host, worker, key, state, size AS bytes, tasks AS chunks FROM _memory`,
+  `CREATE VIEW resources AS
+SELECT timestamp, host, cpu, memory, gpu_utilization, gpu_memory_used,
+  "host_net_io.read_bps" AS net_read_bps, "host_net_io.write_bps" AS net_write_bps,
+  "host_disk_io.read_bps" AS disk_read_bps, "host_disk_io.write_bps" AS disk_write_bps, num_fds, time
+FROM _resources`,
+  `CREATE VIEW stages AS
+SELECT coalesce(stage, function) AS stage, count(*)::INTEGER AS tasks, count(DISTINCT worker)::INTEGER AS workers,
+  min(start) AS start, max(stop) AS stop, max(stop) - min(start) AS wall, sum(duration) AS busy,
+  avg(duration) AS mean, max(duration) AS max, sum(bytes_in) AS bytes_in, sum(coalesce(bytes_out, 0)) AS bytes_out
+FROM tasks GROUP BY 1`,
+  `CREATE VIEW workers AS
+WITH run AS (SELECT min(start) AS t0, max(stop) AS t1 FROM tasks)
+SELECT host, worker, count(*)::INTEGER AS tasks, min(start) AS first_start, max(stop) AS last_stop,
+  sum(duration) AS busy, (run.t1 - run.t0) - sum(duration) AS idle,
+  100 * sum(duration) / nullif(run.t1 - run.t0, 0) AS utilization
+FROM tasks, run GROUP BY host, worker, run.t0, run.t1`
+]

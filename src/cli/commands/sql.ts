@@ -1,0 +1,71 @@
+/**
+ * `tessera sql -d DB [DB...] ["SELECT ..."] [--csv | --json | --arrow FILE] [--head N]`:
+ * SQL over a run's traces (docs/queries.md). With a query: runs it and prints the
+ * result as a terminal table (or CSV, or JSON lines; `--arrow FILE` writes an Arrow IPC
+ * file). Without one: an interactive prompt (history with the arrow keys, Tab
+ * completes table and column names; `.tables`, `.schema TABLE`, `.quit`). A bad query
+ * fails with DuckDB's message and its position, exit 1. DuckDB is loaded inside the
+ * handler, so `tessera --help` does not load it.
+ *
+ * @since 0.1.0
+ */
+import { writeFile } from "node:fs/promises"
+import { Console, Effect } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
+import * as Output from "../output.ts"
+import { UsageError } from "../errors.ts"
+
+/**
+ * The `sql` subcommand.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const sql = Command.make(
+  "sql",
+  {
+    db: databasesFlag(),
+    csv: Flag.Boolean("csv").pipe(withDefaultShown("print CSV instead of a table", false)),
+    json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object per row", false)),
+    arrow: Flag.String("arrow").pipe(Flag.withMetavar("FILE"), Flag.withDescription("also write the result as an Arrow IPC file"), Flag.optional),
+    head: Flag.Int("head").pipe(
+      Flag.filter((n) => n >= 0, () => "an integer of at least 0"),
+      withDefaultShown("rows printed as a table", 1000)
+    ),
+    query: Argument.String("query").pipe(Argument.withDescription("the SQL (default: an interactive prompt)"), Argument.variadic())
+  },
+  (c) =>
+    Effect.scoped(Effect.gen(function*() {
+      if (c.query.length > 1) {
+        return yield* new UsageError({ flag: "<query>", value: c.query[1]!, expected: "one query (quote it), after the databases" })
+      }
+      if (c.csv && c.json) return yield* new UsageError({ flag: "--json", value: "", expected: "not with --csv" })
+      const arrow = c.arrow._tag === "Some" ? c.arrow.value : undefined
+      if (arrow !== undefined) yield* refuseInputAsOutput("--arrow", [arrow], c.db)
+      // loaded only now: DuckDB's native module costs ~0.2-0.5 s to load
+      const { loadPromise } = yield* Effect.promise(() => import("../../analysis/Load.ts"))
+      const Query = yield* Effect.promise(() => import("../../analysis/Query.ts"))
+      const { toCsv, toText } = yield* Effect.promise(() => import("../../analysis/Format.ts"))
+      const tables = yield* Output.tracked("sql", c.db, undefined, (p) => loadPromise(c.db, { onProgress: p.onProgress }))
+      const show = (t: import("apache-arrow").Table): string => {
+        if (c.csv) return toCsv(t).trimEnd()
+        if (c.json) return t.toArray().map((r) => JSON.stringify(r.toJSON(), (_k, v) => typeof v === "bigint" ? Number(v) : v)).join("\n")
+        return toText(t, c.head)
+      }
+      const query = c.query[0]
+      const db = yield* Query.open(tables)
+      if (query !== undefined) {
+        const t = yield* db.sql(query)
+        if (arrow !== undefined) {
+          const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow"))
+          yield* Effect.tryPromise({ try: () => writeFile(arrow, tableToIPC(t, "file")), catch: (e) => Output.toTyped(e) })
+        }
+        const text = show(t)
+        if (text.length > 0) yield* Console.log(text)
+        return
+      }
+      const { prompt } = yield* Effect.promise(() => import("./sqlPrompt.ts"))
+      yield* prompt(db, show)
+    }))
+).pipe(Command.withDescription("SQL over trace databases (DuckDB): tables tasks, dependencies, memory, resources, stages, workers."))
