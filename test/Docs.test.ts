@@ -19,6 +19,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, 
 import { dirname, join } from "node:path"
 import { after, before, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
+import { childEnv } from "./fixtures/env.ts"
 
 const repo = fileURLToPath(new URL("../", import.meta.url))
 
@@ -74,8 +75,7 @@ const commands = (code: string): Array<string> => {
 }
 
 let sandbox = ""
-const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` }
-for (const k of Object.keys(env)) if (/^npm_/i.test(k)) delete env[k]
+const env = childEnv({ PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` })
 
 describe("Docs", { timeout: 600_000 }, () => {
   before(() => {

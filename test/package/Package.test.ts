@@ -14,18 +14,16 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { after, before, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
+import { childEnv } from "../fixtures/env.ts"
 
 const repo = fileURLToPath(new URL("../../", import.meta.url))
 const fixture = join(repo, "test/fixtures/dasf-small/small-TracePlugin.msgpack")
 const tsc = join(repo, "node_modules/.bin/tsc")
 const node24 = process.execPath
 
-/** npm's own variables from an enclosing `npm test` would redirect the inner npm calls. */
-const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k)) env[k] = v
-  return { ...env, npm_config_fund: "false", npm_config_audit: "false", npm_config_update_notifier: "false", ...extra }
-}
+/** No npm variables of an enclosing `npm test`, and a quiet npm. */
+const cleanEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
+  childEnv({ npm_config_fund: "false", npm_config_audit: "false", npm_config_update_notifier: "false", ...extra })
 
 const run = (cmd: string, args: ReadonlyArray<string>, cwd: string, env = cleanEnv()) => {
   const r = spawnSync(cmd, args, { cwd, env, encoding: "utf8", timeout: 240_000 })
