@@ -10,6 +10,7 @@
 //   the arguments, standard streams, signals and exit status through.
 // - No Node 24 to be found: one line saying which Node is needed and which was found.
 import { spawn } from "node:child_process"
+import * as nodeModule from "node:module"
 import { existsSync, readFileSync } from "node:fs"
 import { dirname, join, sep } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -37,6 +38,9 @@ const pinnedNode = () => {
 }
 
 if (major >= REQUIRED_MAJOR) {
+  // V8's code cache on disk (Node's compile cache, in the OS temp folder; NODE_DISABLE_COMPILE_CACHE=1
+  // turns it off): a command's second start compiles none of its modules again.
+  nodeModule.enableCompileCache?.()
   const source = join(root, "src", "cli", "main.ts")
   const fromSource = existsSync(source) && !root.split(sep).includes("node_modules")
   await import(pathToFileURL(fromSource ? source : join(root, "dist", "src", "cli", "main.js")).href)

@@ -8,14 +8,14 @@
  *
  * @since 0.1.0
  */
-import { mkdir, writeFile } from "node:fs/promises"
+import { mkdir, open, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { tableToIPC } from "apache-arrow"
+import { type Table, tableToIPC } from "apache-arrow"
 import { Data, Effect } from "effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
-import { toCsv, toText } from "./Format.ts"
+import { csvBlocks, toText } from "./Format.ts"
 import { load } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
 import { isUserAnalysis } from "./AnalysisNames.ts"
@@ -117,10 +117,37 @@ export interface AnalyzeOptions {
   readonly onProgress?: (p: LoadProgress) => void
   /** called once the databases are loaded, before any analysis runs */
   readonly onLoaded?: (tables: TraceTables) => void
+  /** called as each analysis starts and when it is done (its table computed, printed and written) */
+  readonly onAnalysis?: (step: AnalysisStep) => void
 }
+
+/**
+ * Where {@link analyze} is: analysis `index` (from 1) of `count`, starting or done
+ * (`seconds` from its start: computing, formatting and writing its files).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AnalysisStep =
+  | { readonly _tag: "Start"; readonly name: string; readonly index: number; readonly count: number }
+  | { readonly _tag: "Done"; readonly name: string; readonly index: number; readonly count: number; readonly seconds: number; readonly rows: number }
 
 const write = (file: string, data: string | Uint8Array) =>
   Effect.tryPromise({ try: () => writeFile(file, data), catch: (e) => AnalyzeError.writeFailed(file, e) })
+
+/** Writes a table as CSV a block of rows at a time: a 500k-row task table never becomes one string. */
+const writeCsv = (file: string, table: Table) =>
+  Effect.tryPromise({
+    try: async () => {
+      const handle = await open(file, "w")
+      try {
+        for (const block of csvBlocks(table)) await handle.write(block)
+      } finally {
+        await handle.close()
+      }
+    },
+    catch: (e) => AnalyzeError.writeFailed(file, e)
+  })
 
 /**
  * Load, analyse, print and write (see the module header).
@@ -145,15 +172,19 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       ...analyses.filter((x) => options.analyses.includes(x.name)).map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
       ...user
     ]
-    for (const a of chosen) {
+    for (const [i, a] of chosen.entries()) {
+      const step = { name: a.name, index: i + 1, count: chosen.length }
+      options.onAnalysis?.({ _tag: "Start", ...step })
+      const t0 = performance.now()
       const table = yield* a.run(tables)
       if (output !== undefined) {
-        yield* write(join(output, `${a.name}.csv`), toCsv(table))
+        yield* writeCsv(join(output, `${a.name}.csv`), table)
         if (options.format === "arrow") yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
       }
       print("=".repeat(20) + a.title + "=".repeat(20))
       print(toText(table, options.head))
       print("=".repeat(80) + "\n")
+      options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
     }
     print("Analyses finished!")
   })

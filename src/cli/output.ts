@@ -67,6 +67,8 @@ export interface Progress {
   readonly phase: (name: string) => void
   /** the databases are loaded */
   readonly loaded: (events: number, files: number, droppedBytes: number) => void
+  /** a step finished: its own line (`analyze: task_bottleneck 0.31 s`), then the live line goes on */
+  readonly done: (line: string) => void
   /** end the line (idempotent) */
   readonly end: () => void
 }
@@ -119,6 +121,13 @@ export const progress = (label: string, files: ReadonlyArray<string>, options: {
     if (drawn) process.stderr.write("\n")
     ended = true
   }
+  const done = (line: string) => {
+    if (!shown || ended) return
+    const full = `${label}: ${line}`
+    process.stderr.write(`\r${full}${" ".repeat(Math.max(0, width - full.length))}\n`)
+    drawn = false
+    width = 0
+  }
   return {
     onProgress: (p) => {
       text = `loading ${mib(p.bytesRead)}/${mib(p.bytesTotal)} MiB (${((p.bytesRead / Math.max(1, p.bytesTotal)) * 100).toFixed(0)}%), ${p.events} events`
@@ -134,13 +143,10 @@ export const progress = (label: string, files: ReadonlyArray<string>, options: {
     },
     loaded: (events, n, dropped) => {
       const seconds = ((performance.now() - t0) / 1000).toFixed(2)
-      if (shown && !ended) {
-        process.stderr.write(`${drawn ? "\n" : ""}${label}: loaded ${events} events from ${n} database(s) in ${seconds} s\n`)
-        drawn = false
-        width = 0
-      }
+      done(`loaded ${events} events from ${n} database(s) in ${seconds} s`)
       if (dropped > 0) warn(`${label}: dropped ${dropped} bytes of truncated record(s)`)
     },
+    done,
     end
   }
 }

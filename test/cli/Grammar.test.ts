@@ -274,6 +274,21 @@ describe("--log-level, progress and --overwrite", () => {
     assert.equal(results[3]!.stderr, "", "--log-level none silences progress")
   })
 
+  it("analyze shows its load, then one finished line per analysis, with rows and seconds, when progress is shown", async () => {
+    const dir = tempDir()
+    const r = await tessera(["analyze", "-d", trace, "-o", dir, "-a", "function_bottleneck", "task_balance"], { env: { TESSERA_PROGRESS: "1" } })
+    assert.equal(r.code, 0, show(r))
+    const finished = r.stderr.split("\n").map((l) => l.split("\r").at(-1)!.trimEnd()).filter((l) => l !== "")
+    const ran = finished.filter((l) => !l.includes("warning"))
+    assert.match(ran[0]!, /^analyze: loaded \d+ events from 1 database\(s\) in \d+\.\d\d s$/)
+    assert.match(ran[1]!, /^analyze: function_bottleneck \(1\/2\): \d+ rows in \d+\.\d\d s$/)
+    assert.match(ran[2]!, /^analyze: task_balance \(2\/2\): \d+ rows in \d+\.\d\d s$/)
+    assert.equal(ran.length, 3, show(r))
+    assert.doesNotMatch(r.stdout, /\r/)
+    const quiet = await tessera(["analyze", "-d", trace, "-a", "task_balance"], { env: { TESSERA_PROGRESS: "0" } })
+    assert.doesNotMatch(quiet.stderr, /rows in/)
+  })
+
   it("run --profile appends (with a warning) to an earlier run's databases; --overwrite replaces them", async () => {
     const dir = tempDir()
     const file = join(dir, `u-TracePlugin-${hostname()}.msgpack`)

@@ -88,10 +88,13 @@ export const analyze = Command.make(
         print: (s) => lines.push(s),
         onProgress: progress.onProgress,
         onLoaded: (t) => {
-          progress.end()
           progress.loaded(t.events, t.files.length, t.droppedBytes)
           for (const w of t.warnings) Output.warn(`analyze: warning: ${w}`)
-        }
+        },
+        onAnalysis: (s) =>
+          s._tag === "Start"
+            ? progress.phase(`${s.name} (${s.index}/${s.count})`)
+            : progress.done(`${s.name} (${s.index}/${s.count}): ${s.rows} rows in ${s.seconds.toFixed(2)} s`)
       }).pipe(Effect.ensuring(Effect.sync(() => progress.end())))
       yield* Console.log(lines.join("\n"))
     })
