@@ -18,7 +18,8 @@ import { analysisNames } from "./AnalysisNames.ts"
 import { toCsv, toText } from "./Format.ts"
 import { load } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
-import { isUserAnalysis } from "./AnalysisNames.ts"
+import { analysisTitles, isUserAnalysis } from "./AnalysisNames.ts"
+import { loadProfilePromise, profileTable, type SampleFilter } from "./Profile.ts"
 import { loadAll as loadUserAnalyses } from "./Plugin.ts"
 import type { QueryError } from "./Query.ts"
 
@@ -117,7 +118,21 @@ export interface AnalyzeOptions {
   readonly onProgress?: (p: LoadProgress) => void
   /** called once the databases are loaded, before any analysis runs */
   readonly onLoaded?: (tables: TraceTables) => void
+  /** `profile`: only the samples of tasks of this function / stage */
+  readonly profile?: { readonly function?: string | undefined; readonly stage?: string | undefined }
 }
+
+/** `profile`: the top frames of the databases' samples (read from the files). */
+const profileAnalysis = (databases: ReadonlyArray<string>, filter: SampleFilter) => ({
+  name: "profile",
+  title: analysisTitles.profile + (filter.function !== undefined ? ` of ${filter.function}` : "") + (filter.stage !== undefined ? ` in stage ${filter.stage}` : ""),
+  run: (_: TraceTables) =>
+    Effect.map(
+      // the files loaded already: what could fail here did there
+      Effect.tryPromise({ try: () => loadProfilePromise(databases), catch: (e) => e as TraceFormatError }),
+      (d) => profileTable(d, filter)
+    )
+})
 
 const write = (file: string, data: string | Uint8Array) =>
   Effect.tryPromise({ try: () => writeFile(file, data), catch: (e) => AnalyzeError.writeFailed(file, e) })
@@ -143,6 +158,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
     const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
     const chosen = [
       ...analyses.filter((x) => options.analyses.includes(x.name)).map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
+      ...(options.analyses.includes("profile") ? [profileAnalysis(options.databases, options.profile ?? {})] : []),
       ...user
     ]
     for (const a of chosen) {
