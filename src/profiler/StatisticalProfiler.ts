@@ -12,8 +12,8 @@
  * database, by default next to DASF's two as `{name}-StatisticalProfiler-{host}.msgpack`
  * (see `fileFor`): DASF's TracePlugin file stays as DASF writes it, and reading the
  * samples back never decodes the task trace. Frames keep V8's function name, URL, line
- * and column; `file:` URLs under `root` (default the working directory) are written as
- * relative paths (`src/kernels/cluster.ts`).
+ * and column; `file:` URLs under `root` (default the working directory) or else under
+ * Tessera's own folder are written as relative paths (`src/kernels/cluster.ts`).
  *
  * Stacking: a hook layer (`Hooks.layerEffect`), so stack it with the others with
  * `Layer.provideMerge`. Closing: the layer asks the executors still sampling for it for
@@ -49,7 +49,7 @@ export interface SamplerOptions {
   readonly interval?: number
   /** process_id of the main thread's samples (default os.hostname()) */
   readonly host?: string
-  /** project folder: file URLs under it are written as relative paths (default the working directory) */
+  /** project folder: file URLs under it are written as relative paths (default the working directory; then Tessera's folder) */
   readonly root?: string
   /** sample the main thread too (default true) */
   readonly driver?: boolean
@@ -73,13 +73,23 @@ export const fileFor = (name: string, host: string = hostname(), directory = "."
   join(directory, `${name}-StatisticalProfiler-${host}.msgpack`)
 
 /**
- * A frame's URL as written: a path relative to `root` for a file under it, the URL
- * otherwise.
+ * Tessera's own folder (the package root: `src/`'s parent, or `dist/`'s when compiled).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const tesseraRoot: string = fileURLToPath(new URL(import.meta.url.includes("/dist/src/") ? "../../.." : "../..", import.meta.url))
+
+/**
+ * A frame's URL as written: a path relative to the first of `roots` that holds the file
+ * (default: the working directory, then Tessera's own folder, so both a user's kernels
+ * and Tessera's show as project paths), the file's path when none does, other URLs
+ * (`node:internal/…`) as they are.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const displayUrl = (url: string, root: string): string => {
+export const displayUrl = (url: string, roots: ReadonlyArray<string>): string => {
   if (!url.startsWith("file:")) return url
   let path: string
   try {
@@ -87,8 +97,11 @@ export const displayUrl = (url: string, root: string): string => {
   } catch {
     return url
   }
-  const rel = relative(root, path)
-  return rel === "" || rel.startsWith("..") || rel.startsWith(sep) ? path : rel.split(sep).join("/")
+  for (const root of roots) {
+    const rel = relative(root, path)
+    if (rel !== "" && !rel.startsWith("..") && !rel.startsWith(sep)) return rel.split(sep).join("/")
+  }
+  return path
 }
 
 interface Span {
@@ -173,7 +186,7 @@ export const make = (
   Effect.gen(function*() {
     const interval = options.interval ?? 10
     if (!(interval > 0)) return yield* Effect.die(new RangeError(`StatisticalProfiler interval must be positive, got ${interval}`))
-    const root = options.root ?? process.cwd()
+    const roots = [options.root ?? process.cwd(), tesseraRoot]
     const host = options.host ?? hostname()
     const encoders = new Map<string, SampleEncoder>()
     const spans = new Map<string, Array<Span>>()
@@ -183,7 +196,7 @@ export const make = (
       const a = attributed
         ? attribute(spans.get(r.threadId) ?? [], r.times)
         : { task: new Int32Array(r.samples.length), keys: [], names: [], stages: [] }
-      const nodes = r.nodes.map((n) => ({ ...n, url: displayUrl(n.url, root) }))
+      const nodes = r.nodes.map((n) => ({ ...n, url: displayUrl(n.url, roots) }))
       for (const e of enc.encode({ ...r, nodes, ...a })) db.record(e)
     }
     const driver = options.driver === false ? null : new ThreadSampler(interval)
