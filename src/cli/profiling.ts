@@ -122,10 +122,14 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
       ...(request.overwrite === true ? { overwrite: true } : {}),
       warn: Output.warn
     })
-    // hook layers stack with provideMerge (Hooks' gotcha); the sampler closes last
-    const layer = sampleFile === undefined ? defaults : defaults.pipe(Layer.provideMerge(Layer.effectDiscard(Effect.sync(() =>
+    // hook layers stack with provideMerge (Hooks' gotcha): DASF's two first (their
+    // registration lines come first), the sampler on top of them
+    const layer = sampleFile === undefined ? defaults : Layer.effectDiscard(Effect.sync(() =>
       (request.log ?? console.log)(`Registered sampling profiler: ${options!.name ?? "tessera"}-StatisticalProfiler`)
-    )).pipe(Layer.provideMerge(StatisticalProfiler.layer({ file: sampleFile, ...(request.overwrite === true ? { overwrite: true } : {}), warn: Output.warn })))))
+    )).pipe(
+      Layer.provideMerge(StatisticalProfiler.layer({ file: sampleFile, ...(request.overwrite === true ? { overwrite: true } : {}), warn: Output.warn })),
+      Layer.provideMerge(defaults)
+    )
     const t0 = performance.now()
     // the profiler's layer closes here, flushing both databases before the report reads them
     const value = yield* program.pipe(Effect.provide(layer))

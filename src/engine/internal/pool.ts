@@ -40,6 +40,8 @@ const TARGET_BATCH_MS = 2
 const MAX_BATCH = 1024
 const MAX_OUTSTANDING = 2
 const CANCEL_GRACE_MS = 100
+/** how long stopping sampling waits for a worker's last samples */
+const LAST_SAMPLES_MS = 5000
 const workerUrl = Kernel.sibling(import.meta.url, "./worker")
 
 /**
@@ -412,7 +414,16 @@ export class Pool {
       if (!slot.alive || !slot.sampling) continue
       slot.sampling = false
       waits.push(new Promise<void>((resolve) => {
-        slot.lastSamples = resolve
+        // a worker stuck in a kernel answers after it: its samples are not worth waiting long for
+        const timer = setTimeout(() => {
+          slot.lastSamples = null
+          slot.sampleOwner = null // what arrives later is dropped
+          resolve()
+        }, LAST_SAMPLES_MS)
+        slot.lastSamples = () => {
+          clearTimeout(timer)
+          resolve()
+        }
         slot.worker.postMessage({ t: "take", stop: true })
       }))
     }
