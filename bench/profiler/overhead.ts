@@ -49,6 +49,7 @@
  * @since 0.1.0
  */
 import { spawnSync } from "node:child_process"
+import { Worker } from "node:worker_threads"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -325,11 +326,20 @@ if (runs("sample-cost")) {
     s.close()
     counts.push(chunk.samples.length)
   }
+  const workerStarts: Array<number> = [], workerTakes: Array<number> = []
+  for (let r = 0; r < (quick ? 2 : 5); r++) {
+    const w = new Worker(new URL("./samplerStart.ts", import.meta.url))
+    const m = await new Promise<{ start: number; take: number }>((resolve) => w.once("message", resolve))
+    await w.terminate()
+    workerStarts.push(m.start)
+    workerTakes.push(m.take)
+  }
   const perSample = sampled.map((x, r) => ((x - plain[r]!) / Math.max(1, counts[r]!)) * 1000)
   rows.push(...rowsOf("one thread, fixed CPU loop, sampled every 1 ms", ["unprofiled", "sampled (1 ms)"], [plain, sampled], 0))
   notes.push(
     `per sample: ${iqr(perSample, (x) => x.toFixed(1))} µs (median [IQR] of ${perSample.length} rounds, ${quantile(counts, 0.5)} samples a round); ` +
-      `session + Profiler.start: ${iqr(starts, (x) => x.toFixed(1))} ms; Profiler.stop + conversion + restart of ${quantile(counts, 0.5)} samples: ${iqr(takes, (x) => x.toFixed(1))} ms`
+      `session + Profiler.start: ${iqr(starts, (x) => x.toFixed(1))} ms; Profiler.stop + conversion + restart of ${quantile(counts, 0.5)} samples: ${iqr(takes, (x) => x.toFixed(1))} ms (main thread, this bench's code loaded); ` +
+      `in a fresh worker with the engine's kernel loader and the cluster kernels: start ${iqr(workerStarts, (x) => x.toFixed(1))} ms, stop ${iqr(workerTakes, (x) => x.toFixed(1))} ms`
   )
 }
 
