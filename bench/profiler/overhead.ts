@@ -13,6 +13,16 @@
  *    fan-out under dask.threaded with 2 workers (bench/profiler/dask_diagnostics.py via
  *    /usr/bin/python3; skipped with a message when dask cannot be imported).
  *
+ * Each Tessera workload also has the arm "Trace + ResourceMonitor + StatisticalProfiler"
+ * (`--profile` as the CLI sets it up since issue 18: V8's sampling profiler on the
+ * driver and every worker at 10 ms, `--sample-interval MS` to change it; its database is
+ * written and deleted like the others; and the same without sampling the main thread,
+ * "workers only"), and `--only sample-cost` measures the sampler
+ * itself on one thread: a fixed CPU loop with and without sampling at 1 ms (the
+ * difference over the samples taken: the cost of one sample), and what starting
+ * (`Profiler.start`, with the session) and taking (`Profiler.stop` + conversion + restart)
+ * cost.
+ *
  * `--breakdown` adds three arms: "engine records only" (no-op `task` / `memory` hooks:
  * what the engine's profiling mode costs before the profiler writes anything), "Trace
  * only" and "ResourceMonitor only" (each layer alone, writing its file), so that the
@@ -31,7 +41,7 @@
  *
  * Usage: node bench/profiler/overhead.ts [--quick] [--json] [--breakdown] [--rounds N]
  *        [--dask-rounds N] [--cli-rounds N] [--tasks N] [--samples N] [--no-dask]
- *        [--only fanout|demo|cli|dask]
+ *        [--only fanout|demo|cli|dask|sample-cost] [--sample-interval MS]
  * Default (8 rounds fan-out, 40 demo, 10 CLI, 4 dask) runs in about 3 minutes on 2 cores,
  * about 5 with --breakdown; --quick (3/3/2 rounds, 20,000 tasks and samples) in about
  * 20 s. Run it on a quiet machine for figures.
@@ -39,10 +49,11 @@
  * @since 0.1.0
  */
 import { spawnSync } from "node:child_process"
+import { Worker } from "node:worker_threads"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, type Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
 import * as BenchGraphs from "../engine/BenchGraphs.ts"
 import * as Engine from "../../src/engine/Engine.ts"
@@ -51,7 +62,9 @@ import * as Hooks from "../../src/engine/Hooks.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import type { PipelineLike } from "../../src/profiler/PipelineGraph.ts"
 import * as ResourceMonitor from "../../src/profiler/ResourceMonitor.ts"
+import * as StatisticalProfiler from "../../src/profiler/StatisticalProfiler.ts"
 import * as Trace from "../../src/profiler/Trace.ts"
+import { ThreadSampler } from "../../src/engine/ThreadSampler.ts"
 
 const argv = process.argv.slice(2)
 const flag = (name: string) => argv.includes(name)
@@ -64,11 +77,12 @@ const json = flag("--json")
 const breakdown = flag("--breakdown")
 const onlyAt = argv.indexOf("--only")
 const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
-if (only !== undefined && !["fanout", "demo", "cli", "dask"].includes(only)) {
-  console.error(`--only takes fanout, demo, cli or dask, got ${only}`)
+if (only !== undefined && !["fanout", "demo", "cli", "dask", "sample-cost"].includes(only)) {
+  console.error(`--only takes fanout, demo, cli, dask or sample-cost, got ${only}`)
   process.exit(2)
 }
-const runs = (workload: "fanout" | "demo" | "cli" | "dask") => only === undefined || only === workload
+const runs = (workload: "fanout" | "demo" | "cli" | "dask" | "sample-cost") => only === undefined || only === workload
+const SAMPLE_MS = opt("--sample-interval", 10)
 const cliRounds = opt("--cli-rounds", quick ? 2 : 10)
 const TASKS = opt("--tasks", quick ? 20_000 : 100_000)
 const SAMPLES = opt("--samples", quick ? 20_000 : 100_000)
@@ -195,19 +209,32 @@ const tesseraArms = (run: Runner, pipeline?: PipelineLike): Array<Arm> => {
       writing(run, "ResourceMonitor only", (file) => ResourceMonitor.layer({ file }))
     )
   }
-  arms.push({
-    name: "Trace + ResourceMonitor",
+  if (breakdown) arms.push(writing(run, `StatisticalProfiler only (${SAMPLE_MS} ms)`, (file) => StatisticalProfiler.layer({ file, interval: SAMPLE_MS })))
+  const profiledArm = (name: string, sample: "none" | "all" | "workers"): Arm => ({
+    name,
     run: async () => {
       const options = { name: `bench-${fileNo++}`, directory: dir, log: quiet, ...(pipeline !== undefined ? { pipeline } : {}) }
       const f = DefaultProfiler.files(options, 0)
+      const sampleFile = StatisticalProfiler.fileFor(options.name, undefined, dir)
+      const layer = DefaultProfiler.layer(options)
       try {
-        await run(DefaultProfiler.layer(options))
+        // stacked as the CLI stacks them (src/cli/profiling.ts)
+        await run(
+          sample === "none"
+            ? layer
+            : layer.pipe(Layer.provideMerge(StatisticalProfiler.layer({ file: sampleFile, interval: SAMPLE_MS, driver: sample === "all" })))
+        )
       } finally {
-        rmSync(f.traceFile, { force: true })
-        rmSync(f.resourceFile, { force: true })
+        for (const file of [f.traceFile, f.resourceFile, sampleFile]) rmSync(file, { force: true })
       }
     }
   })
+  arms.push(
+    profiledArm("Trace + ResourceMonitor", "none"),
+    profiledArm(`Trace + ResourceMonitor + StatisticalProfiler (${SAMPLE_MS} ms)`, "all"),
+    // the main thread's Profiler.start is the dearest part (V8 logs all its code): without it
+    profiledArm(`Trace + ResourceMonitor + StatisticalProfiler (${SAMPLE_MS} ms, workers only)`, "workers")
+  )
   return arms
 }
 
@@ -255,20 +282,65 @@ if (runs("cli")) {
     mkdirSync(cwd)
     return [out.wallSeconds * 1000, whole]
   }
-  const names = ["unprofiled", "--profile bench"]
-  const wall: Array<Array<number>> = [[], []]
-  const whole: Array<Array<number>> = [[], []]
-  demoProcess([])
-  demoProcess(["--profile", "bench"])
+  // `--profile` samples stacks since issue 18; `--no-sample` is the profile without them
+  const extras: ReadonlyArray<ReadonlyArray<string>> = [[], ["--profile", "bench", "--no-sample"], ["--profile", "bench"]]
+  const names = ["unprofiled", "--profile bench --no-sample", "--profile bench"]
+  const wall: Array<Array<number>> = extras.map(() => [])
+  const whole: Array<Array<number>> = extras.map(() => [])
+  for (const e of extras) demoProcess(e)
   for (let r = 0; r < cliRounds; r++) {
-    for (const k of r % 2 === 0 ? [0, 1] : [1, 0]) {
-      const [w, p] = demoProcess(k === 0 ? [] : ["--profile", "bench"])
+    const order = extras.map((_, k) => k)
+    for (const k of r % 2 === 0 ? order : order.reverse()) {
+      const [w, p] = demoProcess(extras[k]!)
       wall[k]!.push(w)
       whole[k]!.push(p)
     }
   }
   rows.push(...rowsOf(`tessera demo --samples ${SAMPLES}: its wallSeconds`, names, wall, 0))
   rows.push(...rowsOf(`tessera demo --samples ${SAMPLES}: whole process`, names, whole, 0))
+}
+
+// ------------------------------------------------------------------ 5. one sample's cost
+if (runs("sample-cost")) {
+  const loop = (n: number): number => {
+    let x = 0
+    for (let i = 0; i < n; i++) x = (x + Math.sqrt(i + x)) % 1e9
+    return x
+  }
+  const N = quick ? 20_000_000 : 100_000_000
+  const plain: Array<number> = [], sampled: Array<number> = [], counts: Array<number> = [], starts: Array<number> = [], takes: Array<number> = []
+  loop(N / 10)
+  for (let r = 0; r < (quick ? 3 : 10); r++) {
+    let t0 = performance.now()
+    loop(N)
+    plain.push(performance.now() - t0)
+    t0 = performance.now()
+    const s = new ThreadSampler(1)
+    starts.push(performance.now() - t0)
+    t0 = performance.now()
+    loop(N)
+    sampled.push(performance.now() - t0)
+    const t1 = performance.now()
+    const chunk = s.take(true)
+    takes.push(performance.now() - t1)
+    s.close()
+    counts.push(chunk.samples.length)
+  }
+  const workerStarts: Array<number> = [], workerTakes: Array<number> = []
+  for (let r = 0; r < (quick ? 2 : 5); r++) {
+    const w = new Worker(new URL("./samplerStart.ts", import.meta.url))
+    const m = await new Promise<{ start: number; take: number }>((resolve) => w.once("message", resolve))
+    await w.terminate()
+    workerStarts.push(m.start)
+    workerTakes.push(m.take)
+  }
+  const perSample = sampled.map((x, r) => ((x - plain[r]!) / Math.max(1, counts[r]!)) * 1000)
+  rows.push(...rowsOf("one thread, fixed CPU loop, sampled every 1 ms", ["unprofiled", "sampled (1 ms)"], [plain, sampled], 0))
+  notes.push(
+    `per sample: ${iqr(perSample, (x) => x.toFixed(1))} µs (median [IQR] of ${perSample.length} rounds, ${quantile(counts, 0.5)} samples a round); ` +
+      `session + Profiler.start: ${iqr(starts, (x) => x.toFixed(1))} ms; Profiler.stop + conversion + restart of ${quantile(counts, 0.5)} samples: ${iqr(takes, (x) => x.toFixed(1))} ms (main thread, this bench's code loaded); ` +
+      `in a fresh worker with the engine's kernel loader and the cluster kernels: start ${iqr(workerStarts, (x) => x.toFixed(1))} ms, stop ${iqr(workerTakes, (x) => x.toFixed(1))} ms`
+  )
 }
 
 // ------------------------------------------------------------------ 4. dask.diagnostics
@@ -294,6 +366,7 @@ rmSync(dir, { recursive: true, force: true })
 const profiled = rows.filter((r) => r.arm === "Trace + ResourceMonitor")
 const fan = profiled.find((r) => r.workload.startsWith("fan-out"))
 const demoRow = profiled.find((r) => r.workload.startsWith("demo"))
+const demoSampled = rows.find((r) => r.workload.startsWith("demo") && r.arm.includes("StatisticalProfiler ("))
 const dask = rows.find((r) => r.workload.startsWith("dask"))
 if (dask !== undefined && fan !== undefined) {
   notes.push(
@@ -302,7 +375,7 @@ if (dask !== undefined && fan !== undefined) {
       `profiled wall time ${ms(fan.armMedianMs)} ms vs ${ms(dask.armMedianMs)} ms (ratio ${(fan.armMedianMs / dask.armMedianMs).toFixed(3)})`
   )
 }
-const cliRow = rows.find((r) => r.workload.endsWith("its wallSeconds"))
+const cliRow = rows.find((r) => r.workload.endsWith("its wallSeconds") && r.arm === "--profile bench")
 if (cliRow !== undefined) {
   notes.push(
     `tessera demo --profile overhead ${pct(cliRow.overhead)}, 95% interval ${pct(cliRow.overheadInterval[0])} to ${pct(cliRow.overheadInterval[1])} (its own wallSeconds)`
@@ -311,6 +384,12 @@ if (cliRow !== undefined) {
 if (demoRow !== undefined) {
   notes.push(
     `demo overhead ${pct(demoRow.overhead)}, 95% interval ${pct(demoRow.overheadInterval[0])} to ${pct(demoRow.overheadInterval[1])} (goal <= 5%)`
+  )
+}
+
+if (demoSampled !== undefined) {
+  notes.push(
+    `demo overhead with the statistical profiler: ${pct(demoSampled.overhead)}, 95% interval ${pct(demoSampled.overheadInterval[0])} to ${pct(demoSampled.overheadInterval[1])} (goal <= 5%)`
   )
 }
 

@@ -53,12 +53,12 @@ export type { Tables } from "./internal/taskView.ts"
  * @category models
  */
 export interface NamedAnalysis {
-  readonly name: AnalysisName
+  readonly name: Exclude<AnalysisName, "profile">
   readonly title: string
   readonly run: (tables: Tables) => Table
 }
 
-const runs: { readonly [K in AnalysisName]: (tables: Tables) => Table } = {
+const runs: { readonly [K in Exclude<AnalysisName, "profile">]: (tables: Tables) => Table } = {
   function_bottleneck: perFunctionBottleneck,
   task_bottleneck: perTaskBottleneck,
   task_balance: perWorkerTaskBalance,
@@ -75,4 +75,6 @@ const runs: { readonly [K in AnalysisName]: (tables: Tables) => Table } = {
  * @since 0.1.0
  * @category analysis
  */
-export const analyses: ReadonlyArray<NamedAnalysis> = analysisNames.map((name) => ({ name, title: analysisTitles[name], run: runs[name] }))
+export const analyses: ReadonlyArray<NamedAnalysis> = analysisNames.flatMap((name) =>
+  name === "profile" ? [] : [{ name, title: analysisTitles[name], run: runs[name] }]
+)

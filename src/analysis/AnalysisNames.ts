@@ -21,7 +21,9 @@ export const analysisTitles = {
   critical_path: "Critical path",
   worker_utilization: "Worker utilization",
   function_summary: "Function summary",
-  time_summary: "Time summary"
+  time_summary: "Time summary",
+  /** the statistical profiler's samples (Profile.ts): read from the files, not the tables */
+  profile: "Profile: top frames"
 } as const
 
 /**

@@ -18,7 +18,8 @@ import { analysisNames } from "./AnalysisNames.ts"
 import { csvBlocks, toText } from "./Format.ts"
 import { load } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
-import { isUserAnalysis } from "./AnalysisNames.ts"
+import { analysisTitles, isUserAnalysis } from "./AnalysisNames.ts"
+import { loadProfilePromise, profileTable, type SampleFilter } from "./Profile.ts"
 import { loadAll as loadUserAnalyses } from "./Plugin.ts"
 import type { QueryError } from "./Query.ts"
 
@@ -119,6 +120,8 @@ export interface AnalyzeOptions {
   readonly onLoaded?: (tables: TraceTables) => void
   /** called as each analysis starts and when it is done (its table computed, printed and written) */
   readonly onAnalysis?: (step: AnalysisStep) => void
+  /** `profile`: only the samples of tasks of this function / stage */
+  readonly profile?: { readonly function?: string | undefined; readonly stage?: string | undefined }
 }
 
 /**
@@ -131,6 +134,18 @@ export interface AnalyzeOptions {
 export type AnalysisStep =
   | { readonly _tag: "Start"; readonly name: string; readonly index: number; readonly count: number }
   | { readonly _tag: "Done"; readonly name: string; readonly index: number; readonly count: number; readonly seconds: number; readonly rows: number }
+
+/** `profile`: the top frames of the databases' samples (read from the files). */
+const profileAnalysis = (databases: ReadonlyArray<string>, filter: SampleFilter) => ({
+  name: "profile",
+  title: analysisTitles.profile + (filter.function !== undefined ? ` of ${filter.function}` : "") + (filter.stage !== undefined ? ` in stage ${filter.stage}` : ""),
+  run: (_: TraceTables) =>
+    Effect.map(
+      // the files loaded already: what could fail here did there
+      Effect.tryPromise({ try: () => loadProfilePromise(databases), catch: (e) => e as TraceFormatError }),
+      (d) => profileTable(d, filter)
+    )
+})
 
 const write = (file: string, data: string | Uint8Array) =>
   Effect.tryPromise({ try: () => writeFile(file, data), catch: (e) => AnalyzeError.writeFailed(file, e) })
@@ -170,6 +185,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
     const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
     const chosen = [
       ...analyses.filter((x) => options.analyses.includes(x.name)).map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
+      ...(options.analyses.includes("profile") ? [profileAnalysis(options.databases, options.profile ?? {})] : []),
       ...user
     ]
     for (const [i, a] of chosen.entries()) {

@@ -74,6 +74,16 @@ export const overwriteFlag = Flag.Boolean("overwrite").pipe(
 )
 
 /**
+ * `--no-sample`: profile without the statistical profiler (demo, run).
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const noSampleFlag = Flag.Boolean("no-sample").pipe(
+  withDefaultShown("with --profile/--report: no statistical profiler (stack samples every 10 ms)", false)
+)
+
+/**
  * `--profile NAME` (demo, run).
  *
  * @since 0.1.0

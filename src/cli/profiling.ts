@@ -8,6 +8,9 @@
  *   `{NAME}-TracePlugin-{host}.msgpack` and `{NAME}-ResourceMonitor-{host}.msgpack` in
  *   the working directory; with a pipeline, the trace also holds its stage DAG (the
  *   "Pipeline Graph" event).
+ * - the statistical profiler (`{NAME}-StatisticalProfiler-{host}.msgpack`: stack samples
+ *   of the workers and the driver every 10 ms, profiler/StatisticalProfiler.ts) with
+ *   them, unless `--no-sample`.
  * - `--overwrite`: the profiler truncates databases of an earlier run with the same
  *   name instead of appending to them (appending warns on stderr).
  * - `--report FILE`: the HTML report of those databases once the program is done (the
@@ -25,6 +28,7 @@ import { join } from "node:path"
 import { Data, Effect, Layer, Option } from "effect"
 import type { DatabaseError } from "../profiler/EventDatabase.ts"
 import * as DefaultProfiler from "../profiler/DefaultProfiler.ts"
+import * as StatisticalProfiler from "../profiler/StatisticalProfiler.ts"
 import type { PipelineLike } from "../profiler/PipelineGraph.ts"
 import { writeReportPromise as writeReport } from "../report/Report.ts"
 import * as Output from "./output.ts"
@@ -62,6 +66,8 @@ export interface ProfileRequest {
   readonly log?: (line: string) => void
   /** `--overwrite`: truncate databases of an earlier run with the same name instead of appending */
   readonly overwrite?: boolean
+  /** the statistical profiler too (default true; `--no-sample`: false) */
+  readonly sample?: boolean
 }
 
 /**
@@ -106,19 +112,30 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
       : temporary !== undefined
       ? { name: request.defaultName, directory: temporary }
       : undefined
-    const layer = options === undefined ? Layer.empty : DefaultProfiler.layer({
+    const sampleFile = options === undefined || request.sample === false
+      ? undefined
+      : StatisticalProfiler.fileFor(options.name ?? "tessera", undefined, options.directory)
+    const defaults = options === undefined ? Layer.empty : DefaultProfiler.layer({
       ...options,
       ...(request.pipeline !== undefined ? { pipeline: request.pipeline } : {}),
       ...(request.log !== undefined ? { log: request.log } : {}),
       ...(request.overwrite === true ? { overwrite: true } : {}),
       warn: Output.warn
     })
+    // hook layers stack with provideMerge (Hooks' gotcha): DASF's two first (their
+    // registration lines come first), the sampler on top of them
+    const layer = sampleFile === undefined ? defaults : Layer.effectDiscard(Effect.sync(() =>
+      (request.log ?? console.log)(`Registered sampling profiler: ${options!.name ?? "tessera"}-StatisticalProfiler`)
+    )).pipe(
+      Layer.provideMerge(StatisticalProfiler.layer({ file: sampleFile, ...(request.overwrite === true ? { overwrite: true } : {}), warn: Output.warn })),
+      Layer.provideMerge(defaults)
+    )
     const t0 = performance.now()
     // the profiler's layer closes here, flushing both databases before the report reads them
     const value = yield* program.pipe(Effect.provide(layer))
     const wallSeconds = (performance.now() - t0) / 1000
     const f = options === undefined ? undefined : DefaultProfiler.files(options, 0)
-    const databases = f === undefined ? [] : [f.traceFile, f.resourceFile]
+    const databases = f === undefined ? [] : [f.traceFile, f.resourceFile, ...(sampleFile === undefined ? [] : [sampleFile])]
     let report: Profiled<A>["report"] = undefined
     if (Option.isSome(request.report)) {
       const file = request.report.value

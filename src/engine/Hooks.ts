@@ -34,6 +34,7 @@
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { DriverRecord, MemoryRecord, TaskRecord } from "./EngineEvents.ts"
 import type { Run } from "./Lineage.ts"
+import type { SampleRecord, SamplingRequest } from "./Sampling.ts"
 import type { SchedulerState } from "./State.ts"
 import type { TaskGraph } from "./TaskGraph.ts"
 
@@ -56,6 +57,13 @@ export interface Callbacks {
    * before `finish`; only built when some callback has this method.
    */
   driver?(record: DriverRecord): void
+  /**
+   * Statistical sampling of the worker threads (see `Sampling`): executors that can
+   * sample do so at this interval and deliver the samples to `samples`. The first
+   * callback of a compute with both is used.
+   */
+  readonly sampling?: SamplingRequest
+  samples?(record: SampleRecord): void
   /**
    * The run this callback records (see `Lineage`): task keys unique within it, and
    * dependencies on results of its earlier computes. The first callback of a compute

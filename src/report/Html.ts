@@ -45,6 +45,8 @@ export interface ReportTable {
  * @category models
  */
 export interface HtmlOptions {
+  /** more sections (HTML after the timelines, script after the page script), e.g. FlameGraph's */
+  readonly sections?: ReadonlyArray<{ readonly html: string; readonly script: string }>
   readonly tables?: ReadonlyArray<ReportTable>
   /** Rows shown per table (the rest are counted, not shown). Default 200. */
   readonly maxTableRows?: number
@@ -236,6 +238,7 @@ ${data.sources.length > 0 ? `<dt>sources</dt><dd>${data.sources.map(esc).join("<
     resources.charts.length + resources.constant.length === 0 ? `<p class="note">no Resource Usage events in these databases</p>` : ""}${
     resources.constant.length > 0 ? `<p class="note">constant over the whole run (not drawn): ${resources.constant.map((c) => `${esc(c.title)} ${esc(c.value)}`).join(" · ")}</p>` : ""}${
     m.time.length === 0 ? `<p class="note">no Managed Memory events in these databases</p>` : ""}</section>
+${(options.sections ?? []).map((x) => x.html).join("\n")}
 ${tables.length > 0 ? `<section><h2>Analyses</h2>${tables.map((x, i) => renderTable(x, maxRows, i)).join("\n")}</section>` : ""}
 <section><h2>Per-task resources</h2><div class="hists">${hist.map((h) => div(`hist-${h.resource}`)).join("\n")}</div></section>
 ${dag}
@@ -243,6 +246,7 @@ ${dag}
 <script>${vegaSource()}</script>
 <script id="tessera-data" type="application/json">${payload}</script>
 <script>${pageScript(scriptJson(views), data.wall, options.maxDetail === undefined ? {} : { maxDetail: options.maxDetail })}</script>
+${(options.sections ?? []).filter((x) => x.script !== "").map((x) => `<script>${x.script}</script>`).join("\n")}
 </body></html>
 `
 }

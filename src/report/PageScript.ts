@@ -190,6 +190,8 @@ function tooltip(handler, event, item, value){
 // ---- views and the shared zoom -------------------------------------------------------
 var views = {}, windowed = [], errors = [], stream = null, dom = [0, WALL], running = Promise.resolve(), scheduled = false;
 var state = { visible: 0, drawn: 0, detail: true, domain: dom };
+// other sections following the zoom (FlameGraph.ts): called with the window, or null for the whole run
+var zoomListeners = [];
 function plotWidth(view){ return view.width ? view.width() : 1000; }
 function replace(view, source, rows){ view.change(source, vega.changeset().remove(vega.truthy).insert(rows)); }
 // One zoom / pan step: the task stream first (its rows and xdom in one dataflow run),
@@ -249,6 +251,7 @@ var ready = Promise.all(specs.map(function(s){
   if (stream) stream.addSignalListener("zoom", function(name, v){
     dom = v && v.start ? [v.start[0], v.start[1]] : [0, WALL];
     schedule();
+    zoomListeners.forEach(function(f){ f(v && v.start ? dom : null); });
   });
   if (window.tessera) window.tessera.stream = state;
 });
@@ -273,6 +276,6 @@ document.querySelectorAll("table.sortable th").forEach(function(th){
     trs.forEach(function(tr){ body.appendChild(tr); });
   });
 });
-window.tessera = { data: D, views: views, ready: ready, idle: idle, stream: state, errors: errors };
+window.tessera = { data: D, views: views, ready: ready, idle: idle, stream: state, errors: errors, tooltip: tooltip, onZoom: function(f){ zoomListeners.push(f); } };
 })();
 `

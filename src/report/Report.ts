@@ -6,6 +6,8 @@
  *
  * @since 0.1.0
  */
+import { loadProfilePromise } from "../analysis/Profile.ts"
+import { flameSection } from "./FlameGraph.ts"
 import { writeFile } from "node:fs/promises"
 import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
@@ -143,9 +145,11 @@ export const writeReport = (
   Effect.gen(function*() {
     const input = yield* loadReportInput(files, options.title)
     const user = yield* runUserAnalyses(options.analyses ?? [], input.tables)
+    const profile = yield* fromPromise(() => loadProfilePromise(files))
     const html = yield* Effect.promise(() =>
       renderHtml(input.data, {
-        tables: [...(options.tables ?? analysisTables(input.tables)), ...user.map((u) => fromArrow(u.title, u.table))]
+        tables: [...(options.tables ?? analysisTables(input.tables)), ...user.map((u) => fromArrow(u.title, u.table))],
+        sections: [flameSection(profile, input.data.t0)]
       })
     )
     yield* io(out, () => writeFile(out, html))

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, it } from "node:test"
@@ -18,8 +18,9 @@ describe("tessera demo", () => {
     })
     const summary = JSON.parse(out.trim().split("\n").at(-1)!)
     assert.ok(summary.kmeans.ari >= 0.99)
-    assert.equal(summary.databases.length, 2)
+    assert.equal(summary.databases.length, 3)
     for (const f of summary.databases) assert.ok(existsSync(join(dir, f)), f)
+    assert.match(summary.databases[2], /^t-StatisticalProfiler-.*\.msgpack$/)
     const events = decodeRecords(readFileSync(join(dir, summary.databases[0])))
     const computes = events.events.filter((e) => e.name === "Compute")
     assert.ok(computes.length > 0)
@@ -35,6 +36,21 @@ describe("tessera demo", () => {
     const html = readFileSync(join(dir, "r.html"), "utf8")
     assert.match(html, /tessera demo/)
     assert.match(html, /<h2>Pipeline stages<\/h2><div class="dag"><svg/)
+  })
+
+  it("--no-sample leaves the statistical profiler out; analyze -a profile reads its database, filtered by function", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tessera-demo-test-"))
+    const run = (args: ReadonlyArray<string>) => execFileSync(process.execPath, [main, ...args], { cwd: dir, encoding: "utf8" })
+    const without = JSON.parse(run(["demo", "--samples", "3000", "--chunk-rows", "500", "--workers", "2", "--profile", "n", "--no-sample", "--json"]).trim().split("\n").at(-1)!)
+    assert.equal(without.databases.length, 2)
+    assert.ok(!readdirSync(dir).some((f) => f.includes("StatisticalProfiler")))
+    const withSamples = JSON.parse(run(["demo", "--samples", "3000", "--chunk-rows", "500", "--workers", "2", "--profile", "s", "--json"]).trim().split("\n").at(-1)!)
+    const samples = withSamples.databases[2] as string
+    const all = run(["analyze", "-d", samples, "-a", "profile", "--head", "3"])
+    assert.match(all, /=+Profile: top frames=+/)
+    assert.match(all, /function +location +self_s +self_pct +total_s +total_pct +samples/)
+    const idle = run(["analyze", "-d", samples, "-a", "profile", "--function", "idle", "--head", "50"])
+    assert.match(idle, /Profile: top frames of idle/)
   })
 
   it("rejects a bad option with a usage error naming it (exit 2, one stderr line)", () => {

@@ -33,11 +33,13 @@ describe("tessera run", () => {
     const lines = out.split("\n")
     assert.equal(lines[0], "Registered worker plugin: u-TracePlugin")
     assert.equal(lines[1], "Registered resource plugin: u-ResourceMonitor")
+    assert.equal(lines[2], "Registered sampling profiler: u-StatisticalProfiler")
     assert.ok(lines.some((l) => /INFO - Pipeline run successfully$/.test(l)), out)
     assert.ok(lines.includes(`trace database: u-TracePlugin-${host}.msgpack`), out)
     assert.ok(lines.includes(`trace database: u-ResourceMonitor-${host}.msgpack`), out)
     assert.match(out, /report: r\.html \(\d+\.\d MiB\)/)
-    assert.deepEqual(readdirSync(dir).sort(), [`u-ResourceMonitor-${host}.msgpack`, `u-TracePlugin-${host}.msgpack`, "r.html"].sort())
+    assert.ok(lines.includes(`trace database: u-StatisticalProfiler-${host}.msgpack`), out)
+    assert.deepEqual(readdirSync(dir).sort(), [`u-ResourceMonitor-${host}.msgpack`, `u-TracePlugin-${host}.msgpack`, `u-StatisticalProfiler-${host}.msgpack`, "r.html"].sort())
 
     const trace = decodeRecords(readFileSync(join(dir, `u-TracePlugin-${host}.msgpack`)))
     assert.equal(trace.droppedBytes, 0)
@@ -86,7 +88,7 @@ describe("tessera run", () => {
     const r = tessera(["run", fixture, "--workers", "1", "--profile", "x", "--report", "no/such/dir/r.html"], dir)
     assert.notEqual(r.status, 0)
     assert.match(r.stdout + r.stderr, /--report no\/such\/dir\/r\.html: .*ENOENT/)
-    assert.deepEqual(readdirSync(dir).sort(), [`x-ResourceMonitor-${host}.msgpack`, `x-TracePlugin-${host}.msgpack`])
+    assert.deepEqual(readdirSync(dir).sort(), [`x-ResourceMonitor-${host}.msgpack`, `x-StatisticalProfiler-${host}.msgpack`, `x-TracePlugin-${host}.msgpack`])
   })
 
   it("rejects a bad option with a message naming it", () => {

@@ -20,6 +20,7 @@ import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as EventProfiler from "../../src/profiler/EventProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
 import * as PipelineGraph from "../../src/profiler/PipelineGraph.ts"
+import * as StatisticalProfiler from "../../src/profiler/StatisticalProfiler.ts"
 import { loadReportInputPromise } from "../../src/report/Report.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 import * as TraceFormat from "../../src/trace/TraceFormat.ts"
@@ -91,6 +92,23 @@ describe("DASF phases", () => {
     assert.equal(graph[0]!.scope, "g")
     assert.ok(trace.some((r) => r.name === "Compute" && r.phase === "X"))
     assert.ok(trace.some((r) => r.name === "Managed Memory" && r.phase === "I"))
+  })
+
+  it("the statistical profiler's file holds only records DASF can read, and loads beside the trace", async () => {
+    const data = makeBlobs({ nSamples: 3000, centers: [[-6, -6], [9, 1]], chunks: 10, randomState: 5 })
+    const p = Pipeline.make("sampled", { log: () => {} })
+    p.add(Persist<"float64">("Persist.scaled"), { X: p.add(new Normalize().transform, { X: data.X }) })
+    const file = StatisticalProfiler.fileFor("sampled", "hP", dir)
+    await Effect.runPromise(p.run().pipe(
+      Effect.provide(Executor.layerWorkers({ workers: 2 })),
+      Effect.provide(DefaultProfiler.layer({ name: "sampled", directory: dir, host: "hP", ...quiet })),
+      Effect.provide(StatisticalProfiler.layer({ file, interval: 1, host: "hP" }))
+    ))
+    const records = rawRecords(file)
+    assert.ok(records.some((r) => r.name === "Profile Samples") && records.some((r) => r.name === "Profile Stacks"))
+    for (const r of records) assertDasfReadable(r, file)
+    const tables = await loadPromise([join(dir, "sampled-TracePlugin-hP.msgpack"), file])
+    assert.ok(tables.tasks.numRows > 0)
   })
 
   it("EventProfiler writes counters and metadata as instant events DASF can read", async () => {

@@ -1,5 +1,6 @@
 /**
- * `tessera analyze -d DB [DB...] [-o DIR] [-a ANALYSIS...] [--head N] [--format csv|arrow]`:
+ * `tessera analyze -d DB [DB...] [-o DIR] [-a ANALYSIS...] [--head N] [--format csv|arrow]
+ * [--function F] [--stage S]` (the last two filter `-a profile`, the statistical profiler's top frames):
  * DASF's analysis command re-created. Loads the databases into Arrow tables, prints
  * each analysis as an aligned table under DASF's headings, and with `-o DIR` writes
  * `DIR/<analysis>.csv` (`function_bottleneck.csv`, `task_bottleneck.csv`,
@@ -65,6 +66,11 @@ export const analyze = Command.make(
     format: Flag.Literals("format", ["csv", "arrow"] as const).pipe(
       withDefaultShown<"csv" | "arrow">("csv, or arrow to also write Arrow IPC files", "csv")
     ),
+    fn: Flag.String("function").pipe(
+      Flag.withDescription("with -a profile: only the samples of tasks of this function (or idle, driver)"),
+      Flag.optional
+    ),
+    stage: Flag.String("stage").pipe(Flag.withDescription("with -a profile: only the samples of tasks of this stage"), Flag.optional),
     rest: Argument.String("more").pipe(Argument.withDescription("more databases or analyses"), Argument.variadic())
   },
   (c) =>
@@ -85,6 +91,10 @@ export const analyze = Command.make(
         ...(output !== undefined ? { output } : {}),
         head: c.head,
         format: c.format,
+        profile: {
+          function: c.fn._tag === "Some" ? c.fn.value : undefined,
+          stage: c.stage._tag === "Some" ? c.stage.value : undefined
+        },
         print: (s) => lines.push(s),
         onProgress: progress.onProgress,
         onLoaded: (t) => {

@@ -1,5 +1,5 @@
 /**
- * `tessera demo [--workers N] [--samples N] [--chunk-rows N] [--profile NAME [--overwrite]] [--report FILE] [--json]`:
+ * `tessera demo [--workers N] [--samples N] [--chunk-rows N] [--profile NAME [--overwrite] [--no-sample]] [--report FILE] [--json]`:
  * DASF's tutorial 5 (blobs -> Normalize -> KMeans and SOM -> Persist) on the
  * worker-thread executor. `--profile NAME` registers the default profiler (trace and
  * resource databases named as DASF names them, in the working directory, the trace with
@@ -12,7 +12,7 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { intAtLeast, overwriteFlag, profileFlag, reportFlag, withDefaultShown, workersFlag } from "../flags.ts"
+import { intAtLeast, noSampleFlag, overwriteFlag, profileFlag, reportFlag, withDefaultShown, workersFlag } from "../flags.ts"
 
 const fmt = (p: ReadonlyArray<number>) => `(${p.map((v) => v.toFixed(3)).join(", ")})`
 
@@ -31,6 +31,7 @@ export const demo = Command.make(
     profile: profileFlag,
     report: reportFlag,
     overwrite: overwriteFlag,
+    noSample: noSampleFlag,
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON summary only", false))
   },
   (c) =>
@@ -51,6 +52,7 @@ export const demo = Command.make(
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,
+        sample: !c.noSample,
         defaultName: "demo",
         title: "tessera demo (DASF tutorial 5)",
         pipeline,

@@ -1,6 +1,8 @@
 /**
  * `tessera export -d DB [DB...] --format chrome|csv|arrow -o FILE`: Chrome Trace Event
- * JSON for Perfetto / chrome://tracing, or the flat event table as CSV or Arrow IPC.
+ * JSON for Perfetto / chrome://tracing, or the flat event table as CSV or Arrow IPC;
+ * `--format cpuprofile -o DIR [--by worker|function]`: the statistical profiler's
+ * samples as `.cpuprofile` files (analysis/exports/CpuProfile.ts).
  *
  * @since 0.1.0
  */
@@ -57,15 +59,28 @@ export const exportCommand = Command.make(
   "export",
   {
     db: databasesFlag(),
-    format: Flag.Literals("format", ["chrome", "csv", "arrow"] as const).pipe(
-      withDefaultShown<"chrome" | "csv" | "arrow">("chrome (Trace Event JSON), csv or arrow (IPC file)", "chrome")
+    format: Flag.Literals("format", ["chrome", "csv", "arrow", "cpuprofile"] as const).pipe(
+      withDefaultShown<"chrome" | "csv" | "arrow" | "cpuprofile">("chrome (Trace Event JSON), csv, arrow (IPC file), or cpuprofile (a folder of .cpuprofile files)", "chrome")
     ),
-    output: Flag.String("output").pipe(Flag.withAlias("o"), Flag.withDescription("file to write (required)"))
+    by: Flag.Literals("by", ["worker", "function"] as const).pipe(
+      withDefaultShown<"worker" | "function">("with --format cpuprofile: one file per worker thread or per task function", "worker")
+    ),
+    output: Flag.String("output").pipe(Flag.withAlias("o"), Flag.withDescription("file to write (a folder for cpuprofile; required)"))
   },
   (c) =>
     Effect.gen(function*() {
       yield* refuseInputAsOutput("--output", [c.output], c.db)
-      const n = yield* Output.tracked("export", c.db, undefined, (p) => exportTrace(c.db, c.format, c.output, p.phase))
-      yield* Console.log(`wrote ${c.output} (${c.format}, ${(n / 1024).toFixed(0)} KiB)`)
+      if (c.format === "cpuprofile") {
+        const format = c.format
+        const written = yield* Output.tracked("export", c.db, undefined, async () => {
+          const { writeCpuProfiles } = await import("../../analysis/exports/CpuProfile.ts")
+          return writeCpuProfiles(c.db, c.output, c.by)
+        })
+        for (const w of written) yield* Console.log(`wrote ${w.file} (${format}, ${w.samples} samples)`)
+        return
+      }
+      const format = c.format
+      const n = yield* Output.tracked("export", c.db, undefined, (p) => exportTrace(c.db, format, c.output, p.phase))
+      yield* Console.log(`wrote ${c.output} (${format}, ${(n / 1024).toFixed(0)} KiB)`)
     })
-).pipe(Command.withDescription("Export trace databases as Chrome Trace Event JSON, CSV or Arrow IPC."))
+).pipe(Command.withDescription("Export trace databases as Chrome Trace Event JSON, CSV, Arrow IPC, or .cpuprofile files."))

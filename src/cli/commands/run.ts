@@ -1,5 +1,5 @@
 /**
- * `tessera run FILE.ts [--workers N] [--profile NAME [--overwrite]] [--report FILE]`: loads a user
+ * `tessera run FILE.ts [--workers N] [--profile NAME [--overwrite] [--no-sample]] [--report FILE]`: loads a user
  * pipeline module and runs it on the worker-thread executor. The module's default export
  * is a `Pipeline` (from src/dsl/Pipeline.ts) or a function (possibly async) returning
  * one. Prints the DASF-style run log and one line per stage output.
@@ -17,7 +17,7 @@ import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import { Console, Data, Effect } from "effect"
 import { Argument, Command } from "effect/cli"
-import { overwriteFlag, profileFlag, reportFlag, workersFlag } from "../flags.ts"
+import { noSampleFlag, overwriteFlag, profileFlag, reportFlag, workersFlag } from "../flags.ts"
 
 class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
 
@@ -69,7 +69,8 @@ export const run = Command.make(
     workers: workersFlag,
     profile: profileFlag,
     report: reportFlag,
-    overwrite: overwriteFlag
+    overwrite: overwriteFlag,
+    noSample: noSampleFlag
   },
   (c) =>
     Effect.gen(function*() {
@@ -79,6 +80,7 @@ export const run = Command.make(
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,
+        sample: !c.noSample,
         defaultName: p.name,
         title: `tessera run: ${p.name}`,
         pipeline: p

@@ -49,6 +49,8 @@ export interface Job {
    */
   deferring: boolean
   readonly outbox: Array<TaskRecord | MemoryRecord>
+  /** the callbacks asking for samples (`sampling` and `samples`), if any */
+  readonly sampler: Callbacks | undefined
   /** the run the records belong to (see Lineage), when a callback carries one */
   readonly run: Lineage.Run | undefined
   /** execution key of each task that ran (filled as records are made), when `run` is set */
@@ -80,6 +82,7 @@ export const makeJob = (
     profile,
     deferring: false,
     outbox: [],
+    sampler: callbacks.find((c) => c.sampling !== undefined && typeof c.samples === "function"),
     run: profile ? run : undefined,
     exec: profile && run !== undefined ? new Array<string>(graph.size) : null
   }

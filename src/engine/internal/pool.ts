@@ -24,19 +24,24 @@
 import { hostname } from "node:os"
 import { Worker } from "node:worker_threads"
 import * as EngineClock from "../EngineClock.ts"
+import { threadId } from "../EngineEvents.ts"
 import * as EngineError from "../EngineError.ts"
 import * as Kernel from "../Kernel.ts"
+import type { Callbacks } from "../Hooks.ts"
+import * as Sampling from "../Sampling.ts"
 import type { KernelRef } from "../Kernel.ts"
 import * as State from "../State.ts"
 import { deliverRecords, MemoryBook, post, pre, record } from "./job.ts"
 import type { Job } from "./job.ts"
 import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
-import type { BatchDone, Ready, RunBatch } from "./protocol.ts"
+import type { BatchDone, Ready, RunBatch, Samples } from "./protocol.ts"
 
 const TARGET_BATCH_MS = 2
 const MAX_BATCH = 1024
 const MAX_OUTSTANDING = 2
 const CANCEL_GRACE_MS = 100
+/** how long stopping sampling waits for a worker's last samples */
+const LAST_SAMPLES_MS = 5000
 const workerUrl = Kernel.sibling(import.meta.url, "./worker")
 
 /**
@@ -72,6 +77,12 @@ interface Slot {
   known: number
   readonly outstanding: Array<Batch>
   alive: boolean
+  /** sent a batch asking for sampling (so it samples until told to stop) */
+  sampling: boolean
+  /** whose samples it sends (kept until its last ones arrive) */
+  sampleOwner: Callbacks | null
+  /** waiting for its last samples (a `take` with `stop`) */
+  lastSamples: (() => void) | null
 }
 
 interface Run {
@@ -117,6 +128,8 @@ export class Pool {
   closed = false
   /** waiters for "no slot holds a batch of compute c" */
   drainWaiters: Array<{ c: number; resolve: () => void }> = []
+  /** the hook this pool samples for (see Sampling), and how to detach from it */
+  sampler: { readonly owner: Callbacks; detach: () => void } | null = null
   /** when the pool was built (epoch seconds: constructor start and end) */
   readonly built: readonly [start: number, end: number]
   /** every worker start so far (spawn to ready, epoch seconds), in the order they became ready */
@@ -140,10 +153,14 @@ export class Pool {
       workerData: { control: sab, id },
       ...(this.options.resourceLimits ? { resourceLimits: { ...this.options.resourceLimits } } : {})
     })
-    const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true }
-    worker.on("message", (m: BatchDone | Ready) => {
+    const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true, sampling: false, sampleOwner: null, lastSamples: null }
+    worker.on("message", (m: BatchDone | Ready | Samples) => {
       if (m.t === "ready") {
         this.workerStarts.push({ worker: id, start: spawned, end: Math.max(spawned, m.at) })
+        return
+      }
+      if (m.t === "samples") {
+        this.onSamples(slot, m)
         return
       }
       const run = this.run
@@ -207,6 +224,7 @@ export class Pool {
       settle
     }
     this.run = run
+    if (job.sampler !== undefined && job.sampler !== this.sampler?.owner) this.startSampling(job.sampler)
     this.guard(run, () => {
       if (State.isDone(state)) this.finish(run, null)
       else this.pump(run)
@@ -297,11 +315,16 @@ export class Pool {
       d0: slot.known,
       defs,
       p: run.job.profile ? 1 : 0,
+      s: this.sampler !== null && run.job.sampler === this.sampler.owner ? this.sampler.owner.sampling!.interval : 0,
       ks,
       args,
       loc: locs.length > 0 ? Int32Array.from(locs) : null
     }
     slot.outstanding.push({ id: msg.b, compute: run.id, ids, fusedFrom: n })
+    if (msg.s > 0) {
+      slot.sampling = true
+      slot.sampleOwner = this.sampler!.owner
+    }
     try {
       slot.worker.postMessage(msg, [ks.buffer])
       slot.known = this.defs.length
@@ -369,9 +392,69 @@ export class Pool {
     } else this.pump(run)
   }
 
+  /**
+   * Samples for `owner` from now on (see Sampling): workers start when they get a batch
+   * asking for it; a pool samples for one owner at a time (a new one stops the old).
+   */
+  private startSampling(owner: Callbacks): void {
+    if (this.sampler !== null) void this.stopSampling()
+    const sampler = { owner, detach: () => {} }
+    sampler.detach = Sampling.attach(owner, { stop: () => (this.sampler === sampler ? this.stopSampling() : Promise.resolve()) })
+    this.sampler = sampler
+  }
+
+  /** Asks every sampling worker for its last samples; resolves when they are delivered. */
+  stopSampling(): Promise<void> {
+    const sampler = this.sampler
+    if (sampler === null) return Promise.resolve()
+    this.sampler = null
+    sampler.detach()
+    const waits: Array<Promise<void>> = []
+    for (const slot of this.slots) {
+      if (!slot.alive || !slot.sampling) continue
+      slot.sampling = false
+      waits.push(new Promise<void>((resolve) => {
+        // a worker stuck in a kernel answers after it: its samples are not worth waiting long for
+        const timer = setTimeout(() => {
+          slot.lastSamples = null
+          slot.sampleOwner = null // what arrives later is dropped
+          resolve()
+        }, LAST_SAMPLES_MS)
+        slot.lastSamples = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+        slot.worker.postMessage({ t: "take", stop: true })
+      }))
+    }
+    return Promise.all(waits).then(() => undefined)
+  }
+
+  /** Delivers a worker's samples to the hook that asked for them. */
+  private onSamples(slot: Slot, m: Samples): void {
+    const owner = slot.sampleOwner
+    if (m.last) {
+      slot.sampleOwner = null
+      const done = slot.lastSamples
+      slot.lastSamples = null
+      done?.()
+    }
+    if (owner === null || m.chunk.samples.length === 0) return
+    owner.samples!({
+      ...m.chunk,
+      host: this.host,
+      workerId: slot.id,
+      threadId: threadId(this.host, slot.id),
+      interval: m.interval / 1000
+    })
+  }
+
   private onDeath(slot: Slot, worker: Worker, detail: string, retry = true): void {
     if (slot.worker !== worker || !slot.alive) return
     slot.alive = false
+    // a dead worker's samples are lost; do not wait for them
+    slot.lastSamples?.()
+    slot.lastSamples = null
     const lost = slot.outstanding.splice(0)
     const runningBatch = slot.control[BATCH]!
     const runningIndex = slot.control[INDEX]!
@@ -477,6 +560,7 @@ export class Pool {
 
   /** Asks every worker to exit, then terminates those that have not after `graceMs`. */
   async close(graceMs = 1000): Promise<void> {
+    await this.stopSampling()
     this.closed = true
     const exits = this.slots.map((slot) =>
       new Promise<void>((resolve) => {

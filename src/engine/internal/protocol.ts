@@ -11,6 +11,7 @@
  * @since 0.1.0
  * @internal
  */
+import type { SampleChunk } from "../Sampling.ts"
 
 /** @since 0.1.0 @internal */
 export const CANCEL = 0
@@ -42,6 +43,8 @@ export interface RunBatch {
   readonly defs: ReadonlyArray<readonly [module: string, name: string]> | null
   /** 1 when TaskRecords are wanted */
   readonly p: number
+  /** sampling interval in ms (0: none): the worker starts sampling if it is not yet */
+  readonly s: number
   readonly ks: Int32Array
   readonly args: ReadonlyArray<ReadonlyArray<unknown>>
   /** batch positions whose args hold `LocalRef`s (results of earlier tasks of this batch) */
@@ -62,8 +65,35 @@ export interface Close {
   readonly t: "close"
 }
 
+/**
+ * Asks a sampling worker for its samples so far (see `Sampling`); `stop`: and stop
+ * sampling. The worker answers with `Samples`.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface TakeSamples {
+  readonly t: "take"
+  readonly stop: boolean
+}
+
+/**
+ * A worker's samples: on `TakeSamples`, or on its own every `Sampling.flushSeconds`.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface Samples {
+  readonly t: "samples"
+  readonly chunk: SampleChunk
+  /** ms between samples */
+  readonly interval: number
+  /** the reply to a `TakeSamples` with `stop` */
+  readonly last: boolean
+}
+
 /** @since 0.1.0 @internal */
-export type ToWorker = RunBatch | Close
+export type ToWorker = RunBatch | Close | TakeSamples
 
 /** @since 0.1.0 @internal */
 export interface BatchError {

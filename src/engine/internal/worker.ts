@@ -12,9 +12,11 @@
 import { parentPort, workerData } from "node:worker_threads"
 import * as EngineClock from "../EngineClock.ts"
 import type { KernelFn } from "../Kernel.ts"
+import { flushSeconds } from "../Sampling.ts"
+import { ThreadSampler } from "../ThreadSampler.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
 import { BATCH, CANCEL, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
-import type { BatchDone, BatchError, Ready, RunBatch, ToWorker } from "./protocol.ts"
+import type { BatchDone, BatchError, Ready, RunBatch, Samples, ToWorker } from "./protocol.ts"
 
 const port = parentPort!
 const control = new Int32Array((workerData as { control: SharedArrayBuffer }).control)
@@ -43,8 +45,15 @@ const resolveLocal = (args: ReadonlyArray<unknown>, results: ReadonlyArray<unkno
 
 const queue: Array<RunBatch> = []
 let busy = false
+/** V8's sampler on this thread, from the first batch that asks for sampling (see Sampling) */
+let sampler: ThreadSampler | null = null
+
+const sendSamples = (s: ThreadSampler, restart: boolean): void => {
+  port.postMessage({ t: "samples", chunk: s.take(restart), interval: s.interval, last: !restart } satisfies Samples)
+}
 
 const runBatch = async (m: RunBatch): Promise<void> => {
+  if (m.s > 0 && sampler === null) sampler = new ThreadSampler(m.s)
   const t0 = performance.now()
   if (m.defs !== null) for (let q = 0; q < m.defs.length; q++) defs[m.d0 + q] = m.defs[q]!
   const n = m.ks.length
@@ -150,6 +159,8 @@ const runBatch = async (m: RunBatch): Promise<void> => {
       error: { i: bad, notFound: false, message: `result cannot be sent between threads: ${errorParts(e).message}`, stack: errorParts(e).stack, module, name }
     } satisfies BatchDone)
   }
+  // after the batch's results, so the pool has this thread's task records first
+  if (sampler !== null && performance.now() - sampler.startedAt >= flushSeconds * 1000) sendSamples(sampler, true)
 }
 
 const drain = async (): Promise<void> => {
@@ -160,7 +171,20 @@ const drain = async (): Promise<void> => {
 
 port.on("message", (m: ToWorker) => {
   if (m.t === "close") {
+    sampler?.close()
     port.close()
+    return
+  }
+  if (m.t === "take") {
+    const s = sampler
+    if (s === null) port.postMessage({ t: "samples", chunk: { nodes: [], samples: new Int32Array(0), times: new Float64Array(0) }, interval: 0, last: m.stop } satisfies Samples)
+    else {
+      sendSamples(s, !m.stop)
+      if (m.stop) {
+        s.close()
+        sampler = null
+      }
+    }
     return
   }
   queue.push(m)

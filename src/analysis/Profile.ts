@@ -1,0 +1,279 @@
+/**
+ * The statistical profiler's samples (trace/SampleEvents) as answers: the top frames by
+ * self and total time (`tessera analyze -a profile`), the call tree for a flame graph
+ * (the report's icicle), and Chrome's `.cpuprofile` format (`tessera export --format
+ * cpuprofile`). Any selection of samples: by the task's function, its stage, a time
+ * window.
+ *
+ * Time is samples × the sampling interval (what a sampling profiler can say); a
+ * sample's function is its task's ("idle" on a worker between tasks, "driver" on the
+ * main thread). Lines and columns are shown 1-based (V8 stores them 0-based).
+ *
+ * @since 0.1.0
+ */
+import type { Table } from "apache-arrow"
+import { type Frame, type ProfileData, readProfilePromise } from "../trace/SampleEvents.ts"
+import { buildTable } from "./internal/access.ts"
+
+export type { Frame, ProfileData } from "../trace/SampleEvents.ts"
+
+/**
+ * Reads the samples of database files (files without samples add none).
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const loadProfilePromise = (files: ReadonlyArray<string>): Promise<ProfileData> => readProfilePromise(files)
+
+/**
+ * Which samples: of tasks of one function, of one stage, within `[from, to]` (epoch
+ * seconds), on one thread.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SampleFilter {
+  readonly function?: string | undefined
+  readonly stage?: string | undefined
+  readonly from?: number | undefined
+  readonly to?: number | undefined
+  readonly thread?: string | undefined
+}
+
+/**
+ * Indices of the samples the filter keeps, in order.
+ *
+ * @since 0.1.0
+ * @category selection
+ */
+export const selectSamples = (d: ProfileData, f: SampleFilter = {}): Array<number> => {
+  const s = d.samples
+  const out: Array<number> = []
+  for (let q = 0; q < s.time.length; q++) {
+    if (f.function !== undefined && s.name[q] !== f.function) continue
+    if (f.stage !== undefined && s.stage[q] !== f.stage) continue
+    if (f.thread !== undefined && s.thread[q] !== f.thread) continue
+    if (f.from !== undefined && s.time[q]! < f.from) continue
+    if (f.to !== undefined && s.time[q]! > f.to) continue
+    out.push(q)
+  }
+  return out
+}
+
+/**
+ * A frame's place for people: `url:line:column` (1-based), or the bare URL.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const location = (f: Frame): string => (f.url === "" ? "" : f.line < 0 ? f.url : `${f.url}:${f.line + 1}:${f.column + 1}`)
+
+/**
+ * A frame's label: its function name, `(anonymous)` when it has none.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const label = (f: Frame): string => (f.functionName === "" ? "(anonymous)" : f.functionName)
+
+/**
+ * Frames by self time (innermost frame of a sample) and total time (anywhere on its
+ * stack, once per sample), over the selected samples.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FrameTime {
+  readonly frame: Frame
+  readonly selfSamples: number
+  readonly totalSamples: number
+  readonly selfSeconds: number
+  readonly totalSeconds: number
+}
+
+/**
+ * Self and total time of every frame over the selected samples, by self time, then
+ * total time, descending.
+ *
+ * @since 0.1.0
+ * @category analyses
+ */
+export const frameTimes = (d: ProfileData, f: SampleFilter = {}): Array<FrameTime> => {
+  const n = d.frames.length
+  const self = new Float64Array(n), total = new Float64Array(n), selfS = new Float64Array(n), totalS = new Float64Array(n)
+  const seen = new Int32Array(n).fill(-1)
+  for (const q of selectSamples(d, f)) {
+    const dt = d.samples.interval[q]!
+    let node = d.samples.stack[q]!
+    if (node < 0) continue
+    const top = d.frame[node]!
+    self[top]!++
+    selfS[top]! += dt
+    for (; node >= 0; node = d.parent[node]!) {
+      const fr = d.frame[node]!
+      if (seen[fr] === q) continue
+      seen[fr] = q
+      total[fr]!++
+      totalS[fr]! += dt
+    }
+  }
+  const out: Array<FrameTime> = []
+  for (let i = 0; i < n; i++) {
+    if (total[i] === 0) continue
+    out.push({ frame: d.frames[i]!, selfSamples: self[i]!, totalSamples: total[i]!, selfSeconds: selfS[i]!, totalSeconds: totalS[i]! })
+  }
+  return out.sort((a, b) => b.selfSamples - a.selfSamples || b.totalSamples - a.totalSamples)
+}
+
+/**
+ * `tessera analyze -a profile`: the top frames by self and total time as a table —
+ * function, location, self_s, self_pct, total_s, total_pct, samples (self) — over the
+ * samples the filter keeps (percentages of those samples).
+ *
+ * @since 0.1.0
+ * @category analyses
+ */
+export const profileTable = (d: ProfileData, f: SampleFilter = {}): Table => {
+  const n = selectSamples(d, f).length
+  const rows = frameTimes(d, f)
+  const pct = (x: number) => (n === 0 ? 0 : Math.round((1000 * x) / n) / 10)
+  return buildTable({
+    function: { kind: "string", values: rows.map((r) => label(r.frame)) },
+    location: { kind: "string", values: rows.map((r) => location(r.frame)) },
+    self_s: { kind: "float", values: rows.map((r) => r.selfSeconds) },
+    self_pct: { kind: "float", values: rows.map((r) => pct(r.selfSamples)) },
+    total_s: { kind: "float", values: rows.map((r) => r.totalSeconds) },
+    total_pct: { kind: "float", values: rows.map((r) => pct(r.totalSamples)) },
+    samples: { kind: "float", values: rows.map((r) => r.selfSamples) }
+  })
+}
+
+/**
+ * One box of a flame graph: a frame (or, on the first level, the task's function), its
+ * samples (`value`) and the samples where it is the innermost frame (`self`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FlameNode {
+  readonly name: string
+  readonly location: string
+  value: number
+  self: number
+  readonly children: Array<FlameNode>
+}
+
+/**
+ * The call tree of the selected samples, its first level the tasks' functions ("idle",
+ * "driver" included) so a whole-run graph splits by function as dask's does; children
+ * by samples, descending.
+ *
+ * @since 0.1.0
+ * @category analyses
+ */
+export const flameTree = (d: ProfileData, f: SampleFilter = {}): FlameNode => {
+  const root: FlameNode = { name: "all", location: "", value: 0, self: 0, children: [] }
+  const index = new Map<FlameNode, Map<string, FlameNode>>()
+  const child = (p: FlameNode, name: string, loc: string): FlameNode => {
+    let m = index.get(p)
+    if (m === undefined) index.set(p, m = new Map())
+    const k = `${name}\u0000${loc}`
+    let c = m.get(k)
+    if (c === undefined) {
+      c = { name, location: loc, value: 0, self: 0, children: [] }
+      m.set(k, c)
+      p.children.push(c)
+    }
+    return c
+  }
+  const path: Array<number> = []
+  for (const q of selectSamples(d, f)) {
+    root.value++
+    let box = child(root, d.samples.name[q]!, d.samples.stage[q]!)
+    box.value++
+    path.length = 0
+    for (let node = d.samples.stack[q]!; node >= 0; node = d.parent[node]!) path.push(d.frame[node]!)
+    for (let i = path.length - 1; i >= 0; i--) {
+      const fr = d.frames[path[i]!]!
+      box = child(box, label(fr), location(fr))
+      box.value++
+    }
+    box.self++
+  }
+  const sort = (n: FlameNode): void => {
+    n.children.sort((a, b) => b.value - a.value)
+    for (const c of n.children) sort(c)
+  }
+  sort(root)
+  return root
+}
+
+/**
+ * A Chrome DevTools / speedscope `.cpuprofile`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CpuProfile {
+  readonly nodes: Array<{
+    id: number
+    callFrame: { functionName: string; scriptId: string; url: string; lineNumber: number; columnNumber: number }
+    hitCount: number
+    children: Array<number>
+  }>
+  /** µs, epoch clock */
+  readonly startTime: number
+  readonly endTime: number
+  readonly samples: Array<number>
+  readonly timeDeltas: Array<number>
+}
+
+/**
+ * The selected samples as a `.cpuprofile` (in time order; a sample with no stack hits
+ * the root).
+ *
+ * @since 0.1.0
+ * @category exports
+ */
+export const toCpuProfile = (d: ProfileData, f: SampleFilter = {}): CpuProfile => {
+  const qs = selectSamples(d, f).sort((a, b) => d.samples.time[a]! - d.samples.time[b]!)
+  const nodes: CpuProfile["nodes"] = [{ id: 1, callFrame: { functionName: "(root)", scriptId: "0", url: "", lineNumber: -1, columnNumber: -1 }, hitCount: 0, children: [] }]
+  const ids = new Map<number, number>()
+  const idOf = (node: number): number => {
+    if (node < 0) return 1
+    const got = ids.get(node)
+    if (got !== undefined) return got
+    const parent = idOf(d.parent[node]!)
+    const fr = d.frames[d.frame[node]!]!
+    const id = nodes.length + 1
+    nodes.push({ id, callFrame: { functionName: fr.functionName, scriptId: "0", url: fr.url, lineNumber: fr.line, columnNumber: fr.column }, hitCount: 0, children: [] })
+    nodes[parent - 1]!.children.push(id)
+    ids.set(node, id)
+    return id
+  }
+  const samples: Array<number> = []
+  const timeDeltas: Array<number> = []
+  let prev = qs.length > 0 ? Math.round(d.samples.time[qs[0]!]! * 1e6) : 0
+  const startTime = prev
+  for (const q of qs) {
+    const id = idOf(d.samples.stack[q]!)
+    nodes[id - 1]!.hitCount++
+    samples.push(id)
+    const t = Math.round(d.samples.time[q]! * 1e6)
+    timeDeltas.push(t - prev)
+    prev = t
+  }
+  return { nodes, startTime, endTime: prev, samples, timeDeltas }
+}
+
+/**
+ * One `.cpuprofile` per worker (thread) or per task function, named for files
+ * (`worker-host-0`, `driver`; `kmeans_step`, `idle`).
+ *
+ * @since 0.1.0
+ * @category exports
+ */
+export const cpuProfiles = (d: ProfileData, by: "worker" | "function"): Array<{ readonly name: string; readonly profile: CpuProfile }> => {
+  const groups = [...new Set(by === "worker" ? d.samples.thread : d.samples.name)].sort()
+  return groups.map((g) => ({ name: g, profile: toCpuProfile(d, by === "worker" ? { thread: g } : { function: g }) }))
+}

@@ -1,0 +1,66 @@
+/**
+ * `tessera export --format cpuprofile -o DIR`: the statistical profiler's samples as
+ * `.cpuprofile` files (Chrome DevTools' Performance panel and speedscope open them), one
+ * per worker thread (`worker-{host}-{i}.cpuprofile`, `driver.cpuprofile`) or one per
+ * task function (`{function}.cpuprofile`, `idle`, `driver`). Times are epoch µs.
+ *
+ * Leaves out: the task attribution inside a per-worker file (a `.cpuprofile` has no
+ * place for it; per-function files carry it by selection).
+ *
+ * @since 0.1.0
+ */
+import { mkdir, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { cpuProfiles, loadProfilePromise } from "../Profile.ts"
+
+/**
+ * The databases hold no samples (recorded without the statistical profiler).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NoSamples extends Error {
+  readonly _tag = "NoSamples"
+  readonly files: ReadonlyArray<string>
+  constructor(files: ReadonlyArray<string>) {
+    super(`no profile samples in ${files.join(", ")} (record with --profile and without --no-sample; the samples are in NAME-StatisticalProfiler-HOST.msgpack)`)
+    this.files = files
+  }
+}
+
+/**
+ * A group name as a file name: characters other than letters, digits, `.`, `_`, `-`
+ * become `_`.
+ *
+ * @since 0.1.0
+ * @category exports
+ */
+export const fileName = (group: string): string => `${group.replace(/[^A-Za-z0-9._-]/g, "_") || "_"}.cpuprofile`
+
+/**
+ * Writes one `.cpuprofile` per worker or function into `dir` (created); returns the
+ * files written with their sample counts. Rejects with `NoSamples` when there are none.
+ *
+ * @since 0.1.0
+ * @category exports
+ */
+export const writeCpuProfiles = async (
+  files: ReadonlyArray<string>,
+  dir: string,
+  by: "worker" | "function"
+): Promise<Array<{ readonly file: string; readonly samples: number; readonly bytes: number }>> => {
+  const data = await loadProfilePromise(files)
+  if (data.samples.time.length === 0) throw new NoSamples(files)
+  await mkdir(dir, { recursive: true })
+  const out: Array<{ file: string; samples: number; bytes: number }> = []
+  const used = new Set<string>()
+  for (const { name, profile } of cpuProfiles(data, by)) {
+    let file = fileName(name)
+    for (let k = 2; used.has(file); k++) file = fileName(`${name}-${k}`)
+    used.add(file)
+    const text = JSON.stringify(profile)
+    await writeFile(join(dir, file), text)
+    out.push({ file: join(dir, file), samples: profile.samples.length, bytes: Buffer.byteLength(text) })
+  }
+  return out
+}

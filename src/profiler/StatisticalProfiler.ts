@@ -1,0 +1,248 @@
+/**
+ * StatisticalProfiler layer (issue 18; dask's worker profiler): where the CPU goes
+ * inside tasks. For the layer's lifetime, V8's sampling profiler samples the main
+ * thread (here, `ThreadSampler`) and every worker thread of the computes run under it
+ * (the engine's side: `Sampling`; each worker samples from the first compute that asks
+ * until the pool closes or this layer does) every `interval` ms (default 10). Each
+ * sample is attributed to the task that ran on its thread at that moment — the task
+ * whose span (gather start to transfer end, from the engine's `TaskRecord`s) holds the
+ * sample's time — or to none: "idle" on a worker, "driver" on the main thread.
+ *
+ * Writes `Profile Stacks` / `Profile Samples` events (trace/SampleEvents) to its own
+ * database, by default next to DASF's two as `{name}-StatisticalProfiler-{host}.msgpack`
+ * (see `fileFor`): DASF's TracePlugin file stays as DASF writes it, and reading the
+ * samples back never decodes the task trace. Frames keep V8's function name, URL, line
+ * and column; `file:` URLs under `root` (default the working directory) or else under
+ * Tessera's own folder are written as relative paths (`src/kernels/cluster.ts`).
+ *
+ * Stacking: a hook layer (`Hooks.layerEffect`), so stack it with the others with
+ * `Layer.provideMerge`. Closing: the layer asks the executors still sampling for it for
+ * their last samples (and waits for them), then writes the main thread's.
+ *
+ * Leaves out: the in-process executor (`layerSync`): its tasks run on the main thread,
+ * whose samples are all attributed to "driver". Workers' samples arrive every
+ * `Sampling.flushSeconds` and at the end, not live.
+ *
+ * @since 0.1.0
+ */
+import { hostname } from "node:os"
+import { join, relative, sep } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Effect, type Layer, type Scope } from "effect"
+import * as EngineClock from "../engine/EngineClock.ts"
+import { driverThreadId, type TaskRecord } from "../engine/EngineEvents.ts"
+import * as Hooks from "../engine/Hooks.ts"
+import * as Sampling from "../engine/Sampling.ts"
+import { ThreadSampler } from "../engine/ThreadSampler.ts"
+import { SampleEncoder } from "../trace/SampleEvents.ts"
+import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
+import { openDatabase, type TraceOptions } from "./Trace.ts"
+
+/**
+ * How to sample.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SamplerOptions {
+  /** milliseconds between samples (default 10) */
+  readonly interval?: number
+  /** process_id of the main thread's samples (default os.hostname()) */
+  readonly host?: string
+  /** project folder: file URLs under it are written as relative paths (default the working directory; then Tessera's folder) */
+  readonly root?: string
+  /** sample the main thread too (default true) */
+  readonly driver?: boolean
+}
+
+/**
+ * Where to write and how to sample.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StatisticalProfilerOptions = TraceOptions & SamplerOptions
+
+/**
+ * The database file for profile name `name` on `host`, named like DASF's files.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fileFor = (name: string, host: string = hostname(), directory = "."): string =>
+  join(directory, `${name}-StatisticalProfiler-${host}.msgpack`)
+
+/**
+ * Tessera's own folder (the package root: `src/`'s parent, or `dist/`'s when compiled).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const tesseraRoot: string = fileURLToPath(new URL(import.meta.url.includes("/dist/src/") ? "../../.." : "../..", import.meta.url))
+
+/**
+ * A frame's URL as written: a path relative to the first of `roots` that holds the file
+ * (default: the working directory, then Tessera's own folder, so both a user's kernels
+ * and Tessera's show as project paths), the file's path when none does, other URLs
+ * (`node:internal/…`) as they are.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const displayUrl = (url: string, roots: ReadonlyArray<string>): string => {
+  if (!url.startsWith("file:")) return url
+  let path: string
+  try {
+    path = fileURLToPath(url)
+  } catch {
+    return url
+  }
+  for (const root of roots) {
+    const rel = relative(root, path)
+    if (rel !== "" && !rel.startsWith("..") && !rel.startsWith(sep)) return rel.split(sep).join("/")
+  }
+  return path
+}
+
+interface Span {
+  readonly start: number
+  readonly end: number
+  readonly key: string
+  readonly name: string
+  readonly stage: string
+}
+
+/**
+ * How far (seconds) outside a task's span a sample may fall and still be the task's: a
+ * sample stamped up to this long after a task ended (or, failing that, before the next
+ * began) is that task's. Measured (docs/profiler.md): on the demo a quarter of the
+ * samples of short tasks carry a time within 3 µs after the end of the task whose frames
+ * they show, or just before the next task's start.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const slackSeconds = 25e-6
+
+/**
+ * The attribution of one thread's samples: per sample 0 (no task) or i (the task
+ * `keys[i-1]`), given that thread's task spans in order of start: the task whose span
+ * holds the sample's time, else one that ended at most `slackSeconds` before it, else
+ * one that starts at most `slackSeconds` after it. Spans that ended before the last
+ * sample are removed from `spans` (later samples are later).
+ *
+ * @since 0.1.0
+ * @category attribution
+ */
+export const attribute = (
+  spans: Array<Span>,
+  times: ArrayLike<number>
+): { task: Int32Array; keys: Array<string>; names: Array<string>; stages: Array<string> } => {
+  const task = new Int32Array(times.length)
+  const keys: Array<string> = [], names: Array<string> = [], stages: Array<string> = []
+  const index = new Map<Span, number>()
+  let j = 0
+  for (let q = 0; q < times.length; q++) {
+    const t = times[q]!
+    while (j < spans.length && spans[j]!.end < t - slackSeconds) j++
+    // spans[j] is the first that ends at most `slackSeconds` before t
+    let s: Span | undefined
+    for (let k = j; k < spans.length && spans[k]!.start <= t + slackSeconds; k++) {
+      const c = spans[k]!
+      if (c.start <= t && t <= c.end) {
+        s = c
+        break
+      }
+      if (s === undefined) s = c
+    }
+    if (s === undefined) continue
+    let i = index.get(s)
+    if (i === undefined) {
+      keys.push(s.key)
+      names.push(s.name)
+      stages.push(s.stage)
+      index.set(s, i = keys.length)
+    }
+    task[q] = i
+  }
+  const last = times.length > 0 ? times[times.length - 1]! : -Infinity
+  let drop = 0
+  while (drop < spans.length && spans[drop]!.end < last - slackSeconds) drop++
+  spans.splice(0, drop)
+  return { task, keys, names, stages }
+}
+
+/**
+ * The profiler's callbacks writing into `db`, sampling the main thread for the current
+ * scope; on scope close, the executors' last samples and the main thread's are written.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  db: EventDatabase,
+  options: SamplerOptions = {}
+): Effect.Effect<Hooks.Callbacks, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const interval = options.interval ?? 10
+    if (!(interval > 0)) return yield* Effect.die(new RangeError(`StatisticalProfiler interval must be positive, got ${interval}`))
+    const roots = [options.root ?? process.cwd(), tesseraRoot]
+    const host = options.host ?? hostname()
+    const encoders = new Map<string, SampleEncoder>()
+    const spans = new Map<string, Array<Span>>()
+    const write = (r: Sampling.SampleRecord, attributed: boolean): void => {
+      let enc = encoders.get(r.host)
+      if (enc === undefined) encoders.set(r.host, enc = new SampleEncoder())
+      const a = attributed
+        ? attribute(spans.get(r.threadId) ?? [], r.times)
+        : { task: new Int32Array(r.samples.length), keys: [], names: [], stages: [] }
+      const nodes = r.nodes.map((n) => ({ ...n, url: displayUrl(n.url, roots) }))
+      for (const e of enc.encode({ ...r, nodes, ...a })) db.record(e)
+    }
+    const driver = options.driver === false ? null : new ThreadSampler(interval)
+    const takeDriver = (restart: boolean) => {
+      if (driver === null) return
+      const chunk = driver.take(restart)
+      write({ ...chunk, host, workerId: -1, threadId: driverThreadId, interval: interval / 1000 }, false)
+    }
+    const callbacks: Hooks.Callbacks = {
+      sampling: { interval },
+      task: (r: TaskRecord) => {
+        let list = spans.get(r.threadId)
+        if (list === undefined) spans.set(r.threadId, list = [])
+        list.push({ start: r.phases.gather[0], end: r.phases.transfer[1], key: r.key, name: r.name, stage: r.stage ?? "" })
+      },
+      samples: (r) => write(r, true),
+      finish: () => {
+        // spans of threads whose samples never come (the in-process executor's) must not pile up
+        const old = EngineClock.nowSeconds() - 12 * Sampling.flushSeconds
+        for (const list of spans.values()) {
+          if (list.length < 4096) continue
+          let drop = 0
+          while (drop < list.length && list[drop]!.end < old) drop++
+          list.splice(0, drop)
+        }
+        if (driver !== null && performance.now() - driver.startedAt >= Sampling.flushSeconds * 1000) takeDriver(true)
+      }
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => Sampling.stop(callbacks)).pipe(
+        Effect.andThen(Effect.sync(() => {
+          takeDriver(false)
+          driver?.close()
+          db.commit()
+        }))
+      )
+    )
+    return callbacks
+  })
+
+/**
+ * The statistical profiler as a layer: computes run under it are sampled; its database
+ * is flushed and closed when the layer's scope closes.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: StatisticalProfilerOptions): Layer.Layer<never, DatabaseError> =>
+  Hooks.layerEffect(Effect.flatMap(openDatabase(options), (db) => make(db, options)))

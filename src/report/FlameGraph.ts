@@ -1,0 +1,199 @@
+/**
+ * The report's flame graph section (issue 18): the statistical profiler's samples as an
+ * icicle chart (root on top, callees below, width = samples), drawn with Vega (the
+ * project's charting library; one rect and one text mark over boxes the page lays out),
+ * for the whole run, one task function or one stage (a select), and for the task
+ * stream's time selection: each zoom / pan of the task stream re-aggregates the samples
+ * inside the window (the page script's `onZoom`), as dask's profile follows its task
+ * stream. The first level under "all" is the tasks' functions (and "idle", "driver").
+ * Hover shows the frame, its location, samples and share.
+ *
+ * The page data is per sample (time relative to the report's t0, call-tree node,
+ * function, stage) plus the call tree and frames: a few numbers per sample. Frame names
+ * and locations are data: they reach the page as JSON and Vega text, never markup.
+ *
+ * Leaves out: the samples' own tables (`tessera analyze -a profile`), differential
+ * graphs, search.
+ *
+ * @since 0.1.0
+ */
+import type { ProfileData } from "../analysis/Profile.ts"
+import { label, location } from "../analysis/Profile.ts"
+
+const scriptJson = (u: unknown): string => JSON.stringify(u).replace(/</g, "\\u003c")
+
+/** Row height of the icicle, px. */
+const ROW = 17
+/** Width of the icicle, px. */
+const WIDTH = 1180
+
+/**
+ * The Vega spec of the icicle: boxes `{x0, x1, d, name, loc, n, pct, fn}` laid out by
+ * the page (x in px, d the depth).
+ *
+ * @since 0.1.0
+ * @category charts
+ */
+export const flameSpec = (): unknown => ({
+  $schema: "https://vega.github.io/schema/vega/v6.json",
+  width: WIDTH,
+  height: ROW,
+  padding: 2,
+  autosize: "none",
+  data: [{ name: "boxes", values: [] }],
+  scales: [{ name: "color", type: "ordinal", domain: { data: "boxes", field: "fn" }, range: { scheme: "tableau20" } }],
+  marks: [
+    {
+      type: "rect",
+      name: "flame",
+      from: { data: "boxes" },
+      encode: {
+        enter: { stroke: { value: "#fff" }, strokeWidth: { value: 0.5 } },
+        update: {
+          x: { field: "x0" },
+          x2: { field: "x1" },
+          y: { signal: `datum.d * ${ROW}` },
+          height: { value: ROW - 1 },
+          fill: { scale: "color", field: "fn" },
+          tooltip: { signal: "{title: datum.name, location: datum.loc, samples: datum.n, share: datum.pct + '%', self: datum.self}" }
+        }
+      }
+    },
+    {
+      type: "text",
+      from: { data: "boxes" },
+      interactive: false,
+      encode: {
+        update: {
+          x: { signal: "datum.x0 + 3" },
+          y: { signal: `datum.d * ${ROW} + ${ROW / 2}` },
+          baseline: { value: "middle" },
+          fontSize: { value: 11 },
+          fill: { value: "#111" },
+          limit: { signal: "max(0, datum.x1 - datum.x0 - 6)" },
+          text: { signal: "datum.x1 - datum.x0 > 24 ? datum.name : ''" }
+        }
+      }
+    }
+  ]
+})
+
+/**
+ * The page payload: frames (label, location), the call tree (parent, frame), and per
+ * sample its time relative to `t0`, node, function and stage (indices into `fns`,
+ * `stages`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const flamePayload = (d: ProfileData, t0: number) => {
+  const fns: Array<string> = [], stages: Array<string> = []
+  const fi = new Map<string, number>(), si = new Map<string, number>()
+  const idx = (m: Map<string, number>, list: Array<string>, s: string) => {
+    let i = m.get(s)
+    if (i === undefined) m.set(s, i = list.push(s) - 1)
+    return i
+  }
+  const s = d.samples
+  const n = s.time.length
+  const t = new Array<number>(n), node = new Array<number>(n), fn = new Array<number>(n), stage = new Array<number>(n)
+  const order = Array.from({ length: n }, (_, q) => q).sort((a, b) => s.time[a]! - s.time[b]!)
+  order.forEach((q, k) => {
+    t[k] = Math.round((s.time[q]! - t0) * 1e6) / 1e6
+    node[k] = s.stack[q]!
+    fn[k] = idx(fi, fns, s.name[q]!)
+    stage[k] = idx(si, stages, s.stage[q]!)
+  })
+  return {
+    names: d.frames.map(label),
+    locs: d.frames.map(location),
+    parent: d.parent,
+    frame: d.frame,
+    fns,
+    stages,
+    interval: s.interval[0] ?? 0.01,
+    samples: { t, node, fn, stage }
+  }
+}
+
+/**
+ * The section's HTML (empty when there are no samples): heading, the select, the chart's
+ * element, the payload and the script (to follow the page script).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const flameSection = (d: ProfileData, t0: number): { readonly html: string; readonly script: string } => {
+  if (d.samples.time.length === 0) return { html: "", script: "" }
+  const html = `<section><h2>Flame graph (CPU samples)</h2>
+<p class="note">where the threads' time went, from V8's sampling profiler: width = samples; first level: the task's function (idle: a worker between tasks; driver: the main thread). <label>show <select id="flame-pick"></select></label> <span id="flame-window"></span></p>
+<div class="chart" id="flame"></div>
+<script id="tessera-flame" type="application/json">${scriptJson(flamePayload(d, t0))}</script></section>`
+  return { html, script: flameScript(scriptJson(flameSpec())) }
+}
+
+/** The page's flame graph script (ES5, after the page script: uses `vega` and `window.tessera`). */
+const flameScript = (specJson: string): string => `
+(function(){
+"use strict";
+var P = JSON.parse(document.getElementById("tessera-flame").textContent), S = P.samples, W = ${WIDTH};
+var pick = document.getElementById("flame-pick"), note = document.getElementById("flame-window");
+function opt(v, t){ var o = document.createElement("option"); o.value = v; o.textContent = t; pick.appendChild(o); }
+opt("all", "whole run");
+P.fns.forEach(function(f, i){ opt("f" + i, "function: " + f); });
+P.stages.forEach(function(s, i){ if (s !== "") opt("s" + i, "stage: " + s); });
+var dom = null, view = new vega.View(vega.parse(${specJson}), { renderer: "canvas", container: "#flame", hover: true });
+if (window.tessera) { window.tessera.views.flame = view; window.tessera.flame = { boxes: 0, samples: 0 }; }
+// tree of the selected samples: node = { name, loc, n, self, kids: {key: node}, fn }
+function build(){
+  var want = pick.value, root = { name: "all", loc: "", n: 0, self: 0, kids: {}, fn: "all" };
+  var path = [];
+  for (var k = 0; k < S.t.length; k++) {
+    if (dom && (S.t[k] < dom[0] || S.t[k] > dom[1])) continue;
+    if (want.charAt(0) === "f" && S.fn[k] !== +want.slice(1)) continue;
+    if (want.charAt(0) === "s" && S.stage[k] !== +want.slice(1)) continue;
+    var f = P.fns[S.fn[k]], box = child(root, f, "", f);
+    root.n++; box.n++;
+    path.length = 0;
+    for (var v = S.node[k]; v >= 0; v = P.parent[v]) path.push(P.frame[v]);
+    for (var i = path.length - 1; i >= 0; i--) { box = child(box, P.names[path[i]], P.locs[path[i]], f); box.n++; }
+    box.self++;
+  }
+  return root;
+}
+function child(p, name, loc, fn){ var key = name + "\\u0000" + loc, c = p.kids[key]; if (!c) c = p.kids[key] = { name: name, loc: loc, n: 0, self: 0, kids: {}, fn: fn }; return c; }
+function layout(root){
+  var out = [], depth = 0, total = root.n || 1;
+  (function place(node, x0, d){
+    var w = node.n / total * W;
+    if (w < 0.5) return;
+    out.push({ x0: x0, x1: x0 + w, d: d, name: node.name, loc: node.loc, n: node.n, self: node.self, pct: Math.round(1000 * node.n / total) / 10, fn: node.fn });
+    if (d > depth) depth = d;
+    var kids = Object.keys(node.kids).map(function(k){ return node.kids[k]; }).sort(function(a, b){ return b.n - a.n; }), x = x0;
+    kids.forEach(function(c){ place(c, x, d + 1); x += c.n / total * W; });
+  })(root, 0, 0);
+  return { boxes: out, depth: depth };
+}
+function draw(){
+  var root = build(), l = layout(root);
+  note.textContent = (dom ? "samples from " + dom[0].toFixed(3) + " s to " + dom[1].toFixed(3) + " s (the task stream's selection)" : "whole run") + ": " + root.n + " samples, ~" + (root.n * P.interval).toFixed(2) + " s of thread time";
+  view.height((l.depth + 1) * ${ROW});
+  view.change("boxes", vega.changeset().remove(vega.truthy).insert(l.boxes));
+  if (window.tessera) window.tessera.flame = { boxes: l.boxes.length, samples: root.n };
+  return view.runAsync();
+}
+pick.addEventListener("change", draw);
+var ready = (window.tessera ? window.tessera.ready : Promise.resolve()).then(draw), queued = false;
+if (window.tessera) {
+  window.tessera.flameReady = ready;
+  if (window.tessera.tooltip) view.tooltip(window.tessera.tooltip);
+  // a zoom step's window (null: the whole run); steps coalesce into one redraw
+  if (window.tessera.onZoom) window.tessera.onZoom(function(d){
+    dom = d;
+    if (queued) return;
+    queued = true;
+    setTimeout(function(){ queued = false; window.tessera.flameReady = draw(); }, 0);
+  });
+}
+})();
+`
