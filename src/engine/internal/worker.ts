@@ -13,8 +13,9 @@ import { parentPort, workerData } from "node:worker_threads"
 import * as EngineClock from "../EngineClock.ts"
 import type { KernelFn } from "../Kernel.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
-import { BATCH, CANCEL, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
-import type { BatchDone, BatchError, Ready, RunBatch, ToWorker } from "./protocol.ts"
+import { resolveLocal, serve } from "./batchLoop.ts"
+import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
+import type { BatchDone, BatchError, Ready, RunBatch } from "./protocol.ts"
 
 const port = parentPort!
 const control = new Int32Array((workerData as { control: SharedArrayBuffer }).control)
@@ -26,23 +27,6 @@ const cpu = EngineClock.threadCpuSeconds
 const isThenable = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
 
-const isLocal = (u: unknown): u is { readonly [LOCAL]: number } =>
-  typeof u === "object" && u !== null && typeof (u as Record<string, unknown>)[LOCAL] === "number"
-
-/** Replaces batch-local refs by the results computed earlier in this batch. */
-const resolveLocal = (args: ReadonlyArray<unknown>, results: ReadonlyArray<unknown>): Array<unknown> => {
-  const out = new Array<unknown>(args.length)
-  for (let a = 0; a < args.length; a++) {
-    const x = args[a]
-    if (isLocal(x)) out[a] = results[x[LOCAL]]
-    else if (Array.isArray(x) && x.some(isLocal)) out[a] = x.map((y) => (isLocal(y) ? results[y[LOCAL]] : y))
-    else out[a] = x
-  }
-  return out
-}
-
-const queue: Array<RunBatch> = []
-let busy = false
 
 const runBatch = async (m: RunBatch): Promise<void> => {
   const t0 = performance.now()
@@ -152,20 +136,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
   }
 }
 
-const drain = async (): Promise<void> => {
-  busy = true
-  while (queue.length > 0) await runBatch(queue.shift()!)
-  busy = false
-}
-
-port.on("message", (m: ToWorker) => {
-  if (m.t === "close") {
-    port.close()
-    return
-  }
-  queue.push(m)
-  if (!busy) void drain()
-})
+serve(port, runBatch)
 
 // the pool records how long this worker took to boot (the trace's "worker start")
 port.postMessage({ t: "ready", at: now() } satisfies Ready)
