@@ -240,6 +240,14 @@ const makePool = Effect.fnUntraced(function*(options: WorkersOptions, gpu?: GpuW
 })
 
 /**
+ * Starts a worker pool with GPU workers in the current scope (see {@link layerGpu}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeGpu = (options: GpuWorkersOptions) => makePool(options, options)
+
+/**
  * The worker pool with GPU workers beside the CPU ones, as a layer (see the module
  * comment); fails with `GpuUnavailable` when a GPU worker finds no adapter.
  *
@@ -247,7 +255,7 @@ const makePool = Effect.fnUntraced(function*(options: WorkersOptions, gpu?: GpuW
  * @category layers
  */
 export const layerGpu = (options: GpuWorkersOptions): Layer.Layer<Executor, EngineError.GpuUnavailable> =>
-  Layer.effect(Executor, makePool(options, options))
+  Layer.effect(Executor, makeGpu(options))
 
 /**
  * The worker-thread executor as a layer.
