@@ -200,8 +200,8 @@ export interface TaskContext {
   buffer(words: number): GPUBuffer
   /** A uniform buffer holding `words` (u32 / f32 as written into the buffer by `fill`). */
   uniform(fill: (view: DataView) => void, bytes: number): GPUBuffer
-  /** The compute pipeline of a WGSL module's `main` (compiled once per worker). */
-  pipeline(wgsl: string): GPUComputePipeline
+  /** The compute pipeline of a WGSL module's `main` (compiled once per worker; rejects with the compiler's messages). */
+  pipeline(wgsl: string): Promise<GPUComputePipeline>
   /** Runs `pipeline` over `threads` invocations (2D grid when one dimension is not enough), bindings 0.. in order. */
   dispatch(pipeline: GPUComputePipeline, bindings: ReadonlyArray<GPUBuffer>, threads: number): void
   /** Copies `words` words of `buffer` to the host (a device-to-host transfer). */

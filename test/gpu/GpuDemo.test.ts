@@ -30,8 +30,8 @@ describe("tessera demo --gpu", { skip }, () => {
     }
     const gpuThread = [...threadOf.get("lloyd")!][0] as string
     assert.match(gpuThread, /^worker-.*-1$/)
-    for (const name of ["moments", "normalize", "lloyd", "som_epoch", "kmeans_predict", "som_predict"]) assert.deepEqual([...threadOf.get(name)!], [gpuThread], name)
-    for (const name of ["make_blobs_X", "lloyd-combine"]) assert.ok(!threadOf.get(name)!.has(gpuThread), name)
+    for (const name of ["make_blobs_X", "moments", "normalize", "lloyd", "som_epoch", "kmeans_predict", "som_predict"]) assert.deepEqual([...threadOf.get(name)!], [gpuThread], name)
+    for (const name of ["make_blobs_y", "lloyd-combine", "som_epoch-combine"]) assert.ok(!threadOf.get(name)!.has(gpuThread), name)
     const transfers = events.filter((e) => e.name === "Transfer")
     const dirs = new Set(transfers.map((t) => (t.args as { direction: string }).direction))
     assert.deepEqual([...dirs].sort(), ["device-to-host", "host-to-device"])
@@ -41,6 +41,11 @@ describe("tessera demo --gpu", { skip }, () => {
       assert.ok(a.bytes > 0 && a.stop >= a.start && a.keys.length === 1)
       assert.equal(t.thread_id, gpuThread)
     }
+    // the blobs are made on the device and every later GPU task finds its chunks there
+    // (across the computes of every KMeans and SOM iteration): only centers, SOM weights
+    // and the scaler's vectors go up, never a chunk of X (500 x 2 float32 = 4000 bytes)
+    const up = transfers.filter((t) => (t.args as { direction: string }).direction === "host-to-device")
+    assert.ok(up.length > 0 && up.every((t) => (t.args as { bytes: number }).bytes < 200), JSON.stringify(up.map((t) => t.args).slice(0, 3)))
     const memory = events.filter((e) => e.name === "Managed Memory")
     assert.ok(memory.some((m) => m.thread_id === gpuThread && typeof (m.args as { device?: number }).device === "number"))
     assert.ok(memory.filter((m) => m.thread_id !== gpuThread).every((m) => !("device" in m.args)))

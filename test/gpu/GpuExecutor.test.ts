@@ -79,6 +79,22 @@ describe("GPU executor", { skip }, () => {
     assert.ok(memory.filter((m) => m.workerId === 0).every((m) => m.device === undefined))
   })
 
+  it("finds a GPU result on the device in a later compute too (no upload)", async () => {
+    const first = await rt!.runPromise(Engine.compute(chain(), { keys: ["twice-0"] }))
+    const twice = first.get("twice-0") as Chunk.Chunk
+    const transfers: Array<TransferRecord> = []
+    const g = TaskGraph.makeUnsafe([{ key: "again-0", kernel: cpuKernel("elementwise", "elementwise"), args: [twice, double] }])
+    const out = await rt!.runPromise(Engine.compute(g, { callbacks: [{ transfer: (t) => transfers.push(t) }] }))
+    assert.deepEqual(transfers.map((t) => t.direction), ["device-to-host"])
+    const again = out.get("again-0") as Chunk.Chunk
+    for (let q = 0; q < again.data.length; q++) assert.ok(close(again.data[q] as number, 2 * (twice.data[q] as number), 10))
+    // a copy of the chunk made on the host is not on the device: it is uploaded
+    const copy = chunkOf(twice.data as Float64Array, twice.shape)
+    const more: Array<TransferRecord> = []
+    await rt!.runPromise(Engine.compute(TaskGraph.makeUnsafe([{ key: "copy-0", kernel: cpuKernel("elementwise", "elementwise"), args: [copy, double] }]), { callbacks: [{ transfer: (t) => more.push(t) }] }))
+    assert.deepEqual(more.map((t) => t.direction), ["host-to-device", "device-to-host"])
+  })
+
   it("fails a task that needs more device memory than the limit with GpuOutOfMemory naming the task and the bytes", async () => {
     const small = gpuRuntime({ gpu: { memoryLimit: 4096 } })
     try {

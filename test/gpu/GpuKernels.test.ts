@@ -1,6 +1,7 @@
 import assert from "node:assert/strict"
 import { after, describe, it } from "node:test"
 import * as fc from "fast-check"
+import * as Blobs from "../../src/kernels/blobs.ts"
 import * as Chunk from "../../src/engine/Chunk.ts"
 import * as Engine from "../../src/engine/Engine.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
@@ -173,6 +174,39 @@ describe("GPU kernels agree with the CPU kernels within float32 tolerance", { sk
         })
       }),
       { numRuns: 8 }
+    )
+  })
+
+  it("blobsX: the same center per row and coordinates within float32 rounding, however chunked", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          nSamples: fc.integer({ min: 1, max: 5000 }),
+          k: fc.integer({ min: 1, max: 5 }),
+          d: fc.integer({ min: 1, max: 5 }),
+          std: fc.double({ min: 0, max: 3, noNaN: true }),
+          shuffle: fc.boolean(),
+          seed: fc.integer({ min: -(2 ** 40), max: 2 ** 40 }),
+          sizes: fc.array(fc.integer({ min: 1, max: 2000 }), { minLength: 1, maxLength: 3 })
+        }),
+        async ({ nSamples, k, d, std, shuffle, seed, sizes }) => {
+          const centers = Array.from({ length: k }, (_, c) => Array.from({ length: d }, (_, j) => c * 30 - j * 4))
+          const opts = chunking(nSamples, sizes).map(([rowStart, rows]) => ({ nSamples, centers, clusterStd: std, shuffle, randomState: seed, rowStart, rows }))
+          const specs = opts.map((o, i) => ({ key: `blobs-${i}`, kernel: cpuKernel("blobs", "blobsX"), args: [o] }))
+          const out = await rt!.runPromise(Engine.compute(TaskGraph.makeUnsafe(specs)))
+          opts.forEach((o, i) => {
+            const cpu = Blobs.blobsX(o)
+            const g = out.get(`blobs-${i}`) as Chunk.Chunk
+            assert.deepEqual(g.shape, cpu.shape)
+            for (let q = 0; q < cpu.data.length; q++) {
+              const want = cpu.data[q] as number
+              // |z| <= ~8.6 for 53-bit uniforms; float32 rounding of center + std * z
+              assert.ok(close(g.data[q] as number, want, Math.abs(want) + std * 9, 2e-6 * 8), `row ${o.rowStart + Math.floor(q / d)}: gpu ${g.data[q]} cpu ${want}`)
+            }
+          })
+        }
+      ),
+      { numRuns: 10 }
     )
   })
 

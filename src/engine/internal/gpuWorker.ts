@@ -3,18 +3,18 @@
  * (`Gpu.open`), then runs batches like `worker.ts` does, except that each kernel is a
  * GPU kernel called as `kernel(ctx, ...args)` (see `Gpu.TaskContext`).
  *
- * Device memory is a tier: every float32 buffer a task returns as its result stays on
- * the device, keyed by the task's index in the compute, and a later GPU task whose
- * argument is that result gets the buffer instead of an upload. Results are still read
- * back to shared memory (the scheduler's cache holds every result), so a CPU task or
- * the driver never waits on the device. Every copy is reported as a transfer (bytes,
- * direction, start, stop); buffers left on the device are dropped oldest first past the
- * memory limit and all at once when the next compute starts.
+ * Device memory is a tier: every float buffer a task returns as its result stays on the
+ * device, and a later GPU task whose argument is that result (in the same compute or a
+ * later one: the result chunk carries a tag, see `taggedChunk`) gets the buffer instead
+ * of an upload. Results are still read back to shared memory (the scheduler's cache
+ * holds every result), so a CPU task or the driver never waits on the device. Every
+ * copy is reported as a transfer (bytes, direction, start, stop); device copies are
+ * dropped least recently used first past the memory limit (`Gpu.GpuOptions.memoryLimit`).
  *
- * Leaves out: keeping results on the device across computes (a persisted array is read
- * back like any result and uploaded again by the next compute), and reading a result
- * back only when a CPU task needs it (the pool would have to hold CPU tasks back while
- * their inputs come off the device).
+ * Leaves out: reading a result back only when a CPU task or the driver needs it (the
+ * pool would have to hold CPU tasks back while their inputs come off the device), and
+ * dropping a device copy when the host releases its chunk (the worker cannot see that;
+ * the limit bounds what it keeps).
  *
  * @since 0.1.0
  * @internal
@@ -42,15 +42,25 @@ interface Resident {
   readonly bytes: number
 }
 
-/** Buffers left on the device by GPU tasks of the current compute, oldest first. */
+/**
+ * Device copies of results, by tag, least recently used first. A result chunk this
+ * worker makes carries its tag in `TAG_BYTES` past its data in its SharedArrayBuffer
+ * (a SharedArrayBuffer posted to a thread arrives as a new object each time, so its
+ * identity cannot be the key); an input whose buffer ends in a tag of this worker is on
+ * the device already, in this compute or a later one.
+ */
 const resident = new Map<number, Resident>()
-let residentCompute = -1
 let held = 0
+let nextTag = 1
+const TAG_BYTES = 16
+/** marks a tag as this worker's: a random word, and the worker id */
+const salt = (Math.random() * 2 ** 32) >>> 0
 
 const opened = await Gpu.open(data.gpu).catch((e: unknown) => ({ device: null, why: `opening the device failed: ${errorParts(e).message}` }) as const)
 const device = opened.device
 const info = opened.device === null ? null : opened.info
-const limit = data.gpu.memoryLimit ?? (info === null ? 0 : info.maxBufferSize * 4)
+// a software adapter's device memory is the host's: a smaller default
+const limit = data.gpu.memoryLimit ?? (info === null ? 0 : info.software ? 2 ** 29 : info.maxBufferSize * 4)
 const pipelines = new Map<string, GPUComputePipeline>()
 
 /** Transfers of the batch running: XFER_STRIDE floats each. */
@@ -66,7 +76,7 @@ const dropResident = (t: number): void => {
   held -= r.bytes
 }
 
-/** Makes room for `bytes` more, dropping the oldest device copies; GpuOutOfMemory when it cannot. */
+/** Makes room for `bytes` more, dropping the least recently used device copies; GpuOutOfMemory when it cannot. */
 const reserve = (bytes: number, pinned: ReadonlySet<GPUBuffer>): void => {
   if (held + bytes <= limit) return
   for (const [t, r] of resident) {
@@ -76,26 +86,35 @@ const reserve = (bytes: number, pinned: ReadonlySet<GPUBuffer>): void => {
   if (held + bytes > limit) throw new Gpu.GpuOutOfMemory(bytes, held, limit)
 }
 
-/**
- * A task's arguments that other tasks made, by value (a Chunk and its data alike): which
- * task made each, and its device copy where one is left on the device.
- */
-interface ArgSources {
-  readonly onDevice: Map<unknown, GPUBuffer>
-  readonly madeBy: Map<unknown, number>
+/** A shared chunk of `dtype` whose buffer ends in tag `tag` of this worker. */
+const taggedChunk = (dtype: "float64" | "float32" | "int32", shape: ReadonlyArray<number>, tag: number): Chunk.Chunk => {
+  const n = shape.reduce((a, b) => a * b, 1)
+  const bytes = n * Chunk.itemSize(dtype)
+  const sab = new SharedArrayBuffer(bytes + TAG_BYTES)
+  const tail = new DataView(sab, bytes)
+  tail.setUint32(0, salt)
+  tail.setUint32(4, data.id)
+  tail.setFloat64(8, tag)
+  const view = dtype === "int32" ? new Int32Array(sab, 0, n) : dtype === "float32" ? new Float32Array(sab, 0, n) : new Float64Array(sab, 0, n)
+  return Chunk.make(dtype, shape, view)
 }
 
-const argSources = (args: ReadonlyArray<unknown>, plan: ReadonlyArray<number | ArrayLike<number>> | null): ArgSources => {
-  const out: ArgSources = { onDevice: new Map(), madeBy: new Map() }
+/** The tag of a chunk (or its data) this worker made, if it is one. */
+const tagOf = (value: unknown): number | undefined => {
+  const d = Chunk.isChunk(value) ? value.data : ArrayBuffer.isView(value) ? value : null
+  if (d === null || d.byteOffset !== 0 || !(d.buffer instanceof SharedArrayBuffer) || d.buffer.byteLength !== d.byteLength + TAG_BYTES) return undefined
+  const tail = new DataView(d.buffer, d.byteLength)
+  return tail.getUint32(0) === salt && tail.getUint32(4) === data.id ? tail.getFloat64(8) : undefined
+}
+
+/** Which task of the compute made each argument a task takes from another (a Chunk and its data alike). */
+const madeByOf = (args: ReadonlyArray<unknown>, plan: ReadonlyArray<number | ArrayLike<number>> | null): Map<unknown, number> => {
+  const out = new Map<unknown, number>()
   if (plan === null) return out
   const add = (value: unknown, t: number): void => {
     if (t < 0 || value === null || typeof value !== "object") return
-    const values = Chunk.isChunk(value) ? [value, value.data] : [value]
-    const r = resident.get(t)
-    for (const v of values) {
-      out.madeBy.set(v, t)
-      if (r !== undefined) out.onDevice.set(v, r.buffer)
-    }
+    out.set(value, t)
+    if (Chunk.isChunk(value)) out.set(value.data, t)
   }
   for (let a = 0; a < plan.length && a < args.length; a++) {
     const p = plan[a]!
@@ -106,12 +125,12 @@ const argSources = (args: ReadonlyArray<unknown>, plan: ReadonlyArray<number | A
 }
 
 /** A task's context; `made` collects its buffers (destroyed after the task unless kept). */
-const makeContext = (dev: GPUDevice, q: number, task: number, { madeBy, onDevice }: ArgSources) => {
+const makeContext = (dev: GPUDevice, q: number, madeBy: Map<unknown, number>) => {
   const made: Array<{ buffer: GPUBuffer; bytes: number }> = []
-  let kept: { buffer: GPUBuffer; bytes: number } | null = null
+  const kept: Array<{ buffer: GPUBuffer; bytes: number; tag: number }> = []
   let uploadEnd = 0
   let firstRead = 0
-  const pinned = new Set(onDevice.values())
+  const pinned = new Set<GPUBuffer>()
   const alloc = (bytes: number, usage: number, mapped = false): GPUBuffer => {
     const size = Math.max(4, Math.ceil(bytes / 4) * 4)
     if (usage & GPUBufferUsage.STORAGE) {
@@ -120,6 +139,7 @@ const makeContext = (dev: GPUDevice, q: number, task: number, { madeBy, onDevice
     }
     const buffer = dev.createBuffer({ size, usage, mappedAtCreation: mapped })
     made.push({ buffer, bytes: usage & GPUBufferUsage.STORAGE ? size : 0 })
+    pinned.add(buffer)
     return buffer
   }
   const transfer = (dir: 0 | 1, bytes: number, start: number, stop: number, from: number): void => {
@@ -128,8 +148,15 @@ const makeContext = (dev: GPUDevice, q: number, task: number, { madeBy, onDevice
   const ctx: Gpu.TaskContext = {
     device: dev,
     input(value, as = "f32") {
-      const known = onDevice.get(value)
-      if (known !== undefined) return known
+      const tag = as === "f32" ? tagOf(value) : undefined
+      const known = tag === undefined ? undefined : resident.get(tag)
+      if (known !== undefined) {
+        // most recently used now, and kept for this task
+        resident.delete(tag!)
+        resident.set(tag!, known)
+        pinned.add(known.buffer)
+        return known.buffer
+      }
       const t0 = now()
       const src = Chunk.isChunk(value) ? value.data : value
       const n = src.length
@@ -152,10 +179,13 @@ const makeContext = (dev: GPUDevice, q: number, task: number, { madeBy, onDevice
       buffer.unmap()
       return buffer
     },
-    pipeline(wgsl) {
+    async pipeline(wgsl) {
       let p = pipelines.get(wgsl)
       if (p === undefined) {
-        p = dev.createComputePipeline({ layout: "auto", compute: { module: dev.createShaderModule({ code: wgsl }), entryPoint: "main" } })
+        const module = dev.createShaderModule({ code: wgsl })
+        const errors = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error")
+        if (errors.length > 0) throw new Error(`WGSL does not compile: ${errors.map((m) => `line ${m.lineNum}:${m.linePos}: ${m.message}`).join("; ")}`)
+        p = await dev.createComputePipelineAsync({ layout: "auto", compute: { module, entryPoint: "main" } })
         pipelines.set(wgsl, p)
       }
       return p
@@ -195,20 +225,20 @@ const makeContext = (dev: GPUDevice, q: number, task: number, { madeBy, onDevice
     async chunk(buffer, shape, dtype = "float64") {
       const n = shape.reduce((a, b) => a * b, 1)
       const raw = await ctx.read(buffer, n)
-      const out = Chunk.allocShared(dtype, shape)
-      ;(out.data as Float64Array | Float32Array | Int32Array).set(dtype === "int32" ? new Int32Array(raw) : new Float32Array(raw))
       const m = made.find((b) => b.buffer === buffer)
-      if (dtype !== "int32" && m !== undefined) kept = m
+      const tag = dtype !== "int32" && m !== undefined ? nextTag++ : 0
+      if (tag > 0) kept.push({ ...m!, tag })
+      const out = tag > 0 ? taggedChunk(dtype, shape, tag) : Chunk.allocShared(dtype, shape)
+      ;(out.data as Float64Array | Float32Array | Int32Array).set(dtype === "int32" ? new Int32Array(raw) : new Float32Array(raw))
       return out
     }
   }
-  /** After the task: keeps the result's buffer on the device (under `task`), destroys the rest. */
+  /** After the task: keeps the buffers of its result chunks on the device (by tag), destroys the rest. */
   const settle = (ok: boolean): { uploadEnd: number; firstRead: number } => {
     for (const b of made) {
-      if (ok && b === kept && task >= 0) {
-        dropResident(task)
-        resident.set(task, { buffer: b.buffer, bytes: b.bytes })
-      } else {
+      const k = ok ? kept.find((x) => x.buffer === b.buffer) : undefined
+      if (k !== undefined) resident.set(k.tag, { buffer: b.buffer, bytes: b.bytes })
+      else {
         b.buffer.destroy()
         held -= b.bytes
       }
@@ -221,10 +251,6 @@ const makeContext = (dev: GPUDevice, q: number, task: number, { madeBy, onDevice
 const runBatch = async (m: RunBatch): Promise<void> => {
   const t0 = performance.now()
   if (m.defs !== null) for (let q = 0; q < m.defs.length; q++) defs[m.d0 + q] = m.defs[q]!
-  if (m.c !== residentCompute) {
-    for (const t of [...resident.keys()]) dropResident(t)
-    residentCompute = m.c
-  }
   xfer = []
   busySeconds = 0
   const n = m.ks.length
@@ -252,8 +278,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
       }
     }
     const args = m.loc !== null && m.loc.includes(q) ? resolveLocal(m.args[q]!, results) : m.args[q]!
-    const task = m.ix?.[q] ?? -1
-    const { ctx, settle } = makeContext(device, q, task, argSources(args, m.plans?.[q] ?? null))
+    const { ctx, settle } = makeContext(device, q, madeByOf(args, m.plans?.[q] ?? null))
     const x0 = now()
     const c0 = cpu()
     let ok = false

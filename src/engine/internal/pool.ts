@@ -385,7 +385,7 @@ export class Pool {
       ks,
       args,
       loc: locs.length > 0 ? Int32Array.from(locs) : null,
-      ...(slot.gpu ? { ix: ids, plans: list.map((i) => s.graph.argPlan[i] ?? null) } : {})
+      ...(slot.gpu ? { plans: list.map((i) => s.graph.argPlan[i] ?? null) } : {})
     }
     slot.outstanding.push({ id: msg.b, compute: run.id, ids, fusedFrom: n })
     try {

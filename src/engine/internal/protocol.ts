@@ -47,8 +47,7 @@ export interface RunBatch {
   readonly args: ReadonlyArray<ReadonlyArray<unknown>>
   /** batch positions whose args hold `LocalRef`s (results of earlier tasks of this batch) */
   readonly loc: Int32Array | null
-  /** GPU workers: each task's index in the compute, and which task made each argument (`TaskGraph` argPlan) */
-  readonly ix?: Int32Array
+  /** GPU workers: which task made each argument (`TaskGraph` argPlan), to name transfers */
   readonly plans?: ReadonlyArray<ReadonlyArray<number | ArrayLike<number>> | null>
 }
 

@@ -14,6 +14,7 @@ import * as Kernel from "../../engine/Kernel.ts"
  * @category constants
  */
 export const names: Readonly<Record<string, ReadonlyArray<string>>> = {
+  blobs: ["blobsX"],
   elementwise: ["elementwise"],
   moments: ["momentsPartial", "standardize"],
   cluster: ["lloydPartial", "assign", "somPartial"]

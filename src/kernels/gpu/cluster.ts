@@ -16,6 +16,9 @@ import * as Cpu from "../cluster.ts"
 
 const THREADS = 16384
 
+/** Rows each invocation reduces at least: fewer partials to read back than rows read. */
+const ROWS_PER_THREAD = 64
+
 /** Most floats of per-invocation sums (k × (d + 1)) kept in registers; more runs the CPU kernel. */
 const MAX_WORDS = 512
 
@@ -78,7 +81,7 @@ ${Gpu.indexPrelude}
 const partialSums = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, centers: Float64Array, k: number, sqrtError: boolean): Promise<Cpu.Partial> => {
   const d = centers.length / k
   const rows = chunk.shape[0]!
-  const t = Math.min(rows, THREADS)
+  const t = Math.min(Math.ceil(rows / ROWS_PER_THREAD), THREADS)
   const w = k * d + k + 1
   const out = ctx.buffer(t * w)
   const params = ctx.uniform((v) => {
@@ -86,7 +89,7 @@ const partialSums = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, centers: Fl
     v.setUint32(4, t, true)
     v.setUint32(8, sqrtError ? 1 : 0, true)
   }, 12)
-  ctx.dispatch(ctx.pipeline(partialShader(k, d)), [ctx.input(chunk), ctx.input(centers), out, params], t)
+  ctx.dispatch(await ctx.pipeline(partialShader(k, d)), [ctx.input(chunk), ctx.input(centers), out, params], t)
   const o = new Float32Array(await ctx.read(out, t * w))
   const sums = new Float64Array(k * d)
   const counts = new Float64Array(k)
@@ -124,7 +127,7 @@ export const assign = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, centers: 
   const rows = chunk.shape[0]!
   const out = ctx.buffer(rows)
   const params = ctx.uniform((v) => v.setUint32(0, rows, true), 4)
-  ctx.dispatch(ctx.pipeline(assignShader(k, d)), [ctx.input(chunk), ctx.input(centers), out, params], rows)
+  ctx.dispatch(await ctx.pipeline(assignShader(k, d)), [ctx.input(chunk), ctx.input(centers), out, params], rows)
   return ctx.chunk(out, [rows], "int32")
 }
 

@@ -110,6 +110,6 @@ export const elementwise = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, spec
     v.setFloat32(12, hi, true)
   }, 16)
   const bindings = [ctx.input(chunk), out, params, ...(second === null ? [] : [ctx.input(second)])]
-  ctx.dispatch(ctx.pipeline(shader(expr, second !== null)), bindings, n)
+  ctx.dispatch(await ctx.pipeline(shader(expr, second !== null)), bindings, n)
   return ctx.chunk(out, chunk.shape, spec.out === "float32" ? "float32" : "float64")
 }

@@ -13,6 +13,9 @@ import * as Cpu from "../moments.ts"
 /** Most invocations of a partial: each writes its own partial, which the host reads back. */
 const THREADS = 16384
 
+/** Rows each invocation reduces at least: fewer partials to read back than rows read. */
+const ROWS_PER_THREAD = 64
+
 /** Columns a partial keeps in registers; wider chunks run the CPU kernel. */
 const MAX_D = 64
 
@@ -63,14 +66,14 @@ export const momentsPartial = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, a
   const d = axis === null ? 1 : perRow
   const n = axis === null ? chunk.data.length : rows
   if (n === 0 || d > MAX_D || d < 1 || chunk.data instanceof BigInt64Array) return Cpu.momentsPartial(chunk, axis)
-  const t = Math.min(n, THREADS)
+  const t = Math.min(Math.ceil(n / ROWS_PER_THREAD), THREADS)
   const w = 1 + 4 * d
   const out = ctx.buffer(t * w)
   const params = ctx.uniform((v) => {
     v.setUint32(0, n, true)
     v.setUint32(4, t, true)
   }, 8)
-  ctx.dispatch(ctx.pipeline(partialShader(d)), [ctx.input(chunk), out, params], t)
+  ctx.dispatch(await ctx.pipeline(partialShader(d)), [ctx.input(chunk), out, params], t)
   const o = new Float32Array(await ctx.read(out, t * w))
   const parts: Array<Cpu.Moments> = []
   for (let k = 0; k < t; k++) {
@@ -119,6 +122,6 @@ export const standardize = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, m: C
     v.setUint32(0, n, true)
     v.setUint32(4, d, true)
   }, 8)
-  ctx.dispatch(ctx.pipeline(standardizeShader), [ctx.input(chunk), ctx.input(scale), out, params], n)
+  ctx.dispatch(await ctx.pipeline(standardizeShader), [ctx.input(chunk), ctx.input(scale), out, params], n)
   return ctx.chunk(out, chunk.shape)
 }
