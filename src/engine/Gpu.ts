@@ -226,6 +226,54 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   let i = gid.x + gid.y * nwg.x * ${WORKGROUP}u;`
 
 /**
+ * What the live GPU workers of this process report (summed over them): device bytes held
+ * and seconds from each submit to its completion (busy time where timestamp queries are
+ * not used: an upper bound, queueing included).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Usage {
+  readonly devices: number
+  readonly heldBytes: number
+  readonly busySeconds: number
+}
+
+const usageSources = new Set<() => Usage>()
+
+/**
+ * Registers a source of {@link usage} (a worker pool with GPU workers); returns the unregister.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const registerUsage = (source: () => Usage): (() => void) => {
+  usageSources.add(source)
+  return () => void usageSources.delete(source)
+}
+
+/**
+ * The GPU workers' usage in this process, null when none is live (the resource monitor's
+ * GPU fields where nvidia-smi is not there).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const usage = (): Usage | null => {
+  if (usageSources.size === 0) return null
+  let devices = 0
+  let heldBytes = 0
+  let busySeconds = 0
+  for (const f of usageSources) {
+    const u = f()
+    devices += u.devices
+    heldBytes += u.heldBytes
+    busySeconds += u.busySeconds
+  }
+  return { devices, heldBytes, busySeconds }
+}
+
+/**
  * A GPU task asked for more device memory than the worker may hold.
  *
  * @since 0.1.0

@@ -46,6 +46,9 @@ describe("tessera demo --gpu", { skip }, () => {
     // and the scaler's vectors go up, never a chunk of X (500 x 2 float32 = 4000 bytes)
     const up = transfers.filter((t) => (t.args as { direction: string }).direction === "host-to-device")
     assert.ok(up.length > 0 && up.every((t) => (t.args as { bytes: number }).bytes < 200), JSON.stringify(up.map((t) => t.args).slice(0, 3)))
+    // Resource Usage's GPU fields: nvidia-smi's where it runs, else the GPU workers' own
+    const resources = decodeRecords(readFileSync(join(dir, summary.databases[1]))).events.filter((e) => e.name === "Resource Usage")
+    assert.ok(resources.some((e) => (e.args as { gpu_memory_used: number }).gpu_memory_used > 0))
     const memory = events.filter((e) => e.name === "Managed Memory")
     assert.ok(memory.some((m) => m.thread_id === gpuThread && typeof (m.args as { device?: number }).device === "number"))
     assert.ok(memory.filter((m) => m.thread_id !== gpuThread).every((m) => !("device" in m.args)))

@@ -27,7 +27,7 @@ import * as EngineClock from "../EngineClock.ts"
 import * as EngineError from "../EngineError.ts"
 import * as EngineEvents from "../EngineEvents.ts"
 import type { TransferRecord } from "../EngineEvents.ts"
-import type * as Gpu from "../Gpu.ts"
+import * as Gpu from "../Gpu.ts"
 import * as Kernel from "../Kernel.ts"
 import type { KernelRef } from "../Kernel.ts"
 import * as State from "../State.ts"
@@ -145,6 +145,10 @@ export class Pool {
   /** each GPU worker's adapter (or why it has none), by worker id, once it is ready */
   readonly gpuInfo = new Map<number, Gpu.GpuInfo | { readonly why: string }>()
   private gpuWaiters: Array<() => void> = []
+  /** per GPU worker: device bytes held after its last batch; busy seconds of all its batches */
+  private readonly gpuHeld = new Map<number, number>()
+  private gpuBusySeconds = 0
+  private unregisterUsage: () => void = () => {}
 
   constructor(options: PoolOptions) {
     const t0 = EngineClock.nowSeconds()
@@ -155,6 +159,13 @@ export class Pool {
     if (this.size > this.cpuWorkers) process.env["EGL_PLATFORM"] ??= "surfaceless"
     this.maxRetries = options.maxRetries ?? 3
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn(i))
+    if (this.size > this.cpuWorkers) {
+      this.unregisterUsage = Gpu.registerUsage(() => ({
+        devices: this.size - this.cpuWorkers,
+        heldBytes: [...this.gpuHeld.values()].reduce((a, b) => a + b, 0),
+        busySeconds: this.gpuBusySeconds
+      }))
+    }
     this.built = [t0, EngineClock.nowSeconds()]
   }
 
@@ -410,7 +421,11 @@ export class Pool {
       return
     }
     if (m.n > 0) run.avgTaskMs = 0.5 * run.avgTaskMs + 0.5 * (m.busy / m.n)
-    if (m.device !== undefined && run.book !== null) run.book.device[slot.id] = m.device.held
+    if (m.device !== undefined) {
+      this.gpuHeld.set(slot.id, m.device.held)
+      this.gpuBusySeconds += m.device.busy
+      if (run.book !== null) run.book.device[slot.id] = m.device.held
+    }
     if (m.xfer != null && run.job.transferCbs.length > 0) this.transfers(run, slot, m.xfer, batch.ids)
     // records of this batch are delivered after the next batches are sent (finally)
     run.job.deferring = run.book !== null
@@ -588,6 +603,7 @@ export class Pool {
   /** Asks every worker to exit, then terminates those that have not after `graceMs`. */
   async close(graceMs = 1000): Promise<void> {
     this.closed = true
+    this.unregisterUsage()
     const exits = this.slots.map((slot) =>
       new Promise<void>((resolve) => {
         if (!slot.alive) return resolve()
