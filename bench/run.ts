@@ -28,6 +28,7 @@ const scripts: ReadonlyArray<readonly [area: string, file: string, args: Readonl
   ["trace", "trace/hotPaths.ts", []],
   ["dsl", "dsl/lloyd.ts", []],
   ["dsl", "dsl/io.ts", []],
+  ["gpu", "gpu/gpu.ts", []],
   ["report", "report/report.ts", []]
 ]
 

@@ -56,12 +56,38 @@ export class Interrupted extends Data.TaggedError("Interrupted")<{
 }> {}
 
 /**
+ * A GPU executor was asked for but a GPU worker found no adapter (`why` lists what it tried).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class GpuUnavailable extends Data.TaggedError("GpuUnavailable")<{
+  readonly worker: number
+  readonly why: string
+  readonly message: string
+}> {}
+
+/**
  * Why a compute failed.
  *
  * @since 0.1.0
  * @category errors
  */
-export type ComputeErrorReason = KernelFailed | KernelNotFound | WorkerCrashed | Interrupted
+export type ComputeErrorReason = KernelFailed | KernelNotFound | WorkerCrashed | Interrupted | GpuOutOfMemory
+
+/**
+ * A task on a GPU worker needed more device memory than the worker may hold.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class GpuOutOfMemory extends Data.TaggedError("GpuOutOfMemory")<{
+  readonly key: string
+  readonly kernel: string
+  /** bytes the task asked for (0 when the device itself refused an allocation) */
+  readonly bytes: number
+  readonly message: string
+}> {}
 
 /**
  * A compute failed; see `reason`.
@@ -157,6 +183,12 @@ export const workerCrashed = (key: string, attempts: number, detail: string): Co
     attempts,
     message: `task "${key}": worker died on each of ${attempts} attempts (last: ${detail})`
   })
+  return new ComputeError({ reason, message: reason.message })
+}
+
+/** @since 0.1.0 @category constructors */
+export const gpuOutOfMemory = (key: string, kernel: string, bytes: number, detail: string): ComputeError => {
+  const reason = new GpuOutOfMemory({ key, kernel, bytes, message: `task "${key}": kernel ${kernel} on a GPU worker: ${detail}` })
   return new ComputeError({ reason, message: reason.message })
 }
 

@@ -64,6 +64,27 @@ export interface MemoryRecord {
   readonly state: "memory" | "released" | "erred"
   readonly bytes: number
   readonly chunks: number
+  /** GPU workers: device bytes held (results left on the device, see docs/gpu.md) */
+  readonly device?: number
+}
+
+/**
+ * One copy between host memory and a GPU worker's device (epoch seconds): `keys` are
+ * the tasks whose data moved (the task that made an uploaded input, or the task whose
+ * result was read back).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TransferRecord {
+  readonly keys: ReadonlyArray<string>
+  readonly bytes: number
+  readonly direction: "host-to-device" | "device-to-host"
+  readonly host: string
+  readonly workerId: number
+  readonly threadId: string
+  readonly start: number
+  readonly stop: number
 }
 
 /**

@@ -7,6 +7,9 @@
  *   limited ({@link defaultHeapLimitMb} unless `resourceLimits` says otherwise), so a
  *   runaway kernel dies in seconds with `WorkerCrashed` naming the limit instead of
  *   paging the machine into the OOM killer.
+ * - `layerGpu({ kernels })`: the same pool plus one GPU worker (WebGPU through Dawn, see
+ *   `Gpu.ts`); tasks whose kernel has a GPU version in `kernels` run on it, the others on
+ *   the CPU workers. Building it fails with `GpuUnavailable` when no adapter is found.
  * - `layerSync`: everything in the calling thread, one task at a time, like `dask.get`
  *   — for debugging, and to measure the scheduler's own overhead.
  *
@@ -15,12 +18,14 @@
  * and the in-process runner are imported when a layer is built or a sync executor first
  * runs; `node:os` is reached with `process.getBuiltinModule` when a function needs it.
  *
- * Leaves out: GPU workers and clusters (later layers of the same service).
+ * Leaves out: clusters (a later layer of the same service).
  *
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Semaphore } from "effect"
-import type * as EngineError from "./EngineError.ts"
+import * as EngineError from "./EngineError.ts"
+import type * as Gpu from "./Gpu.ts"
+import type { KernelRef } from "./Kernel.ts"
 import type { Job } from "./internal/job.ts"
 import type { PoolOptions } from "./internal/pool.ts"
 
@@ -55,6 +60,8 @@ export interface ExecutorShape {
    * each worker thread booted (spawn to ready; epoch seconds). Absent: nothing to show.
    */
   readonly startup?: () => ExecutorStartup
+  /** The adapters of the GPU workers (worker id, adapter), when there are any. */
+  readonly gpus?: ReadonlyArray<{ readonly worker: number; readonly info: Gpu.GpuInfo }>
 }
 
 /**
@@ -159,7 +166,25 @@ export interface WorkersOptions {
  * @since 0.1.0
  * @category constructors
  */
-export const makeWorkers = Effect.fnUntraced(function*(options: WorkersOptions = {}) {
+export const makeWorkers = (options: WorkersOptions = {}) => Effect.orDie(makePool(options)) // no GPU workers: cannot fail
+
+/**
+ * Options of the GPU executor: the worker pool's, plus its GPU workers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface GpuWorkersOptions extends WorkersOptions {
+  /** GPU versions of kernels: [CPU kernel, GPU kernel] pairs (`kernels/gpu/GpuKernels.ts` lists Tessera's) */
+  readonly kernels: Iterable<readonly [KernelRef, KernelRef]>
+  /** GPU workers (default 1; with several, give each an adapter name filter in `adapters`) */
+  readonly gpus?: number
+  readonly gpu?: Gpu.GpuOptions
+  /** per GPU worker, a substring of its adapter's name (Dawn's `adapter=`) */
+  readonly adapters?: ReadonlyArray<string>
+}
+
+const makePool = Effect.fnUntraced(function*(options: WorkersOptions, gpu?: GpuWorkersOptions) {
   const workers = options.workers ?? os().availableParallelism()
   const { Pool } = yield* Effect.promise(() => import("./internal/pool.ts"))
   const pool = yield* Effect.acquireRelease(
@@ -167,11 +192,29 @@ export const makeWorkers = Effect.fnUntraced(function*(options: WorkersOptions =
       new Pool({
         workers,
         ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
-        resourceLimits: { maxOldGenerationSizeMb: defaultHeapLimitMb(workers), ...options.resourceLimits }
+        resourceLimits: { maxOldGenerationSizeMb: defaultHeapLimitMb(workers), ...options.resourceLimits },
+        ...(gpu === undefined ? {} : {
+          gpu: {
+            workers: gpu.gpus ?? 1,
+            options: gpu.gpu ?? {},
+            adapters: gpu.adapters ?? [],
+            kernels: new Map([...gpu.kernels].map(([c, g]) => [`${c.module}#${c.name}`, g]))
+          }
+        })
       })
     ),
     (pool) => Effect.promise(() => pool.close())
   )
+  const gpus: Array<{ readonly worker: number; readonly info: Gpu.GpuInfo }> = []
+  if (gpu !== undefined) {
+    const infos = yield* Effect.promise(() => pool.gpuReady())
+    for (let g = 0; g < infos.length; g++) {
+      const info = infos[g]!
+      const worker = pool.cpuWorkers + g
+      if ("why" in info) return yield* new EngineError.GpuUnavailable({ worker, why: info.why, message: `GPU worker ${worker} found no GPU adapter: ${info.why}` })
+      gpus.push({ worker, info })
+    }
+  }
   const lock = yield* Semaphore.make(1)
   const shape: ExecutorShape = {
     kind: "workers",
@@ -190,10 +233,29 @@ export const makeWorkers = Effect.fnUntraced(function*(options: WorkersOptions =
       ),
     busyWorkers: () => pool.busyCount(),
     availableMemory,
-    startup: () => ({ built: pool.built, workers: pool.workerStarts })
+    startup: () => ({ built: pool.built, workers: pool.workerStarts }),
+    ...(gpus.length > 0 ? { gpus } : {})
   }
   return shape
 })
+
+/**
+ * Starts a worker pool with GPU workers in the current scope (see {@link layerGpu}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeGpu = (options: GpuWorkersOptions) => makePool(options, options)
+
+/**
+ * The worker pool with GPU workers beside the CPU ones, as a layer (see the module
+ * comment); fails with `GpuUnavailable` when a GPU worker finds no adapter.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerGpu = (options: GpuWorkersOptions): Layer.Layer<Executor, EngineError.GpuUnavailable> =>
+  Layer.effect(Executor, makeGpu(options))
 
 /**
  * The worker-thread executor as a layer.

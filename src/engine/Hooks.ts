@@ -32,7 +32,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import type { DriverRecord, MemoryRecord, TaskRecord } from "./EngineEvents.ts"
+import type { DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "./EngineEvents.ts"
 import type { Run } from "./Lineage.ts"
 import type { SampleRecord, SamplingRequest } from "./Sampling.ts"
 import type { SchedulerState } from "./State.ts"
@@ -52,6 +52,8 @@ export interface Callbacks {
   finish?(graph: TaskGraph, state: SchedulerState, failed: boolean): void
   task?(record: TaskRecord): void
   memory?(record: MemoryRecord): void
+  /** Each host↔device copy of a GPU worker (see `EngineEvents.TransferRecord`). */
+  transfer?(record: TransferRecord): void
   /**
    * The driver's segments of each compute (see `EngineEvents.DriverRecord`), delivered
    * before `finish`; only built when some callback has this method.

@@ -141,7 +141,14 @@ export const somPartial = (chunk: Chunk.Chunk, weights: Float64Array, gx: number
 }
 
 /** nodes x nodes Gaussian neighbourhood weights on the grid. */
-const neighbourhood = (gx: number, gy: number, sigma: number): Float64Array => {
+/**
+ * The SOM's Gaussian neighbourhood: `h[a * nodes + b]` weighs node b's update by node a
+ * being the best matching unit.
+ *
+ * @since 0.1.0
+ * @category kernels
+ */
+export const neighbourhood = (gx: number, gy: number, sigma: number): Float64Array => {
   const nodes = gx * gy
   const h = new Float64Array(nodes * nodes)
   const s2 = 2 * sigma * sigma

@@ -12,7 +12,9 @@
  *   Tessera's own: stage (when set), startstops (gather / compute / transfer phases,
  *   as distributed's `startstops`), cpu_time (thread CPU seconds).
  * - `Managed Memory` (I) after each change of a worker's held chunks (a result entering
- *   memory, or released): key, state, size (bytes held by that worker), tasks (chunks held).
+ *   memory, or released): key, state, size (bytes held by that worker), tasks (chunks held),
+ *   and on a GPU worker's rows device (bytes it holds on the device).
+ * - `Transfer` (X) per copy between host and a GPU worker's device (docs/gpu.md).
  * - `Driver` (X) per segment of the driver's (main thread's) time: pool start, setup,
  *   graph build, between computes, submit, wait; and each worker's start-up on its row.
  *
@@ -33,7 +35,7 @@
  * @since 0.1.0
  */
 import { Effect, type Layer, type Scope } from "effect"
-import type { DriverRecord, MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
+import type { DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "../engine/EngineEvents.ts"
 import * as Hooks from "../engine/Hooks.ts"
 import { keySplit } from "../trace/KeySplit.ts"
 import * as Lineage from "../engine/Lineage.ts"
@@ -94,7 +96,9 @@ export const memoryEvent = (m: MemoryRecord): TraceEvent => ({
   scope: "g",
   process_id: m.host,
   thread_id: m.threadId,
-  args: { key: m.key, state: m.state, size: m.bytes, tasks: m.chunks }
+  args: m.device === undefined
+    ? { key: m.key, state: m.state, size: m.bytes, tasks: m.chunks }
+    : { key: m.key, state: m.state, size: m.bytes, tasks: m.chunks, device: m.device }
 })
 
 /**
@@ -126,6 +130,33 @@ export const driverEvent = (d: DriverRecord): TraceEvent => ({
 })
 
 /**
+ * Name of a GPU worker's host↔device copies (`Transfer`, phase X), the name the cluster's
+ * peer transfers use too.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const transferEventName = "Transfer"
+
+/**
+ * The `Transfer` event of one copy between host and device: phase X, `timestamp` = its
+ * stop, `duration`, `thread_id` = the GPU worker's; args: keys (the tasks whose data
+ * moved), bytes, direction (`host-to-device` | `device-to-host`), worker, start, stop.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const transferEvent = (t: TransferRecord): TraceEvent => ({
+  name: transferEventName,
+  timestamp: t.stop,
+  phase: "X",
+  process_id: t.host,
+  thread_id: t.threadId,
+  args: { keys: t.keys, bytes: t.bytes, direction: t.direction, worker: t.threadId, start: t.start, stop: t.stop },
+  duration: Math.max(0, t.stop - t.start)
+})
+
+/**
  * Engine callbacks that record into `db` (for one compute: `compute(graph, { callbacks })`),
  * through the database's `records` sink when it has one. The database is committed at
  * the end of a compute when its last commit by these callbacks is at least
@@ -148,6 +179,7 @@ export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callb
     task: sink.task,
     memory: sink.memory,
     driver: (d) => db.record(driverEvent(d)),
+    transfer: (t) => db.record(transferEvent(t)),
     finish: () => {
       const now = performance.now()
       if (now - last < commitInterval) return

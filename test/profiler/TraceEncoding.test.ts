@@ -34,8 +34,10 @@ const memoryArb: fc.Arbitrary<MemoryRecord> = fc.record({
   key: str,
   state: fc.constantFrom("memory" as const, "released" as const, "erred" as const),
   bytes: fc.oneof(fc.nat(), fc.double({ min: 0, max: 1e15, noNaN: true })),
-  chunks: fc.nat(1000)
-})
+  chunks: fc.nat(1000),
+  // a GPU worker's device bytes (docs/gpu.md)
+  device: fc.nat()
+}, { requiredKeys: ["timestamp", "host", "workerId", "threadId", "key", "state", "bytes", "chunks"] })
 
 describe("TraceEncoding", () => {
   it("encodes a TaskRecord straight to the same bytes as its Compute event", () => {

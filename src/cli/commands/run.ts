@@ -1,6 +1,7 @@
 /**
- * `tessera run FILE.ts [--workers N] [--profile NAME [--overwrite] [--no-sample]] [--report FILE]`: loads a user
- * pipeline module and runs it on the worker-thread executor. The module's default export
+ * `tessera run FILE.ts [--workers N] [--gpu] [--profile NAME [--overwrite] [--no-sample]] [--report FILE]`: loads a user
+ * pipeline module and runs it on the worker-thread executor (`--gpu`: plus a GPU worker,
+ * src/cli/gpu.ts). The module's default export
  * is a `Pipeline` (from src/dsl/Pipeline.ts) or a function (possibly async) returning
  * one. Prints the DASF-style run log and one line per stage output.
  *
@@ -18,6 +19,7 @@ import { pathToFileURL } from "node:url"
 import { Console, Data, Effect } from "effect"
 import { Argument, Command } from "effect/cli"
 import { noSampleFlag, overwriteFlag, profileFlag, reportFlag, workersFlag } from "../flags.ts"
+import { executorLayer, gpuFlag } from "../gpu.ts"
 
 class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
 
@@ -67,6 +69,7 @@ export const run = Command.make(
   {
     file: Argument.String("file").pipe(Argument.withDescription("pipeline module (.ts/.js) whose default export is a Pipeline or returns one")),
     workers: workersFlag,
+    gpu: gpuFlag,
     profile: profileFlag,
     report: reportFlag,
     overwrite: overwriteFlag,
@@ -76,7 +79,7 @@ export const run = Command.make(
     Effect.gen(function*() {
       const p = yield* loadPipeline(c.file)
       const [Executor, { profiled }] = yield* Effect.promise(() => Promise.all([import("../../engine/Executor.ts"), import("../profiling.ts")]))
-      const r = yield* profiled(p.run().pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {
+      const r = yield* profiled(p.run().pipe(Effect.provide(executorLayer(Executor, c, console.log))), {
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,

@@ -39,6 +39,7 @@ export interface Job {
   readonly post: ReadonlyArray<Callbacks>
   readonly taskCbs: ReadonlyArray<Callbacks>
   readonly memoryCbs: ReadonlyArray<Callbacks>
+  readonly transferCbs: ReadonlyArray<Callbacks>
   /** true when any callback wants task or memory records */
   readonly profile: boolean
   /**
@@ -79,6 +80,7 @@ export const makeJob = (
     post: callbacks.filter((c) => typeof c.posttask === "function"),
     taskCbs,
     memoryCbs,
+    transferCbs: callbacks.filter((c) => typeof c.transfer === "function"),
     profile,
     deferring: false,
     outbox: [],
@@ -135,6 +137,8 @@ export class MemoryBook {
   readonly owner: Int32Array
   readonly size: Float64Array
   readonly count: Int32Array
+  /** device bytes held by each GPU worker (NaN: a CPU worker), as its last batch reported */
+  readonly device: Float64Array
   readonly job: Job
   readonly host: string
   constructor(job: Job, workers: number, host: string) {
@@ -146,6 +150,7 @@ export class MemoryBook {
     this.owner = new Int32Array(n).fill(-1)
     this.size = new Float64Array(n)
     this.count = new Int32Array(n)
+    this.device = new Float64Array(workers).fill(NaN)
     job.state.onRelease = (i) => this.release(i)
   }
   hold(i: number, workerId: number, nbytes: number, c: number): void {
@@ -166,7 +171,7 @@ export class MemoryBook {
   }
   emit(i: number, w: number, state: MemoryRecord["state"]): void {
     if (this.job.memoryCbs.length === 0) return
-    const rec: MemoryRecord = {
+    const rec: Mutable<MemoryRecord> = {
       timestamp: EngineClock.nowSeconds(),
       host: this.host,
       workerId: w,
@@ -176,6 +181,8 @@ export class MemoryBook {
       bytes: this.bytes[w]!,
       chunks: this.chunks[w]!
     }
+    // added after the literal, as TaskRecord's stage (a spread there is V8's slow path)
+    if (!Number.isNaN(this.device[w]!)) rec.device = this.device[w]!
     if (this.job.deferring) this.job.outbox.push(rec)
     else for (const cb of this.job.memoryCbs) cb.memory!(rec)
   }

@@ -26,6 +26,9 @@ import { Worker } from "node:worker_threads"
 import * as EngineClock from "../EngineClock.ts"
 import { threadId } from "../EngineEvents.ts"
 import * as EngineError from "../EngineError.ts"
+import * as EngineEvents from "../EngineEvents.ts"
+import type { TransferRecord } from "../EngineEvents.ts"
+import * as Gpu from "../Gpu.ts"
 import * as Kernel from "../Kernel.ts"
 import type { Callbacks } from "../Hooks.ts"
 import * as Sampling from "../Sampling.ts"
@@ -33,7 +36,7 @@ import type { KernelRef } from "../Kernel.ts"
 import * as State from "../State.ts"
 import { deliverRecords, MemoryBook, post, pre, record } from "./job.ts"
 import type { Job } from "./job.ts"
-import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
+import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, LOCAL, REC_STRIDE, XFER_STRIDE } from "./protocol.ts"
 import type { BatchDone, Ready, RunBatch, Samples } from "./protocol.ts"
 
 const TARGET_BATCH_MS = 2
@@ -43,6 +46,7 @@ const CANCEL_GRACE_MS = 100
 /** how long stopping sampling waits for a worker's last samples */
 const LAST_SAMPLES_MS = 5000
 const workerUrl = Kernel.sibling(import.meta.url, "./worker")
+const gpuWorkerUrl = Kernel.sibling(import.meta.url, "./gpuWorker")
 
 /**
  * Pool options.
@@ -58,6 +62,17 @@ export interface PoolOptions {
     readonly maxOldGenerationSizeMb?: number
     readonly maxYoungGenerationSizeMb?: number
     readonly stackSizeMb?: number
+  }
+  /**
+   * GPU workers after the CPU ones (ids `workers ..`): tasks whose kernel has a GPU
+   * version in `kernels` (keyed by `Kernel.id` of the CPU kernel) run there.
+   */
+  readonly gpu?: {
+    readonly workers: number
+    readonly options: Gpu.GpuOptions
+    /** per GPU worker, its adapter name filter (overrides `options.adapter`) */
+    readonly adapters: ReadonlyArray<string>
+    readonly kernels: ReadonlyMap<string, KernelRef>
   }
 }
 
@@ -83,6 +98,7 @@ interface Slot {
   sampleOwner: Callbacks | null
   /** waiting for its last samples (a `take` with `stop`) */
   lastSamples: (() => void) | null
+  readonly gpu: boolean
 }
 
 interface Run {
@@ -95,6 +111,9 @@ interface Run {
   /** scratch, 0 outside `send`: inputs of a task found in the batch being built */
   readonly hits: Int32Array
   readonly book: MemoryBook | null
+  /** with GPU workers: the GPU kernel id of each task (-1: a CPU task), and ready tasks by kind */
+  readonly gpuKernelOf: Int32Array | null
+  readonly queues: readonly [cpu: Array<number>, gpu: Array<number>]
   avgTaskMs: number
   done: boolean
   readonly settle: Settle
@@ -134,13 +153,32 @@ export class Pool {
   readonly built: readonly [start: number, end: number]
   /** every worker start so far (spawn to ready, epoch seconds), in the order they became ready */
   readonly workerStarts: Array<{ readonly worker: number; readonly start: number; readonly end: number }> = []
+  /** CPU workers (ids below this run CPU tasks, the rest GPU tasks) */
+  readonly cpuWorkers: number
+  /** each GPU worker's adapter (or why it has none), by worker id, once it is ready */
+  readonly gpuInfo = new Map<number, Gpu.GpuInfo | { readonly why: string }>()
+  private gpuWaiters: Array<() => void> = []
+  /** per GPU worker: device bytes held after its last batch; busy seconds of all its batches */
+  private readonly gpuHeld = new Map<number, number>()
+  private gpuBusySeconds = 0
+  private unregisterUsage: () => void = () => {}
 
   constructor(options: PoolOptions) {
     const t0 = EngineClock.nowSeconds()
     this.options = options
-    this.size = Math.max(1, Math.floor(options.workers))
+    this.cpuWorkers = Math.max(1, Math.floor(options.workers))
+    this.size = this.cpuWorkers + Math.max(0, Math.floor(options.gpu?.workers ?? 0))
+    // Mesa's EGL reads the process environment, which a worker thread's process.env does not set
+    if (this.size > this.cpuWorkers) process.env["EGL_PLATFORM"] ??= "surfaceless"
     this.maxRetries = options.maxRetries ?? 3
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn(i))
+    if (this.size > this.cpuWorkers) {
+      this.unregisterUsage = Gpu.registerUsage(() => ({
+        devices: this.size - this.cpuWorkers,
+        heldBytes: [...this.gpuHeld.values()].reduce((a, b) => a + b, 0),
+        busySeconds: this.gpuBusySeconds
+      }))
+    }
     this.built = [t0, EngineClock.nowSeconds()]
   }
 
@@ -149,14 +187,19 @@ export class Pool {
     const sab = new SharedArrayBuffer(CONTROL_SLOTS * 4)
     const control = new Int32Array(sab)
     control[INDEX] = -1
-    const worker = new Worker(workerUrl, {
-      workerData: { control: sab, id },
+    const gpu = id >= this.cpuWorkers
+    const worker = new Worker(gpu ? gpuWorkerUrl : workerUrl, {
+      workerData: { control: sab, id, ...(gpu ? { gpu: this.gpuOptions(id) } : {}) },
       ...(this.options.resourceLimits ? { resourceLimits: { ...this.options.resourceLimits } } : {})
     })
-    const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true, sampling: false, sampleOwner: null, lastSamples: null }
+    const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true, gpu, sampling: false, sampleOwner: null, lastSamples: null }
     worker.on("message", (m: BatchDone | Ready | Samples) => {
       if (m.t === "ready") {
         this.workerStarts.push({ worker: id, start: spawned, end: Math.max(spawned, m.at) })
+        if (m.gpu !== undefined) {
+          this.gpuInfo.set(id, m.gpu)
+          for (const w of this.gpuWaiters.splice(0)) w()
+        }
         return
       }
       if (m.t === "samples") {
@@ -171,6 +214,13 @@ export class Pool {
     worker.on("error", (e) => this.onDeath(slot, worker, this.describeError(e), !isOutOfMemory(e)))
     worker.on("exit", (code) => this.onDeath(slot, worker, `exited with code ${code}`))
     return slot
+  }
+
+  /** The device options of GPU worker `id`. */
+  private gpuOptions(id: number): Gpu.GpuOptions {
+    const g = this.options.gpu!
+    const adapter = g.adapters[id - this.cpuWorkers]
+    return adapter === undefined ? g.options : { ...g.options, adapter }
   }
 
   /** Why a worker died of an error event; running out of heap names the limit that was hit. */
@@ -194,22 +244,40 @@ export class Pool {
     return id
   }
 
+  /** Resolves when every GPU worker has said which adapter it has (or why none). */
+  gpuReady(): Promise<ReadonlyArray<Gpu.GpuInfo | { readonly why: string }>> {
+    const want = this.size - this.cpuWorkers
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.gpuInfo.size >= want) resolve([...this.gpuInfo.values()])
+        else this.gpuWaiters.push(check)
+      }
+      check()
+    })
+  }
+
   /**
    * Starts a compute; `settle` is called once, with null on success.
    */
   start(job: Job, settle: Settle): Run {
     const { graph, state } = job
     const kernelOf = new Int32Array(graph.size)
+    const gpuKernels = this.size > this.cpuWorkers ? this.options.gpu!.kernels : null
+    const gpuKernelOf = gpuKernels === null ? null : new Int32Array(graph.size).fill(-1)
     let last: KernelRef | undefined
     let lastId = -1
+    let lastGpu = -1
     for (let i = 0; i < graph.size; i++) {
       if (!state.needed[i]) continue
       const k = graph.specs[i]!.kernel
       if (k !== last) {
         last = k
         lastId = this.internKernel(k)
+        const g = gpuKernels?.get(Kernel.id(k))
+        lastGpu = g === undefined ? -1 : this.internKernel(g)
       }
       kernelOf[i] = lastId
+      if (gpuKernelOf !== null) gpuKernelOf[i] = lastGpu
     }
     const run: Run = {
       id: this.nextCompute++,
@@ -219,6 +287,8 @@ export class Pool {
       pos: new Int32Array(graph.size).fill(-1),
       hits: new Int32Array(graph.size),
       book: job.profile ? new MemoryBook(job, this.size, this.host) : null,
+      gpuKernelOf,
+      queues: [[], []],
       avgTaskMs: 0.01,
       done: false,
       settle
@@ -244,6 +314,7 @@ export class Pool {
 
   /** Sends ready tasks to workers with room. Plain imperative: this is the hot loop. */
   private pump(run: Run): void {
+    if (run.gpuKernelOf !== null) return this.pumpMixed(run, run.gpuKernelOf)
     const s = run.job.state
     const target = Math.max(1, Math.min(MAX_BATCH, Math.floor(TARGET_BATCH_MS / Math.max(run.avgTaskMs, 1e-6))))
     for (let round = 0; round < MAX_OUTSTANDING && s.readyCount > 0 && !run.done; round++) {
@@ -260,19 +331,43 @@ export class Pool {
   }
 
   /**
+   * `pump` with GPU workers: ready tasks are sorted into a CPU and a GPU queue (a GPU
+   * task is one whose kernel has a GPU version), and each worker takes from its own.
+   */
+  private pumpMixed(run: Run, gpuKernelOf: Int32Array): void {
+    const s = run.job.state
+    while (s.readyCount > 0) {
+      const i = State.popReady(s)
+      run.queues[gpuKernelOf[i]! >= 0 ? 1 : 0].push(i)
+    }
+    const target = Math.max(1, Math.min(MAX_BATCH, Math.floor(TARGET_BATCH_MS / Math.max(run.avgTaskMs, 1e-6))))
+    for (let round = 0; round < MAX_OUTSTANDING && !run.done; round++) {
+      for (const kind of [0, 1] as const) {
+        const queue = run.queues[kind]
+        const slots = this.slots.filter((slot) => slot.alive && slot.gpu === (kind === 1) && slot.outstanding.length <= round)
+        for (const slot of slots) {
+          if (queue.length === 0 || run.done) break
+          this.send(run, slot, Math.min(queue.length, target, Math.max(1, Math.ceil(queue.length / slots.length))), target, queue)
+        }
+      }
+    }
+  }
+
+  /**
    * Sends `n` ready tasks to `slot`, plus (up to `limit` tasks in all) "fused" tasks:
    * not-yet-ready tasks all of whose unfinished inputs are in this batch. The worker
    * runs the batch in order, so a chain or a subtree travels in one message instead of
    * one round trip per level.
    */
-  private send(run: Run, slot: Slot, n: number, limit: number): void {
+  private send(run: Run, slot: Slot, n: number, limit: number, from: Array<number> | null = null): void {
     const s = run.job.state
     const { pos, hits } = run
     const dependents = s.dependents
     const hasPre = run.job.pre.length > 0
+    const gpuOf = run.gpuKernelOf
     const list: Array<number> = []
     for (let q = 0; q < n; q++) {
-      const i = State.popReady(s)
+      const i = from === null ? State.popReady(s) : from.pop()!
       if (hasPre) pre(run.job, i)
       pos[i] = list.length
       list.push(i)
@@ -283,6 +378,7 @@ export class Pool {
       for (let j = dependents.start[i]!, e = dependents.start[i + 1]!; j < e && list.length < limit; j++) {
         const d = dependents.list[j]!
         if (!s.needed[d] || s.running[d] || s.finished[d]) continue
+        if (gpuOf !== null && (gpuOf[d]! >= 0) !== slot.gpu) continue
         if (hits[d] === 0) touched.push(d)
         if (++hits[d]! === s.waiting[d]) {
           State.markFused(s, d)
@@ -299,7 +395,7 @@ export class Pool {
     const locs: Array<number> = []
     for (let q = 0; q < total; q++) {
       const i = list[q]!
-      ks[q] = run.kernelOf[i]!
+      ks[q] = slot.gpu ? gpuOf![i]! : run.kernelOf[i]!
       if (q < n) args[q] = State.argsFor(s, i)
       else {
         args[q] = localArgs(s, i, pos)
@@ -318,7 +414,8 @@ export class Pool {
       s: this.sampler !== null && run.job.sampler === this.sampler.owner ? this.sampler.owner.sampling!.interval : 0,
       ks,
       args,
-      loc: locs.length > 0 ? Int32Array.from(locs) : null
+      loc: locs.length > 0 ? Int32Array.from(locs) : null,
+      ...(slot.gpu ? { plans: list.map((i) => s.graph.argPlan[i] ?? null) } : {})
     }
     slot.outstanding.push({ id: msg.b, compute: run.id, ids, fusedFrom: n })
     if (msg.s > 0) {
@@ -347,6 +444,12 @@ export class Pool {
       return
     }
     if (m.n > 0) run.avgTaskMs = 0.5 * run.avgTaskMs + 0.5 * (m.busy / m.n)
+    if (m.device !== undefined) {
+      this.gpuHeld.set(slot.id, m.device.held)
+      this.gpuBusySeconds += m.device.busy
+      if (run.book !== null) run.book.device[slot.id] = m.device.held
+    }
+    if (m.xfer != null && run.job.transferCbs.length > 0) this.transfers(run, slot, m.xfer, batch.ids)
     // records of this batch are delivered after the next batches are sent (finally)
     run.job.deferring = run.book !== null
     try {
@@ -380,6 +483,8 @@ export class Pool {
         run,
         e.notFound
           ? EngineError.kernelNotFound(key, e.module, e.name, e.message)
+          : e.oom !== undefined
+          ? EngineError.gpuOutOfMemory(key, `${e.name} (${e.module})`, e.oom, e.message)
           : EngineError.kernelFailed(key, `${e.name} (${e.module})`, e.message, e.stack)
       )
       return
@@ -447,6 +552,26 @@ export class Pool {
       threadId: threadId(this.host, slot.id),
       interval: m.interval / 1000
     })
+  }
+
+  /** Delivers a GPU batch's transfers (see `XFER_STRIDE`) as TransferRecords. */
+  private transfers(run: Run, slot: Slot, x: Float64Array, ids: Int32Array): void {
+    const keys = run.job.graph.keys
+    const threadId = EngineEvents.threadId(this.host, slot.id)
+    for (let o = 0; o < x.length; o += XFER_STRIDE) {
+      const from = x[o + 5]!
+      const r: TransferRecord = {
+        keys: [keys[from >= 0 ? from : ids[x[o]!]!]!],
+        bytes: x[o + 2]!,
+        direction: x[o + 1] === 0 ? "host-to-device" : "device-to-host",
+        host: this.host,
+        workerId: slot.id,
+        threadId,
+        start: x[o + 3]!,
+        stop: x[o + 4]!
+      }
+      for (const cb of run.job.transferCbs) cb.transfer!(r)
+    }
   }
 
   private onDeath(slot: Slot, worker: Worker, detail: string, retry = true): void {
@@ -562,6 +687,7 @@ export class Pool {
   async close(graceMs = 1000): Promise<void> {
     await this.stopSampling()
     this.closed = true
+    this.unregisterUsage()
     const exits = this.slots.map((slot) =>
       new Promise<void>((resolve) => {
         if (!slot.alive) return resolve()

@@ -12,6 +12,7 @@
  * @internal
  */
 import type { SampleChunk } from "../Sampling.ts"
+import type * as Gpu from "../Gpu.ts"
 
 /** @since 0.1.0 @internal */
 export const CANCEL = 0
@@ -49,7 +50,19 @@ export interface RunBatch {
   readonly args: ReadonlyArray<ReadonlyArray<unknown>>
   /** batch positions whose args hold `LocalRef`s (results of earlier tasks of this batch) */
   readonly loc: Int32Array | null
+  /** GPU workers: which task made each argument (`TaskGraph` argPlan), to name transfers */
+  readonly plans?: ReadonlyArray<ReadonlyArray<number | ArrayLike<number>> | null>
 }
+
+/**
+ * Floats per transfer in `BatchDone.xfer`: batch position, direction (0 host to device,
+ * 1 device to host), bytes, start, stop (epoch s), the task whose result moved (-1: the
+ * task at that position, whose own argument or result it was).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const XFER_STRIDE = 6
 
 /**
  * Key of a batch-local reference: `{ [LOCAL]: q }` stands for the result of the task at
@@ -104,6 +117,8 @@ export interface BatchError {
   readonly stack: string
   readonly module: string
   readonly name: string
+  /** a GPU task ran out of device memory asking for this many bytes */
+  readonly oom?: number
 }
 
 /**
@@ -116,6 +131,8 @@ export interface BatchError {
 export interface Ready {
   readonly t: "ready"
   readonly at: number
+  /** a GPU worker's adapter, or why it has none */
+  readonly gpu?: Gpu.GpuInfo | { readonly why: string }
 }
 
 /** @since 0.1.0 @internal */
@@ -131,4 +148,8 @@ export interface BatchDone {
   readonly busy: number
   /** REC_STRIDE floats per completed task, when the batch asked for profiling */
   readonly rec: Float64Array | null
+  /** GPU workers: the batch's transfers (XFER_STRIDE floats each) */
+  readonly xfer?: Float64Array | null
+  /** GPU workers: device bytes held after the batch, seconds from submits to completion */
+  readonly device?: { readonly held: number; readonly busy: number }
 }

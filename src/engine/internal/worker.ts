@@ -15,8 +15,9 @@ import type { KernelFn } from "../Kernel.ts"
 import { flushSeconds } from "../Sampling.ts"
 import { ThreadSampler } from "../ThreadSampler.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
-import { BATCH, CANCEL, INDEX, LOCAL, REC_STRIDE } from "./protocol.ts"
-import type { BatchDone, BatchError, Ready, RunBatch, Samples, ToWorker } from "./protocol.ts"
+import { noSamples, resolveLocal, serve } from "./batchLoop.ts"
+import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
+import type { BatchDone, BatchError, Ready, RunBatch, Samples } from "./protocol.ts"
 
 const port = parentPort!
 const control = new Int32Array((workerData as { control: SharedArrayBuffer }).control)
@@ -28,23 +29,6 @@ const cpu = EngineClock.threadCpuSeconds
 const isThenable = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
 
-const isLocal = (u: unknown): u is { readonly [LOCAL]: number } =>
-  typeof u === "object" && u !== null && typeof (u as Record<string, unknown>)[LOCAL] === "number"
-
-/** Replaces batch-local refs by the results computed earlier in this batch. */
-const resolveLocal = (args: ReadonlyArray<unknown>, results: ReadonlyArray<unknown>): Array<unknown> => {
-  const out = new Array<unknown>(args.length)
-  for (let a = 0; a < args.length; a++) {
-    const x = args[a]
-    if (isLocal(x)) out[a] = results[x[LOCAL]]
-    else if (Array.isArray(x) && x.some(isLocal)) out[a] = x.map((y) => (isLocal(y) ? results[y[LOCAL]] : y))
-    else out[a] = x
-  }
-  return out
-}
-
-const queue: Array<RunBatch> = []
-let busy = false
 /** V8's sampler on this thread, from the first batch that asks for sampling (see Sampling) */
 let sampler: ThreadSampler | null = null
 
@@ -163,32 +147,14 @@ const runBatch = async (m: RunBatch): Promise<void> => {
   if (sampler !== null && performance.now() - sampler.startedAt >= flushSeconds * 1000) sendSamples(sampler, true)
 }
 
-const drain = async (): Promise<void> => {
-  busy = true
-  while (queue.length > 0) await runBatch(queue.shift()!)
-  busy = false
-}
-
-port.on("message", (m: ToWorker) => {
-  if (m.t === "close") {
-    sampler?.close()
-    port.close()
-    return
+serve(port, runBatch, () => sampler?.close(), (m) => {
+  const s = sampler
+  if (s === null) return port.postMessage(noSamples(m.stop))
+  sendSamples(s, !m.stop)
+  if (m.stop) {
+    s.close()
+    sampler = null
   }
-  if (m.t === "take") {
-    const s = sampler
-    if (s === null) port.postMessage({ t: "samples", chunk: { nodes: [], samples: new Int32Array(0), times: new Float64Array(0) }, interval: 0, last: m.stop } satisfies Samples)
-    else {
-      sendSamples(s, !m.stop)
-      if (m.stop) {
-        s.close()
-        sampler = null
-      }
-    }
-    return
-  }
-  queue.push(m)
-  if (!busy) void drain()
 })
 
 // the pool records how long this worker took to boot (the trace's "worker start")

@@ -14,7 +14,10 @@
  *   shell per call, too costly at 10 Hz on a 2-core machine;
  * - GPU: one `nvidia-smi` query (internal/gpu.ts) when `nvidia-smi` is on PATH, polled in
  *   the background at most once a second: mean utilization (%) and total memory used
- *   (bytes) of the visible GPUs; 0 otherwise. The fields are always present (DASF-NOTES 1).
+ *   (bytes) of the visible GPUs; otherwise what Tessera's own GPU workers report
+ *   (`Gpu.usage`: device bytes they hold, and their submit-to-completion busy time over
+ *   the sample's interval per GPU worker, in %); 0 without either. The fields are always
+ *   present (DASF-NOTES 1).
  *   (systeminformation's `graphics()` is not used for this: it also runs lspci and more
  *   shells on every call.)
  *
@@ -23,6 +26,7 @@
  */
 import { closeSync, openSync, readdirSync, readSync } from "node:fs"
 import si from "systeminformation"
+import * as Gpu from "../../engine/Gpu.ts"
 import { type GpuSource, nvidiaSmi, parseNvidiaSmi } from "./gpu.ts"
 
 /**
@@ -142,6 +146,8 @@ export class HostSampler {
   gpuMemoryUsed = 0
   private readonly gpu: GpuSource | null
   private gpuBusy = false
+  /** busy seconds of Tessera's GPU workers at the last sample (their usage without nvidia-smi) */
+  private ownBusy: number | null = null
   private readonly netFile = new ProcFile("/proc/net/dev")
   private readonly diskFile = new ProcFile("/proc/diskstats")
 
@@ -241,9 +247,20 @@ export class HostSampler {
       "host_disk_io.write_bps": diskW,
       // the sampler's own descriptors are not the program's
       num_fds: Math.max(0, countFds() - (this.netFile.isOpen ? 1 : 0) - (this.diskFile.isOpen ? 1 : 0)),
-      gpu_utilization: this.gpuUtilization,
-      gpu_memory_used: this.gpuMemoryUsed
+      ...this.gpuFields(dt)
     }
+  }
+
+  /** nvidia-smi's latest reading, or without it what Tessera's GPU workers report. */
+  private gpuFields(dt: number): { gpu_utilization: number; gpu_memory_used: number } {
+    const own = this.gpu === null ? Gpu.usage() : null
+    if (own === null) {
+      this.ownBusy = null
+      return { gpu_utilization: this.gpuUtilization, gpu_memory_used: this.gpuMemoryUsed }
+    }
+    const busy = own.busySeconds - (this.ownBusy ?? own.busySeconds)
+    this.ownBusy = own.busySeconds
+    return { gpu_utilization: Math.min(100, Math.round((busy / dt / Math.max(1, own.devices)) * 1000) / 10), gpu_memory_used: own.heldBytes }
   }
 }
 

@@ -72,6 +72,8 @@ export interface ManagedMemoryRecord {
   readonly state: string
   readonly bytes: number
   readonly chunks: number
+  /** a GPU worker's device bytes held (written as `device` when present) */
+  readonly device?: number
 }
 
 const cat = (...parts: ReadonlyArray<Uint8Array | ReadonlyArray<number>>): Uint8Array =>
@@ -95,6 +97,7 @@ const P = {
   cpuTime: fixstr("cpu_time"),
   stage: fixstr("stage"),
   tasks: fixstr("tasks"),
+  device: fixstr("device"),
   gather: cat([0x83], fixstr("action"), fixstr("gather"), fixstr("start")),
   compute: cat([0x83], fixstr("action"), fixstr("compute"), fixstr("start")),
   transfer: cat([0x83], fixstr("action"), fixstr("transfer"), fixstr("start")),
@@ -208,7 +211,7 @@ export class RecordEncoder {
     this.w.put(K.thread_id)
     this.w.string(m.threadId)
     this.w.put(K.args)
-    this.w.byte(0x84)
+    this.w.byte(m.device === undefined ? 0x84 : 0x85)
     this.w.put(P.key)
     this.w.string(m.key)
     this.w.put(P.state)
@@ -217,6 +220,10 @@ export class RecordEncoder {
     this.w.number(m.bytes)
     this.w.put(P.tasks)
     this.w.number(m.chunks)
+    if (m.device !== undefined) {
+      this.w.put(P.device)
+      this.w.number(m.device)
+    }
     this.w.frameEnd(at)
   }
 
