@@ -8,7 +8,7 @@
 import type { Table } from "apache-arrow"
 import { analyses } from "../analysis/Analysis.ts"
 import type { TraceTables } from "../analysis/Load.ts"
-import type { ReportTable } from "./Html.ts"
+import type { ReportTable } from "./TableHtml.ts"
 import type { ReportData } from "./ReportData.ts"
 
 const cell = (v: unknown): string | number | null => {
