@@ -109,6 +109,16 @@ export const memorySampleIndices = (data: ReportData, buckets = 1500): Int32Arra
   return Int32Array.from([...keep].sort((a, b) => m.time[a]! - m.time[b]!))
 }
 
+// an optional column: `null` (not one number per task) when every value is missing
+// (NaN) or `empty`, so traces without it pay nothing in the file
+const optArray = (a: ArrayLike<number>, empty = NaN): string => {
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i]!
+    if (Number.isNaN(empty) ? Number.isFinite(v) : v !== empty) return numArray(a)
+  }
+  return "null"
+}
+
 const pick = (a: ArrayLike<number>, idx: Int32Array): Float64Array => {
   const out = new Float64Array(idx.length)
   for (let i = 0; i < idx.length; i++) out[i] = a[idx[i]!]!
@@ -142,7 +152,7 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
   const payload = `{"workers":${scriptJson(data.workers)},"functions":${scriptJson(data.functions)},"hosts":${scriptJson(data.hosts)},"stages":${scriptJson(data.stages)},
 "driverThreads":${scriptJson(data.driverThreads)},"activities":${scriptJson(data.activities)},
 "tasks":{"start":${numArray(t.start)},"end":${numArray(t.end)},"worker":${numArray(t.worker)},"fn":${numArray(t.fn)},"size":${numArray(t.size)},"cpu":${numArray(t.cpuTime)},"key":${scriptJson(t.key)},
-"stage":${numArray(t.stage)},"gather":${numArray(t.gather)},"transfer":${numArray(t.transfer)},"bytesIn":${numArray(t.bytesIn)},"peak":${numArray(t.peakMemory)},"io":${numArray(t.ioBytes)}},
+"stage":${optArray(t.stage, -1)},"gather":${optArray(t.gather)},"transfer":${optArray(t.transfer)},"bytesIn":${optArray(t.bytesIn, 0)},"peak":${optArray(t.peakMemory)},"io":${optArray(t.ioBytes)}},
 "driver":{"start":${numArray(d.start)},"end":${numArray(d.end)},"thread":${numArray(d.thread)},"activity":${numArray(d.activity)},"compute":${numArray(d.compute)},"tasks":${numArray(d.tasks)},"key":${scriptJson(d.key)}},
 "memory":{"t":${numArray(pick(m.time, mi))},"worker":${numArray(pick(m.worker, mi))},"bytes":${numArray(pick(m.bytes, mi), memUnit.scale)},"chunks":${numArray(pick(m.chunks, mi))}},
 "resources":{"t":${numArray(pick(r.time, ri))},"host":${numArray(pick(r.host, ri))},"cols":{${resourceCols}}}}`

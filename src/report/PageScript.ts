@@ -67,8 +67,10 @@ var specs = ${viewsJson};
 var WALL = ${JSON.stringify(wall)}, MAX_DETAIL = ${options.maxDetail ?? 5000}, BUCKET_PX = 4, SERIES_BUDGET = 1200;
 var T = D.tasks, nT = T.start.length, nW = D.workers.length;
 var tS = Float64Array.from(T.start), tE = Float64Array.from(T.end), tW = Int32Array.from(T.worker), tF = Int32Array.from(T.fn);
-function floats(a){ return Float64Array.from(a, function(x){ return x == null ? NaN : x; }); }
-var tG = floats(T.gather), tX = floats(T.transfer), tSt = Int32Array.from(T.stage);
+// optional columns are null when the trace has none of their values
+function floats(a, empty){ return a == null ? new Float64Array(nT).fill(empty) : Float64Array.from(a, function(x){ return x == null ? NaN : x; }); }
+var tG = floats(T.gather, NaN), tX = floats(T.transfer, NaN), tSt = T.stage == null ? new Int32Array(nT).fill(-1) : Int32Array.from(T.stage);
+var tIn = floats(T.bytesIn, 0), tPk = floats(T.peak, NaN), tIo = floats(T.io, NaN);
 var DR = D.driver, nD = DR.start.length, dS = Float64Array.from(DR.start), dE = Float64Array.from(DR.end);
 var TRANSFER = ${JSON.stringify(transferLabelText)};
 // the driver's segments in a window: few (a handful per compute), always drawn one each
@@ -194,9 +196,9 @@ function taskInfo(i, phase){
   out = out.concat([["key", T.key[i]], ["function", D.functions[tF[i]]], ["stage", tSt[i] >= 0 ? D.stages[tSt[i]] : "\u2014"], ["worker", D.workers[tW[i]]],
     ["start", fmtTime(tS[i])], ["end", fmtTime(tE[i])], ["duration", fmtTime(d)]]);
   if (isFinite(tG[i]) || isFinite(tX[i])) out.push(["gather / transfer", fmtTime(isFinite(tG[i]) ? tG[i] : 0) + " / " + fmtTime(isFinite(tX[i]) ? tX[i] : 0)]);
-  out.push(["bytes out", fmtBytes(T.size[i])], ["bytes in", fmtBytes(T.bytesIn[i])]);
-  if (T.peak[i] != null) out.push(["peak memory", fmtBytes(T.peak[i])]);
-  if (T.io[i] != null) out.push(["I/O bytes", fmtBytes(T.io[i])]);
+  out.push(["bytes out", fmtBytes(T.size[i])], ["bytes in", fmtBytes(tIn[i])]);
+  if (isFinite(tPk[i])) out.push(["peak memory", fmtBytes(tPk[i])]);
+  if (isFinite(tIo[i])) out.push(["I/O bytes", fmtBytes(tIo[i])]);
   return out.concat(cpu == null ? [] : d >= 0.01 ? [["CPU cores", (cpu / d).toFixed(2)]] :
     [["CPU time", fmtTime(cpu) + " (kernel-tick granular)"]]);
 }
