@@ -61,13 +61,14 @@ const note = (s: string) => `<p class="note">${s}</p>`
 const pct = (x: number, of: number) => (of > 0 ? `${((100 * x) / of).toFixed(0)} %` : "—")
 
 /**
- * "tasks X s, driver Y s, idle Z s" (a wall-time split).
+ * "tasks X s, driver Y s, idle Z s" (a wall-time split); "driver not measured" where the
+ * trace has no driver segments.
  *
  * @since 0.1.0
  * @category rendering
  */
-export const summaryLine = (x: { readonly tasks: number; readonly driver: number; readonly idle: number }): string =>
-  `tasks ${fmtSeconds(x.tasks)}, driver ${fmtSeconds(x.driver)}, idle ${fmtSeconds(x.idle)}`
+export const summaryLine = (x: { readonly tasks: number; readonly driver: number; readonly idle: number }, measured = true): string =>
+  `tasks ${fmtSeconds(x.tasks)}, driver ${measured ? fmtSeconds(x.driver) : "not measured"}, idle ${fmtSeconds(x.idle)}`
 
 const timeSection = ({ breakdown: b, data }: SectionInput): ReportSection => {
   const top = [...b.stages].sort((x, y) => y.split.compute + y.split.transfer - (x.split.compute + x.split.transfer))[0]
@@ -76,8 +77,8 @@ const timeSection = ({ breakdown: b, data }: SectionInput): ReportSection => {
     b.hasStages ? "" : "tasks carry no stage: one row for the whole run",
     b.hasPhases || data.tasks.start.length === 0 ? "" : "tasks carry no gather / transfer phases: all task time counts as compute"
   ].filter((s) => s !== "")
-  const workers = b.perWorker.map((w) => `<li><b>${esc(w.name)}</b>: ${summaryLine(w)}</li>`).join("")
-  const html = `<p class="summary" id="run-summary"><b>Run</b> (${fmtSeconds(b.wall)} wall, ${b.workers} worker${b.workers === 1 ? "" : "s"}): ${summaryLine(b.runLine)}${
+  const workers = b.perWorker.map((w) => `<li><b>${esc(w.name)}</b>: ${summaryLine(w, b.hasDriver)}</li>`).join("")
+  const html = `<p class="summary" id="run-summary"><b>Run</b> (${fmtSeconds(b.wall)} wall, ${b.workers} worker${b.workers === 1 ? "" : "s"}): ${summaryLine(b.runLine, b.hasDriver)}${
     top !== undefined && b.hasStages ? ` · most task time in <b>${esc(top.name)}</b> (${pct(top.split.compute + top.split.transfer, b.run.compute + b.run.transfer)} of it)` : ""}</p>
 ${note("Run: tasks = time at least one task ran; driver = time no task ran while the main thread worked or a worker started; idle = neither. Per worker the same, for that worker:")}
 <ul class="workers">${workers}</ul>
@@ -94,10 +95,12 @@ ${div("time-stages", "chart wide")}${div("time-functions", "chart wide")}`
   }
 }
 
-const streamSection = ({ data }: SectionInput): ReportSection => ({
+const streamSection = ({ breakdown: b, data }: SectionInput): ReportSection => ({
   id: "stream",
   title: "Task stream",
-  html: `${note("one row per worker and one for the driver (the main thread); a task's gather and transfer phases are drawn at its ends in red, the driver's segments in browns and greys (light grey: waiting for the workers)")}${div("task-stream", "chart wide")}`,
+  html: `${note(`one row per worker${b.hasDriver ? " and one for the driver (the main thread)" : ""}${
+    b.hasPhases ? "; a task's gather and transfer phases are drawn at its ends in red" : ""}${
+    b.hasDriver ? "; the driver's segments in browns and greys (light grey: waiting for the workers)" : "; no Driver events: the time between tasks is not explained"}`)}${div("task-stream", "chart wide")}`,
   views: [{ id: "task-stream", spec: taskStreamVega(data), sources: [{ source: "tasks", rows: "stream" }], fit: true }]
 })
 

@@ -36,7 +36,9 @@ const stackedBars = (
   $schema: "https://vega.github.io/schema/vega-lite/v6.json",
   title: { text: title, subtitle, anchor: "start" },
   width: "container",
-  height: { step: 22 },
+  // a fixed height (22 px a row): a step height would make Vega-Lite warn on stderr
+  // that it drops fit-y
+  height: 22 * order.length,
   autosize: { type: "fit-x", contains: "padding" },
   background: "white",
   data: { values: rows.map((r) => ({ ...r, k: shown.findIndex((p) => p.title === r.part) })) },
@@ -62,15 +64,16 @@ const stackedBars = (
 }) as TopLevelSpec
 
 /**
- * Stacked bars per stage (and a first bar for the whole run): compute, transfer,
- * driver, idle in worker-seconds.
+ * Stacked bars per stage (and a first bar for the whole run; only that one where tasks
+ * carry no stage): compute, transfer, driver, idle in worker-seconds.
  *
  * @since 0.1.0
  * @category specs
  */
 export const stageTimeSpec = (b: TimeBreakdown): TopLevelSpec => {
   const runRow = "whole run"
-  const list = [{ name: runRow, split: b.run }, ...b.stages.map((s) => ({ name: s.name, split: s.split }))]
+  // without stages the one stage row would repeat the run's
+  const list = [{ name: runRow, split: b.run }, ...(b.hasStages ? b.stages.map((s) => ({ name: s.name, split: s.split })) : [])]
   const rows = list.flatMap(({ name, split }) => {
     const total = split.compute + split.transfer + split.driver + split.idle
     return parts.map((p) => ({ row: name, part: p.title, seconds: split[p.field], share: total > 0 ? split[p.field] / total : 0 }))

@@ -7,8 +7,14 @@
  * no console errors and no network requests, that the task stream holds one bar per
  * Compute event of that trace (counted by reading the trace database), that hovering a
  * bar shows its key, that the timelines follow the task stream's zoom, that tables sort,
- * and that the stage DAG (the trace's "Pipeline Graph" event) is drawn as SVG. It saves
- * screenshots to the temporary folder and prints their paths.
+ * that the stage DAG (the trace's "Pipeline Graph" event) is drawn as SVG with each
+ * stage's time and tasks on its node, that the page opens with "where did the time go"
+ * (the run's summary line, and stacked bars per stage whose parts add up to the run's),
+ * that the task stream draws the driver's row, worker start-up and phase bars (a driver
+ * segment's tooltip names its activity), and that the time-axis charts take the page's
+ * width (narrower at 900 px than at 1280 px, timelines aligned with the stream). It saves
+ * screenshots (report-time.png, report-stream.png, report-stages.png, the hover and the
+ * whole page) to the temporary folder and prints their paths.
  *
  * dasf-small's report: loads cleanly with one bar per Compute event; with a small
  * `maxDetail` the stream draws aggregated bars when zoomed out and single tasks again
