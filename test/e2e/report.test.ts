@@ -377,5 +377,43 @@ describe("report (browser)", { skip }, () => {
       assert.deepEqual(external, [])
       await page.close()
     })
+
+    it("shows hostile stage names, driver fields and thread ids as text in the tooltips, charts and tables", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-xss-stage-"))
+      const db = join(dir, "xss-TracePlugin-h.msgpack")
+      const evil = `<img src=x onerror=alert(1)>"'`
+      await writeFile(db, encodeRecords([
+        { name: "Pipeline Graph", timestamp: 1, phase: "I", scope: "g", process_id: "h", thread_id: "main", args: { pipeline: "p", dot: `digraph p { "${evil.replace(/"/g, "\\\"")}"; }` } },
+        { name: "Driver", timestamp: 1.5, duration: 0.5, phase: "X", process_id: "h", thread_id: "driver", args: { key: evil, activity: evil, compute: 1, dependencies: [], tasks: 0 } },
+        {
+          name: "Compute", timestamp: 2, phase: "X", process_id: "h", thread_id: evil, duration: 0.5,
+          args: { key: `${evil}-0`, name: evil, stage: evil, state: "memory", size: 8, dependencies: [], dependents: [] }
+        }
+      ]))
+      const file = join(dir, "report.html")
+      await writeReport([db], file)
+      const { consoleErrors, external, page } = await open(browser, file)
+      const dialogs: Array<string> = []
+      page.on("dialog", (d) => {
+        dialogs.push(d.message())
+        void d.dismiss()
+      })
+      await showStream(page)
+      await settle(page)
+      const all = await bars(page, true)
+      assert.ok(all.some((b) => b.datum.d !== undefined) && all.some((b) => b.datum.i !== undefined), "a task and a driver segment drawn")
+      for (const b of all) {
+        await page.mouse.move(b.x, b.y)
+        await page.waitForSelector("#tooltip", { state: "visible", timeout: 5000 })
+        assert.ok(((await page.textContent("#tooltip")) ?? "").includes(evil), "the trace's string shown as text")
+      }
+      assert.ok(((await page.textContent("#table-stages")) ?? "").includes(evil))
+      assert.ok(((await page.textContent("#run-summary")) ?? "").includes("tasks"))
+      assert.equal(await page.evaluate(() => (globalThis as any).document.querySelectorAll("img").length), 0)
+      assert.deepEqual(dialogs, [])
+      assert.deepEqual(consoleErrors, [])
+      assert.deepEqual(external, [])
+      await page.close()
+    })
   })
 })
