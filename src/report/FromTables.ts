@@ -44,7 +44,7 @@ export const hasOptionalTaskColumns = (t: TraceTables): boolean =>
 const bytesIn = (t: TraceTables, key: Codes, size: Float64Array, end: Float64Array, n: number): Float64Array => {
   const deps = listCodesOf(t.tasks.getChild("dependencies"), n)
   // dependency codes -> key codes (the same dictionary for Load's tables: identity)
-  const same = deps.codes.dict === key.dict
+  const same = deps.codes.dict === key.dict || (key.source !== undefined && deps.codes.source === key.source)
   const keyIndex = same ? undefined : new Map(key.dict.map((k, i) => [k, i]))
   const latest = new Int32Array(key.dict.length).fill(-1)
   for (let i = 0; i < n; i++) {

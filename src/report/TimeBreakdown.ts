@@ -110,20 +110,38 @@ export interface TimeBreakdown {
 
 type Spans = Array<number> // flat [a0, b0, a1, b1, ...]
 
-/** Sorted, disjoint union of flat spans. */
+/**
+ * Sorted, disjoint union of flat spans (touching spans merge). Starts and ends are sorted
+ * apart (native numeric sorts of typed arrays, no comparator) and swept: the union is
+ * where at least one span is open.
+ */
 const union = (spans: Spans): Spans => {
   const n = spans.length / 2
-  const idx = Array.from({ length: n }, (_, i) => i).sort((x, y) => spans[2 * x]! - spans[2 * y]!)
-  const out: Spans = []
-  for (const i of idx) {
-    const a = spans[2 * i]!
-    const b = spans[2 * i + 1]!
-    if (!(b > a)) continue
-    const last = out.length - 1
-    if (last > 0 && a <= out[last]!) {
-      if (b > out[last]!) out[last] = b
-    } else out.push(a, b)
+  let m = 0
+  for (let i = 0; i < n; i++) if (spans[2 * i + 1]! > spans[2 * i]!) m++
+  const starts = new Float64Array(m)
+  const ends = new Float64Array(m)
+  for (let i = 0, k = 0; i < n; i++) {
+    if (spans[2 * i + 1]! > spans[2 * i]!) (starts[k] = spans[2 * i]!, ends[k] = spans[2 * i + 1]!, k++)
   }
+  starts.sort()
+  ends.sort()
+  const out: Spans = []
+  let open = 0
+  let i = 0
+  let j = 0
+  while (i < m) {
+    if (starts[i]! <= ends[j]!) {
+      if (open === 0) out.push(starts[i]!)
+      open++
+      i++
+    } else {
+      open--
+      if (open === 0) out.push(ends[j]!)
+      j++
+    }
+  }
+  if (m > 0) out.push(ends[m - 1]!)
   return out
 }
 
@@ -327,8 +345,9 @@ export const timeBreakdown = (data: ReportData): TimeBreakdown => {
     for (const x of byWorker[w]!) allTasks.push(x)
     for (const x of own) allStartup.push(x)
   }
-  const anyTask = length(union(allTasks))
-  const covered = length(union([...allTasks, ...allStartup, ...driverU]))
+  const allU = union(allTasks)
+  const anyTask = length(allU)
+  const covered = length(union([...allU, ...allStartup, ...driverU]))
   const sWall = new Float64Array(names.length)
   const sDriver = new Float64Array(names.length)
   const sFirst = new Float64Array(names.length).fill(Infinity)
