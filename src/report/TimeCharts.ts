@@ -173,7 +173,10 @@ export const functionHistogramsSpec = (
   // one small chart per (function, resource), each with its own data and axes: rows of
   // functions (vconcat) of resources (hconcat)
   const cell = (fn: string, k: number, r: (typeof res)[number], first: boolean, last: boolean) => {
-    const h = histogram(r.name, r.name, r.unit, Float64Array.from(members[k]!, (i) => r.values[i]!), 12)
+    const idx = members[k]!
+    const vals = new Float64Array(idx.length)
+    for (let q = 0; q < idx.length; q++) vals[q] = r.values[idx[q]!]!
+    const h = histogram(r.name, r.name, r.unit, vals, 12)
     return {
       width: 150,
       height: 55,
