@@ -34,3 +34,14 @@ export const codesOf: (v: Vector | null, n: number) => Codes = access.codesOf
  * @category getters
  */
 export const floatsOf: (v: Vector | null, n: number) => Float64Array = access.floatsOf
+
+/**
+ * The first `n` lists of a List<string> column (the tasks' `dependencies`) as offsets
+ * into one array of codes: list `i` is `codes.codes[offsets[i] .. offsets[i + 1])`. For
+ * `Load`'s tables the codes share the `key` column's dictionary.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const listCodesOf: (v: Vector | null, n: number) => { readonly offsets: Int32Array; readonly codes: Codes } =
+  access.listCodesOf

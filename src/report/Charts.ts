@@ -79,24 +79,72 @@ const natural = (a: string, b: string): number => a.localeCompare(b, "en", { num
 const Y_AXIS_EXTENT = 110
 const timeAxis = { title: "time since start (s)", labelOverlap: true, labelFlush: false, tickCount: 12, grid: true } as const
 
+// Colours of the task stream: functions from a palette without the reds and greys that
+// mark transfers and the driver (as dask's task stream draws transfers in red).
+const functionPalette = [
+  "#4c78a8", "#f58518", "#54a24b", "#b279a2", "#72b7b2", "#eeca3b", "#9d755d", "#ff9da6",
+  "#1f77b4", "#2ca02c", "#9467bd", "#17becf", "#bcbd22", "#e377c2", "#8c564b", "#aec7e8",
+  "#98df8a", "#c5b0d5", "#ffbb78", "#9edae5"
+]
+
 /**
- * Vega-Lite spec of the task stream: one row per worker, one bar per task coloured by
- * function, zoomable in time (the `zoom` interval selection is bound to the x scale).
- * The page feeds the `tasks` source per visible window (`src/report/PageScript.ts`):
- * single tasks, or per-bucket aggregates whose opacity (`_o`) is the busy share.
- * Hover shows the task's key, function, worker, start, duration and size.
+ * Colour-legend label of the gather / transfer phases in the task stream.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const transferLabel = "(transfer: gather / send)"
+
+/**
+ * Colour-legend label of a driver activity in the task stream.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const driverLabel = (activity: string): string => `driver: ${activity}`
+
+const driverColour = (activity: string): string =>
+  activity === "wait" ? "#e3e3e3" : activity === "worker start" ? "#8c6d31" : activity === "pool start" ? "#5a4a2a" : "#6f6f6f"
+
+/**
+ * The task stream's rows, top to bottom: driver threads that are not workers (the main
+ * thread), then the workers.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const streamRows = (data: ReportData): Array<string> => [
+  ...data.driverThreads.filter((t) => !data.workers.includes(t)),
+  ...[...data.workers].sort(natural)
+]
+
+/**
+ * Vega-Lite spec of the task stream: one row per worker (and one for the driver, the
+ * main thread), one bar per task coloured by function, its gather and transfer phases
+ * drawn in their own colour at its ends (as dask's task stream draws transfers), the
+ * driver's segments in greys; zoomable in time (the `zoom` interval selection is bound
+ * to the x scale). The page feeds the `tasks` source per visible window
+ * (`src/report/PageScript.ts`): single tasks, or per-bucket aggregates whose opacity
+ * (`_o`) is the busy share; the colour field is `c`. Hover shows the task (key,
+ * function, stage, worker, times, bytes) or the driver segment.
  *
  * @since 0.1.0
  * @category specs
  */
 export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
-  const scheme: "category20" | "tableau10" = data.functions.length > 10 ? "category20" : "tableau10"
-  const color = { scheme, domain: [...data.functions] }
+  const domain = [...data.functions, transferLabel, ...data.activities.map(driverLabel)]
+  const range = [
+    ...data.functions.map((_, i) => functionPalette[i % functionPalette.length]!),
+    "#d62728",
+    ...data.activities.map(driverColour)
+  ]
+  const color = { domain, range }
+  const rows = streamRows(data)
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: "Task stream", subtitle: "scroll to zoom, drag to pan, double-click to reset; faded bars: several tasks per pixel, opacity = busy share" },
     width,
-    height: Math.min(600, Math.max(60, 22 * data.workers.length)),
+    height: Math.min(600, Math.max(60, 22 * rows.length)),
     background: "white",
     data: { name: "tasks" },
     // The tooltip is the row itself; the page's handler formats it (a per-item tooltip
@@ -112,13 +160,13 @@ export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
         field: "worker",
         type: "nominal",
         title: null,
-        scale: { domain: [...data.workers].sort(natural) },
+        scale: { domain: rows },
         axis: { minExtent: Y_AXIS_EXTENT, maxExtent: Y_AXIS_EXTENT, labelLimit: Y_AXIS_EXTENT - 10 }
       },
-      color: { field: "function", type: "nominal", title: "function", scale: color, legend: { orient: "bottom", direction: "horizontal", columns: 6, symbolLimit: 60, labelLimit: 140 } },
+      color: { field: "c", type: "nominal", title: null, scale: color, legend: { orient: "bottom", direction: "horizontal", columns: 5, symbolLimit: 80, labelLimit: 160 } },
       // a thin outline in the same colour keeps sub-pixel single tasks visible (Vega-Lite
       // merges its legend into the colour legend); aggregated bars have none (`_sw` 0)
-      stroke: { field: "function", type: "nominal", scale: color },
+      stroke: { field: "c", type: "nominal", scale: color },
       strokeWidth: { field: "_sw", type: "quantitative", scale: null, legend: null },
       opacity: { field: "_o", type: "quantitative", scale: null, legend: null }
     }

@@ -4,16 +4,67 @@
  * shapes, and the same tables then feed the analyses — one decode for the whole report.
  *
  * The stage DAG (`dot`) is the first `Pipeline Graph` event's, from the tables'
- * metadata events.
+ * metadata events; the driver's segments come from the `driver` table.
+ *
+ * Optional task columns, read when `Load` provides them (NaN / no stage otherwise):
+ * `stage` (string), `gather` and `transfer` (phase seconds), `peak_memory` and
+ * `io_bytes` (bytes). Bytes in come from the `dependencies` lists. Where a loader
+ * gives none of the optional columns, `Report.ts` fills them from the events
+ * (`TaskExtras.ts`).
  *
  * @since 0.1.0
  */
-import type { Vector } from "apache-arrow"
+import type { Table, Vector } from "apache-arrow"
+import type { Codes } from "../analysis/Columns.ts"
 import type { TraceTables } from "../analysis/Load.ts"
-import { codesOf, floatsOf } from "../analysis/Columns.ts"
+import { codesOf, floatsOf, listCodesOf } from "../analysis/Columns.ts"
+import { driverSegments } from "../analysis/Driver.ts"
 import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
 import type { ReportData } from "./ReportData.ts"
-import { resourceMetrics } from "./ReportData.ts"
+import { driverColumns, resourceMetrics } from "./ReportData.ts"
+
+/**
+ * The optional task columns this module reads when the loaded tasks table has them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const optionalTaskColumns = ["stage", "gather", "transfer", "peak_memory", "io_bytes"] as const
+
+/**
+ * Whether a loaded tasks table has any of the optional columns.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const hasOptionalTaskColumns = (t: TraceTables): boolean =>
+  optionalTaskColumns.some((c) => (t.tasks as unknown as Table).getChild(c) !== null)
+
+// Input bytes per task: the sum over its dependencies of their latest execution's size.
+const bytesIn = (t: TraceTables, key: Codes, size: Float64Array, end: Float64Array, n: number): Float64Array => {
+  const deps = listCodesOf(t.tasks.getChild("dependencies"), n)
+  // dependency codes -> key codes (the same dictionary for Load's tables: identity)
+  const same = deps.codes.dict === key.dict || (key.source !== undefined && deps.codes.source === key.source)
+  const keyIndex = same ? undefined : new Map(key.dict.map((k, i) => [k, i]))
+  const latest = new Int32Array(key.dict.length).fill(-1)
+  for (let i = 0; i < n; i++) {
+    const k = key.codes[i]!
+    if (k >= 0 && (latest[k]! < 0 || end[i]! >= end[latest[k]!]!)) latest[k] = i
+  }
+  const out = new Float64Array(n)
+  for (let i = 0; i < n; i++) {
+    let sum = 0
+    for (let j = deps.offsets[i]!; j < deps.offsets[i + 1]!; j++) {
+      const c = deps.codes.codes[j]!
+      if (c < 0) continue
+      const k = same ? c : keyIndex!.get(deps.codes.dict[c]!) ?? -1
+      const r = k >= 0 ? latest[k]! : -1
+      if (r >= 0 && Number.isFinite(size[r]!)) sum += size[r]!
+    }
+    out[i] = sum
+  }
+  return out
+}
 
 // Remaps a column's (possibly trace-wide) dictionary codes to a small local index.
 const localNames = () => {
@@ -79,6 +130,11 @@ export const fromTables = (
       if (col[i]! > t1) t1 = col[i]!
     }
   }
+  const segments = driverSegments(t.driver)
+  for (const sg of segments) {
+    if (sg.start < t0) t0 = sg.start
+    if (sg.end > t1) t1 = sg.end
+  }
   if (!Number.isFinite(t0)) (t0 = 0), (t1 = 0)
   const rel = (a: Float64Array): Float64Array => {
     const out = new Float64Array(a.length)
@@ -92,6 +148,19 @@ export const fromTables = (
     for (let i = 0; i < nr && !any; i++) any = Number.isFinite(col[i]!)
     if (any) values[m.field] = col
   }
+  const any = t.tasks as unknown as Table
+  const stages = localNames()
+  const stageCol = any.getChild("stage")
+  const stage = stageCol === null ? new Int32Array(n).fill(-1) : stages.remap(stageCol, n)
+  // a null stage is "" in remap: no stage
+  const empty = stages.names.indexOf("")
+  if (stageCol !== null && empty >= 0) {
+    for (let i = 0; i < n; i++) if (stage[i] === empty) stage[i] = -1
+    else if (stage[i]! > empty) stage[i]!--
+    stages.names.splice(empty, 1)
+  }
+  const size = floatsOf(t.tasks.getChild("size"), n)
+  const drv = driverColumns(segments, t0)
   return {
     title: options.title ?? "Tessera run",
     sources: options.sources ?? t.files,
@@ -106,9 +175,15 @@ export const fromTables = (
       end: rel(end),
       worker,
       fn,
-      size: floatsOf(t.tasks.getChild("size"), n),
+      size,
       cpuTime: floatsOf(t.tasks.getChild("cpu_time"), n),
-      key
+      key,
+      stage,
+      gather: floatsOf(any.getChild("gather"), n),
+      transfer: floatsOf(any.getChild("transfer"), n),
+      bytesIn: bytesIn(t, keyCodes, size, end, n),
+      peakMemory: floatsOf(any.getChild("peak_memory"), n),
+      ioBytes: floatsOf(any.getChild("io_bytes"), n)
     },
     memory: {
       time: rel(mTime),
@@ -117,6 +192,10 @@ export const fromTables = (
       chunks: floatsOf(t.memory.getChild("tasks"), nm)
     },
     resources: { time: rel(rTime), host: rHost, values },
-    dot: t.metadata.find(isPipelineGraphEvent)?.args.dot
+    dot: t.metadata.find(isPipelineGraphEvent)?.args.dot,
+    stages: stages.names,
+    driver: drv.driver,
+    driverThreads: drv.threads,
+    activities: drv.activities
   }
 }

@@ -22,10 +22,17 @@
  * `window.tessera` ({ data, views, ready, idle(), stream, errors }) for tests and
  * benchmarks.
  *
+ * The task stream draws each task's gather and transfer phases at its ends in their own
+ * colour and the driver's segments (`tessera.data.driver`) on the driver's row and, for
+ * `worker start`, on the worker's; time-axis charts take the page's width (and again on
+ * resize).
+ *
  * Leaves out: building specs (src/report/Charts.ts) and the page's HTML (Html.ts).
  *
  * @since 0.1.0
  */
+
+import { transferLabel } from "./Charts.ts"
 
 /**
  * A view of the page: its element id, compiled Vega spec, and its windowed data
@@ -39,6 +46,8 @@ export interface PageView {
   readonly id: string
   readonly spec: unknown
   readonly sources: ReadonlyArray<{ readonly source: string; readonly rows: string }>
+  /** the page sets the view's width from the page's (the time-axis charts, aligned) */
+  readonly fit?: boolean
 }
 
 /**
@@ -48,7 +57,9 @@ export interface PageView {
  * @since 0.1.0
  * @category rendering
  */
-export const pageScript = (viewsJson: string, wall: number, options: { readonly maxDetail?: number } = {}): string => `
+export const pageScript = (viewsJson: string, wall: number, options: { readonly maxDetail?: number } = {}): string => {
+  const transferLabelText = transferLabel
+  return `
 (function(){
 "use strict";
 var D = JSON.parse(document.getElementById("tessera-data").textContent);
@@ -56,6 +67,17 @@ var specs = ${viewsJson};
 var WALL = ${JSON.stringify(wall)}, MAX_DETAIL = ${options.maxDetail ?? 5000}, BUCKET_PX = 4, SERIES_BUDGET = 1200;
 var T = D.tasks, nT = T.start.length, nW = D.workers.length;
 var tS = Float64Array.from(T.start), tE = Float64Array.from(T.end), tW = Int32Array.from(T.worker), tF = Int32Array.from(T.fn);
+// optional columns are null when the trace has none of their values
+function floats(a, empty){ return a == null ? new Float64Array(nT).fill(empty) : Float64Array.from(a, function(x){ return x == null ? NaN : x; }); }
+var tG = floats(T.gather, NaN), tX = floats(T.transfer, NaN), tSt = T.stage == null ? new Int32Array(nT).fill(-1) : Int32Array.from(T.stage);
+var tIn = floats(T.bytesIn, 0), tPk = floats(T.peak, NaN), tIo = floats(T.io, NaN);
+var DR = D.driver, nD = DR.start.length, dS = Float64Array.from(DR.start), dE = Float64Array.from(DR.end);
+var TRANSFER = ${JSON.stringify(transferLabelText)};
+// the driver's segments in a window: few (a handful per compute), always drawn one each
+function driverRows(x0, x1, rows){
+  for (var i = 0; i < nD; i++) { if (dE[i] < x0 || dS[i] > x1) continue;
+    rows.push({ _d: i, worker: D.driverThreads[DR.thread[i]], c: "driver: " + D.activities[DR.activity[i]], start: dS[i], end: dE[i], _o: 1, _sw: 0.6 }); }
+}
 
 function fmtTime(s){ var a = Math.abs(s); return a >= 1 ? s.toFixed(3) + " s" : a >= 1e-3 ? (s * 1e3).toFixed(3) + " ms" : (s * 1e6).toFixed(1) + " \\u00b5s"; }
 function fmtBytes(b){ if (b == null || !isFinite(b)) return "\\u2014"; var u = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;
@@ -76,7 +98,14 @@ function streamRows(x0, x1, width){
   var rows = [];
   if (visible <= MAX_DETAIL) {
     for (o = from; o < to; o++) { i = order[o]; if (tE[i] < x0 || tS[i] > x1) continue;
-      rows.push({ _i: i, worker: D.workers[tW[i]], "function": D.functions[tF[i]], start: tS[i], end: tE[i], _o: 1, _sw: 0.6 }); }
+      // phases as dask draws them: gather at the start and transfer at the end in their
+      // own colour, compute in between coloured by function
+      var g = tG[i] > 0 ? tG[i] : 0, x = tX[i] > 0 ? tX[i] : 0, w = D.workers[tW[i]], cs = tS[i] + g, ce = tE[i] - x;
+      if (ce < cs) { cs = tS[i]; ce = tE[i]; g = 0; x = 0; }
+      rows.push({ _i: i, _p: "compute", worker: w, c: D.functions[tF[i]], start: cs, end: ce, _o: 1, _sw: 0.6 });
+      if (g > 0) rows.push({ _i: i, _p: "gather", worker: w, c: TRANSFER, start: tS[i], end: cs, _o: 1, _sw: 0 });
+      if (x > 0) rows.push({ _i: i, _p: "transfer", worker: w, c: TRANSFER, start: ce, end: tE[i], _o: 1, _sw: 0 }); }
+    driverRows(x0, x1, rows);
     return { rows: rows, visible: visible, detail: true };
   }
   var nb = Math.max(1, Math.floor(width / BUCKET_PX)), bw = (x1 - x0) / nb, n = nW * nb;
@@ -97,16 +126,17 @@ function streamRows(x0, x1, width){
       // busy share in four opacity levels; a run of buckets with one function and one
       // level becomes one bar (fewer bars to encode and paint on every step)
       var frac = Math.min(1, busy[k] / bw), fn = D.functions[tF[best[k]]], level = frac > 0.75 ? 1 : frac > 0.5 ? 0.75 : frac > 0.25 ? 0.55 : 0.35;
-      if (prev !== null && prev._o === level && prev["function"] === fn) {
+      if (prev !== null && prev._o === level && prev.c === fn) {
         prev.end = x0 + (b + 1) * bw; prev.tasks += cnt[k]; prev._busy += busy[k];
         if (bestLen[k] > prev._bestLen) { prev._best = best[k]; prev._bestLen = bestLen[k]; }
         continue;
       }
-      prev = { _agg: true, worker: D.workers[w], "function": fn, start: x0 + b * bw, end: x0 + (b + 1) * bw, tasks: cnt[k],
+      prev = { _agg: true, worker: D.workers[w], c: fn, start: x0 + b * bw, end: x0 + (b + 1) * bw, tasks: cnt[k],
         _busy: busy[k], _best: best[k], _bestLen: bestLen[k], _o: level, _sw: 0 };
       rows.push(prev);
     }
   }
+  driverRows(x0, x1, rows);
   return { rows: rows, visible: visible, detail: false };
 }
 
@@ -160,11 +190,24 @@ function seriesRows(kind, x0, x1){
 // ---- tooltip -------------------------------------------------------------------------
 var tip = document.getElementById("tooltip");
 function esc(s){ return String(s).replace(/[&<>"]/g, function(c){ return {"&":"&amp;","<":"&lt;",">":"&gt;","\\"":"&quot;"}[c]; }); }
-function taskInfo(i){
-  var d = tE[i] - tS[i], cpu = T.cpu ? T.cpu[i] : null;
-  return [["key", T.key[i]], ["function", D.functions[tF[i]]], ["worker", D.workers[tW[i]]], ["start", fmtTime(tS[i])],
-    ["duration", fmtTime(d)], ["size", fmtBytes(T.size[i])]].concat(cpu == null ? [] : d >= 0.01 ? [["CPU cores", (cpu / d).toFixed(2)]] :
+function taskInfo(i, phase){
+  var d = tE[i] - tS[i], cpu = T.cpu ? T.cpu[i] : null, out = [];
+  if (phase === "gather" || phase === "transfer") out.push(["phase", phase === "gather" ? "gather (inputs in) " + fmtTime(tG[i]) : "transfer (result out) " + fmtTime(tX[i])]);
+  out = out.concat([["key", T.key[i]], ["function", D.functions[tF[i]]], ["stage", tSt[i] >= 0 ? D.stages[tSt[i]] : "\u2014"], ["worker", D.workers[tW[i]]],
+    ["start", fmtTime(tS[i])], ["end", fmtTime(tE[i])], ["duration", fmtTime(d)]]);
+  if (isFinite(tG[i]) || isFinite(tX[i])) out.push(["gather / transfer", fmtTime(isFinite(tG[i]) ? tG[i] : 0) + " / " + fmtTime(isFinite(tX[i]) ? tX[i] : 0)]);
+  out.push(["bytes out", fmtBytes(T.size[i])], ["bytes in", fmtBytes(tIn[i])]);
+  if (isFinite(tPk[i])) out.push(["peak memory", fmtBytes(tPk[i])]);
+  if (isFinite(tIo[i])) out.push(["I/O bytes", fmtBytes(tIo[i])]);
+  return out.concat(cpu == null ? [] : d >= 0.01 ? [["CPU cores", (cpu / d).toFixed(2)]] :
     [["CPU time", fmtTime(cpu) + " (kernel-tick granular)"]]);
+}
+function driverInfo(i){
+  var out = [["driver", D.activities[DR.activity[i]]], ["thread", D.driverThreads[DR.thread[i]]], ["key", DR.key[i]],
+    ["start", fmtTime(dS[i])], ["end", fmtTime(dE[i])], ["duration", fmtTime(dE[i] - dS[i])]];
+  if (DR.compute[i] != null) out.push(["compute", DR.compute[i]]);
+  if (DR.tasks[i] > 0) out.push(["tasks", DR.tasks[i]]);
+  return out;
 }
 function describe(value){
   if (value && value._agg) {
@@ -173,7 +216,8 @@ function describe(value){
       ["busy", (100 * Math.min(1, value._busy / w)).toFixed(0) + " %"], ["longest", D.functions[tF[value._best]]],
       ["its key", T.key[value._best]], ["", "zoom in to see single tasks"]];
   }
-  if (value && value._i !== undefined) return taskInfo(value._i);
+  if (value && value._i !== undefined) return taskInfo(value._i, value._p);
+  if (value && value._d !== undefined) return driverInfo(value._d);
   if (value && typeof value === "object") return Object.keys(value).filter(function(k){ return k.charAt(0) !== "_" && !/_sort_index$/.test(k); })
     .map(function(k){ return [k, value[k]]; });
   return null;
@@ -188,11 +232,13 @@ function tooltip(handler, event, item, value){
 }
 
 // ---- views and the shared zoom -------------------------------------------------------
-var views = {}, windowed = [], errors = [], stream = null, dom = [0, WALL], running = Promise.resolve(), scheduled = false;
+var views = {}, windowed = [], fitted = [], errors = [], stream = null, dom = [0, WALL], running = Promise.resolve(), scheduled = false;
 var state = { visible: 0, drawn: 0, detail: true, domain: dom };
 // other sections following the zoom (FlameGraph.ts): called with the window, or null for the whole run
 var zoomListeners = [];
 function plotWidth(view){ return view.width ? view.width() : 1000; }
+// the time-axis charts' plot width: the page's width less the y axis and a legend's room
+function fitWidth(){ var m = document.querySelector("main") || document.body; return Math.max(360, Math.floor(m.clientWidth - 110 - 250 - 24)); }
 function replace(view, source, rows){ view.change(source, vega.changeset().remove(vega.truthy).insert(rows)); }
 // One zoom / pan step: the task stream first (its rows and xdom in one dataflow run),
 // then — in a later task, so the browser can paint the stream in between — every
@@ -237,6 +283,7 @@ function schedule(){
 var ready = Promise.all(specs.map(function(s){
   var view = new vega.View(vega.parse(s.spec), { renderer: "canvas", container: "#" + s.id, hover: true });
   view.tooltip(tooltip);
+  if (s.fit) { view.width(fitWidth()); fitted.push(view); }
   views[s.id] = view;
   if (s.sources.length > 0) {
     windowed.push({ view: view, sources: s.sources });
@@ -254,6 +301,13 @@ var ready = Promise.all(specs.map(function(s){
     zoomListeners.forEach(function(f){ f(v && v.start ? dom : null); });
   });
   if (window.tessera) window.tessera.stream = state;
+});
+// a resized page: the time-axis charts take the new width, and the stream's buckets follow
+var resizeTimer = null;
+window.addEventListener("resize", function(){
+  if (resizeTimer !== null) clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(function(){ resizeTimer = null; var w = fitWidth();
+    fitted.forEach(function(v){ v.width(w); }); schedule(); }, 150);
 });
 // resolves once every zoom step asked for so far is drawn
 function idle(){
@@ -279,3 +333,4 @@ document.querySelectorAll("table.sortable th").forEach(function(th){
 window.tessera = { data: D, views: views, ready: ready, idle: idle, stream: state, errors: errors, tooltip: tooltip, onZoom: function(f){ zoomListeners.push(f); } };
 })();
 `
+}

@@ -13,9 +13,10 @@ import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
 import { isTraceFormatError } from "../trace/TraceFormatError.ts"
-import { fromTables } from "./FromTables.ts"
+import { fromTables, hasOptionalTaskColumns } from "./FromTables.ts"
+import { fillFromEvents } from "./TaskExtras.ts"
 import { renderHtml } from "./Html.ts"
-import type { ReportTable } from "./Html.ts"
+import type { ReportTable } from "./TableHtml.ts"
 import { isReportInputError, ReportInputError, runName } from "./LoadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
 import { runAll as runUserAnalyses } from "../analysis/Plugin.ts"
@@ -80,10 +81,12 @@ export const loadReportInput = (
   files: ReadonlyArray<string>,
   title?: string
 ): Effect.Effect<ReportInput, ReportInputError> =>
-  Effect.map(fromPromise(() => loadPromise(files)), (tables) => ({
-    data: fromTables(tables, { title: title ?? runName(files), sources: files }),
-    tables
-  }))
+  fromPromise(async () => {
+    const tables = await loadPromise(files)
+    const data = fromTables(tables, { title: title ?? runName(files), sources: files })
+    // stages, phases, peak memory, I/O bytes: from the events where the loader has none
+    return { data: hasOptionalTaskColumns(tables) ? data : (await fillFromEvents(data, tables, files)).data, tables }
+  })
 
 /**
  * `loadReportInput` as a Promise.

@@ -18,6 +18,11 @@ import type { TraceEvent } from "../trace/TraceEvent.ts"
 
 /**
  * Tasks (one per `Compute` event), columnar. `cpuTime` is NaN where the trace has none.
+ * `stage` indexes `ReportData.stages` (-1: the task has no stage); `gather` and
+ * `transfer` are the seconds of the task's gather (inputs) and transfer (result out)
+ * phases from `args.startstops` (NaN without them); `bytesIn` is the sum of its
+ * dependencies' output sizes (0 without dependencies); `peakMemory` and `ioBytes`
+ * are `args.peak_memory` and `args.io_bytes` (bytes, NaN where absent).
  *
  * @since 0.1.0
  * @category models
@@ -29,6 +34,32 @@ export interface TaskColumns {
   readonly fn: Int32Array
   readonly size: Float64Array
   readonly cpuTime: Float64Array
+  readonly key: Array<string>
+  readonly stage: Int32Array
+  readonly gather: Float64Array
+  readonly transfer: Float64Array
+  readonly bytesIn: Float64Array
+  readonly peakMemory: Float64Array
+  readonly ioBytes: Float64Array
+}
+
+/**
+ * The driver's segments (`Driver` X events; src/analysis/Driver.ts), columnar, in start
+ * order: `thread` indexes `ReportData.driverThreads` (`driver`, or a worker's thread
+ * for its `worker start`), `activity` indexes `ReportData.activities`, `compute` is the
+ * compute number the segment belongs to (NaN where absent), `tasks` the tasks a `wait`
+ * ran. Times are relative to `t0` like the tasks'.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DriverColumns {
+  readonly start: Float64Array
+  readonly end: Float64Array
+  readonly thread: Int32Array
+  readonly activity: Int32Array
+  readonly compute: Float64Array
+  readonly tasks: Float64Array
   readonly key: Array<string>
 }
 
@@ -94,6 +125,13 @@ export interface ReportData {
   readonly memory: MemoryColumns
   readonly resources: ResourceColumns
   readonly dot: string | undefined
+  /** stage names (`args.stage`), in order of first appearance */
+  readonly stages: ReadonlyArray<string>
+  readonly driver: DriverColumns
+  /** thread names of the driver's segments */
+  readonly driverThreads: ReadonlyArray<string>
+  /** driver activities (`pool start`, `setup`, `wait`, ...) */
+  readonly activities: ReadonlyArray<string>
 }
 
 const asRecord = (u: unknown): Record<string, unknown> =>
@@ -119,6 +157,119 @@ const interner = () => {
 }
 
 /**
+ * The seconds of phase `action` (`gather`, `compute`, `transfer`) in a Compute event's
+ * `startstops` (NaN without one).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const phaseSeconds = (startstops: unknown, action: string): number => {
+  if (!Array.isArray(startstops)) return NaN
+  for (const p of startstops) {
+    const r = asRecord(p)
+    if (r["action"] === action) {
+      const d = num(r["stop"]) - num(r["start"])
+      return Number.isFinite(d) && d >= 0 ? d : NaN
+    }
+  }
+  return NaN
+}
+
+/**
+ * Bytes in per task: the sum, over its dependencies, of the output size of the
+ * dependency's latest execution (a key can repeat in a trace); dependencies that are
+ * not tasks of the trace count 0 — the analyses' rule for "Bytes In"
+ * (src/analysis, `bytes_in` in docs/queries.md).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const bytesInOf = (
+  key: ArrayLike<string>,
+  end: Float64Array,
+  size: Float64Array,
+  dependencies: (i: number) => ReadonlyArray<string>
+): Float64Array => {
+  const n = end.length
+  const latest = new Map<string, number>()
+  for (let i = 0; i < n; i++) {
+    const j = latest.get(key[i]!)
+    if (j === undefined || end[i]! >= end[j]!) latest.set(key[i]!, i)
+  }
+  const out = new Float64Array(n)
+  for (let i = 0; i < n; i++) {
+    let sum = 0
+    for (const d of dependencies(i)) {
+      const j = latest.get(d)
+      if (j !== undefined && Number.isFinite(size[j]!)) sum += size[j]!
+    }
+    out[i] = sum
+  }
+  return out
+}
+
+/**
+ * Empty driver columns (a trace without `Driver` events).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const emptyDriver = (): DriverColumns => ({
+  start: new Float64Array(0),
+  end: new Float64Array(0),
+  thread: new Int32Array(0),
+  activity: new Int32Array(0),
+  compute: new Float64Array(0),
+  tasks: new Float64Array(0),
+  key: []
+})
+
+/**
+ * Driver columns from segments (any order; sorted by start here), times made relative
+ * to `t0`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const driverColumns = (
+  segments: ReadonlyArray<{
+    readonly worker: string
+    readonly activity: string
+    readonly start: number
+    readonly end: number
+    readonly compute: number
+    readonly tasks: number
+    readonly key: string
+  }>,
+  t0: number
+): { readonly driver: DriverColumns; readonly threads: Array<string>; readonly activities: Array<string> } => {
+  const threads = interner()
+  const activities = interner()
+  const s = [...segments].sort((a, b) => a.start - b.start || a.end - b.end)
+  const n = s.length
+  const driver: DriverColumns = {
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+    thread: new Int32Array(n),
+    activity: new Int32Array(n),
+    compute: new Float64Array(n),
+    tasks: new Float64Array(n),
+    key: new Array<string>(n)
+  }
+  for (let i = 0; i < n; i++) {
+    const x = s[i]!
+    driver.start[i] = x.start - t0
+    driver.end[i] = x.end - t0
+    driver.thread[i] = threads.id(x.worker)
+    driver.activity[i] = activities.id(x.activity)
+    driver.compute[i] = x.compute
+    driver.tasks[i] = x.tasks
+    driver.key[i] = x.key
+  }
+  return { driver, threads: threads.names, activities: activities.names }
+}
+
+/**
  * Fold trace events into the report model.
  *
  * The loop is plain imperative code on purpose: it runs once per event (1M+ for the
@@ -134,6 +285,7 @@ export const fromEvents = (
   const hosts = interner()
   const workers = interner()
   const fns = interner()
+  const stages = interner()
   const counts: Record<string, number> = {}
   let nTask = 0
   let nMem = 0
@@ -159,6 +311,7 @@ export const fromEvents = (
     t0 = 0
     t1 = 0
   }
+  const nan = () => new Float64Array(nTask).fill(NaN)
   const tasks: TaskColumns = {
     start: new Float64Array(nTask),
     end: new Float64Array(nTask),
@@ -166,8 +319,16 @@ export const fromEvents = (
     fn: new Int32Array(nTask),
     size: new Float64Array(nTask),
     cpuTime: new Float64Array(nTask),
-    key: new Array<string>(nTask)
+    key: new Array<string>(nTask),
+    stage: new Int32Array(nTask).fill(-1),
+    gather: nan(),
+    transfer: nan(),
+    bytesIn: new Float64Array(nTask),
+    peakMemory: nan(),
+    ioBytes: nan()
   }
+  const deps = new Array<ReadonlyArray<string>>(nTask)
+  const segments: Array<Parameters<typeof driverColumns>[0][number]> = []
   const memory: MemoryColumns = {
     time: new Float64Array(nMem),
     worker: new Int32Array(nMem),
@@ -194,7 +355,28 @@ export const fromEvents = (
       tasks.size[it] = num(a["size"])
       tasks.cpuTime[it] = num(a["cpu_time"])
       tasks.key[it] = key
+      const stage = a["stage"]
+      if (typeof stage === "string") tasks.stage[it] = stages.id(stage)
+      tasks.gather[it] = phaseSeconds(a["startstops"], "gather")
+      tasks.transfer[it] = phaseSeconds(a["startstops"], "transfer")
+      tasks.peakMemory[it] = num(a["peak_memory"])
+      tasks.ioBytes[it] = num(a["io_bytes"])
+      const ds = a["dependencies"]
+      deps[it] = Array.isArray(ds) ? ds.filter((x): x is string => typeof x === "string") : []
       it++
+    } else if (e.name === "Driver" && e.phase === "X") {
+      const a = asRecord(e.args)
+      const dur = num(e.duration)
+      const d = Number.isFinite(dur) ? dur : 0
+      segments.push({
+        worker: String(e.thread_id ?? ""),
+        activity: typeof a["activity"] === "string" ? a["activity"] : "",
+        start: e.timestamp - d,
+        end: e.timestamp,
+        compute: num(a["compute"]),
+        tasks: Number.isFinite(num(a["tasks"])) ? num(a["tasks"]) : 0,
+        key: typeof a["key"] === "string" ? a["key"] : ""
+      })
     } else if (e.name === "Managed Memory") {
       const a = asRecord(e.args)
       hosts.id(host)
@@ -220,6 +402,8 @@ export const fromEvents = (
       ir++
     }
   }
+  tasks.bytesIn.set(bytesInOf(tasks.key, tasks.end, tasks.size, (i) => deps[i]!))
+  const drv = driverColumns(segments, t0)
   return {
     title: options.title ?? "Tessera run",
     sources: options.sources ?? [],
@@ -232,7 +416,11 @@ export const fromEvents = (
     tasks,
     memory,
     resources,
-    dot
+    dot,
+    stages: stages.names,
+    driver: drv.driver,
+    driverThreads: drv.threads,
+    activities: drv.activities
   }
 }
 

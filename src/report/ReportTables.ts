@@ -8,7 +8,7 @@
 import type { Table } from "apache-arrow"
 import { analyses } from "../analysis/Analysis.ts"
 import type { TraceTables } from "../analysis/Load.ts"
-import type { ReportTable } from "./Html.ts"
+import type { ReportTable } from "./TableHtml.ts"
 import type { ReportData } from "./ReportData.ts"
 
 const cell = (v: unknown): string | number | null => {
@@ -87,6 +87,22 @@ export const defaultTables = (data: ReportData): Array<ReportTable> => {
 }
 
 /**
+ * One line per built-in analysis saying what its columns are (the report's caption).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const analysisCaptions: Readonly<Record<string, string>> = {
+  critical_path: "the longest chain of dependent tasks and driver segments: each step's start and duration (s from the run's begin), its share of the path, and the path's length so far",
+  function_summary: "per function: tasks, total / mean / median / 95th-percentile / max duration, bytes read from dependencies (in) and produced (out)",
+  function_bottleneck: "DASF's per host, GPU and function: total duration and its share of the host's time, GPU use, mean data size (MB) and throughput (MB/s), tasks and mean task time",
+  task_balance: "DASF's task balance: per one-second interval from the run's begin (rows), the chunks each worker (columns) held",
+  worker_utilization: "per one-second interval and worker: seconds busy in tasks, seconds idle, and busy share",
+  task_bottleneck: "DASF's slowest tasks: duration, share of the host's time and the memory the task's output uses (Mb)",
+  time_summary: "per worker, the driver and the run: wall time split into tasks, driver and idle (seconds and %)"
+}
+
+/**
  * The analyses of `src/analysis` (function and task bottleneck, task balance, critical
  * path, worker utilisation, function summary) over loaded tables, as report tables. An
  * analysis that cannot run on these databases (e.g. DASF's bottlenecks without GPU
@@ -102,7 +118,7 @@ export const analysisTables = (tables: TraceTables): Array<ReportTable> => {
     const a = analyses.find((x) => x.name === name)
     if (a === undefined) continue
     try {
-      out.push(fromArrow(a.title, a.run(tables)))
+      out.push(fromArrow(a.title, a.run(tables), analysisCaptions[name]))
     } catch (e) {
       out.push({ title: a.title, description: `not available for these databases: ${e instanceof Error ? e.message : String(e)}`, columns: [], rows: [] })
     }

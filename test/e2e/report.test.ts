@@ -7,8 +7,14 @@
  * no console errors and no network requests, that the task stream holds one bar per
  * Compute event of that trace (counted by reading the trace database), that hovering a
  * bar shows its key, that the timelines follow the task stream's zoom, that tables sort,
- * and that the stage DAG (the trace's "Pipeline Graph" event) is drawn as SVG. It saves
- * screenshots to the temporary folder and prints their paths.
+ * that the stage DAG (the trace's "Pipeline Graph" event) is drawn as SVG with each
+ * stage's time and tasks on its node, that the page opens with "where did the time go"
+ * (the run's summary line, and stacked bars per stage whose parts add up to the run's),
+ * that the task stream draws the driver's row, worker start-up and phase bars (a driver
+ * segment's tooltip names its activity), and that the time-axis charts take the page's
+ * width (narrower at 900 px than at 1280 px, timelines aligned with the stream). It saves
+ * screenshots (report-time.png, report-stream.png, report-stages.png, the hover and the
+ * whole page) to the temporary folder and prints their paths.
  *
  * dasf-small's report: loads cleanly with one bar per Compute event; with a small
  * `maxDetail` the stream draws aggregated bars when zoomed out and single tasks again
@@ -61,9 +67,11 @@ const open = async (browser: Browser, file: string) => {
   return { page, consoleErrors, external }
 }
 
-// Rect items of the task stream's bar mark, read from Vega's scenegraph.
-const bars = (page: Page) =>
-  page.evaluate(() => {
+// Rect items of the task stream's bar mark, read from Vega's scenegraph: one per task
+// (its compute phase) or aggregated bucket; with `all`, also the gather / transfer phase
+// bars and the driver's segments.
+const bars = (page: Page, all = false) =>
+  page.evaluate((all) => {
     const v = (globalThis as any).tessera.views["task-stream"]
     const items: Array<any> = []
     const walk = (node: any): void => {
@@ -75,6 +83,7 @@ const bars = (page: Page) =>
       for (const child of node.items ?? []) walk(child)
     }
     walk(v.scenegraph().root)
+    if (!all) items.splice(0, items.length, ...items.filter((it) => it.datum._d === undefined && (it.datum._p === undefined || it.datum._p === "compute")))
     const canvas = (globalThis as any).document.querySelector("#task-stream canvas").getBoundingClientRect()
     // the canvas handler's origin is the view's origin plus its padding
     const [ox, oy] = v.origin()
@@ -83,9 +92,12 @@ const bars = (page: Page) =>
       x: canvas.left + ox + (pad.left ?? 0) + it.x + it.width / 2,
       y: canvas.top + oy + (pad.top ?? 0) + it.y + it.height / 2,
       width: it.width as number,
-      datum: { i: it.datum._i as number | undefined, agg: it.datum._agg === true, tasks: it.datum.tasks as number | undefined }
+      datum: {
+        i: it.datum._i as number | undefined, agg: it.datum._agg === true, tasks: it.datum.tasks as number | undefined,
+        p: it.datum._p as string | undefined, d: it.datum._d as number | undefined, worker: it.datum.worker as string
+      }
     }))
-  })
+  }, all)
 
 const settle = (page: Page) =>
   page.evaluate(async () => {
@@ -95,8 +107,13 @@ const settle = (page: Page) =>
     return t.stream as { visible: number; drawn: number; detail: boolean; domain: [number, number] }
   })
 
+// the task stream in the viewport (the "where did the time go" section is above it)
+const showStream = async (page: Page) => {
+  await page.locator("#task-stream").evaluate((el: any) => el.scrollIntoView({ block: "start" }))
+}
+
 const hoverWidest = async (page: Page) => {
-  await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
+  await showStream(page)
   const all = await bars(page)
   const widest = all.reduce((a, b) => (b.width > a.width ? b : a))
   await page.mouse.move(widest.x, widest.y)
@@ -166,7 +183,7 @@ describe("report (browser)", { skip }, () => {
     })
 
     it("keeps resource and memory timelines aligned with the task stream's zoom", async () => {
-      await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
+      await showStream(page)
       const box = (await page.locator("#task-stream canvas").boundingBox())!
       const before = await settle(page)
       await page.mouse.move(box.x + box.width / 2, box.y + box.height / 3)
@@ -199,12 +216,88 @@ describe("report (browser)", { skip }, () => {
       assert.deepEqual(values, [...values].sort((a, b) => b - a))
     })
 
-    it("draws the pipeline's stage DAG from the trace's Pipeline Graph event", async () => {
+    it("answers where the time went first: the summary line, and worker time per stage as stacked bars", async () => {
+      const first = await page.evaluate(() => (globalThis as any).document.querySelector("main > section").id)
+      assert.equal(first, "time")
+      const summary = (await page.textContent("#run-summary")) ?? ""
+      assert.match(summary, /tasks [\d.]+ m?s, driver [\d.]+ m?s, idle [\d.]+ m?s/)
+      assert.match(summary, /most task time in (Normalize\.transform|KMeans\.fitPredict|SOM\.fitPredict|\(no stage\)) \(\d+ % of it\)/)
+      const workers = await page.locator("ul.workers li").allTextContents()
+      assert.equal(workers.length, 2)
+      // the chart's rows: the whole run and every stage, each split in four parts
+      const rows = await page.evaluate(() => {
+        const v = (globalThis as any).tessera.views["time-stages"]
+        const out: Array<[string, string, number]> = []
+        const walk = (n: any): void => {
+          if (n == null) return
+          if (n.marktype === "rect" && n.role === "mark") for (const it of n.items) out.push([it.datum.row, it.datum.part, it.datum.seconds])
+          for (const c of n.items ?? []) walk(c)
+        }
+        walk(v.scenegraph().root)
+        return out
+      })
+      const names = [...new Set(rows.map((r) => r[0]))]
+      assert.deepEqual(names.slice(0, 1), ["whole run"])
+      for (const s of ["Normalize.transform", "KMeans.fitPredict", "SOM.fitPredict"]) assert.ok(names.includes(s), `${s} in ${names}`)
+      const parts = new Set(rows.map((r) => r[1]))
+      assert.deepEqual([...parts].sort(), ["compute", "driver", "idle", "transfer (gather + send)"])
+      const total = (row: string) => rows.filter((r) => r[0] === row).reduce((a, r) => a + r[2], 0)
+      const stagesTotal = names.slice(1).reduce((a, n) => a + total(n), 0)
+      assert.ok(Math.abs(stagesTotal - total("whole run")) < 1e-6 * total("whole run"), "stages add up to the run")
+      const driverSeconds = rows.filter((r) => r[0] === "whole run" && r[1] === "driver")[0]![2]
+      assert.ok(driverSeconds > 0, "the demo's driver time is measured")
+      await page.locator("#time").screenshot({ path: join(dir, "report-time.png") })
+      console.log(`# screenshot: ${join(dir, "report-time.png")} (where did the time go)`)
+    })
+
+    it("draws the driver's row and worker start-up, and phases as their own bars", async () => {
+      await showStream(page)
+      await settle(page)
+      const all = await bars(page, true)
+      const drv = all.filter((b) => b.datum.d !== undefined)
+      assert.ok(drv.some((b) => b.datum.worker === "driver"), "segments on the driver's row")
+      assert.ok(drv.some((b) => b.datum.worker.startsWith("worker-")), "worker start-up on the workers' rows")
+      assert.ok(all.some((b) => b.datum.p === "transfer" || b.datum.p === "gather"), "phase bars")
+      const longest = drv.reduce((a, b) => (b.width > a.width ? b : a))
+      await page.mouse.move(longest.x, longest.y)
+      await page.waitForSelector("#tooltip", { state: "visible", timeout: 5000 })
+      const text = (await page.textContent("#tooltip")) ?? ""
+      assert.match(text, /driver(wait|worker start|pool start|setup|between computes)/, text)
+      await page.locator("#stream").screenshot({ path: join(dir, "report-stream.png") })
+      console.log(`# screenshot: ${join(dir, "report-stream.png")} (task stream with the driver row)`)
+      await page.mouse.move(0, 0)
+    })
+
+    it("task-axis charts take the page's width", async () => {
+      // the plot's width (the legend below it has a width of its own)
+      const width = () => page.evaluate(() => (globalThis as any).tessera.views["task-stream"].width() as number)
+      const wide = await width()
+      await page.setViewportSize({ width: 900, height: 900 })
+      await page.waitForTimeout(400)
+      await settle(page)
+      const narrow = await width()
+      await page.setViewportSize({ width: 1280, height: 900 })
+      await page.waitForTimeout(400)
+      await settle(page)
+      assert.ok(narrow < wide - 300, `${narrow} px at 900 px wide vs ${wide} px at 1280`)
+      const timelines = await page.evaluate(() => (globalThis as any).tessera.views["timelines"].width() as number)
+      assert.equal(timelines, wide, "the timelines' plots line up with the task stream's")
+      const stages = (await page.locator("#time-stages canvas").boundingBox())!.width
+      const section = (await page.locator("#time").boundingBox())!.width
+      assert.ok(stages > section * 0.9 && stages <= section + 1, `the stage chart spans the page: ${stages} of ${section}`)
+    })
+
+    it("draws the pipeline's stage DAG from the trace's Pipeline Graph event, with each stage's time", async () => {
       assert.ok(dot !== undefined, "the demo's trace carries a Pipeline Graph event with DOT")
       const stages = [...dot.matchAll(/^\s*"([^"]+)";/gm)].map((m) => m[1]!)
       assert.ok(stages.length >= 3, `stages in ${dot}`)
       const text = await page.locator(".dag svg").textContent()
       for (const s of stages) assert.ok(text?.includes(s), `stage ${s} drawn`)
+      assert.match(text ?? "", /SOM\.fitPredict\s*[\d.]+ m?s \(\d+ % of wall\)\s*[\d,]+ tasks, [\d.]+ m?s task time/, "a stage's time and tasks on its node")
+      const table = await page.locator("#table-stages tbody tr").count()
+      assert.ok(table >= 3)
+      await page.locator("#stages").screenshot({ path: join(dir, "report-stages.png") })
+      console.log(`# screenshot: ${join(dir, "report-stages.png")} (stage DAG with times)`)
     })
   })
 
@@ -280,6 +373,44 @@ describe("report (browser)", { skip }, () => {
       assert.equal(page.url(), url)
       assert.equal(await page.locator(".dag a, .dag script, .dag foreignObject").count(), 0)
       assert.equal(await page.evaluate(() => (globalThis as any).document.querySelectorAll("img").length), 0)
+      assert.deepEqual(consoleErrors, [])
+      assert.deepEqual(external, [])
+      await page.close()
+    })
+
+    it("shows hostile stage names, driver fields and thread ids as text in the tooltips, charts and tables", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-xss-stage-"))
+      const db = join(dir, "xss-TracePlugin-h.msgpack")
+      const evil = `<img src=x onerror=alert(1)>"'`
+      await writeFile(db, encodeRecords([
+        { name: "Pipeline Graph", timestamp: 1, phase: "I", scope: "g", process_id: "h", thread_id: "main", args: { pipeline: "p", dot: `digraph p { "${evil.replace(/"/g, "\\\"")}"; }` } },
+        { name: "Driver", timestamp: 1.5, duration: 0.5, phase: "X", process_id: "h", thread_id: "driver", args: { key: evil, activity: evil, compute: 1, dependencies: [], tasks: 0 } },
+        {
+          name: "Compute", timestamp: 2, phase: "X", process_id: "h", thread_id: evil, duration: 0.5,
+          args: { key: `${evil}-0`, name: evil, stage: evil, state: "memory", size: 8, dependencies: [], dependents: [] }
+        }
+      ]))
+      const file = join(dir, "report.html")
+      await writeReport([db], file)
+      const { consoleErrors, external, page } = await open(browser, file)
+      const dialogs: Array<string> = []
+      page.on("dialog", (d) => {
+        dialogs.push(d.message())
+        void d.dismiss()
+      })
+      await showStream(page)
+      await settle(page)
+      const all = await bars(page, true)
+      assert.ok(all.some((b) => b.datum.d !== undefined) && all.some((b) => b.datum.i !== undefined), "a task and a driver segment drawn")
+      for (const b of all) {
+        await page.mouse.move(b.x, b.y)
+        await page.waitForSelector("#tooltip", { state: "visible", timeout: 5000 })
+        assert.ok(((await page.textContent("#tooltip")) ?? "").includes(evil), "the trace's string shown as text")
+      }
+      assert.ok(((await page.textContent("#table-stages")) ?? "").includes(evil))
+      assert.ok(((await page.textContent("#run-summary")) ?? "").includes("tasks"))
+      assert.equal(await page.evaluate(() => (globalThis as any).document.querySelectorAll("img").length), 0)
+      assert.deepEqual(dialogs, [])
       assert.deepEqual(consoleErrors, [])
       assert.deepEqual(external, [])
       await page.close()

@@ -33,6 +33,30 @@ describe("ChromeTrace", () => {
     assert.ok(doc.traceEvents.some((e) => e.ph === "C" && e.name === "cpu"), "resource usage becomes counters")
   })
 
+  it("draws the driver's segments on their own, named thread (first), named by activity; worker start stays on its worker", () => {
+    const drv = (thread: string, activity: string, end: number, duration: number): TraceEvent => ({
+      name: "Driver", timestamp: end, duration, phase: "X", process_id: "h", thread_id: thread,
+      args: { key: `driver-1-${activity}`, activity, compute: 1, dependencies: [], tasks: 0 }
+    })
+    const task: TraceEvent = { name: "Compute", timestamp: 3, duration: 1, phase: "X", process_id: "h", thread_id: "worker-h-0", args: { key: "('f-1', 0)", name: "f", dependencies: [] } }
+    const events = [task, drv("worker-h-0", "worker start", 1, 0.5), drv("driver", "pool start", 0.5, 0.5), drv("driver", "wait", 3, 2.5)]
+    const doc = JSON.parse(chromeTraceJson(toChromeTrace(events))) as { traceEvents: Array<any> }
+    const xs = doc.traceEvents.filter((e) => e.ph === "X")
+    assert.deepEqual(xs.map((x) => x.name), ["f", "driver: worker start", "driver: pool start", "driver: wait"])
+    assert.deepEqual(xs.map((x) => x.cat), ["Compute", "Driver", "Driver", "Driver"])
+    const names = new Map(doc.traceEvents.filter((e) => e.ph === "M" && e.name === "thread_name").map((e) => [e.tid, e.args.name]))
+    const sort = new Map(doc.traceEvents.filter((e) => e.ph === "M" && e.name === "thread_sort_index").map((e) => [e.tid, e.args.sort_index]))
+    const [start, pool, wait] = xs.slice(1)
+    assert.equal(names.get(start.tid), "worker-h-0", "worker start on the worker's thread")
+    assert.equal(start.tid, xs[0].tid)
+    assert.equal(names.get(pool.tid), "driver (main thread)")
+    assert.equal(wait.tid, pool.tid)
+    assert.equal(sort.get(pool.tid), 0, "the driver's thread sorts first")
+    assert.ok(sort.get(start.tid) > 0)
+    assert.equal(pool.dur, 0.5e6)
+    assert.equal(pool.ts, 0)
+  })
+
   it("keeps every event, places each complete event at timestamp - duration, and names every pid/tid it uses", () => {
     const event = fc.record({
       name: fc.constantFrom("Compute", "Managed Memory", "Resource Usage", "Other"),

@@ -19,6 +19,10 @@
  *   `bp: "e"` (without it, to the next slice that begins); events are read in timestamp
  *   order, so a flow event at exactly a slice's start may be read before the slice and
  *   bind to nothing — hence the 1 ns inside each slice (half the slice when shorter).
+ * - `Driver` X events (Tessera's driver segments) are named `driver: <activity>`
+ *   (`driver: wait`, `driver: pool start`, …), `cat` `Driver`; the driver's thread is
+ *   named `driver (main thread)` and sorted first; `worker start` segments stay on their
+ *   worker's thread.
  * - `I` (instant) events: `ph: "i"` with their scope (`s`), args kept.
  * - `Resource Usage` instants additionally become `C` counter events (one series per
  *   numeric metric) on their host's process, so Perfetto draws them as tracks.
@@ -31,7 +35,11 @@
  * @since 0.1.0
  */
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
+import { driverEventName } from "../Driver.ts"
 import { functionName } from "../FunctionName.ts"
+
+// the thread id Tessera's driver segments carry (engine/EngineEvents.ts `driverThreadId`)
+const driverThreadName = "driver"
 
 /**
  * One Chrome Trace Event.
@@ -158,6 +166,7 @@ export const toChromeTrace = (events: Iterable<TraceEvent>, options: { readonly 
     return entry.tid
   }
   const threadsWithoutName = new Set<string>()
+  const driverThreads = new Set<number>()
   for (const e of events) {
     const pid = pidOf(e.process_id)
     const tid = tidOf(pid, e.thread_id)
@@ -170,7 +179,11 @@ export const toChromeTrace = (events: Iterable<TraceEvent>, options: { readonly 
         const dur = us(d)
         const key = args["key"]
         let name = e.name
-        if (e.name === "Compute") {
+        if (e.name === driverEventName && typeof args["activity"] === "string" && args["activity"] !== "") {
+          // the driver's segments: named by what the main thread did (Perfetto colours by name)
+          name = `driver: ${args["activity"]}`
+          driverThreads.add(tid)
+        } else if (e.name === "Compute") {
           const fn = args["name"]
           if (typeof fn === "string" && fn !== "") name = fn
           else if (typeof key === "string") name = functionName(key)
@@ -211,8 +224,10 @@ export const toChromeTrace = (events: Iterable<TraceEvent>, options: { readonly 
     meta.push({ name: "process_name", ph: "M", ts: 0, pid, tid: 0, args: { name } })
   }
   for (const { pid, tid, name } of tids.values()) {
-    meta.push({ name: "thread_name", ph: "M", ts: 0, pid, tid, args: { name } })
-    meta.push({ name: "thread_sort_index", ph: "M", ts: 0, pid, tid, args: { sort_index: tid } })
+    // the driver's own thread first, named as such; workers keep their names
+    const driver = name === driverThreadName && driverThreads.has(tid)
+    meta.push({ name: "thread_name", ph: "M", ts: 0, pid, tid, args: { name: driver ? "driver (main thread)" : name } })
+    meta.push({ name: "thread_sort_index", ph: "M", ts: 0, pid, tid, args: { sort_index: driver ? 0 : tid } })
   }
   for (const pid of threadsWithoutName) {
     meta.push({ name: "thread_name", ph: "M", ts: 0, pid: Number(pid), tid: 0, args: { name: "resources" } })
