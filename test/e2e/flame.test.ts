@@ -77,7 +77,8 @@ describe("report flame graph (browser)", { skip }, () => {
   })
 
   it("follows the task stream's zoom, and its reset", async () => {
-    await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
+    // the task stream is below the time breakdown: bring it into the viewport before the wheel
+    await page.locator("#task-stream canvas").scrollIntoViewIfNeeded()
     const box = (await page.locator("#task-stream canvas").boundingBox())!
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 3)
     await page.mouse.wheel(0, -400)
