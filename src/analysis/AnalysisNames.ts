@@ -21,7 +21,8 @@ export const analysisTitles = {
   critical_path: "Critical path",
   worker_utilization: "Worker utilization",
   function_summary: "Function summary",
-  time_summary: "Time summary"
+  time_summary: "Time summary",
+  stage_summary: "Stage summary"
 } as const
 
 /**

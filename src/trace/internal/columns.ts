@@ -50,6 +50,28 @@ export class I32 {
 }
 
 /**
+ * The phases of a task's `startstops` (distributed's actions) that become columns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const phaseNames = ["gather", "compute", "transfer"] as const
+
+/**
+ * Shape dimensions as the `shape` column writes them: joined by "x" ("1000x3"), "" for
+ * a scalar (no dimensions); `undefined` when `u` is not an array of non-negative safe
+ * integers (the column is then null).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const shapeText = (u: unknown): string | undefined => {
+  if (!Array.isArray(u)) return undefined
+  for (const d of u) if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) return undefined
+  return u.join("x")
+}
+
+/**
  * Raw columns of the task table (Compute events).
  *
  * @since 0.1.0
@@ -67,8 +89,21 @@ export class TaskColumns {
   readonly cpuTime = new F64()
   readonly depOffsets = new I32()
   readonly deps = new I32()
+  // Tessera's task details (ids / numbers; -1 / NaN where the event lacks them)
+  readonly stage = new I32()
+  readonly type = new I32()
+  readonly dtype = new I32()
+  /** the shape as a string id: dimensions joined by "x" ("1000x3"; "" for a scalar) */
+  readonly shape = new I32()
+  readonly peakMemory = new F64()
+  readonly ioBytes = new F64()
+  /** `startstops` phases, in `phaseNames` order: start, stop of each */
+  readonly phases: ReadonlyArray<F64> = Array.from({ length: 2 * phaseNames.length }, () => new F64())
+  readonly dependentOffsets = new I32()
+  readonly dependents = new I32()
   constructor() {
     this.depOffsets.push(0)
+    this.dependentOffsets.push(0)
   }
   get length(): number {
     return this.end.length
@@ -95,9 +130,23 @@ export class TaskColumns {
     this.size.push(size)
     this.cpuTime.push(cpuTime)
   }
-  /** Closes the row `push` opened: its dependencies are the ids added to `deps` since. */
+  /** The row's details (after `push`, before `endRow`); `phases` in `phaseNames` order. */
+  detail(stage: number, type: number, dtype: number, shape: number, peakMemory: number, ioBytes: number, phases: ArrayLike<number>): void {
+    this.stage.push(stage)
+    this.type.push(type)
+    this.dtype.push(dtype)
+    this.shape.push(shape)
+    this.peakMemory.push(peakMemory)
+    this.ioBytes.push(ioBytes)
+    for (let j = 0; j < this.phases.length; j++) this.phases[j].push(phases[j])
+  }
+  /**
+   * Closes the row `push` opened: its dependencies are the ids added to `deps` since,
+   * its dependents those added to `dependents`.
+   */
   endRow(): void {
     this.depOffsets.push(this.deps.length)
+    this.dependentOffsets.push(this.dependents.length)
   }
 }
 
