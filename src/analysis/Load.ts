@@ -66,7 +66,7 @@ import { isTraceFormatError, type TraceFormatError, unexpected } from "../trace/
 import { availableParallelism } from "node:os"
 import { type DriverSegment, driverSegmentOf, driverTable } from "./Driver.ts"
 import { functionName } from "./FunctionName.ts"
-import { ColumnDecoder, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
+import { ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
 import { decodeParallelPromise } from "./internal/parallelDecode.ts"
 
@@ -471,6 +471,18 @@ const f64Column = (xs: Float64Array): Data<Float64> => {
   })
 }
 
+/**
+ * A Float64 column of Tessera's optional task details, NaN = null, over the decoder's
+ * own buffer (not copied): one that holds no value at all (DASF's traces) is an
+ * all-null column over zeroed buffers, without a pass that builds its bitmap.
+ */
+const detailColumn = (c: F64): Data<Float64> => {
+  const xs = c.view()
+  for (let i = 0; i < xs.length; i++) if (xs[i] === xs[i]) return f64Column(xs)
+  const n = xs.length
+  return makeData({ type: new Float64(), length: n, nullCount: n, nullBitmap: new Uint8Array((n + 7) >> 3), data: new Float64Array(n) })
+}
+
 const table = <T extends TypeMap>(cols: { readonly [K in keyof T]: Data<T[K]> }): TypedTable<T> => {
   const vectors: Record<string, Vector> = {}
   for (const [k, d] of Object.entries(cols)) vectors[k] = makeVector(d as Data)
@@ -548,6 +560,7 @@ const buildTables = (
   dropped: number,
   rowEnds: Int32Array
 ): TraceTables => {
+  dec.tasks.complete()
   const { clocks, warnings } = alignClocks(dec, files, rowEnds)
   const strings = dec.pool
   const t = dec.tasks
@@ -603,9 +616,10 @@ const buildTables = (
   // the pool's ids instead of four)
   const [stageCol, typeCol, dtypeCol, shapeCol] = dictColumns([t.stage.view(), t.type.view(), t.dtype.view(), t.shape.view()], strings)
   const cpu = copy(t.cpuTime) as Float64Array
-  const cores = new Float64Array(n)
-  for (let i = 0; i < n; i++) cores[i] = duration[i] > 0 ? cpu[i] / duration[i] : NaN
-  const phase = (j: number) => f64Column(copy(t.phases[j]) as Float64Array)
+  const cores = new F64Column()
+  cores.padTo(n)
+  for (let i = 0; i < n; i++) cores.data[i] = duration[i] > 0 ? cpu[i] / duration[i] : NaN
+  const phase = (j: number) => detailColumn(t.phases[j])
   const tasks = table<TasksSchema>({
     host: dictColumn(t.host.view(), strings),
     worker: dictColumn(t.worker.view(), strings),
@@ -629,9 +643,9 @@ const buildTables = (
     compute_end: phase(3),
     transfer_start: phase(4),
     transfer_end: phase(5),
-    peak_memory: f64Column(copy(t.peakMemory) as Float64Array),
-    io_bytes: f64Column(copy(t.ioBytes) as Float64Array),
-    cores: f64Column(cores)
+    peak_memory: detailColumn(t.peakMemory),
+    io_bytes: detailColumn(t.ioBytes),
+    cores: detailColumn(cores)
   })
   const memory = table<MemorySchema>({
     timestamp: f64Column(copy(m.timestamp) as Float64Array),

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import * as A from "../../src/analysis/Analysis.ts"
+import * as H from "../../src/analysis/Histograms.ts"
 import type { TaskRecord } from "../../src/engine/EngineEvents.ts"
 import * as Executor from "../../src/engine/Executor.ts"
 import * as Hooks from "../../src/engine/Hooks.ts"
@@ -143,5 +144,26 @@ describe("TaskDetails", () => {
     assert.deepEqual(starts, [...starts].sort((a, b) => a - b))
     const onPath = sum(summary.map((s) => s["Critical path (%)"] as number))
     assert.ok(onPath > 0 && onPath <= 100 + 1e-6, `stages' share of the critical path ${onPath}%`)
+  })
+
+  it("draws Work Queue's histograms per function: every task counted once, in its function's figure", async () => {
+    const t = await A.loadPromise([join(dasf, "small-TracePlugin.msgpack")])
+    const data = H.taskSamplesOf(t)
+    const fns = new Set(t.tasks.toArray().map((r) => r.function))
+    const per = H.taskHistogramsByFunction(data, ["duration", "size", "bytes_in", "peak_memory", "memory"])
+    assert.deepEqual([...new Set(per.map((h) => h.resource))], ["duration", "size", "bytes_in", "peak_memory"], "memory is per worker sample, not per task")
+    for (const r of ["duration", "size", "bytes_in"]) {
+      const mine = per.filter((h) => h.resource === r)
+      assert.deepEqual(new Set(mine.map((h) => h.function)), fns)
+      assert.equal(sum(mine.map((h) => h.n)), t.tasks.numRows, r)
+      for (const h of mine) assert.equal(sum(h.bins.map((b) => b.count)), h.n)
+      // one unit for all functions: the whole run's
+      assert.equal(new Set(mine.map((h) => h.unit)).size, 1)
+    }
+    // DASF records no peak memory: every function's histogram is empty
+    assert.ok(per.filter((h) => h.resource === "peak_memory").every((h) => h.n === 0))
+    const run = H.taskHistograms(data, ["bytes_in", "io_bytes"])
+    assert.equal(run[0]!.n, t.tasks.numRows)
+    assert.equal(run[1]!.n, 0)
   })
 })

@@ -47,6 +47,7 @@ port.on("message", (m: DecodeRequest) => {
   }
   const pool = dec.pool.parts()
   const t = dec.tasks
+  t.complete()
   const mem = dec.memory
   const r = dec.resources
   const counts = dec.counts

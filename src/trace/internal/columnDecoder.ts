@@ -509,8 +509,7 @@ export class ColumnDecoder {
     deps.length = 0
     const dependents = this.dependentScratch
     dependents.length = 0
-    const phases = this.phaseScratch
-    phases.fill(NaN)
+    let phases: Float64Array | null = null
     for (let i = 0; i < n; i++) {
       const k = this.key()
       if (k === K.key) key = this.str(5)
@@ -524,7 +523,7 @@ export class ColumnDecoder {
       else if (k === K.dtype) dtype = this.str(10)
       else if (k === K.shape) shape = this.shape()
       else if (k === K.stage) stage = this.str(8)
-      else if (k === K.startstops) this.startstops(phases)
+      else if (k === K.startstops) this.startstops(phases = this.phaseScratch.fill(NaN))
       else if (k === K.peak_memory) peak = this.num()
       else if (k === K.io_bytes) io = this.num()
       else this.skip(3)
@@ -666,9 +665,9 @@ export class ColumnDecoder {
       const name = this.id(a.name)
       const state = this.id(a.state)
       c.push(host, worker, key, name, state, e.timestamp, e.duration ?? 0, num(a.size), num(a.cpu_time))
-      const phases = this.phaseScratch
-      phases.fill(NaN)
+      let phases: Float64Array | null = null
       if (Array.isArray(a.startstops)) {
+        phases = this.phaseScratch.fill(NaN)
         for (const x of a.startstops) {
           if (typeof x !== "object" || x === null || Array.isArray(x)) continue
           const p = phaseNames.indexOf((x as { action?: unknown }).action as never)

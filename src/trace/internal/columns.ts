@@ -25,6 +25,23 @@ export class F64 {
   view(): Float64Array {
     return this.data.subarray(0, this.length)
   }
+  /** Sets row `i` (at or after the last row); rows skipped in between are NaN. */
+  setAt(i: number, x: number): void {
+    if (this.length < i) this.padTo(i)
+    if (this.length === i) this.push(x)
+    else this.data[i] = x
+  }
+  /** Pads with NaN to `n` rows. */
+  padTo(n: number): void {
+    if (n <= this.length) return
+    if (n > this.data.length) {
+      const next = new Float64Array(Math.max(n, this.data.length * 2))
+      next.set(this.data.subarray(0, this.length))
+      this.data = next
+    }
+    this.data.fill(NaN, this.length, n)
+    this.length = n
+  }
 }
 
 /**
@@ -46,6 +63,23 @@ export class I32 {
   }
   view(): Int32Array {
     return this.data.subarray(0, this.length)
+  }
+  /** Sets row `i` (at or after the last row); rows skipped in between are -1. */
+  setAt(i: number, x: number): void {
+    if (this.length < i) this.padTo(i)
+    if (this.length === i) this.push(x)
+    else this.data[i] = x
+  }
+  /** Pads with -1 to `n` rows. */
+  padTo(n: number): void {
+    if (n <= this.length) return
+    if (n > this.data.length) {
+      const next = new Int32Array(Math.max(n, this.data.length * 2))
+      next.set(this.data.subarray(0, this.length))
+      this.data = next
+    }
+    this.data.fill(-1, this.length, n)
+    this.length = n
   }
 }
 
@@ -89,7 +123,10 @@ export class TaskColumns {
   readonly cpuTime = new F64()
   readonly depOffsets = new I32()
   readonly deps = new I32()
-  // Tessera's task details (ids / numbers; -1 / NaN where the event lacks them)
+  // Tessera's task details (ids / numbers; -1 / NaN where the event lacks them). DASF's
+  // events lack stage, peak_memory, io_bytes and startstops: those columns are sparse
+  // while decoding (a row is written only when it has the field; `complete` pads them),
+  // so a DASF trace's rows cost nothing there.
   readonly stage = new I32()
   readonly type = new I32()
   readonly dtype = new I32()
@@ -130,15 +167,27 @@ export class TaskColumns {
     this.size.push(size)
     this.cpuTime.push(cpuTime)
   }
-  /** The row's details (after `push`, before `endRow`); `phases` in `phaseNames` order. */
-  detail(stage: number, type: number, dtype: number, shape: number, peakMemory: number, ioBytes: number, phases: ArrayLike<number>): void {
-    this.stage.push(stage)
+  /**
+   * The row's details (after `push`, before `endRow`); `phases` in `phaseNames` order, or
+   * null when the event has no `startstops`.
+   */
+  detail(stage: number, type: number, dtype: number, shape: number, peakMemory: number, ioBytes: number, phases: ArrayLike<number> | null): void {
+    const row = this.end.length - 1
     this.type.push(type)
     this.dtype.push(dtype)
     this.shape.push(shape)
-    this.peakMemory.push(peakMemory)
-    this.ioBytes.push(ioBytes)
-    for (let j = 0; j < this.phases.length; j++) this.phases[j].push(phases[j])
+    if (stage >= 0) this.stage.setAt(row, stage)
+    if (peakMemory === peakMemory) this.peakMemory.setAt(row, peakMemory)
+    if (ioBytes === ioBytes) this.ioBytes.setAt(row, ioBytes)
+    if (phases !== null) for (let j = 0; j < this.phases.length; j++) this.phases[j].setAt(row, phases[j])
+  }
+  /** Pads the sparse detail columns to every row (before reading them). */
+  complete(): void {
+    const n = this.end.length
+    this.stage.padTo(n)
+    this.peakMemory.padTo(n)
+    this.ioBytes.padTo(n)
+    for (const c of this.phases) c.padTo(n)
   }
   /**
    * Closes the row `push` opened: its dependencies are the ids added to `deps` since,
