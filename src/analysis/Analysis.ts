@@ -15,6 +15,7 @@ import { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
 import { criticalPath } from "./CriticalPath.ts"
 import { perFunctionSummary } from "./Summary.ts"
 import { timeSummary } from "./TimeSummary.ts"
+import { stageSummary } from "./StageSummary.ts"
 import type { Tables } from "./internal/taskView.ts"
 
 export { analysisNames, analysisTitles, dasfAnalyses } from "./AnalysisNames.ts"
@@ -39,6 +40,7 @@ export type {
 } from "./Load.ts"
 export { perFunctionSummary } from "./Summary.ts"
 export { timeSummary } from "./TimeSummary.ts"
+export { noStage, stageSummary } from "./StageSummary.ts"
 export { driverSegments, driverTable } from "./Driver.ts"
 export type { DriverSegment } from "./Driver.ts"
 export { criticalPathSteps } from "./CriticalPath.ts"
@@ -65,7 +67,8 @@ const runs: { readonly [K in Exclude<AnalysisName, "profile">]: (tables: Tables)
   critical_path: criticalPath,
   worker_utilization: (t) => workerUtilization(t),
   function_summary: perFunctionSummary,
-  time_summary: timeSummary
+  time_summary: timeSummary,
+  stage_summary: stageSummary
 }
 
 /**

@@ -23,7 +23,8 @@ export const analysisTitles = {
   function_summary: "Function summary",
   time_summary: "Time summary",
   /** the statistical profiler's samples (Profile.ts): read from the files, not the tables */
-  profile: "Profile: top frames"
+  profile: "Profile: top frames",
+  stage_summary: "Stage summary"
 } as const
 
 /**

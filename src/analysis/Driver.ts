@@ -4,15 +4,13 @@
  * around the tasks (pool start, setup, graph build, between computes, submit, wait) and
  * each worker's start-up on its own row.
  *
- * Loading: `Driver` events are few (about five per compute), so they are not decoded by
- * the specialised record decoder; when a load has counted some, this module frames the
- * files again and decodes only the records whose map starts with `name: "Driver"` (how
- * Tessera writes them) with the generic decoder. DASF traces have none and pay nothing.
+ * Loading: `Driver` events are few (about five per compute), so the column decoder keeps
+ * them whole (generic decoder, in the same pass as everything else: a file is read
+ * once) and this module turns them into segments. DASF traces have none.
  *
  * @since 0.1.0
  */
 import { Field, List, Table, Utf8, vectorFromArray } from "apache-arrow"
-import { decodeEventUnsafe, headerBytes, readLength, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import { buildTable } from "./internal/access.ts"
 
@@ -43,16 +41,13 @@ export interface DriverSegment {
   readonly dependencies: ReadonlyArray<string>
 }
 
-// msgpack: fixmap of 7, fixstr "name", fixstr "Driver" (Tessera writes `name` first)
-const prefix = Uint8Array.from([0x87, 0xa4, ...new TextEncoder().encode("name"), 0xa6, ...new TextEncoder().encode("Driver")])
-
-const isDriverRecord = (bytes: Uint8Array, start: number, end: number): boolean => {
-  if (end - start < prefix.length) return false
-  for (let q = 0; q < prefix.length; q++) if (bytes[start + q] !== prefix[q]) return false
-  return true
-}
-
-const segmentOf = (e: TraceEvent): DriverSegment | undefined => {
+/**
+ * The segment of a `Driver` X event (`undefined` for any other event).
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const driverSegmentOf = (e: TraceEvent): DriverSegment | undefined => {
   if (e.name !== driverEventName || e.phase !== "X") return undefined
   const a = (e.args ?? {}) as Record<string, unknown>
   const duration = typeof e.duration === "number" ? e.duration : 0
@@ -68,56 +63,6 @@ const segmentOf = (e: TraceEvent): DriverSegment | undefined => {
     tasks: typeof a.tasks === "number" ? a.tasks : 0,
     dependencies: deps
   }
-}
-
-/** Driver segments of the whole records in `bytes[0..stop)`. */
-const scan = (bytes: Uint8Array, stop: number, file: string, fileOffset: number, out: Array<DriverSegment>): void => {
-  for (let off = 0; off + headerBytes <= stop;) {
-    const len = readLength(bytes, off)
-    const body = off + headerBytes
-    if (isDriverRecord(bytes, body, body + len)) {
-      const s = segmentOf(decodeEventUnsafe(bytes, body, body + len, file, fileOffset + off))
-      if (s !== undefined) out.push(s)
-    }
-    off = body + len
-  }
-}
-
-/**
- * The driver segments of database files (framed again; see the module header).
- *
- * @since 0.1.0
- * @category loading
- */
-export const readDriverSegmentsPromise = async (files: ReadonlyArray<string>): Promise<Array<DriverSegment>> => {
-  const out: Array<DriverSegment> = []
-  for (const file of files) {
-    const it = streamFrames(file)
-    try {
-      for (;;) {
-        const next = await it.next()
-        if (next.done === true) break
-        scan(next.value.bytes, next.value.end, file, next.value.fileOffset, out)
-      }
-    } finally {
-      await it.return(undefined as never)
-    }
-  }
-  return out
-}
-
-/**
- * The driver segments of databases already in memory.
- *
- * @since 0.1.0
- * @category loading
- */
-export const driverSegmentsOfBytesUnsafe = (
-  databases: ReadonlyArray<{ readonly file: string; readonly bytes: Uint8Array }>
-): Array<DriverSegment> => {
-  const out: Array<DriverSegment> = []
-  for (const { bytes, file } of databases) scan(bytes, scanFramesUnsafe(bytes, file, 0, () => undefined), file, 0, out)
-  return out
 }
 
 /**

@@ -1,12 +1,17 @@
 /**
- * Per-task resource histograms (Work Queue style): duration, output size, CPU cores used
- * and worker memory, binned with Vega's nice-bin rule. An analysis: the report draws
- * these bins (`report/Charts.ts` `histogramSpec`), `tessera plot hist` writes them as
- * figures.
+ * Per-task resource histograms (Work Queue style): duration, output size, CPU cores used,
+ * worker memory, and where the trace has them (Tessera's engine records them) each
+ * task's peak memory, bytes read from files and bytes in (its inputs' sizes), binned
+ * with Vega's nice-bin rule; for the whole run or one per function (Work Queue's blog
+ * draws them per category). An analysis: the report draws these bins
+ * (`report/Charts.ts` `histogramSpec`), `tessera plot hist` writes them as figures.
  *
  * @since 0.1.0
  */
+import type { Table } from "apache-arrow"
 import * as vega from "vega"
+import { floatsOf } from "./internal/access.ts"
+import { inputBytes, type Tables, taskView } from "./internal/taskView.ts"
 
 /**
  * The task columns the histograms read (the report model, `report/ReportData.ts`, has
@@ -22,8 +27,42 @@ export interface TaskSamples {
     readonly end: Float64Array
     readonly size: Float64Array
     readonly cpuTime: Float64Array
+    /** bytes, NaN where not recorded (absent: none recorded) */
+    readonly peakMemory?: Float64Array
+    /** bytes read from files, NaN where not recorded */
+    readonly ioBytes?: Float64Array
+    /** bytes of the task's inputs (its dependencies' sizes) */
+    readonly bytesIn?: Float64Array
+    /** each task's function, as codes into `names` (-1: none); needed per function */
+    readonly functions?: { readonly codes: Int32Array; readonly names: ReadonlyArray<string> }
   }
   readonly memory: { readonly bytes: Float64Array }
+}
+
+/**
+ * The samples of loaded tables (`Load.ts`): every per-task column the histograms read,
+ * functions included, and the memory table's held bytes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const taskSamplesOf = (tables: Tables): TaskSamples => {
+  const v = taskView(tables.tasks)
+  const col = (name: string) => floatsOf(tables.tasks.getChild(name), v.n)
+  const mem = tables.memory as Table | undefined
+  return {
+    tasks: {
+      start: v.start,
+      end: v.end,
+      size: v.size,
+      cpuTime: col("cpu_time"),
+      peakMemory: col("peak_memory"),
+      ioBytes: col("io_bytes"),
+      bytesIn: inputBytes(v),
+      functions: { codes: v.fn.codes, names: v.fn.dict }
+    },
+    memory: { bytes: mem === undefined ? new Float64Array(0) : floatsOf(mem.getChild("size"), mem.numRows) }
+  }
 }
 
 // vega re-exports vega-statistics' `bin` at runtime but its typings omit it.
@@ -161,47 +200,125 @@ const binEdges = (lo: number, hi: number, maxbins: number): Array<number> => {
  */
 export const coresMinWall = 0.01
 
+/** A resource's values per task (memory: per sample), in display units, with its title. */
+interface ResourceValues {
+  readonly resource: string
+  readonly title: string
+  readonly unit: string
+  readonly values: Float64Array
+  /** one value per task (false: per memory sample, no function) */
+  readonly perTask: boolean
+}
+
+const bytesValues = (resource: string, title: string, xs: Float64Array | undefined, n: number): ResourceValues => {
+  const values = xs ?? new Float64Array(n).fill(NaN)
+  let max = 0
+  for (let i = 0; i < values.length; i++) if (values[i]! > max) max = values[i]!
+  const u = byteUnit(max)
+  return { resource, title, unit: u.unit, values: values.map((v) => v / u.scale), perTask: true }
+}
+
+const resourceValues = (data: TaskSamples, resource: string): ResourceValues | undefined => {
+  const t = data.tasks
+  const n = t.start.length
+  switch (resource) {
+    case "duration": {
+      const d = new Float64Array(n)
+      for (let i = 0; i < n; i++) d[i] = t.end[i]! - t.start[i]!
+      let max = 0
+      for (let i = 0; i < n; i++) if (d[i]! > max) max = d[i]!
+      const ms = max < 1
+      if (ms) for (let i = 0; i < n; i++) d[i] = d[i]! * 1000
+      return { resource, title: "Task duration", unit: ms ? "ms" : "s", values: d, perTask: true }
+    }
+    case "size":
+      return bytesValues(resource, "Task output size", t.size, n)
+    case "cores": {
+      const c = new Float64Array(n)
+      for (let i = 0; i < n; i++) {
+        const wall = t.end[i]! - t.start[i]!
+        c[i] = wall >= coresMinWall ? t.cpuTime[i]! / wall : NaN
+      }
+      return { resource, title: `CPU cores used (cpu time / wall time, tasks ≥ ${coresMinWall * 1000} ms)`, unit: "cores", values: c, perTask: true }
+    }
+    case "memory": {
+      const m = bytesValues(resource, "Worker managed memory after each task", data.memory.bytes, 0)
+      return { ...m, perTask: false }
+    }
+    case "peak_memory":
+      return bytesValues(resource, "Task peak memory (worker heap + external)", t.peakMemory, n)
+    case "io_bytes":
+      return bytesValues(resource, "Bytes read from files per task", t.ioBytes, n)
+    case "bytes_in":
+      return bytesValues(resource, "Task input size (bytes in)", t.bytesIn, n)
+  }
+  return undefined
+}
+
 /**
- * The four Work Queue style per-task histograms available in a trace: duration,
- * output size, CPU cores used (cpu_time / wall, only where the trace has cpu_time, and
- * only for tasks of at least {@link coresMinWall} seconds) and worker memory after each task.
+ * The Work Queue style per-task histograms available in a trace (`which`: their names,
+ * `HistogramNames.histogramResources`; default all): duration, output size, CPU cores used
+ * (cpu_time / wall, only where the trace has cpu_time, and only for tasks of at least
+ * {@link coresMinWall} seconds), worker memory after each task, and each task's peak
+ * memory, bytes read from files and bytes in. A resource the trace lacks gives a
+ * histogram of 0 values.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const taskHistograms = (data: TaskSamples, which?: ReadonlyArray<string>): Array<Histogram> => {
-  const want = (r: string) => which === undefined || which.includes(r)
-  const t = data.tasks
   const out: Array<Histogram> = []
-  const n = t.start.length
-  if (want("duration")) {
-    const d = new Float64Array(n)
-    for (let i = 0; i < n; i++) d[i] = t.end[i]! - t.start[i]!
-    let max = 0
-    for (let i = 0; i < n; i++) if (d[i]! > max) max = d[i]!
-    const ms = max < 1
-    if (ms) for (let i = 0; i < n; i++) d[i] = d[i]! * 1000
-    out.push(histogram("duration", "Task duration", ms ? "ms" : "s", d))
+  for (const r of which ?? allResources) {
+    const rv = resourceValues(data, r)
+    if (rv !== undefined) out.push(histogram(rv.resource, rv.title, rv.unit, rv.values))
   }
-  if (want("size")) {
-    let max = 0
-    for (let i = 0; i < n; i++) if (t.size[i]! > max) max = t.size[i]!
-    const u = byteUnit(max)
-    out.push(histogram("size", "Task output size", u.unit, t.size.map((v) => v / u.scale)))
-  }
-  if (want("cores")) {
-    const c = new Float64Array(n)
+  return out
+}
+
+const allResources = ["duration", "size", "cores", "memory", "peak_memory", "io_bytes", "bytes_in"]
+
+/**
+ * A histogram of one function's tasks.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FunctionHistogram extends Histogram {
+  readonly function: string
+}
+
+/**
+ * The per-task histograms per function (as Work Queue's blog draws them per category):
+ * for each resource, one histogram per function that has tasks, functions in name order,
+ * each binned on its own values, in the unit the whole run's values take (so the
+ * functions' figures compare). `memory` (sampled per worker, not per task) has no
+ * function and is left out. Needs `data.tasks.functions`; without it, none.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const taskHistogramsByFunction = (data: TaskSamples, which?: ReadonlyArray<string>): Array<FunctionHistogram> => {
+  const fn = data.tasks.functions
+  if (fn === undefined) return []
+  const n = data.tasks.start.length
+  // rows per function, functions by name
+  const count = new Int32Array(fn.names.length)
+  for (let i = 0; i < n; i++) if (fn.codes[i]! >= 0) count[fn.codes[i]!]!++
+  const order = fn.names.map((_, c) => c).filter((c) => count[c]! > 0).sort((a, b) => (fn.names[a]! < fn.names[b]! ? -1 : fn.names[a]! > fn.names[b]! ? 1 : 0))
+  const out: Array<FunctionHistogram> = []
+  for (const r of which ?? allResources) {
+    const rv = resourceValues(data, r)
+    if (rv === undefined || !rv.perTask) continue
+    const parts = order.map((c) => ({ c, values: new Float64Array(count[c]!), k: 0 }))
+    const at = new Int32Array(fn.names.length).fill(-1)
+    parts.forEach((p, j) => (at[p.c] = j))
     for (let i = 0; i < n; i++) {
-      const wall = t.end[i]! - t.start[i]!
-      c[i] = wall >= coresMinWall ? t.cpuTime[i]! / wall : NaN
+      const c = fn.codes[i]!
+      if (c < 0) continue
+      const p = parts[at[c]!]!
+      p.values[p.k++] = rv.values[i]!
     }
-    out.push(histogram("cores", `CPU cores used (cpu time / wall time, tasks ≥ ${coresMinWall * 1000} ms)`, "cores", c))
-  }
-  if (want("memory")) {
-    let max = 0
-    for (const v of data.memory.bytes) if (v > max) max = v
-    const u = byteUnit(max)
-    out.push(histogram("memory", "Worker managed memory after each task", u.unit, data.memory.bytes.map((v) => v / u.scale)))
+    for (const p of parts) out.push({ ...histogram(rv.resource, `${rv.title}: ${fn.names[p.c]}`, rv.unit, p.values), function: fn.names[p.c]! })
   }
   return out
 }

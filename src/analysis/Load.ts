@@ -6,9 +6,17 @@
  *   (dictionary Utf8); start, end, duration (s), size (bytes), cpu_time (s) (Float64,
  *   null when absent); dependencies (List of dictionary Utf8 keys). `end` is the
  *   event's timestamp (DASF takes it when the task ENDS), `start = end - duration`.
- *   `key`, the dependency lists and the memory table's `key` share one dictionary
- *   (codes are comparable).
+ *   `key`, the dependency and dependent lists and the memory table's `key` share one
+ *   dictionary (codes are comparable).
  *   `function` is `args.name` when the event carries one, else `functionName(key)`.
+ *   Then what Tessera records and DASF does not (null where the event lacks it, so a
+ *   DASF trace's rows have the same values in the columns above and nulls here; DASF
+ *   does write shape, dtype and type): stage, type, dtype, shape ("1000x3", "" for a
+ *   scalar; dictionary Utf8); dependents (List, like dependencies); the
+ *   `startstops` phases gather_start, gather_end, compute_start, compute_end,
+ *   transfer_start, transfer_end (s, on the same clock and shift as start/end);
+ *   peak_memory, io_bytes (bytes) and cores (`cpu_time / duration`, null when either
+ *   is null or the duration is 0) (Float64).
  * - `memory` (`Managed Memory` I events): timestamp, host, worker, key, state, size
  *   (bytes held by the worker), tasks (chunks held).
  * - `resources` (`Resource Usage` I events): timestamp, host and DASF's numeric args
@@ -56,9 +64,9 @@ import { checkTailUnsafe, scanFramesUnsafe, streamFrames } from "../trace/TraceF
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import { isTraceFormatError, type TraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
 import { availableParallelism } from "node:os"
-import { driverEventName, driverSegmentsOfBytesUnsafe, driverTable, readDriverSegmentsPromise } from "./Driver.ts"
+import { type DriverSegment, driverSegmentOf, driverTable } from "./Driver.ts"
 import { functionName } from "./FunctionName.ts"
-import { ColumnDecoder, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
+import { ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
 import { decodeParallelPromise } from "./internal/parallelDecode.ts"
 
@@ -99,6 +107,28 @@ export type TasksSchema = {
   /** thread CPU seconds */
   readonly cpu_time: Float64
   readonly dependencies: List<StringColumn>
+  /** the pipeline stage that made the task (Tessera's `stage` arg) */
+  readonly stage: StringColumn
+  /** result type (`Chunk`, `Float64Array`, `number`, ...) */
+  readonly type: StringColumn
+  readonly dtype: StringColumn
+  /** result shape: dimensions joined by "x" ("1000x3"), "" for a scalar */
+  readonly shape: StringColumn
+  /** keys of the tasks that take this task's result (shares `key`'s dictionary) */
+  readonly dependents: List<StringColumn>
+  /** seconds: the `startstops` phases (same clock as start/end) */
+  readonly gather_start: Float64
+  readonly gather_end: Float64
+  readonly compute_start: Float64
+  readonly compute_end: Float64
+  readonly transfer_start: Float64
+  readonly transfer_end: Float64
+  /** bytes: the worker's heap + external high-water mark while the task ran */
+  readonly peak_memory: Float64
+  /** bytes the task's kernel read from files */
+  readonly io_bytes: Float64
+  /** `cpu_time / duration` (CPU cores the task kept busy, on average) */
+  readonly cores: Float64
 }
 
 /**
@@ -273,7 +303,7 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
     })
-    return withDriver(buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds), files)
+    return buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds)
   }
   const dec = new ColumnDecoder()
   let dropped = 0
@@ -304,7 +334,7 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
     }
     markFile(rowEnds, f, dec)
   }
-  return withDriver(buildTablesNamed(dec, files, events, dropped, rowEnds), files)
+  return buildTablesNamed(dec, files, events, dropped, rowEnds)
 }
 
 const markFile = (rowEnds: Int32Array, f: number, dec: ColumnDecoder) => {
@@ -314,19 +344,13 @@ const markFile = (rowEnds: Int32Array, f: number, dec: ColumnDecoder) => {
 }
 
 /** `buildTables`, its failures (an allocation, ...) named after the files. */
-const buildTablesNamed = (...args: Parameters<typeof buildTables>): Omit<TraceTables, "driver"> => {
+const buildTablesNamed = (...args: Parameters<typeof buildTables>): TraceTables => {
   try {
     return buildTables(...args)
   } catch (e) {
     throw unexpected(args[1].join(", ") || "(no files)", 0, e)
   }
 }
-
-/** Adds the `Driver` events, framed again only when the load counted some (Driver.ts). */
-const withDriver = async (t: Omit<TraceTables, "driver">, files: ReadonlyArray<string>): Promise<TraceTables> => ({
-  ...t,
-  driver: driverTable((t.eventCounts[driverEventName] ?? 0) > 0 ? await readDriverSegmentsPromise(files) : [])
-})
 
 /**
  * Load databases already in memory (whole files' bytes) into tables, synchronously.
@@ -356,8 +380,7 @@ export const loadBytesUnsafe = (
     dropped += bytes.length - stop
     markFile(rowEnds, f, dec)
   })
-  const t = buildTablesNamed(dec, databases.map((d) => d.file), events, dropped, rowEnds)
-  return { ...t, driver: driverTable((t.eventCounts[driverEventName] ?? 0) > 0 ? driverSegmentsOfBytesUnsafe(databases) : []) }
+  return buildTablesNamed(dec, databases.map((d) => d.file), events, dropped, rowEnds)
 }
 
 /**
@@ -448,6 +471,18 @@ const f64Column = (xs: Float64Array): Data<Float64> => {
   })
 }
 
+/**
+ * A Float64 column of Tessera's optional task details, NaN = null, over the decoder's
+ * own buffer (not copied): one that holds no value at all (DASF's traces) is an
+ * all-null column over zeroed buffers, without a pass that builds its bitmap.
+ */
+const detailColumn = (c: F64): Data<Float64> => {
+  const xs = c.view()
+  for (let i = 0; i < xs.length; i++) if (xs[i] === xs[i]) return f64Column(xs)
+  const n = xs.length
+  return makeData({ type: new Float64(), length: n, nullCount: n, nullBitmap: new Uint8Array((n + 7) >> 3), data: new Float64Array(n) })
+}
+
 const table = <T extends TypeMap>(cols: { readonly [K in keyof T]: Data<T[K]> }): TypedTable<T> => {
   const vectors: Record<string, Vector> = {}
   for (const [k, d] of Object.entries(cols)) vectors[k] = makeVector(d as Data)
@@ -501,7 +536,7 @@ const alignClocks = (
       if (diffs.length === 0) return void unaligned.push(file)
       const shift = median(diffs)
       shifts[f] = shift
-      for (const [col, k] of [[ends, 0], [memTs, 1], [resTs, 2]] as const) {
+      for (const [col, k] of [[ends, 0], [memTs, 1], [resTs, 2], ...dec.tasks.phases.map((c) => [c.view(), 0] as const)] as const) {
         const [x, y] = range(f, k)
         for (let i = x; i < y; i++) col[i] += shift
       }
@@ -524,7 +559,8 @@ const buildTables = (
   events: number,
   dropped: number,
   rowEnds: Int32Array
-): Omit<TraceTables, "driver"> => {
+): TraceTables => {
+  dec.tasks.complete()
   const { clocks, warnings } = alignClocks(dec, files, rowEnds)
   const strings = dec.pool
   const t = dec.tasks
@@ -567,14 +603,23 @@ const buildTables = (
   const m = dec.memory
   // task keys, dependency keys and memory-event keys share one dictionary: one copy
   // of the (large) key strings, and codes comparable across the three
-  const [keyCol, depChild, memKeyCol] = dictColumns([keyIds, t.deps.view(), m.key.view()], strings)
-  const deps = makeData({
-    type: new List(new Field("item", dictType(), false)),
-    length: n,
-    nullCount: 0,
-    valueOffsets: copy(t.depOffsets) as Int32Array,
-    child: depChild as unknown as Data<Dictionary<Utf8, Int32>>
-  }) as unknown as Data<List<StringColumn>>
+  const [keyCol, depChild, dependentChild, memKeyCol] = dictColumns([keyIds, t.deps.view(), t.dependents.view(), m.key.view()], strings)
+  const keyList = (offsets: I32, child: Data<StringColumn>) =>
+    makeData({
+      type: new List(new Field("item", dictType(), false)),
+      length: n,
+      nullCount: 0,
+      valueOffsets: copy(offsets) as Int32Array,
+      child: child as unknown as Data<Dictionary<Utf8, Int32>>
+    }) as unknown as Data<List<StringColumn>>
+  // the task details' few distinct strings share one small dictionary (one pass over
+  // the pool's ids instead of four)
+  const [stageCol, typeCol, dtypeCol, shapeCol] = dictColumns([t.stage.view(), t.type.view(), t.dtype.view(), t.shape.view()], strings)
+  const cpu = copy(t.cpuTime) as Float64Array
+  const cores = new F64Column()
+  cores.padTo(n)
+  for (let i = 0; i < n; i++) cores.data[i] = duration[i] > 0 ? cpu[i] / duration[i] : NaN
+  const phase = (j: number) => detailColumn(t.phases[j])
   const tasks = table<TasksSchema>({
     host: dictColumn(t.host.view(), strings),
     worker: dictColumn(t.worker.view(), strings),
@@ -585,8 +630,22 @@ const buildTables = (
     end: f64Column(end),
     duration: f64Column(duration),
     size: f64Column(copy(t.size) as Float64Array),
-    cpu_time: f64Column(copy(t.cpuTime) as Float64Array),
-    dependencies: deps
+    cpu_time: f64Column(cpu),
+    dependencies: keyList(t.depOffsets, depChild),
+    stage: stageCol,
+    type: typeCol,
+    dtype: dtypeCol,
+    shape: shapeCol,
+    dependents: keyList(t.dependentOffsets, dependentChild),
+    gather_start: phase(0),
+    gather_end: phase(1),
+    compute_start: phase(2),
+    compute_end: phase(3),
+    transfer_start: phase(4),
+    transfer_end: phase(5),
+    peak_memory: detailColumn(t.peakMemory),
+    io_bytes: detailColumn(t.ioBytes),
+    cores: detailColumn(cores)
   })
   const memory = table<MemorySchema>({
     timestamp: f64Column(copy(m.timestamp) as Float64Array),
@@ -615,6 +674,7 @@ const buildTables = (
     droppedBytes: dropped,
     fallbackRecords: dec.fallbacks,
     metadata: dec.metadata,
+    driver: driverTable(dec.driver.map(driverSegmentOf).filter((x): x is DriverSegment => x !== undefined)),
     recomputed,
     clocks,
     warnings

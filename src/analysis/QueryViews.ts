@@ -8,13 +8,11 @@
  * sizes. Strings are VARCHAR, counts INTEGER, everything else DOUBLE; NULL where the
  * trace has no value.
  *
- * Not yet filled: `stage`, `shape`, `dtype` and the three phase durations (`gather`,
- * `compute`, `transfer`) of `tasks` exist with their types but are NULL: Tessera's
- * profiler writes them in each Compute event (`args.stage`, `shape`, `dtype`,
- * `startstops`), but the loader (Load.ts, `TraceReader.ColumnDecoder`) does not decode
- * them yet. Queries written against them keep working once it does. There are no
- * `transfers` or `samples` tables: no trace event carries them (transfer phases are in
- * `startstops`, above).
+ * `stage`, `type`, `dtype`, `shape`, the phase durations (`gather`, `compute`,
+ * `transfer`), `peak_memory`, `io_bytes` and `cores` of `tasks` come from Tessera's
+ * Compute args (Load.ts); DASF's traces have none of them but shape, dtype and type
+ * (NULL). There are no `transfers` or `samples` tables: no trace event carries them
+ * (transfer phases are the `transfer` column).
  *
  * @since 0.1.0
  */
@@ -32,7 +30,7 @@ export type TasksView = {
   readonly key: Utf8
   /** `args.name`, else dask's `key_split` of the key */
   readonly function: Utf8
-  /** the pipeline stage (NULL until the loader decodes `args.stage`) */
+  /** the pipeline stage (`args.stage`; NULL where the task has none, e.g. DASF traces) */
   readonly stage: Utf8
   readonly host: Utf8
   readonly worker: Utf8
@@ -49,16 +47,24 @@ export type TasksView = {
   /** output size (`args.size`) */
   readonly bytes_out: Float64
   readonly n_dependencies: Int32
-  /** output shape as text (NULL until decoded) */
+  /** output shape as text: dimensions joined by "x" ("1000x3"), "" for a scalar */
   readonly shape: Utf8
-  /** output dtype (NULL until decoded) */
+  /** output dtype */
   readonly dtype: Utf8
-  /** seconds spent gathering inputs (NULL until `startstops` is decoded) */
+  /** seconds spent gathering inputs (`startstops`; NULL where absent) */
   readonly gather: Float64
-  /** seconds computing (NULL until decoded) */
+  /** seconds computing (NULL where absent) */
   readonly compute: Float64
-  /** seconds storing the result (NULL until decoded) */
+  /** seconds storing the result (NULL where absent) */
   readonly transfer: Float64
+  /** result type (`Chunk`, `Float64Array`, `number`, ...) */
+  readonly type: Utf8
+  /** bytes: the worker's heap + external high-water mark while the task ran (Tessera traces) */
+  readonly peak_memory: Float64
+  /** bytes the task's kernel read from files (Tessera traces) */
+  readonly io_bytes: Float64
+  /** cpu_time / duration */
+  readonly cores: Float64
 }
 
 /**
@@ -128,7 +134,8 @@ export type ResourcesView = {
 }
 
 /**
- * `stages`: one row per stage (the function where the trace has no stage).
+ * `stages`: one row per stage; the tasks without a stage form one row, `(no stage)`
+ * (as `tessera analyze -a stage_summary`).
  *
  * @since 0.1.0
  * @category models
@@ -218,10 +225,11 @@ inputs AS (
   SELECT e.task_id, sum(coalesce(l.bytes, 0)) AS bytes_in, count(*) AS n
   FROM _edges e LEFT JOIN latest l ON l.key_id = e.dependency_id GROUP BY e.task_id
 )
-SELECT t.task_id, t.key_id, t.key, t.function, NULL::VARCHAR AS stage, t.host, t.worker, t.state,
+SELECT t.task_id, t.key_id, t.key, t.function, t.stage, t.host, t.worker, t.state,
   t.start, t."end" AS stop, t.duration, t.cpu_time, coalesce(i.bytes_in, 0) AS bytes_in, t.size AS bytes_out,
-  coalesce(i.n, 0)::INTEGER AS n_dependencies, NULL::VARCHAR AS shape, NULL::VARCHAR AS dtype,
-  NULL::DOUBLE AS gather, NULL::DOUBLE AS compute, NULL::DOUBLE AS transfer
+  coalesce(i.n, 0)::INTEGER AS n_dependencies, t.shape, t.dtype,
+  t.gather_end - t.gather_start AS gather, t.compute_end - t.compute_start AS compute,
+  t.transfer_end - t.transfer_start AS transfer, t.type, t.peak_memory, t.io_bytes, t.cores
 FROM _tasks t LEFT JOIN inputs i ON i.task_id = t.task_id`,
   `CREATE VIEW tasks AS SELECT * EXCLUDE (key_id) FROM _t`,
   `CREATE VIEW dependencies AS
@@ -239,7 +247,7 @@ SELECT timestamp, host, cpu, memory, gpu_utilization, gpu_memory_used,
   "host_disk_io.read_bps" AS disk_read_bps, "host_disk_io.write_bps" AS disk_write_bps, num_fds, time
 FROM _resources`,
   `CREATE VIEW stages AS
-SELECT coalesce(stage, function) AS stage, count(*)::INTEGER AS tasks, count(DISTINCT worker)::INTEGER AS workers,
+SELECT coalesce(stage, '(no stage)') AS stage, count(*)::INTEGER AS tasks, count(DISTINCT worker)::INTEGER AS workers,
   min(start) AS start, max(stop) AS stop, max(stop) - min(start) AS wall, sum(duration) AS busy,
   avg(duration) AS mean, max(duration) AS max, sum(bytes_in) AS bytes_in, sum(coalesce(bytes_out, 0)) AS bytes_out
 FROM tasks GROUP BY 1`,

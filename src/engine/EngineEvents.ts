@@ -39,6 +39,15 @@ export interface TaskRecord {
   readonly phases: { readonly gather: Span; readonly compute: Span; readonly transfer: Span }
   /** Thread CPU seconds spent in gather + compute + transfer (see docs/engine.md). */
   readonly cpuTime: number
+  /**
+   * Bytes: the highest V8 heap used + external (ArrayBuffer) memory of the task's thread
+   * read at the task's start, after its kernel returned and after its transfer (see
+   * docs/engine.md "Per-task resources": a GC inside the task can hide a peak).
+   * Set by Tessera's executors; absent from records made elsewhere.
+   */
+  readonly peakMemory?: number
+  /** Bytes the task's kernel reported reading from files (`TaskIo.reportBytesRead`). */
+  readonly ioBytes?: number
   readonly nbytes: number
   readonly shape: ReadonlyArray<number>
   readonly dtype: string

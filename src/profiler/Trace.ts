@@ -10,7 +10,9 @@
  *   shape — DASF-NOTES 8), state, size (bytes), shape, dtype, type, dependencies,
  *   dependents (from the graph, never `[]` when there are some — DASF-NOTES 13), plus
  *   Tessera's own: stage (when set), startstops (gather / compute / transfer phases,
- *   as distributed's `startstops`), cpu_time (thread CPU seconds).
+ *   as distributed's `startstops`), cpu_time (thread CPU seconds), peak_memory (bytes:
+ *   the worker's heap + external high-water mark while the task ran, docs/engine.md) and
+ *   io_bytes (bytes its kernel read from files) when the engine measured them.
  * - `Managed Memory` (I) after each change of a worker's held chunks (a result entering
  *   memory, or released): key, state, size (bytes held by that worker), tasks (chunks held),
  *   and on a GPU worker's rows device (bytes it holds on the device).
@@ -71,6 +73,8 @@ export const computeEvent = (r: TaskRecord): TraceEvent => {
     ],
     cpu_time: r.cpuTime
   }
+  if (r.peakMemory !== undefined) args.peak_memory = r.peakMemory
+  if (r.ioBytes !== undefined) args.io_bytes = r.ioBytes
   if (r.stage !== undefined) args.stage = r.stage
   return {
     name: EventNames.compute,

@@ -54,9 +54,13 @@ export {
   /** @since 0.1.0 @category models */
   MemoryColumns,
   /** @since 0.1.0 @category models */
+  phaseNames,
+  /** @since 0.1.0 @category models */
   resourceArgs,
   /** @since 0.1.0 @category models */
   ResourceColumns,
+  /** @since 0.1.0 @category models */
+  shapeText,
   /** @since 0.1.0 @category models */
   TaskColumns
 } from "./internal/columns.ts"

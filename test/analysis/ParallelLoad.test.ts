@@ -35,6 +35,23 @@ const key = fc.oneof(
 )
 const time = fc.double({ min: 0, max: 100, noNaN: true })
 
+const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined })
+/** Tessera's Compute args (DASF's events lack them), each present or not. */
+const tesseraArgs = fc.record({
+  stage: opt(fc.constantFrom("load", "fit ü", "")),
+  type: opt(fc.constantFrom("Chunk", "number")),
+  dtype: opt(fc.constantFrom("float64", "int32")),
+  shape: opt(fc.array(fc.nat(100000), { maxLength: 3 })),
+  dependents: opt(fc.array(key, { maxLength: 3 })),
+  startstops: opt(fc.array(
+    fc.record({ action: fc.constantFrom("gather", "compute", "transfer", "other"), start: time, stop: time }),
+    { maxLength: 4 }
+  )),
+  cpu_time: opt(fc.double({ min: 0, max: 5, noNaN: true })),
+  peak_memory: opt(fc.oneof(fc.nat(), fc.double({ min: 0, max: 1e12, noNaN: true }))),
+  io_bytes: opt(fc.nat())
+}).map((a) => Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)))
+
 const computeEvent = fc.record({
   key,
   name: fc.option(fc.constantFrom("sum", "mean"), { nil: undefined }),
@@ -43,8 +60,9 @@ const computeEvent = fc.record({
   ts: time,
   dur: fc.double({ min: 0, max: 5, noNaN: true }),
   host,
-  worker
-}).map(({ deps, dur, host, key, name, size, ts, worker }): TraceEvent => ({
+  worker,
+  more: tesseraArgs
+}).map(({ deps, dur, host, key, more, name, size, ts, worker }): TraceEvent => ({
   name: "Compute",
   timestamp: ts,
   phase: "X",
@@ -56,10 +74,22 @@ const computeEvent = fc.record({
     state: "memory",
     ...(size !== undefined ? { size } : {}),
     dependencies: deps,
-    dependents: []
+    dependents: [],
+    ...more
   },
   duration: dur
 }))
+
+const driverEvent = fc.record({ ts: time, dur: fc.double({ min: 0, max: 2, noNaN: true }), activity: fc.constantFrom("setup", "wait"), c: fc.nat(5) })
+  .map(({ activity, c, dur, ts }): TraceEvent => ({
+    name: "Driver",
+    timestamp: ts,
+    phase: "X",
+    process_id: "h0",
+    thread_id: "driver",
+    args: { key: `driver-${c}-${activity}`, activity, compute: c, dependencies: [`driver-${c}-x`], tasks: c },
+    duration: dur
+  }))
 
 const memoryEvent = fc.record({ key, ts: time, host, worker, size: fc.nat(1e6), tasks: fc.nat(9) }).map(
   ({ host, key, size, tasks, ts, worker }): TraceEvent => ({
@@ -91,11 +121,23 @@ const oddRecord = fc.oneof(
   key.map((k) => rawRecord({ args: { tasks: 2, size: 8, state: "memory", key: k }, thread_id: 7, process_id: "h1", phase: "I", timestamp: 4, name: "Managed Memory" })),
   fc.constant(rawRecord({ name: "Compute", timestamp: 5, phase: "X", process_id: "h0", thread_id: "w" })),
   fc.constant(rawRecord({ name: "Other", timestamp: 1, phase: "M", process_id: 1, thread_id: 2, args: { dot: "digraph {}" } })),
-  fc.constant(rawRecord({ name: "Compute", timestamp: 2, phase: "X", process_id: "h0", thread_id: "w", args: { key: "e", size: { x: 1 } }, duration: 1 }))
+  fc.constant(rawRecord({ name: "Compute", timestamp: 2, phase: "X", process_id: "h0", thread_id: "w", args: { key: "e", size: { x: 1 } }, duration: 1 })),
+  // details of unusual shapes: a negative or fractional dimension, a shape that is no
+  // list, startstops entries that are no maps or lack fields, a numeric stage
+  fc.constantFrom(
+    { shape: [3, -1] },
+    { shape: [2.5] },
+    { shape: "3x4" },
+    { startstops: [1, { action: "compute" }, { action: "gather", start: 1, stop: 2, extra: [1] }] },
+    { startstops: "no" },
+    { stage: 7, dtype: null, dependents: [1, null, "k"] }
+  ).map((a) => rawRecord({ name: "Compute", timestamp: 6, phase: "X", process_id: "h0", thread_id: "w", duration: 1, args: { key: "odd", ...a } })),
+  // a Driver event the encoder does not write (args first)
+  fc.constant(rawRecord({ args: { key: "driver-0-setup", activity: "setup", compute: 0, dependencies: [], tasks: 0 }, name: "Driver", timestamp: 9, phase: "X", process_id: "h0", thread_id: "driver", duration: 1 }))
 )
 
 const record = fc.oneof(
-  { arbitrary: fc.oneof(computeEvent, memoryEvent, resourceEvent).map((e) => encodeRecords([e])), weight: 8 },
+  { arbitrary: fc.oneof(computeEvent, memoryEvent, resourceEvent, driverEvent).map((e) => encodeRecords([e])), weight: 8 },
   { arbitrary: oddRecord, weight: 1 }
 )
 
@@ -105,6 +147,7 @@ const snapshot = (t: A.TraceTables): string =>
     tasks: t.tasks.toArray(),
     memory: t.memory.toArray(),
     resources: t.resources.toArray(),
+    driver: t.driver.toArray(),
     counts: Object.entries(t.eventCounts).sort(),
     events: t.events,
     droppedBytes: t.droppedBytes,
@@ -121,6 +164,18 @@ const reference = (events: ReadonlyArray<TraceEvent>): string => {
     const a = args(e)
     const key = s(a.key)
     const name = s(a.name)
+    const list = (u: unknown) => (Array.isArray(u) ? u.map(s).filter((x) => x !== null) : [])
+    const phase = (action: string, field: "start" | "stop") => {
+      if (!Array.isArray(a.startstops)) return null
+      let v: number | null = null
+      for (const x of a.startstops) {
+        if (typeof x === "object" && x !== null && !Array.isArray(x) && x.action === action) v = n(x[field])
+      }
+      return v
+    }
+    const shape = Array.isArray(a.shape) && a.shape.every((d) => Number.isSafeInteger(d) && d >= 0) ? a.shape.join("x") : null
+    const duration = e.duration ?? 0
+    const cpu = n(a.cpu_time)
     return {
       host: s(e.process_id),
       worker: s(e.thread_id),
@@ -131,8 +186,22 @@ const reference = (events: ReadonlyArray<TraceEvent>): string => {
       end: e.timestamp,
       duration: e.duration ?? 0,
       size: n(a.size),
-      cpu_time: n(a.cpu_time),
-      dependencies: Array.isArray(a.dependencies) ? a.dependencies.map(s).filter((x) => x !== null) : []
+      cpu_time: cpu,
+      dependencies: list(a.dependencies),
+      stage: s(a.stage),
+      type: s(a.type),
+      dtype: s(a.dtype),
+      shape,
+      dependents: list(a.dependents),
+      gather_start: phase("gather", "start"),
+      gather_end: phase("gather", "stop"),
+      compute_start: phase("compute", "start"),
+      compute_end: phase("compute", "stop"),
+      transfer_start: phase("transfer", "start"),
+      transfer_end: phase("transfer", "stop"),
+      peak_memory: n(a.peak_memory),
+      io_bytes: n(a.io_bytes),
+      cores: cpu !== null && duration > 0 ? cpu / duration : null
     }
   })
   const memory = events.filter((e) => e.name === "Managed Memory").map((e) => {
@@ -153,9 +222,13 @@ const reference = (events: ReadonlyArray<TraceEvent>): string => {
     for (const k of resourceArgs) row[k] = n(args(e)[k])
     return row
   })
+  const driver = events.filter((e) => e.name === "Driver" && e.phase === "X").map((e) => {
+    const a = args(e)
+    return { key: a.key, activity: a.activity, start: e.timestamp - (e.duration ?? 0), end: e.timestamp }
+  }).sort((x, y) => x.start - y.start || x.end - y.end)
   const counts: Record<string, number> = {}
   for (const e of events) counts[e.name] = (counts[e.name] ?? 0) + 1
-  return JSON.stringify({ tasks, memory, resources, counts: Object.entries(counts).sort() })
+  return JSON.stringify({ tasks, memory, resources, driver, counts: Object.entries(counts).sort() })
 }
 
 describe("ParallelLoad", () => {
@@ -175,6 +248,7 @@ describe("ParallelLoad", () => {
             tasks: t.tasks.toArray(),
             memory: t.memory.toArray(),
             resources: t.resources.toArray(),
+            driver: t.driver.toArray().map((r) => ({ key: r.key, activity: r.activity, start: r.start, end: r.end })),
             counts: Object.entries(t.eventCounts).sort()
           })
           assert.equal(got, reference(decodeRecordsUnsafe(bytes, f).events))

@@ -109,6 +109,49 @@ describe("Query", () => {
       }
     })
 
+    it(`agrees with stage_summary (tasks, task time, span, bytes) on ${which}`, async () => {
+      const tables = tablesOf()
+      const built = rows(A.stageSummary(tables))
+      const sql = new Map(rows(await Query.sqlPromise(tables, "SELECT * FROM stages")).map((r) => [r.stage as string, r]))
+      assert.equal(sql.size, built.length)
+      if (which === "dasf-small") assert.deepStrictEqual([...sql.keys()], [A.noStage])
+      else assert.ok(sql.size > 1, "the demo has stages")
+      for (const b of built) {
+        const r = sql.get(b["Stage"] as string)!
+        assert.ok(r !== undefined, `${b["Stage"]}`)
+        assert.equal(r.tasks, b["Tasks"])
+        close(r.busy as number, b["Task time (s)"] as number, `${b["Stage"]} task time`)
+        close(r.wall as number, b["Wall (s)"] as number, `${b["Stage"]} wall`)
+        close(r.bytes_in as number, b["Bytes In"] as number, `${b["Stage"]} bytes in`)
+        close(r.bytes_out as number, b["Bytes Out"] as number, `${b["Stage"]} bytes out`)
+      }
+    })
+
+    it(`fills the tasks table's details from the loaded columns on ${which}`, async () => {
+      const tables = tablesOf()
+      const sql = rows(await Query.sqlPromise(tables,
+        "SELECT stage, shape, dtype, type, gather, compute, transfer, peak_memory, io_bytes, cores FROM tasks ORDER BY task_id"))
+      const loaded = tables.tasks.toArray()
+      assert.equal(sql.length, loaded.length)
+      const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : a - b)
+      sql.forEach((r, i) => {
+        const t = loaded[i]!
+        assert.deepStrictEqual([r.stage, r.shape, r.dtype, r.type], [t.stage, t.shape, t.dtype, t.type], `row ${i}`)
+        for (const [got, want] of [
+          [r.gather, diff(t.gather_end, t.gather_start)],
+          [r.compute, diff(t.compute_end, t.compute_start)],
+          [r.transfer, diff(t.transfer_end, t.transfer_start)],
+          [r.peak_memory, t.peak_memory],
+          [r.io_bytes, t.io_bytes],
+          [r.cores, t.cores]
+        ] as const) {
+          if (want === null) assert.equal(got, null, `row ${i}`)
+          else close(got as number, want, `row ${i}`)
+        }
+      })
+      if (which === "demo") assert.ok(sql.some((r) => r.stage !== null && r.peak_memory !== null && r.compute !== null))
+    })
+
     it(`agrees with task_balance's per-second means on ${which}`, async () => {
       const tables = tablesOf()
       const span = A.traceSpan(tables)

@@ -128,7 +128,7 @@ describe("help and version", () => {
       [["analyze"], [/--head[^\n]*\(default: 30\)/, /--format[^\n]*\(default: csv\)/, /--analyses[^\n]*\(default: function_bottleneck task_bottleneck task_balance\)/, /--databases, -d/]],
       [["report"], [/--output, -o[^\n]*\(default: report\.html\)/, /--databases, -d/]],
       [["export"], [/--format[^\n]*\(default: chrome\)/, /--databases, -d/]],
-      [["plot", "hist"], [/--resource[^\n]*\(default: duration,size,cores,memory\)/, /--output, -o[^\n]*\(default: \.\)/, /--databases, -d/]],
+      [["plot", "hist"], [/--resource[^\n]*\(default: duration,size,cores,memory,peak_memory,io_bytes,bytes_in\)/, /--by[^\n]*\(default: run\)/, /--output, -o[^\n]*\(default: \.\)/, /--databases, -d/]],
       [["bench", "engine"], [/--tasks[^\n]*\(default: 10000\)/, /--repeats[^\n]*\(default: 5\)/, /--graph[^\n]*\(default: fanout\)/]]
     ]
     const results = await Promise.all(cases.map(([cmd]) => tessera([...cmd, "--help"])))

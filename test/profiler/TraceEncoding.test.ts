@@ -18,6 +18,9 @@ const taskArb: fc.Arbitrary<TaskRecord> = fc.record({
   threadId: str,
   phases: fc.record({ gather: span, compute: span, transfer: span }),
   cpuTime: fc.oneof(fc.double({ min: 0, max: 100, noNaN: true }), fc.nat(5)),
+  // optional (absent from records not made by Tessera's executors): both int and float
+  peakMemory: fc.oneof(fc.nat(), fc.double({ min: 0, max: 1e12, noNaN: true })),
+  ioBytes: fc.oneof(fc.nat(), fc.constant(0), fc.double({ min: 0, max: 1e12, noNaN: true })),
   nbytes: fc.nat(),
   shape: fc.array(fc.nat(100000), { maxLength: 4 }),
   dtype: str,
@@ -50,6 +53,27 @@ describe("TraceEncoding", () => {
       }),
       { numRuns: 100 }
     )
+  })
+
+  it("writes peak_memory and io_bytes after cpu_time, and only when measured", () => {
+    const base = {
+      key: "k", name: "f", host: "h", workerId: 0, threadId: "worker-h-0",
+      phases: { gather: [1, 1], compute: [1, 2], transfer: [2, 2] } as const,
+      cpuTime: 0.5, nbytes: 8, shape: [1], dtype: "float64", type: "Chunk",
+      dependencies: [], dependents: [], state: "memory" as const
+    }
+    const args = (r: TaskRecord) => {
+      const enc = new RecordEncoder()
+      enc.compute(r)
+      const [e] = TraceFormat.decodeRecordsUnsafe(enc.buf.slice(0, enc.pos), "mem").events
+      return e!.args as Record<string, unknown>
+    }
+    const measured = args({ ...base, peakMemory: 1234567, ioBytes: 4096, stage: "s" })
+    assert.deepEqual(Object.keys(measured).slice(-4), ["cpu_time", "peak_memory", "io_bytes", "stage"])
+    assert.equal(measured.peak_memory, 1234567)
+    assert.equal(measured.io_bytes, 4096)
+    const plain = args(base)
+    assert.equal("peak_memory" in plain || "io_bytes" in plain, false)
   })
 
   it("encodes a MemoryRecord straight to the same bytes as its Managed Memory event", () => {

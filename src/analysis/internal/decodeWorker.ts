@@ -22,6 +22,7 @@ import { ColumnDecoder } from "../../trace/TraceReader.ts"
 const dec = new ColumnDecoder()
 const marks: Array<number> = []
 const metadataSeqs: Array<number> = []
+const driverSeqs: Array<number> = []
 let events = 0
 let error: WorkerError | undefined
 
@@ -37,14 +38,16 @@ port.on("message", (m: DecodeRequest) => {
         error = { seq: m.seq, error: toReasonFields(fromUnknown(e, m.file, m.fileOffset)) }
       }
       while (metadataSeqs.length < dec.metadata.length) metadataSeqs.push(m.seq)
+      while (driverSeqs.length < dec.driver.length) driverSeqs.push(m.seq)
       const t = dec.tasks
-      marks.push(t.length, t.deps.length, dec.memory.length, dec.resources.length)
+      marks.push(t.length, t.deps.length, dec.memory.length, dec.resources.length, t.dependents.length)
     }
     port.postMessage({ type: "ack", seq: m.seq, bytes: m.end, events: n })
     return
   }
   const pool = dec.pool.parts()
   const t = dec.tasks
+  t.complete()
   const mem = dec.memory
   const r = dec.resources
   const counts = dec.counts
@@ -67,7 +70,16 @@ port.on("message", (m: DecodeRequest) => {
       size: t.size.view(),
       cpuTime: t.cpuTime.view(),
       depOffsets: t.depOffsets.view(),
-      deps: t.deps.view()
+      deps: t.deps.view(),
+      stage: t.stage.view(),
+      type: t.type.view(),
+      dtype: t.dtype.view(),
+      shape: t.shape.view(),
+      peakMemory: t.peakMemory.view(),
+      ioBytes: t.ioBytes.view(),
+      phases: t.phases.map((c) => c.view()),
+      dependentOffsets: t.dependentOffsets.view(),
+      dependents: t.dependents.view()
     },
     memory: {
       timestamp: mem.timestamp.view(),
@@ -81,12 +93,15 @@ port.on("message", (m: DecodeRequest) => {
     resources: { timestamp: r.timestamp.view(), host: r.host.view(), values: r.values.map((c) => c.view()) },
     metadata: dec.metadata,
     metadataSeqs: Int32Array.from(metadataSeqs),
+    driver: dec.driver,
+    driverSeqs: Int32Array.from(driverSeqs),
     ...(error !== undefined ? { error } : {})
   }
   const buffers = new Set<ArrayBuffer>()
   const add = (a: ArrayBufferView) => buffers.add(a.buffer as ArrayBuffer)
   for (const a of [pool.arena, pool.starts, pool.hashes]) add(a)
-  for (const a of Object.values(result.tasks)) add(a)
+  for (const a of Object.values(result.tasks)) if (Array.isArray(a)) a.forEach(add)
+    else add(a as ArrayBufferView)
   for (const a of Object.values(result.memory)) add(a)
   add(result.resources.timestamp)
   add(result.resources.host)

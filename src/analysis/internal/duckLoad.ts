@@ -165,8 +165,11 @@ export const loadTables = async (con: DuckDBConnection, t: TraceTables): Promise
   for (let i = 0; i < n; i++) taskIds[i] = i
   await appendColumns(con, "_tasks_raw", [
     { name: "task_id", type: "INTEGER", flat: { values: taskIds, validity: undefined } },
-    ...(["host", "worker", "key", "function", "state"] as const).map((c) => stringCol("_tasks", c, tasks.getChild(c)!)),
-    ...(["start", "end", "duration", "size", "cpu_time"] as const).map((c) => numCol(c, tasks.getChild(c)!))
+    ...(["host", "worker", "key", "function", "state", "stage", "type", "dtype", "shape"] as const).map((c) => stringCol("_tasks", c, tasks.getChild(c)!)),
+    ...([
+      "start", "end", "duration", "size", "cpu_time", "gather_start", "gather_end", "compute_start", "compute_end",
+      "transfer_start", "transfer_end", "peak_memory", "io_bytes", "cores"
+    ] as const).map((c) => numCol(c, tasks.getChild(c)!))
   ], n)
 
   // dependency edges: (task row, dependency key code), from the list offsets

@@ -20,7 +20,10 @@ import { Worker } from "node:worker_threads"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import { streamFrames } from "../../trace/TraceFormat.ts"
 import { fromReasonFields, type TraceFormatErrorFields, unexpected } from "../../trace/TraceFormatError.ts"
-import { ColumnDecoder, type F64, type I32, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
+import { ColumnDecoder, type F64, type I32, phaseNames, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
+
+/** Numbers per batch in a worker's `marks` (row ends: tasks, dependencies, memory, resources, dependents). */
+export const MARKS = 5
 
 /** A batch of whole records for a worker, or the request for its result. */
 export type DecodeRequest =
@@ -40,7 +43,10 @@ export interface WorkerError {
   readonly error: TraceFormatErrorFields
 }
 
-/** A worker's columns and pool; `marks` holds, per batch, the end of its rows (4 numbers). */
+/**
+ * A worker's columns and pool; `marks` holds, per batch, the end of its rows
+ * (`MARKS` numbers: tasks, dependencies, memory, resources, dependents).
+ */
 export interface DecodeResult {
   readonly type: "result"
   readonly events: number
@@ -61,6 +67,15 @@ export interface DecodeResult {
     readonly cpuTime: Float64Array
     readonly depOffsets: Int32Array
     readonly deps: Int32Array
+    readonly stage: Int32Array
+    readonly type: Int32Array
+    readonly dtype: Int32Array
+    readonly shape: Int32Array
+    readonly peakMemory: Float64Array
+    readonly ioBytes: Float64Array
+    readonly phases: ReadonlyArray<Float64Array>
+    readonly dependentOffsets: Int32Array
+    readonly dependents: Int32Array
   }
   readonly memory: {
     readonly timestamp: Float64Array
@@ -79,6 +94,9 @@ export interface DecodeResult {
   /** metadata events decoded, in order, and the batch each came from */
   readonly metadata: ReadonlyArray<TraceEvent>
   readonly metadataSeqs: Int32Array
+  /** `Driver` events decoded, in order, and the batch each came from */
+  readonly driver: ReadonlyArray<TraceEvent>
+  readonly driverSeqs: Int32Array
   readonly error?: WorkerError
 }
 
@@ -247,20 +265,34 @@ const merge = (
     out.fallbacks += g.fallbacks
   })
   // metadata events in batch order (each worker's are in order already; the sort is stable)
-  const meta = got.flatMap((g) => g.metadata.map((event, i) => ({ seq: g.metadataSeqs[i], event })))
-  meta.sort((a, b) => a.seq - b.seq)
-  for (const m of meta) out.metadata.push(m.event)
+  const inOrder = (events: (g: DecodeResult) => ReadonlyArray<TraceEvent>, seqs: (g: DecodeResult) => Int32Array, into: Array<TraceEvent>) => {
+    const all = got.flatMap((g) => events(g).map((event, i) => ({ seq: seqs(g)[i], event })))
+    all.sort((a, b) => a.seq - b.seq)
+    for (const m of all) into.push(m.event)
+  }
+  inOrder((g) => g.metadata, (g) => g.metadataSeqs, out.metadata)
+  inOrder((g) => g.driver, (g) => g.driverSeqs, out.driver)
   let T = 0
   let D = 0
   let M = 0
   let R = 0
-  for (const g of got) (T += g.tasks.end.length, D += g.tasks.deps.length, M += g.memory.timestamp.length, R += g.resources.timestamp.length)
+  let E = 0
+  for (const g of got) {
+    T += g.tasks.end.length
+    D += g.tasks.deps.length
+    M += g.memory.timestamp.length
+    R += g.resources.timestamp.length
+    E += g.tasks.dependents.length
+  }
   const ids = () => new Int32Array(T)
   const fs = () => new Float64Array(T)
   const t = {
     host: ids(), worker: ids(), key: ids(), name: ids(), state: ids(),
     end: fs(), duration: fs(), size: fs(), cpuTime: fs(),
-    depOffsets: new Int32Array(T + 1), deps: new Int32Array(D)
+    depOffsets: new Int32Array(T + 1), deps: new Int32Array(D),
+    stage: ids(), type: ids(), dtype: ids(), shape: ids(), peakMemory: fs(), ioBytes: fs(),
+    phases: phaseNames.flatMap(() => [fs(), fs()]),
+    dependentOffsets: new Int32Array(T + 1), dependents: new Int32Array(E)
   }
   const mi = () => new Int32Array(M)
   const mf = () => new Float64Array(M)
@@ -277,6 +309,7 @@ const merge = (
   let dOut = 0
   let mOut = 0
   let rOut = 0
+  let eOut = 0
   const W = got.length
   let f = 0
   const fileDone = (s: number) => {
@@ -292,16 +325,20 @@ const merge = (
     const g = got[w]
     const k = Math.floor(s / W)
     const mk = g.marks
-    if (4 * k + 3 >= mk.length) continue // after this worker's error (never reached: errors throw)
+    const at = MARKS * k
+    if (at + MARKS - 1 >= mk.length) continue // after this worker's error (never reached: errors throw)
     const remap = remaps[w]
-    const t0 = k === 0 ? 0 : mk[4 * k - 4]
-    const t1 = mk[4 * k]
-    const d0 = k === 0 ? 0 : mk[4 * k - 3]
-    const d1 = mk[4 * k + 1]
-    const m0 = k === 0 ? 0 : mk[4 * k - 2]
-    const m1 = mk[4 * k + 2]
-    const r0 = k === 0 ? 0 : mk[4 * k - 1]
-    const r1 = mk[4 * k + 3]
+    const from = (j: number) => (k === 0 ? 0 : mk[at - MARKS + j])
+    const t0 = from(0)
+    const t1 = mk[at]
+    const d0 = from(1)
+    const d1 = mk[at + 1]
+    const m0 = from(2)
+    const m1 = mk[at + 2]
+    const r0 = from(3)
+    const r1 = mk[at + 3]
+    const e0 = from(4)
+    const e1 = mk[at + 4]
     const gt = g.tasks
     copyIds(t.host, tOut, gt.host, t0, t1, remap)
     copyIds(t.worker, tOut, gt.worker, t0, t1, remap)
@@ -314,8 +351,15 @@ const merge = (
     t.cpuTime.set(gt.cpuTime.subarray(t0, t1), tOut)
     for (let i = t0; i < t1; i++) t.depOffsets[tOut + i - t0 + 1] = gt.depOffsets[i + 1] - d0 + dOut
     copyIds(t.deps, dOut, gt.deps, d0, d1, remap)
+    for (const f of ["stage", "type", "dtype", "shape"] as const) copyIds(t[f], tOut, gt[f], t0, t1, remap)
+    t.peakMemory.set(gt.peakMemory.subarray(t0, t1), tOut)
+    t.ioBytes.set(gt.ioBytes.subarray(t0, t1), tOut)
+    t.phases.forEach((col, j) => col.set(gt.phases[j].subarray(t0, t1), tOut))
+    for (let i = t0; i < t1; i++) t.dependentOffsets[tOut + i - t0 + 1] = gt.dependentOffsets[i + 1] - e0 + eOut
+    copyIds(t.dependents, eOut, gt.dependents, e0, e1, remap)
     tOut += t1 - t0
     dOut += d1 - d0
+    eOut += e1 - e0
     const gm = g.memory
     m.timestamp.set(gm.timestamp.subarray(m0, m1), mOut)
     copyIds(m.host, mOut, gm.host, m0, m1, remap)
@@ -337,6 +381,12 @@ const merge = (
   for (const f of ["end", "duration", "size", "cpuTime"] as const) setF64(ot[f], t[f], T)
   setI32(ot.depOffsets, t.depOffsets, T + 1)
   setI32(ot.deps, t.deps, D)
+  for (const f of ["stage", "type", "dtype", "shape"] as const) setI32(ot[f], t[f], T)
+  setF64(ot.peakMemory, t.peakMemory, T)
+  setF64(ot.ioBytes, t.ioBytes, T)
+  ot.phases.forEach((c, j) => setF64(c, t.phases[j], T))
+  setI32(ot.dependentOffsets, t.dependentOffsets, T + 1)
+  setI32(ot.dependents, t.dependents, E)
   const om = out.memory
   for (const f of ["host", "worker", "key", "state"] as const) setI32(om[f], m[f], M)
   for (const f of ["timestamp", "size", "tasks"] as const) setF64(om[f], m[f], M)

@@ -1,15 +1,22 @@
 /**
- * `tessera plot hist -d DB [DB...] [--resource duration,size,cores,memory] [-o DIR]`:
- * Work Queue style per-task histograms as SVG and PNG.
+ * `tessera plot hist -d DB [DB...] [--resource duration,size,...] [--by run|function] [-o DIR]`:
+ * Work Queue style per-task histograms as SVG and PNG (`hist-{resource}`), or one per
+ * resource and function with `--by function` (`hist-{resource}-{function}`, the function
+ * name made safe for a file name).
  *
  * @since 0.1.0
  */
+import { mkdir } from "node:fs/promises"
+import { join } from "node:path"
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { histogramResources } from "../../report/HistogramResources.ts"
+import { histogramGroupings, histogramResources } from "../../analysis/HistogramNames.ts"
 import { UsageError } from "../errors.ts"
 import { databasesFlag, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
+
+/** A function name as part of a file name: letters, digits, `._-` kept, the rest `_`. */
+const fileSafe = (s: string): string => (s.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_") || "_").slice(0, 100)
 
 const hist = Command.make(
   "hist",
@@ -17,6 +24,9 @@ const hist = Command.make(
     db: databasesFlag(),
     resource: Flag.String("resource").pipe(
       withDefaultShown(`comma-separated, any of ${histogramResources.join(",")}`, histogramResources.join(",")),
+    ),
+    by: Flag.Literals("by", histogramGroupings).pipe(
+      withDefaultShown<(typeof histogramGroupings)[number]>("run: one histogram per resource; function: one per resource and function", "run")
     ),
     output: Flag.String("output").pipe(Flag.withAlias("o"), withDefaultShown("directory for the figures", "."))
   },
@@ -31,17 +41,32 @@ const hist = Command.make(
           expected: `${unknown.length > 0 ? `unknown resource ${unknown.join(", ")}; ` : ""}expected a comma-separated list of ${histogramResources.join(", ")}`
         })
       }
-      const [{ loadReportDataPromise: loadReportData }, { writeHistograms }] = yield* Effect.promise(() =>
-        Promise.all([import("../../report/Report.ts"), import("../../report/Figure.ts")])
+      const [{ loadPromise }, H, { writeFigure }, { histogramSpec }] = yield* Effect.promise(() =>
+        Promise.all([
+          import("../../analysis/Load.ts"),
+          import("../../analysis/Histograms.ts"),
+          import("../../report/Figure.ts"),
+          import("../../report/Charts.ts")
+        ])
       )
       const files = yield* Output.tracked("plot hist", c.db, undefined, async (p) => {
-        const data = await loadReportData(c.db)
-        p.phase(`drawing ${wanted.length} histogram(s) into ${c.output}`)
-        return writeHistograms(data, wanted, c.output)
+        const data = H.taskSamplesOf(await loadPromise(c.db))
+        const hists = c.by === "function" ? H.taskHistogramsByFunction(data, wanted) : H.taskHistograms(data, wanted)
+        p.phase(`drawing ${hists.length} histogram(s) into ${c.output}`)
+        await mkdir(c.output, { recursive: true })
+        const out: Array<string> = []
+        const taken = new Set<string>()
+        for (const h of hists) {
+          let base = "function" in h ? `hist-${h.resource}-${fileSafe(h.function as string)}` : `hist-${h.resource}`
+          for (let k = 2; taken.has(base); k++) base = `${base.replace(/~\d+$/, "")}~${k}`
+          taken.add(base)
+          out.push(...(await writeFigure(histogramSpec(h, 480, 260), join(c.output, base))))
+        }
+        return out
       })
       for (const f of files) yield* Console.log(`wrote ${f}`)
     })
-).pipe(Command.withDescription("Histograms of per-task duration, output size, CPU cores and memory (SVG + PNG)."))
+).pipe(Command.withDescription("Histograms of per-task duration, output size, CPU cores, memory, peak memory, bytes read and bytes in (SVG + PNG), per run or per function."))
 
 /**
  * The `plot` subcommand (with `hist`).

@@ -27,6 +27,7 @@ import type { KernelFn } from "../Kernel.ts"
 import { errorParts, KernelLoadError, loadKernel } from "./kernels.ts"
 import { resolveLocal, serve } from "./batchLoop.ts"
 import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
+import { heapBytes } from "./taskMemory.ts"
 import type { BatchDone, BatchError, Ready, RunBatch } from "./protocol.ts"
 
 const port = parentPort!
@@ -280,6 +281,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
     const args = m.loc !== null && m.loc.includes(q) ? resolveLocal(m.args[q]!, results) : m.args[q]!
     const { ctx, settle } = makeContext(device, q, madeByOf(args, m.plans?.[q] ?? null))
     const x0 = now()
+    const heap0 = rec !== null ? heapBytes() : 0
     const c0 = cpu()
     let ok = false
     try {
@@ -314,6 +316,10 @@ const runBatch = async (m: RunBatch): Promise<void> => {
         rec[o + 4] = readAt
         rec[o + 5] = t1
         rec[o + 6] = cpu() - c0
+        // the thread's host heap, as on a CPU worker (device memory is Managed Memory's `device`);
+        // GPU kernels read no files
+        rec[o + 7] = Math.max(heap0, heapBytes())
+        rec[o + 8] = 0
       }
     }
     if (!ok) break

@@ -254,6 +254,8 @@ export const record = (
       threadId: threadIdCached(host, workerId),
       phases: { gather: [rec[o]!, rec[o + 1]!], compute: [rec[o + 2]!, rec[o + 3]!], transfer: [rec[o + 4]!, rec[o + 5]!] },
       cpuTime: rec[o + 6]!,
+      peakMemory: rec[o + 7]!,
+      ioBytes: rec[o + 8]!,
       nbytes: info.nbytes,
       shape: info.shape,
       dtype: info.dtype,

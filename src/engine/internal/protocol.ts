@@ -25,12 +25,13 @@ export const CONTROL_SLOTS = 4
 
 /**
  * Per-task profile floats in `BatchDone.rec`: gather start/stop, compute start/stop,
- * transfer start/stop (epoch s), thread CPU seconds.
+ * transfer start/stop (epoch s), thread CPU seconds, peak heap + external bytes, bytes
+ * read (`TaskIo`).
  *
  * @since 0.1.0
  * @internal
  */
-export const REC_STRIDE = 7
+export const REC_STRIDE = 9
 
 /** @since 0.1.0 @internal */
 export interface RunBatch {

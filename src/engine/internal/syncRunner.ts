@@ -15,6 +15,8 @@ import type { KernelFn } from "../Kernel.ts"
 import * as State from "../State.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
 import { MemoryBook, post, pre, record } from "./job.ts"
+import { heapBytes } from "./taskMemory.ts"
+import { bytesRead } from "../TaskIo.ts"
 import type { Job } from "./job.ts"
 
 const host = hostname()
@@ -87,7 +89,7 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
   const fns = await loadAll(job)
   const s = job.state
   const book = job.profile ? new MemoryBook(job, 1, host) : null
-  const rec = new Float64Array(7)
+  const rec = new Float64Array(9)
   const now = EngineClock.nowSeconds
   const cpu = EngineClock.threadCpuSeconds
   // Hot loop: plain imperative code on typed arrays, no per-task allocation besides
@@ -115,13 +117,18 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
     try {
       if (book !== null) {
         const c0 = cpu()
+        const h0 = heapBytes()
+        const io0 = bytesRead()
         rec[0] = rec[1] = rec[2] = now()
         let r = fn.apply(undefined, args as Array<unknown>)
         if (isThenable(r)) r = await r
         rec[3] = rec[4] = now()
+        const h1 = heapBytes()
         result = shareResult(r)
         rec[5] = now()
         rec[6] = cpu() - c0
+        rec[7] = Math.max(h0, h1, heapBytes())
+        rec[8] = bytesRead() - io0
       } else {
         let r = fn.apply(undefined, args as Array<unknown>)
         if (isThenable(r)) r = await r

@@ -13,9 +13,11 @@ import { parentPort, workerData } from "node:worker_threads"
 import * as EngineClock from "../EngineClock.ts"
 import type { KernelFn } from "../Kernel.ts"
 import { flushSeconds } from "../Sampling.ts"
+import { bytesRead } from "../TaskIo.ts"
 import { ThreadSampler } from "../ThreadSampler.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
 import { noSamples, resolveLocal, serve } from "./batchLoop.ts"
+import { heapBytes } from "./taskMemory.ts"
 import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
 import type { BatchDone, BatchError, Ready, RunBatch, Samples } from "./protocol.ts"
 
@@ -53,6 +55,10 @@ const runBatch = async (m: RunBatch): Promise<void> => {
   // to the next task). process.threadCpuUsage() costs ~0.7 µs, the most expensive part of
   // the profiling records on no-op tasks; its value is tick-granular anyway (docs/profiler.md).
   let cpuMark = profile ? cpu() : 0
+  // the same for the heap reading (a task's start is the previous one's end) and the
+  // thread's bytes-read counter (TaskIo)
+  let heapMark = profile ? heapBytes() : 0
+  let ioMark = bytesRead()
   Atomics.store(control, BATCH, m.b)
   for (let q = 0; q < n; q++) {
     if (Atomics.load(control, CANCEL) === m.c) break
@@ -84,6 +90,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
         let r = fn.apply(undefined, argv as Array<unknown>)
         if (isThenable(r)) r = await r
         const x1 = now()
+        const h1 = heapBytes()
         results[q] = shareResult(r)
         const t1 = now()
         const o = q * REC_STRIDE
@@ -96,6 +103,12 @@ const runBatch = async (m: RunBatch): Promise<void> => {
         const c1 = cpu()
         rec[o + 6] = c1 - cpuMark
         cpuMark = c1
+        const h2 = heapBytes()
+        rec[o + 7] = Math.max(heapMark, h1, h2)
+        heapMark = h2
+        const io = bytesRead()
+        rec[o + 8] = io - ioMark
+        ioMark = io
       } else {
         let r = fn.apply(undefined, args as Array<unknown>)
         if (isThenable(r)) r = await r

@@ -24,6 +24,7 @@ import type { Field, RecordBatch, Schema } from "apache-arrow"
 import { Footer } from "apache-arrow/ipc/metadata/file"
 import type { FileBlock } from "apache-arrow/ipc/metadata/file"
 import * as Chunk from "../../engine/Chunk.ts"
+import { reportBytesRead } from "../../engine/TaskIo.ts"
 import { checkFooter, checkMessage, Malformed } from "./arrowCheck.ts"
 import type { ArrowInfo } from "./DatasetSource.ts"
 import { DatasetFileError } from "./DatasetSource.ts"
@@ -71,6 +72,7 @@ const readAtUnsafe = (fd: number, position: number, n: number, into?: Uint8Array
     if (r === 0) break
     got += r
   }
+  reportBytesRead(got)
   return into === undefined ? out.subarray(0, got) : out.subarray(at, at + got)
 }
 

@@ -13,6 +13,7 @@
  */
 import * as NodeFs from "node:fs"
 import * as Chunk from "../../engine/Chunk.ts"
+import { reportBytesRead } from "../../engine/TaskIo.ts"
 import * as PyLiteral from "./pyLiteral.ts"
 
 /**
@@ -216,6 +217,7 @@ export const readNpy = (path: string, chunkRows = Infinity): Array<Chunk.Chunk> 
   let bytes: Uint8Array
   try {
     bytes = NodeFs.readFileSync(fsPath(path))
+    reportBytesRead(bytes.length)
   } catch (e) {
     throw new NpyError(path, "NotNpy", `cannot read: ${(e as Error).message}`)
   }
@@ -233,6 +235,7 @@ const readAtUnsafe = (fd: number, n: number, position: number): Uint8Array => {
     if (r === 0) break
     got += r
   }
+  reportBytesRead(got)
   return out.subarray(0, got)
 }
 
@@ -290,6 +293,7 @@ export const readNpyRows = (path: string, h: NpyHeader, rowStart: number, rows: 
       if (r === 0) break
       got += r
     }
+    reportBytesRead(got)
     if (got < target.length) {
       throw new NpyError(path, "Truncated", `rows ${rowStart}..${rowStart + rows} need bytes ${from}..${from + target.length}, file ends at ${from + got}`)
     }

@@ -3,8 +3,16 @@
  * directly into column builders (no per-record objects), recognising keys and repeated
  * strings through the `StringPool`. `Compute`, `Managed Memory` and `Resource Usage`
  * events become rows of the three tables; metadata events (the `Pipeline Graph` event,
- * any `M` event) are kept whole, as `TraceEvent`s in `metadata`, so nobody needs to
- * decode a file a second time to find them; every other event is only counted.
+ * any `M` event) are kept whole, as `TraceEvent`s in `metadata`, and `Driver` X events
+ * (Tessera's driver segments, a few per compute) whole in `driver`, both decoded by the
+ * generic decoder in the same pass, so nobody needs to decode a file a second time to
+ * find them; every other event is only counted.
+ *
+ * A `Compute` event's Tessera args (stage, type, dtype, shape, dependents, startstops,
+ * peak_memory, io_bytes) fill the task columns' details; DASF's events lack most of them
+ * (null). `shape` is kept as a string ("1000x3", `columns.ts` `shapeText`): the fast
+ * path interns the array's raw msgpack bytes in a side pool and formats each distinct
+ * shape once.
  *
  * Records of an unexpected shape (a field of an unusual type, an extension, anything
  * the fast path does not handle) fall back to the generic decoder (`Framing.ts`), which
@@ -20,7 +28,7 @@
  * @internal
  */
 import { EventNames, type TraceEvent } from "../TraceEvent.ts"
-import { MemoryColumns, resourceArgs, ResourceColumns, TaskColumns } from "./columns.ts"
+import { MemoryColumns, phaseNames, resourceArgs, ResourceColumns, shapeText, TaskColumns } from "./columns.ts"
 import { decodeEventUnsafe, headerBytes, isDuration, isTime, maxNesting } from "./framing.ts"
 import { StringPool } from "./stringPool.ts"
 
@@ -44,6 +52,8 @@ export class ColumnDecoder {
   readonly resources = new ResourceColumns()
   /** metadata events (`Pipeline Graph`, any `M` event), in file order */
   readonly metadata: Array<TraceEvent> = []
+  /** `Driver` X events, in file order */
+  readonly driver: Array<TraceEvent> = []
   /** records that took the generic path (metadata events are not counted) */
   fallbacks = 0
 
@@ -51,14 +61,20 @@ export class ColumnDecoder {
   private pos = 0
   private dv: DataView = new DataView(new ArrayBuffer(8))
   private readonly depScratch: Array<number> = []
+  private readonly dependentScratch: Array<number> = []
   private readonly resScratch = new Float64Array(resourceArgs.length)
+  private readonly phaseScratch = new Float64Array(2 * phaseNames.length)
+  // shapes: raw msgpack bytes of the array -> id in `shapeRaw` -> string id in `pool`
+  private readonly shapeRaw = new StringPool()
+  private shapeIds = new Int32Array(64).fill(-1)
+  private readonly shapeDims: Array<number> = []
 
   // interned ids of the keys and names the fast path knows
   private readonly K: Record<string, number>
   private readonly protoId: number
   private readonly resIds: Int32Array
-  private readonly last = new Int32Array(8).fill(-1)
-  private readonly prev = new Int32Array(8).fill(-1)
+  private readonly last = new Int32Array(16).fill(-1)
+  private readonly prev = new Int32Array(16).fill(-1)
   // known keys by a 4-byte signature, open addressing over typed arrays (a Map.get per
   // key cost ~15% of a load): slot -> index + 1 into knownWordAt / knownIds
   private readonly knownSlots = new Int32Array(256)
@@ -96,13 +112,15 @@ export class ColumnDecoder {
       EventNames.pipelineGraph,
       "M"
     ]
-    this.K = Object.fromEntries(ids.map((s) => [s, p.intern(s)]))
+    // Tessera's Compute args and startstops fields, and the Driver event's name
+    const details = ["stage", "shape", "dtype", "type", "dependents", "startstops", "peak_memory", "io_bytes", "action", "start", "stop"]
+    this.K = Object.fromEntries([...ids, ...details, ...phaseNames, "Driver"].map((s) => [s, p.intern(s)]))
     this.resIds = Int32Array.from(resourceArgs, (s) => p.intern(s))
     this.protoId = p.intern("__proto__")
     const enc = new TextEncoder()
     const words: Array<number> = []
     const wordAt: Array<number> = [0]
-    for (const s of [...ids.slice(0, 13), "scope", "shape", "dtype", "type", "dependents", ...resourceArgs]) {
+    for (const s of [...ids.slice(0, 13), "scope", ...details, ...resourceArgs]) {
       const bytes = enc.encode(s)
       if (bytes.length < 2 || bytes.length > 31) continue
       const sig = bytes.length | (bytes[0] << 8) | (bytes[1] << 16) | (bytes[bytes.length - 1] << 24)
@@ -155,6 +173,14 @@ export class ColumnDecoder {
   }
 
   // --- cursor primitives -----------------------------------------------------
+
+  private arrayHeader(): number {
+    const t = this.b[this.pos++]
+    if (t >= 0x90 && t <= 0x9f) return t & 0x0f
+    if (t === 0xdc) return (this.pos += 2, this.dv.getUint16(this.pos - 2))
+    if (t === 0xdd) return (this.pos += 4, this.dv.getUint32(this.pos - 4))
+    throw fallback
+  }
 
   private mapHeader(): number {
     const t = this.b[this.pos++]
@@ -420,12 +446,12 @@ export class ColumnDecoder {
   }
 
   /**
-   * Is this event kept whole in `metadata`: the `Pipeline Graph` event (any phase), or an
-   * `M` event that no table takes (as the generic path decides in `addEvent`).
+   * Is this event kept whole: the `Pipeline Graph` event (any phase), an `M` event that no
+   * table takes (as the generic path decides in `addEvent`), or a `Driver` event.
    */
   private isMetadata(name: number, phase: number): boolean {
     const K = this.K
-    return name === K[EventNames.pipelineGraph] ||
+    return name === K[EventNames.pipelineGraph] || name === K.Driver ||
       (phase === K.M && name !== K["Managed Memory"] && name !== K["Resource Usage"])
   }
 
@@ -473,8 +499,17 @@ export class ColumnDecoder {
     let state = -1
     let size = NaN
     let cpu = NaN
+    let stage = -1
+    let type = -1
+    let dtype = -1
+    let shape = -1
+    let peak = NaN
+    let io = NaN
     const deps = this.depScratch
     deps.length = 0
+    const dependents = this.dependentScratch
+    dependents.length = 0
+    let phases: Float64Array | null = null
     for (let i = 0; i < n; i++) {
       const k = this.key()
       if (k === K.key) key = this.str(5)
@@ -482,22 +517,82 @@ export class ColumnDecoder {
       else if (k === K.state) state = this.str(7)
       else if (k === K.size) size = this.num()
       else if (k === K.cpu_time) cpu = this.num()
-      else if (k === K.dependencies) {
-        const t = this.b[this.pos++]
-        let m: number
-        if (t >= 0x90 && t <= 0x9f) m = t & 0x0f
-        else if (t === 0xdc) (m = this.dv.getUint16(this.pos), this.pos += 2)
-        else if (t === 0xdd) (m = this.dv.getUint32(this.pos), this.pos += 4)
-        else throw fallback
-        deps.length = 0 // a repeated key: the last one counts, as in the generic path
-        for (let j = 0; j < m; j++) deps.push(this.str())
-      } else this.skip(3)
+      else if (k === K.dependencies) this.keyList(deps) // a repeated key: the last one counts, as in the generic path
+      else if (k === K.dependents) this.keyList(dependents)
+      else if (k === K.type) type = this.str(9)
+      else if (k === K.dtype) dtype = this.str(10)
+      else if (k === K.shape) shape = this.shape()
+      else if (k === K.stage) stage = this.str(8)
+      else if (k === K.startstops) this.startstops(phases = this.phaseScratch.fill(NaN))
+      else if (k === K.peak_memory) peak = this.num()
+      else if (k === K.io_bytes) io = this.num()
+      else this.skip(3)
     }
     if (this.pos !== end) throw fallback
     const c = this.tasks
     c.push(host, worker, key, name, state, ts, dur, size, cpu)
+    c.detail(stage, type, dtype, shape, peak, io, phases)
     for (let j = 0; j < deps.length; j++) if (deps[j] >= 0) c.deps.push(deps[j])
+    for (let j = 0; j < dependents.length; j++) if (dependents[j] >= 0) c.dependents.push(dependents[j])
     c.endRow()
+  }
+
+  /** An array of keys (strings or numbers; nil -> -1) into `out`, replacing its contents. */
+  private keyList(out: Array<number>): void {
+    const m = this.arrayHeader()
+    out.length = 0
+    for (let j = 0; j < m; j++) out.push(this.str())
+  }
+
+  /**
+   * `shape`: an array of non-negative safe integers as the id of its `shapeText` string;
+   * anything else falls back (the generic path decides). Each distinct array (by its
+   * msgpack bytes) is formatted once.
+   */
+  private shape(): number {
+    const at = this.pos
+    const m = this.arrayHeader()
+    const dims = this.shapeDims
+    dims.length = 0
+    for (let j = 0; j < m; j++) {
+      const d = this.num()
+      if (!(Number.isSafeInteger(d) && d >= 0)) throw fallback
+      dims.push(d)
+    }
+    const raw = this.shapeRaw.internSampled(this.b, at, this.pos)
+    if (raw >= this.shapeIds.length) {
+      const next = new Int32Array(2 * raw + 2).fill(-1)
+      next.set(this.shapeIds)
+      this.shapeIds = next
+    }
+    let id = this.shapeIds[raw]
+    if (id < 0) id = this.shapeIds[raw] = this.pool.intern(dims.join("x"))
+    return id
+  }
+
+  /**
+   * `startstops`: an array of `{ action, start, stop }` maps into `phases` (start, stop
+   * per `phaseNames` entry; other actions and keys are skipped; a repeated action: the
+   * last one counts).
+   */
+  private startstops(phases: Float64Array): void {
+    const K = this.K
+    const m = this.arrayHeader()
+    for (let j = 0; j < m; j++) {
+      const fields = this.mapHeader()
+      let action = -1
+      let start = NaN
+      let stop = NaN
+      for (let f = 0; f < fields; f++) {
+        const k = this.key()
+        if (k === K.action) action = this.str(11)
+        else if (k === K.start) start = this.num()
+        else if (k === K.stop) stop = this.num()
+        else this.skip(5)
+      }
+      const p = action === K.gather ? 0 : action === K.compute ? 1 : action === K.transfer ? 2 : -1
+      if (p >= 0) (phases[2 * p] = start, phases[2 * p + 1] = stop)
+    }
   }
 
   private memoryArgs(host: number, worker: number, ts: number, end: number): void {
@@ -549,6 +644,10 @@ export class ColumnDecoder {
   addEvent(e: TraceEvent): void {
     const name = this.pool.intern(e.name)
     this.count(name)
+    if (e.name === "Driver") {
+      if (e.phase === "X") this.driver.push(e)
+      return
+    }
     if (
       e.name === EventNames.pipelineGraph ||
       (e.phase === "M" && e.name !== EventNames.managedMemory && e.name !== EventNames.resourceUsage)
@@ -566,10 +665,22 @@ export class ColumnDecoder {
       const name = this.id(a.name)
       const state = this.id(a.state)
       c.push(host, worker, key, name, state, e.timestamp, e.duration ?? 0, num(a.size), num(a.cpu_time))
-      if (Array.isArray(a.dependencies)) {
-        for (const d of a.dependencies) {
+      let phases: Float64Array | null = null
+      if (Array.isArray(a.startstops)) {
+        phases = this.phaseScratch.fill(NaN)
+        for (const x of a.startstops) {
+          if (typeof x !== "object" || x === null || Array.isArray(x)) continue
+          const p = phaseNames.indexOf((x as { action?: unknown }).action as never)
+          if (p >= 0) (phases[2 * p] = num((x as { start?: unknown }).start), phases[2 * p + 1] = num((x as { stop?: unknown }).stop))
+        }
+      }
+      const shape = shapeText(a.shape)
+      c.detail(this.id(a.stage), this.id(a.type), this.id(a.dtype), shape === undefined ? -1 : this.pool.intern(shape), num(a.peak_memory), num(a.io_bytes), phases)
+      for (const [list, out] of [[a.dependencies, c.deps], [a.dependents, c.dependents]] as const) {
+        if (!Array.isArray(list)) continue
+        for (const d of list) {
           const id = this.id(d)
-          if (id >= 0) c.deps.push(id)
+          if (id >= 0) out.push(id)
         }
       }
       c.endRow()

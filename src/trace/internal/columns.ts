@@ -25,6 +25,23 @@ export class F64 {
   view(): Float64Array {
     return this.data.subarray(0, this.length)
   }
+  /** Sets row `i` (at or after the last row); rows skipped in between are NaN. */
+  setAt(i: number, x: number): void {
+    if (this.length < i) this.padTo(i)
+    if (this.length === i) this.push(x)
+    else this.data[i] = x
+  }
+  /** Pads with NaN to `n` rows. */
+  padTo(n: number): void {
+    if (n <= this.length) return
+    if (n > this.data.length) {
+      const next = new Float64Array(Math.max(n, this.data.length * 2))
+      next.set(this.data.subarray(0, this.length))
+      this.data = next
+    }
+    this.data.fill(NaN, this.length, n)
+    this.length = n
+  }
 }
 
 /**
@@ -47,6 +64,45 @@ export class I32 {
   view(): Int32Array {
     return this.data.subarray(0, this.length)
   }
+  /** Sets row `i` (at or after the last row); rows skipped in between are -1. */
+  setAt(i: number, x: number): void {
+    if (this.length < i) this.padTo(i)
+    if (this.length === i) this.push(x)
+    else this.data[i] = x
+  }
+  /** Pads with -1 to `n` rows. */
+  padTo(n: number): void {
+    if (n <= this.length) return
+    if (n > this.data.length) {
+      const next = new Int32Array(Math.max(n, this.data.length * 2))
+      next.set(this.data.subarray(0, this.length))
+      this.data = next
+    }
+    this.data.fill(-1, this.length, n)
+    this.length = n
+  }
+}
+
+/**
+ * The phases of a task's `startstops` (distributed's actions) that become columns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const phaseNames = ["gather", "compute", "transfer"] as const
+
+/**
+ * Shape dimensions as the `shape` column writes them: joined by "x" ("1000x3"), "" for
+ * a scalar (no dimensions); `undefined` when `u` is not an array of non-negative safe
+ * integers (the column is then null).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const shapeText = (u: unknown): string | undefined => {
+  if (!Array.isArray(u)) return undefined
+  for (const d of u) if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) return undefined
+  return u.join("x")
 }
 
 /**
@@ -67,8 +123,24 @@ export class TaskColumns {
   readonly cpuTime = new F64()
   readonly depOffsets = new I32()
   readonly deps = new I32()
+  // Tessera's task details (ids / numbers; -1 / NaN where the event lacks them). DASF's
+  // events lack stage, peak_memory, io_bytes and startstops: those columns are sparse
+  // while decoding (a row is written only when it has the field; `complete` pads them),
+  // so a DASF trace's rows cost nothing there.
+  readonly stage = new I32()
+  readonly type = new I32()
+  readonly dtype = new I32()
+  /** the shape as a string id: dimensions joined by "x" ("1000x3"; "" for a scalar) */
+  readonly shape = new I32()
+  readonly peakMemory = new F64()
+  readonly ioBytes = new F64()
+  /** `startstops` phases, in `phaseNames` order: start, stop of each */
+  readonly phases: ReadonlyArray<F64> = Array.from({ length: 2 * phaseNames.length }, () => new F64())
+  readonly dependentOffsets = new I32()
+  readonly dependents = new I32()
   constructor() {
     this.depOffsets.push(0)
+    this.dependentOffsets.push(0)
   }
   get length(): number {
     return this.end.length
@@ -95,9 +167,35 @@ export class TaskColumns {
     this.size.push(size)
     this.cpuTime.push(cpuTime)
   }
-  /** Closes the row `push` opened: its dependencies are the ids added to `deps` since. */
+  /**
+   * The row's details (after `push`, before `endRow`); `phases` in `phaseNames` order, or
+   * null when the event has no `startstops`.
+   */
+  detail(stage: number, type: number, dtype: number, shape: number, peakMemory: number, ioBytes: number, phases: ArrayLike<number> | null): void {
+    const row = this.end.length - 1
+    this.type.push(type)
+    this.dtype.push(dtype)
+    this.shape.push(shape)
+    if (stage >= 0) this.stage.setAt(row, stage)
+    if (peakMemory === peakMemory) this.peakMemory.setAt(row, peakMemory)
+    if (ioBytes === ioBytes) this.ioBytes.setAt(row, ioBytes)
+    if (phases !== null) for (let j = 0; j < this.phases.length; j++) this.phases[j].setAt(row, phases[j])
+  }
+  /** Pads the sparse detail columns to every row (before reading them). */
+  complete(): void {
+    const n = this.end.length
+    this.stage.padTo(n)
+    this.peakMemory.padTo(n)
+    this.ioBytes.padTo(n)
+    for (const c of this.phases) c.padTo(n)
+  }
+  /**
+   * Closes the row `push` opened: its dependencies are the ids added to `deps` since,
+   * its dependents those added to `dependents`.
+   */
   endRow(): void {
     this.depOffsets.push(this.deps.length)
+    this.dependentOffsets.push(this.dependents.length)
   }
 }
 

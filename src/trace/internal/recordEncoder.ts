@@ -48,6 +48,10 @@ export interface ComputeRecord {
     readonly transfer: readonly [number, number]
   }
   readonly cpuTime: number
+  /** bytes (the `peak_memory` arg), when measured */
+  readonly peakMemory?: number
+  /** bytes read from files (the `io_bytes` arg), when measured */
+  readonly ioBytes?: number
   readonly nbytes: number
   readonly shape: ReadonlyArray<number>
   readonly dtype: string
@@ -95,6 +99,8 @@ const P = {
   dependents: fixstr("dependents"),
   startstops: fixstr("startstops"),
   cpuTime: fixstr("cpu_time"),
+  peakMemory: fixstr("peak_memory"),
+  ioBytes: fixstr("io_bytes"),
   stage: fixstr("stage"),
   tasks: fixstr("tasks"),
   device: fixstr("device"),
@@ -159,7 +165,8 @@ export class RecordEncoder {
     this.w.put(K.thread_id)
     this.w.string(r.threadId)
     this.w.put(K.args)
-    this.w.byte(r.stage !== undefined ? 0x8c : 0x8b)
+    // fixmap: the 11 fields every record has, and the optional ones it carries
+    this.w.byte(0x8b + (r.peakMemory !== undefined ? 1 : 0) + (r.ioBytes !== undefined ? 1 : 0) + (r.stage !== undefined ? 1 : 0))
     this.w.put(P.key)
     this.w.string(r.key)
     this.w.put(P.name)
@@ -194,6 +201,14 @@ export class RecordEncoder {
     this.w.number(transfer[1])
     this.w.put(P.cpuTime)
     this.w.number(r.cpuTime)
+    if (r.peakMemory !== undefined) {
+      this.w.put(P.peakMemory)
+      this.w.number(r.peakMemory)
+    }
+    if (r.ioBytes !== undefined) {
+      this.w.put(P.ioBytes)
+      this.w.number(r.ioBytes)
+    }
     if (r.stage !== undefined) {
       this.w.put(P.stage)
       this.w.string(r.stage)
