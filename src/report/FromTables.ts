@@ -7,7 +7,8 @@
  * metadata events; the driver's segments come from the `driver` table.
  *
  * Optional task columns, read when `Load` provides them (NaN / no stage otherwise):
- * `stage` (string), `gather` and `transfer` (phase seconds), `peak_memory` and
+ * `stage` (string), the gather and transfer phases (`gather_start`, `gather_end`,
+ * `transfer_start`, `transfer_end`: their durations are drawn), `peak_memory` and
  * `io_bytes` (bytes). Bytes in come from the `dependencies` lists. Where a loader
  * gives none of the optional columns, `Report.ts` fills them from the events
  * (`TaskExtras.ts`).
@@ -29,7 +30,16 @@ import { driverColumns, resourceMetrics } from "./ReportData.ts"
  * @since 0.1.0
  * @category models
  */
-export const optionalTaskColumns = ["stage", "gather", "transfer", "peak_memory", "io_bytes"] as const
+export const optionalTaskColumns = ["stage", "gather_start", "transfer_start", "peak_memory", "io_bytes"] as const
+
+/** A phase's duration (seconds) per task from its start and end columns; NaN where absent. */
+const phaseSeconds = (t: Table, phase: "gather" | "transfer", n: number): Float64Array => {
+  const from = floatsOf(t.getChild(`${phase}_start`), n)
+  const to = floatsOf(t.getChild(`${phase}_end`), n)
+  const out = new Float64Array(n)
+  for (let i = 0; i < n; i++) out[i] = to[i]! - from[i]!
+  return out
+}
 
 /**
  * Whether a loaded tasks table has any of the optional columns.
@@ -179,8 +189,8 @@ export const fromTables = (
       cpuTime: floatsOf(t.tasks.getChild("cpu_time"), n),
       key,
       stage,
-      gather: floatsOf(any.getChild("gather"), n),
-      transfer: floatsOf(any.getChild("transfer"), n),
+      gather: phaseSeconds(any, "gather", n),
+      transfer: phaseSeconds(any, "transfer", n),
       bytesIn: bytesIn(t, keyCodes, size, end, n),
       peakMemory: floatsOf(any.getChild("peak_memory"), n),
       ioBytes: floatsOf(any.getChild("io_bytes"), n)
