@@ -56,12 +56,22 @@ export class Interrupted extends Data.TaggedError("Interrupted")<{
 }> {}
 
 /**
+ * A cluster executor had no live worker to run a task on.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NoWorkers extends Data.TaggedError("NoWorkers")<{
+  readonly message: string
+}> {}
+
+/**
  * Why a compute failed.
  *
  * @since 0.1.0
  * @category errors
  */
-export type ComputeErrorReason = KernelFailed | KernelNotFound | WorkerCrashed | Interrupted
+export type ComputeErrorReason = KernelFailed | KernelNotFound | WorkerCrashed | Interrupted | NoWorkers
 
 /**
  * A compute failed; see `reason`.
@@ -163,6 +173,12 @@ export const workerCrashed = (key: string, attempts: number, detail: string): Co
 /** @since 0.1.0 @category constructors */
 export const interrupted = (detail = "compute interrupted"): ComputeError => {
   const reason = new Interrupted({ message: detail })
+  return new ComputeError({ reason, message: reason.message })
+}
+
+/** @since 0.1.0 @category constructors */
+export const noWorkers = (detail: string): ComputeError => {
+  const reason = new NoWorkers({ message: `no workers: ${detail}` })
   return new ComputeError({ reason, message: reason.message })
 }
 

@@ -15,7 +15,10 @@
  * and the in-process runner are imported when a layer is built or a sync executor first
  * runs; `node:os` is reached with `process.getBuiltinModule` when a function needs it.
  *
- * Leaves out: GPU workers and clusters (later layers of the same service).
+ * - `layerCluster(options)`: worker processes on Effect Cluster (docs/cluster.md); the
+ *   scheduler and its runner registry are imported when the layer is built.
+ *
+ * Leaves out: GPU workers (a later layer of the same service).
  *
  * @since 0.1.0
  */
@@ -23,6 +26,7 @@ import { Context, Effect, Layer, Semaphore } from "effect"
 import type * as EngineError from "./EngineError.ts"
 import type { Job } from "./internal/job.ts"
 import type { PoolOptions } from "./internal/pool.ts"
+import type { ClusterOptions } from "./Cluster.ts"
 
 /** `node:os`, when a function needs it (not at load time: see the module comment). */
 const os = () => process.getBuiltinModule("node:os")
@@ -37,7 +41,7 @@ let syncRunner: Promise<typeof import("./internal/syncRunner.ts")> | undefined
  * @category models
  */
 export interface ExecutorShape {
-  readonly kind: "sync" | "workers"
+  readonly kind: "sync" | "workers" | "cluster"
   /** number of threads that run tasks */
   readonly size: number
   readonly host: string
@@ -211,3 +215,17 @@ export const layerWorkers = (options: WorkersOptions = {}): Layer.Layer<Executor
  * @category layers
  */
 export const layerSync: Layer.Layer<Executor> = Layer.succeed(Executor, makeSync())
+
+/**
+ * The cluster executor as a layer: a scheduler in this process and worker processes on
+ * Effect Cluster (`local: N` starts N on this machine, stopped with the layer's scope;
+ * others join with `tessera worker --scheduler HOST:PORT`). See docs/cluster.md.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerCluster = (options: ClusterOptions = {}): Layer.Layer<Executor> =>
+  Layer.effect(
+    Executor,
+    Effect.flatMap(Effect.promise(() => import("./internal/cluster/scheduler.ts")), (m) => m.make(options))
+  )
