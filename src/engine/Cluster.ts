@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import type * as Scope from "effect/Scope"
 import { Executor } from "./Executor.ts"
 import type { ExecutorShape } from "./Executor.ts"
@@ -30,6 +30,11 @@ import type { ExecutorShape } from "./Executor.ts"
 export interface ClusterOptions {
   /** start this many worker processes on this machine */
   readonly local?: number
+  /**
+   * `HOST:PORT` of a running `tessera scheduler` (its runner registry) to use; absent, this
+   * process serves the registry on `host`:`port`
+   */
+  readonly scheduler?: string
   /** where the scheduler's registry listens for workers (default 127.0.0.1) */
   readonly host?: string
   /** its port (default: any free port) */
@@ -163,3 +168,68 @@ export const LocalCluster = (options: ClusterOptions = {}): Effect.Effect<Cluste
  */
 export const layerLocal = (options: ClusterOptions = {}): Layer.Layer<Cluster | Executor> =>
   Layer.effectContext(Effect.map(LocalCluster(options), (c) => Context.make(Cluster, c).pipe(Context.add(Executor, c.executor))))
+
+/**
+ * Options of a worker process (`tessera worker`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerProcessOptions {
+  /** `HOST:PORT` of the scheduler's registry */
+  readonly scheduler: string
+  /** `HOST:PORT` this worker listens on and is reached at by the scheduler and its peers */
+  readonly listen: string
+  /** kernel threads (default 1) */
+  readonly threads?: number
+}
+
+/**
+ * Runs this process as a worker until interrupted. Fails with a message naming the bad
+ * address when one is not `HOST:PORT`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, ClusterAddressError> =>
+  Effect.gen(function*() {
+    const [{ parseAddress }, worker] = yield* Effect.promise(() =>
+      Promise.all([import("./internal/cluster/protocol.ts"), import("./internal/cluster/workerProcess.ts")])
+    )
+    const scheduler = yield* address(() => parseAddress(options.scheduler, "--scheduler"))
+    const listen = yield* address(() => parseAddress(options.listen, "--listen"))
+    return yield* Effect.orDie(Layer.launch(worker.layer({ scheduler, listen, ...(options.threads !== undefined ? { threads: options.threads } : {}) })))
+  })
+
+/**
+ * Serves a cluster's runner registry on `host:port` until interrupted (`tessera
+ * scheduler`): workers register there, drivers find them there.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const serveScheduler = (options: { readonly host: string; readonly port: number }): Effect.Effect<never> =>
+  Effect.gen(function*() {
+    const reg = yield* Effect.promise(() => import("./internal/cluster/registry.ts"))
+    return yield* Effect.orDie(Layer.launch(reg.serve(new reg.Registry(), options.host, options.port)))
+  })
+
+/**
+ * A cluster address that is not `HOST:PORT`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClusterAddressError extends Data.TaggedError("ClusterAddressError")<{ readonly message: string }> {}
+
+const address = <A>(f: () => A): Effect.Effect<A, ClusterAddressError> =>
+  Effect.try({ try: f, catch: (e) => new ClusterAddressError({ message: (e as Error).message }) })
+
+/**
+ * A free TCP port on `host` (for a worker's `listen` address).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const freePort = (host: string): Promise<number> =>
+  import("./internal/cluster/localCluster.ts").then((m) => m.freePort(host))

@@ -1,5 +1,5 @@
 /**
- * `tessera run FILE.ts [--workers N] [--profile NAME [--overwrite]] [--report FILE]`: loads a user
+ * `tessera run FILE.ts [--workers N | --cluster local:N|HOST:PORT] [--profile NAME [--overwrite]] [--report FILE]`: loads a user
  * pipeline module and runs it on the worker-thread executor. The module's default export
  * is a `Pipeline` (from src/dsl/Pipeline.ts) or a function (possibly async) returning
  * one. Prints the DASF-style run log and one line per stage output.
@@ -17,6 +17,7 @@ import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import { Console, Data, Effect } from "effect"
 import { Argument, Command } from "effect/cli"
+import { clusterFlag, executorFor } from "../cluster.ts"
 import { overwriteFlag, profileFlag, reportFlag, workersFlag } from "../flags.ts"
 
 class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
@@ -67,6 +68,7 @@ export const run = Command.make(
   {
     file: Argument.String("file").pipe(Argument.withDescription("pipeline module (.ts/.js) whose default export is a Pipeline or returns one")),
     workers: workersFlag,
+    cluster: clusterFlag,
     profile: profileFlag,
     report: reportFlag,
     overwrite: overwriteFlag
@@ -74,8 +76,9 @@ export const run = Command.make(
   (c) =>
     Effect.gen(function*() {
       const p = yield* loadPipeline(c.file)
-      const [Executor, { profiled }] = yield* Effect.promise(() => Promise.all([import("../../engine/Executor.ts"), import("../profiling.ts")]))
-      const r = yield* profiled(p.run().pipe(Effect.provide(Executor.layerWorkers({ workers: c.workers }))), {
+      const { profiled } = yield* Effect.promise(() => import("../profiling.ts"))
+      const executor = yield* executorFor(c.cluster, c.workers)
+      const r = yield* profiled(p.run().pipe(Effect.provide(executor.layer)), {
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,
@@ -84,7 +87,7 @@ export const run = Command.make(
         pipeline: p
       })
       const outputs = r.value
-      yield* Console.log(`\npipeline ${p.name}: ${outputs.size} stages in ${r.wallSeconds.toFixed(2)} s on ${c.workers} workers`)
+      yield* Console.log(`\npipeline ${p.name}: ${outputs.size} stages in ${r.wallSeconds.toFixed(2)} s on ${executor.what}`)
       for (const [k, v] of outputs) yield* Console.log(`  ${k}: ${describeValue(v)}`)
       for (const d of r.databases) yield* Console.log(`trace database: ${d}`)
       if (r.report !== undefined) yield* Console.log(`report: ${r.report.file} (${(r.report.bytes / 2 ** 20).toFixed(1)} MiB)`)

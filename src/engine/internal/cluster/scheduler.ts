@@ -25,8 +25,8 @@
  * @since 0.1.0
  * @internal
  */
-import { Deferred, Effect, Exit, Layer, Queue } from "effect"
-import { MessageStorage, RunnerStorage } from "effect/cluster"
+import { Context, Deferred, Effect, Exit, Layer, Queue } from "effect"
+import { MessageStorage, type RunnerAddress, RunnerStorage } from "effect/cluster"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { hostname } from "node:os"
 import * as EngineClock from "../../EngineClock.ts"
@@ -38,8 +38,8 @@ import * as State from "../../State.ts"
 import type { Job } from "../job.ts"
 import { MemoryBook, post, pre, record } from "../job.ts"
 import { shareResult } from "../kernels.ts"
-import { type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
-import { decodeValue, encodeValue, TesseraWorker } from "./protocol.ts"
+import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
+import { decodeValue, encodeValue, parseAddress, TesseraWorker } from "./protocol.ts"
 import type { RunReply, RunRequest } from "./protocol.ts"
 import * as Registry from "./registry.ts"
 import { shardingConfig } from "./workerProcess.ts"
@@ -53,6 +53,7 @@ import { shardingConfig } from "./workerProcess.ts"
 export interface WorkerView {
   readonly name: string
   readonly address: string
+  readonly runner: RunnerAddress.RunnerAddress
   readonly index: number
   host: string
   threads: number
@@ -89,10 +90,19 @@ export const make = (options: ClusterOptions) => Effect.orDie(makeCluster(option
 
 const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
   const scope = yield* Effect.scope
-  const bindHost = options.host ?? "127.0.0.1"
-  const reg = new Registry.Registry()
-  const port = options.port ?? (yield* Effect.promise(() => import("./localCluster.ts").then((m) => m.freePort(bindHost))))
-  yield* Layer.buildWithScope(Registry.serve(reg, bindHost, port), scope)
+  // the runner registry: a separate `tessera scheduler`'s, or served from here
+  const remote = options.scheduler !== undefined ? parseAddress(options.scheduler, "cluster scheduler address") : undefined
+  const bindHost = remote?.host ?? options.host ?? "127.0.0.1"
+  const port = remote?.port ?? options.port ?? (yield* Effect.promise(() => freePort(bindHost)))
+  let storage: RunnerStorage.RunnerStorage["Service"]
+  if (remote === undefined) {
+    const reg = new Registry.Registry()
+    yield* Layer.buildWithScope(Registry.serve(reg, bindHost, port), scope)
+    storage = Registry.localStorage(reg)
+  } else {
+    const rctx = yield* Layer.buildWithScope(Registry.layerRemote(remote.host, remote.port), scope)
+    storage = Context.get(rctx, RunnerStorage.RunnerStorage)
+  }
   const ctx = yield* Layer.buildWithScope(
     NodeClusterSocket.layer({
       clientOnly: true,
@@ -102,12 +112,11 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       shardingConfig: shardingConfig({})
     }).pipe(
       Layer.provide(MessageStorage.layerNoop),
-      Layer.provide(Layer.succeed(RunnerStorage.RunnerStorage, Registry.localStorage(reg)))
+      Layer.provide(Layer.succeed(RunnerStorage.RunnerStorage, storage))
     ),
     scope
   )
   const clientFor = yield* Effect.provide(TesseraWorker.client, ctx)
-  const storage = Registry.localStorage(reg)
   const host = hostname()
   const heartbeat = options.heartbeat ?? 1
   const heartbeatTimeout = options.heartbeatTimeout ?? 10
@@ -123,7 +132,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     Effect.gen(function*() {
       if (!w.alive) return
       w.alive = false
-      reg.unregister(w.address)
+      yield* Effect.ignore(storage.unregister(w.runner))
       yield* Deferred.succeed(w.lost, undefined)
       notify({ kind: "dead", w: w.name })
     })
@@ -160,6 +169,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         const w: WorkerView = {
           name,
           address,
+          runner: runner.address,
           index: nextIndex++,
           host: runner.address.host,
           threads: 1,
@@ -185,8 +195,11 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           w.alive = true
           notify({ kind: "joined" })
         } else {
+          // registered but not answering: gone without unregistering (killed), or
+          // unreachable from here; either way no use to this scheduler
           workers.delete(name)
           nextIndex--
+          yield* Effect.ignore(storage.unregister(runner.address))
         }
       }
       if (!ping) return
