@@ -135,3 +135,49 @@ export interface DriverRecord {
  * @category constants
  */
 export const driverThreadId = "driver"
+
+/**
+ * Data moved to a worker for its tasks (epoch seconds, on the scheduler's clock): a peer
+ * fetch between cluster workers (`direction` absent), or a copy to or from a device
+ * (`direction` says which). Drawn on the receiving worker's row.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TransferRecord {
+  /** the keys whose results moved */
+  readonly keys: ReadonlyArray<string>
+  /** bytes on the wire (encoded) */
+  readonly bytes: number
+  /** the receiving worker: its host and thread id */
+  readonly host: string
+  readonly threadId: string
+  /** the sending side (a worker's name) */
+  readonly peer: string
+  readonly start: number
+  readonly stop: number
+  /** seconds the sender spent serialising and the receiver deserialising */
+  readonly serialize: number
+  readonly deserialize: number
+  readonly direction?: string
+}
+
+/**
+ * A cluster worker's clock as the scheduler measured it when a compute started: its
+ * offset (worker clock minus scheduler clock, seconds) and the uncertainty (half the
+ * fastest round trip of the samples it was measured with). Every timestamp of that
+ * worker in the records is already moved onto the scheduler's clock by `offset`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClockRecord {
+  readonly timestamp: number
+  readonly host: string
+  /** the worker's first thread row */
+  readonly threadId: string
+  /** the worker's name (`tessera-worker@HOST:PORT`) */
+  readonly worker: string
+  readonly offset: number
+  readonly uncertainty: number
+}

@@ -32,7 +32,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import type { DriverRecord, MemoryRecord, TaskRecord } from "./EngineEvents.ts"
+import type { ClockRecord, DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "./EngineEvents.ts"
 import type { Run } from "./Lineage.ts"
 import type { SchedulerState } from "./State.ts"
 import type { TaskGraph } from "./TaskGraph.ts"
@@ -56,6 +56,10 @@ export interface Callbacks {
    * before `finish`; only built when some callback has this method.
    */
   driver?(record: DriverRecord): void
+  /** Data moved to a worker (cluster peer fetches; see `EngineEvents.TransferRecord`). */
+  transfer?(record: TransferRecord): void
+  /** Each cluster worker's clock offset, at the start of each compute (`EngineEvents.ClockRecord`). */
+  clock?(record: ClockRecord): void
   /**
    * The run this callback records (see `Lineage`): task keys unique within it, and
    * dependencies on results of its earlier computes. The first callback of a compute

@@ -15,6 +15,9 @@
  *   memory, or released): key, state, size (bytes held by that worker), tasks (chunks held).
  * - `Driver` (X) per segment of the driver's (main thread's) time: pool start, setup,
  *   graph build, between computes, submit, wait; and each worker's start-up on its row.
+ * - `Transfer` (X) per peer fetch between cluster workers, on the receiving worker's row.
+ * - `Clock Offset` (I) per cluster worker and compute: its measured clock offset and
+ *   uncertainty (the other events' timestamps are already on the scheduler's clock).
  *
  * One trace is one run (`Lineage`): keys are unique within it (`key#2` for a key executed
  * again), and dependencies cross computes (a task that reads a chunk persisted by an
@@ -33,7 +36,7 @@
  * @since 0.1.0
  */
 import { Effect, type Layer, type Scope } from "effect"
-import type { DriverRecord, MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
+import type { ClockRecord, DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "../engine/EngineEvents.ts"
 import * as Hooks from "../engine/Hooks.ts"
 import { keySplit } from "../trace/KeySplit.ts"
 import * as Lineage from "../engine/Lineage.ts"
@@ -126,6 +129,68 @@ export const driverEvent = (d: DriverRecord): TraceEvent => ({
 })
 
 /**
+ * Name of the transfer events (`Transfer`, phase X).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const transferEventName = "Transfer"
+
+/**
+ * The `Transfer` event of data moved to a worker: phase X on the receiving worker's row,
+ * `timestamp` = the end, `duration`; args: keys, bytes, peer (the sender), start, stop,
+ * serialize and deserialize seconds, direction (device copies). DASF's reader takes it
+ * and its analyser ignores the name.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const transferEvent = (t: TransferRecord): TraceEvent => ({
+  name: transferEventName,
+  timestamp: t.stop,
+  phase: "X",
+  process_id: t.host,
+  thread_id: t.threadId,
+  args: {
+    keys: t.keys,
+    bytes: t.bytes,
+    peer: t.peer,
+    start: t.start,
+    stop: t.stop,
+    serialize: t.serialize,
+    deserialize: t.deserialize,
+    ...(t.direction !== undefined ? { direction: t.direction } : {})
+  },
+  duration: Math.max(0, t.stop - t.start)
+})
+
+/**
+ * Name of the clock events (`Clock Offset`, phase I).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const clockEventName = "Clock Offset"
+
+/**
+ * The `Clock Offset` event of a cluster worker: phase I on the worker's row; args:
+ * worker, offset (its clock minus the scheduler's, seconds; the trace's timestamps are
+ * already corrected by it), uncertainty (seconds).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const clockEvent = (c: ClockRecord): TraceEvent => ({
+  name: clockEventName,
+  timestamp: c.timestamp,
+  phase: "I",
+  scope: "t",
+  process_id: c.host,
+  thread_id: c.threadId,
+  args: { worker: c.worker, offset: c.offset, uncertainty: c.uncertainty }
+})
+
+/**
  * Engine callbacks that record into `db` (for one compute: `compute(graph, { callbacks })`),
  * through the database's `records` sink when it has one. The database is committed at
  * the end of a compute when its last commit by these callbacks is at least
@@ -148,6 +213,8 @@ export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callb
     task: sink.task,
     memory: sink.memory,
     driver: (d) => db.record(driverEvent(d)),
+    transfer: (t) => db.record(transferEvent(t)),
+    clock: (c) => db.record(clockEvent(c)),
     finish: () => {
       const now = performance.now()
       if (now - last < commitInterval) return

@@ -58,8 +58,20 @@ describe("tessera --cluster", () => {
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, /INFO - Pipeline run successfully/)
     assert.match(r.stdout, /on a local cluster of 2 worker processes/)
-    const threads = computeThreads(join(dir, `c-TracePlugin-${host}.msgpack`))
+    const file = join(dir, `c-TracePlugin-${host}.msgpack`)
+    const threads = computeThreads(file)
     assert.equal(threads.size, 2, `Compute events from both workers: ${[...threads].join(", ")}`)
+    // the normalisation's reductions combine chunks made on both workers: peer fetches,
+    // written as DASF-shaped X events on the receiving worker's row; and each worker's clock
+    const events = decodeRecords(readFileSync(file)).events
+    const transfers = events.filter((e) => e.name === "Transfer")
+    assert.ok(transfers.length > 0)
+    for (const t of transfers) {
+      assert.equal(t.phase, "X")
+      assert.ok(threads.has(String(t.thread_id)))
+      assert.ok((t.args.bytes as number) > 0 && (t.args.keys as Array<string>).length > 0)
+    }
+    assert.equal(new Set(events.filter((e) => e.name === "Clock Offset").map((e) => e.thread_id)).size, 2)
   })
 
   it("runs on the workers of a tessera scheduler", async () => {

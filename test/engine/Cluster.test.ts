@@ -14,6 +14,8 @@ import type * as EngineError from "../../src/engine/EngineError.ts"
 import type { TaskRecord } from "../../src/engine/EngineEvents.ts"
 import * as Executor from "../../src/engine/Executor.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
+import * as MemoryDatabase from "../../src/profiler/MemoryDatabase.ts"
+import * as Trace from "../../src/profiler/Trace.ts"
 import { dagArb, k, neededOf, reference } from "./graphs.ts"
 import type { RandomDag } from "./graphs.ts"
 
@@ -85,7 +87,8 @@ describe("Cluster (3 worker processes on loopback)", () => {
     const seen: Array<Cluster.TransferInfo> = []
     const before = await rt.runPromise(c.stats)
     const off = c.onTransfer((t) => seen.push(t))
-    const out = await rt.runPromise(Engine.compute(chunkGraph(12, 50_000), { keys: ["total", "arange-3"] }))
+    const db = MemoryDatabase.make()
+    const out = await rt.runPromise(Engine.compute(chunkGraph(12, 50_000), { keys: ["total", "arange-3"], callbacks: [Trace.callbacks(db)] }))
     off()
     const after = await rt.runPromise(c.stats)
     assert.equal(out.get("total"), chunkTotal(12, 50_000))
@@ -96,6 +99,17 @@ describe("Cluster (3 worker processes on loopback)", () => {
     assert.ok(seen.length > 0, "some input crossed between workers")
     assert.equal(sent, received)
     assert.equal(seen.reduce((n, t) => n + t.bytes, 0), received)
+    // the profiler's Transfer events: one per fetch, on the receiving worker's row
+    const events = db.list.filter((e) => e.name === "Transfer")
+    assert.equal(events.length, seen.length)
+    assert.equal(events.reduce((n, e) => n + (e.args.bytes as number), 0), received)
+    const rows = new Set(db.list.filter((e) => e.name === "Compute").map((e) => e.thread_id))
+    for (const e of events) {
+      assert.equal(e.phase, "X")
+      assert.ok(rows.has(e.thread_id), `transfer on a worker's row: ${e.thread_id}`)
+      assert.ok(Array.isArray(e.args.keys) && typeof e.args.peer === "string" && typeof e.args.serialize === "number")
+      assert.ok(Math.abs(e.timestamp - (e.duration ?? 0) - (e.args.start as number)) < 1e-6)
+    }
     for (const t of seen) {
       assert.notEqual(t.peer, t.worker)
       assert.ok(t.stop >= t.start && t.serialize >= 0 && t.deserialize >= 0)
@@ -195,10 +209,15 @@ describe("Cluster faults", () => {
       }
       const recs = new Map<string, TaskRecord>()
       const t0 = Date.now() / 1000
+      const db = MemoryDatabase.make()
       await rt.runPromise(Engine.compute(chunkGraph(8, 1000, 5), {
         keys: ["total"],
-        callbacks: [{ task: (r) => void recs.set(r.key, r) }]
+        callbacks: [{ task: (r) => void recs.set(r.key, r) }, Trace.callbacks(db)]
       }))
+      // the offsets and their uncertainty are in the trace, one event per worker
+      const clocks = db.list.filter((e) => e.name === "Clock Offset")
+      assert.deepEqual(clocks.map((e) => Math.round(e.args.offset as number)).sort((a, b) => a - b), [-45, 30])
+      for (const e of clocks) assert.ok((e.args.uncertainty as number) >= 0 && e.phase === "I")
       const t1 = Date.now() / 1000
       const slack = ws.reduce((m, w) => Math.max(m, w.uncertainty), 0) * 2
       assert.equal(recs.size, 8 * 3 + 1)

@@ -40,6 +40,8 @@ export interface Job {
   readonly post: ReadonlyArray<Callbacks>
   readonly taskCbs: ReadonlyArray<Callbacks>
   readonly memoryCbs: ReadonlyArray<Callbacks>
+  readonly transferCbs: ReadonlyArray<Callbacks>
+  readonly clockCbs: ReadonlyArray<Callbacks>
   /** true when any callback wants task or memory records */
   readonly profile: boolean
   /**
@@ -78,6 +80,8 @@ export const makeJob = (
     post: callbacks.filter((c) => typeof c.posttask === "function"),
     taskCbs,
     memoryCbs,
+    transferCbs: callbacks.filter((c) => typeof c.transfer === "function"),
+    clockCbs: callbacks.filter((c) => typeof c.clock === "function"),
     profile,
     deferring: false,
     outbox: [],

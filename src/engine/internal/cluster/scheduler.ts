@@ -30,6 +30,7 @@ import { MessageStorage, type RunnerAddress, RunnerStorage } from "effect/cluste
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { hostname } from "node:os"
 import * as EngineClock from "../../EngineClock.ts"
+import { type ClockRecord, threadId, type TransferRecord } from "../../EngineEvents.ts"
 import * as EngineError from "../../EngineError.ts"
 import type { ClusterOptions, TransferInfo, WorkerStats } from "../../Cluster.ts"
 import type { ExecutorShape } from "../../Executor.ts"
@@ -283,6 +284,18 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         holders[i] = undefined
       }
       const alive = () => [...workers.values()].filter((w) => w.alive)
+      const now = EngineClock.nowSeconds()
+      for (const w of alive()) {
+        const c: ClockRecord = {
+          timestamp: now,
+          host: w.host,
+          threadId: threadId(w.host, w.index * STRIDE),
+          worker: w.name,
+          offset: w.offset,
+          uncertainty: w.uncertainty
+        }
+        for (const cb of job.clockCbs) cb.clock!(c)
+      }
       const isAlive = (name: string) => workers.get(name)?.alive === true
       const liveHolder = (i: number) => holders[i]?.some(isAlive) === true
       let outstanding = 0
@@ -432,6 +445,20 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           for (const t of reply.transfers) {
             const rec: TransferInfo = { ...t, start: t.start - w.offset, stop: t.stop - w.offset, worker: m.w }
             for (const cb of transferCbs) cb(rec)
+            if (job.transferCbs.length > 0) {
+              const tr: TransferRecord = {
+                keys: t.keys,
+                bytes: t.bytes,
+                host: w.host,
+                threadId: threadId(w.host, w.index * STRIDE),
+                peer: t.peer,
+                start: rec.start,
+                stop: rec.stop,
+                serialize: t.serialize,
+                deserialize: t.deserialize
+              }
+              for (const cb of job.transferCbs) cb.transfer!(tr)
+            }
             for (const k of t.keys) {
               const i = g.index.get(k)
               if (i !== undefined && holders[i] !== undefined && !holders[i]!.includes(m.w)) holders[i]!.push(m.w)
