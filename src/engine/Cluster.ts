@@ -126,6 +126,8 @@ export interface ClusterShape {
    * completed, batches running now
    */
   readonly stats: Effect.Effect<ReadonlyArray<WorkerStats>>
+  /** starts one more worker process on this machine; it joins within a heartbeat and gets work */
+  readonly addLocalWorker: Effect.Effect<void>
   /** the executor running on this cluster */
   readonly executor: ExecutorShape
 }
@@ -156,6 +158,7 @@ export const LocalCluster = (options: ClusterOptions = {}): Effect.Effect<Cluste
       localPids: () => c.locals().map((l) => l.process.pid ?? 0),
       onTransfer: c.onTransfer,
       stats: c.stats,
+      addLocalWorker: c.addLocal,
       executor: ex
     }
   })

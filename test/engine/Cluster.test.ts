@@ -5,6 +5,9 @@
  * whose clock is off.
  */
 import assert from "node:assert/strict"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { after, before, describe, it } from "node:test"
 import { Effect, Exit, Fiber, ManagedRuntime } from "effect"
 import * as fc from "fast-check"
@@ -13,11 +16,14 @@ import * as Engine from "../../src/engine/Engine.ts"
 import type * as EngineError from "../../src/engine/EngineError.ts"
 import type { TaskRecord } from "../../src/engine/EngineEvents.ts"
 import * as Executor from "../../src/engine/Executor.ts"
+import * as Kernel from "../../src/engine/Kernel.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as MemoryDatabase from "../../src/profiler/MemoryDatabase.ts"
 import * as Trace from "../../src/profiler/Trace.ts"
 import { dagArb, k, neededOf, reference } from "./graphs.ts"
 import type { RandomDag } from "./graphs.ts"
+
+const gateKernel = Kernel.ref(new URL("../fixtures/kernels/gate.ts", import.meta.url).href, "waitForFile")
 
 type Rt = ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never>
 
@@ -193,6 +199,31 @@ describe("Cluster faults", () => {
       assert.equal(again.get("total"), chunkTotal(4, 100))
     } finally {
       await rt.dispose()
+    }
+  })
+
+  it("gives work to a worker that joins mid-compute", async () => {
+    const rt: Rt = ManagedRuntime.make(Cluster.layerLocal({ local: 1, heartbeat: 0.2 }))
+    const dir = mkdtempSync(join(tmpdir(), "tessera-cluster-gate-"))
+    try {
+      const c = await clusterOf(rt)
+      const gate = join(dir, "open")
+      // every task waits for the gate: the first worker takes what it may (two batches),
+      // the rest waits in the scheduler until the second worker has joined
+      const specs: Array<TaskGraph.TaskSpec> = []
+      for (let i = 0; i < 200; i++) specs.push({ key: `g-${i}`, kernel: gateKernel, args: [gate, i] })
+      const fiber = rt.runFork(Engine.compute(TaskGraph.makeUnsafe(specs), { keys: ["g-0", "g-199"] }))
+      await rt.runPromise(c.addLocalWorker)
+      for (let t = 0; t < 1200 && c.workers().filter((w) => w.alive).length < 2; t++) await new Promise((r) => setTimeout(r, 50))
+      assert.equal(c.workers().filter((w) => w.alive).length, 2, "the new worker joined")
+      writeFileSync(gate, "")
+      const out = await Effect.runPromise(Fiber.join(fiber))
+      assert.equal(out.get("g-199"), 199)
+      const st = await rt.runPromise(c.stats)
+      assert.ok(st.every((x) => x.tasks > 0), `both workers ran tasks: ${st.map((x) => x.tasks).join(", ")}`)
+    } finally {
+      await rt.dispose()
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 

@@ -7,7 +7,9 @@
  * workers fetch inputs from each other.
  *
  * Placement: a ready task goes to the free worker holding the most bytes of its inputs,
- * else to the least loaded one; at most `MAX_INFLIGHT` batches per worker.
+ * else to the least loaded one; at most `MAX_INFLIGHT` batches per worker, each of about
+ * `BATCH_SECONDS` of work by the seconds per task measured so far (no-op tasks travel
+ * 512 to a batch, 40 ms tasks 2 or 3), so work stays spread and joiners find some.
  *
  * Faults: a worker is dead when its process exits (local workers), or when a `Time`
  * ping fails or goes unanswered for `heartbeatTimeout`. Its batches are requeued, it is
@@ -71,6 +73,7 @@ export interface WorkerView {
 const STRIDE = 16
 const MAX_INFLIGHT = 2
 const BATCH_MAX = 512
+const BATCH_SECONDS = 0.1
 
 type Msg =
   | { readonly kind: "run"; readonly w: string; readonly tasks: ReadonlyArray<number>; readonly exit: Exit.Exit<Uint8Array, unknown> }
@@ -220,19 +223,17 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     const name = [...workers.values()].find((w) => w.address === `${lw.options.listen.host}:${lw.options.listen.port}`)
     if (name !== undefined) Effect.runFork(markDead(name))
   }
-  if (options.local !== undefined && options.local > 0) {
-    yield* Effect.addFinalizer(() => stopWorkers(locals))
-    for (let k = 0; k < options.local; k++) {
-      const lw = yield* Effect.promise(() =>
-        spawnWorker({
-          scheduler: { host: bindHost, port },
-          ...(options.threads !== undefined ? { threads: options.threads } : {}),
-          ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {})
-        }, onExit)
-      )
-      locals.push(lw)
-    }
-  }
+  const addLocal = Effect.promise(async () => {
+    const k = locals.length
+    const lw = await spawnWorker({
+      scheduler: { host: bindHost, port },
+      ...(options.threads !== undefined ? { threads: options.threads } : {}),
+      ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {})
+    }, onExit)
+    locals.push(lw)
+  })
+  yield* Effect.addFinalizer(() => Effect.suspend(() => stopWorkers(locals)))
+  for (let k = 0; k < (options.local ?? 0); k++) yield* addLocal
   const minWorkers = options.minWorkers ?? options.local ?? 0
   const deadline = Date.now() + (options.startTimeout ?? 60) * 1000
   while (aliveCount(workers) < minWorkers) {
@@ -253,6 +254,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
 
   const built = EngineClock.nowSeconds()
   let computes = 0
+  /** seconds per task, smoothed over the batches of every compute (batch sizing) */
+  let perTask = BATCH_SECONDS / 16
   const computeBase = Math.floor(Math.random() * 2 ** 40) * 1024
   const transferCbs: Array<(t: TransferInfo) => void> = []
 
@@ -321,12 +324,20 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           inputs: [...inputs]
         }
         const blob = encodeValue(req)
+        const sent = performance.now()
         inflight.set(w.name, (inflight.get(w.name) ?? 0) + 1)
         outstanding++
         return Effect.forkIn(
           clientFor(w.name).Run({ blob }).pipe(
             Effect.raceFirst(Effect.andThen(Deferred.await(w.lost), Effect.fail("worker lost" as const))),
             Effect.exit,
+            Effect.tap((exit) =>
+              Effect.sync(() => {
+                if (kind === "run" && Exit.isSuccess(exit)) {
+                  perTask = 0.7 * perTask + 0.3 * ((performance.now() - sent) / 1000 / tasks.length)
+                }
+              })
+            ),
             Effect.flatMap((exit) => Queue.offer(queue, { kind, w: w.name, tasks, exit }))
           ),
           inner
@@ -369,7 +380,9 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         const ws = alive()
         const free = ws.filter((w) => (inflight.get(w.name) ?? 0) < MAX_INFLIGHT)
         if (free.length === 0 || s.readyCount === 0) return
-        const cap = Math.max(1, Math.min(BATCH_MAX, Math.ceil(s.readyCount / free.length)))
+        // batches of about BATCH_SECONDS of work each (from the measured seconds per task),
+        // so that long tasks stay spread and a worker that joins finds work left
+        const cap = Math.max(1, Math.min(BATCH_MAX, Math.ceil(s.readyCount / free.length), Math.floor(BATCH_SECONDS / perTask)))
         const batches = new Map<string, Array<number>>()
         const back: Array<number> = []
         while (s.readyCount > 0) {
@@ -622,6 +635,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       address: `${bindHost}:${port}`,
       workers: () => [...workers.values()],
       locals: () => locals,
+      addLocal,
       stats: Effect.forEach(
         [...workers.values()].filter((w) => w.alive),
         (w) => Effect.map(Effect.orDie(clientFor(w.name).Stats()), (st) => ({ name: w.name, ...st })),
@@ -650,6 +664,8 @@ export interface ClusterHandle {
   readonly address: string
   readonly workers: () => ReadonlyArray<WorkerView>
   readonly locals: () => ReadonlyArray<LocalWorker>
+  /** starts one more local worker process (it joins within a heartbeat) */
+  readonly addLocal: Effect.Effect<void>
   /** each live worker's counters (see protocol.ts `Stats`) */
   readonly stats: Effect.Effect<ReadonlyArray<WorkerStats>>
   /** calls `cb` with each peer transfer of every compute; returns the unsubscribe */
