@@ -252,6 +252,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     scope
   )
 
+  let busy = () => 0
   const built = EngineClock.nowSeconds()
   let computes = 0
   /** seconds per task, smoothed over the batches of every compute (batch sizing) */
@@ -300,6 +301,11 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         for (const cb of job.clockCbs) cb.clock!(c)
       }
       const isAlive = (name: string) => workers.get(name)?.alive === true
+      busy = () => {
+        let n = 0
+        for (const x of inflight.values()) if (x > 0) n++
+        return n
+      }
       const liveHolder = (i: number) => holders[i]?.some(isAlive) === true
       let outstanding = 0
 
@@ -551,11 +557,13 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         }
       })
 
-      const cancelAll = Effect.forEach(alive(), (w) =>
-        Effect.ignore(Effect.timeout(clientFor(w.name).Cancel({ compute }), "2 seconds")), {
-        concurrency: "unbounded",
-        discard: true
-      })
+      // the workers alive when the compute ends (a worker may have joined since it began)
+      const cancelAll = Effect.suspend(() =>
+        Effect.forEach(alive(), (w) => Effect.ignore(Effect.timeout(clientFor(w.name).Cancel({ compute }), "2 seconds")), {
+          concurrency: "unbounded",
+          discard: true
+        })
+      )
 
       const loop = Effect.gen(function*() {
         if (s.total > 0) yield* waitForWorker
@@ -629,7 +637,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     },
     host,
     execute,
-    busyWorkers: () => 0,
+    // workers with a batch of the running compute
+    busyWorkers: () => busy(),
     startup: () => ({ built: [built, built], workers: [] }),
     cluster: {
       address: `${bindHost}:${port}`,
