@@ -403,7 +403,9 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
               missing = true
               continue
             }
-            for (const h of holders[d]!) inputBytes.set(h, (inputBytes.get(h) ?? 0) + nbytes[d]!)
+            // +1: inputs of 0 bytes (no-op results) still count, so ties go to the worker
+            // holding more of them (fewer fetches)
+            for (const h of holders[d]!) inputBytes.set(h, (inputBytes.get(h) ?? 0) + nbytes[d]! + 1)
           }
           if (missing) {
             back.push(i)
