@@ -15,6 +15,9 @@
  * (state transitions, argument resolution, hook dispatch, result release) plus a call
  * of a kernel that does nothing.
  *
+ * `measureCluster` times the same graphs on a LocalCluster of worker processes
+ * (`tessera bench cluster`); the cluster's start-up is in the untimed warm-up compute.
+ *
  * @since 0.1.0
  */
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -172,4 +175,39 @@ export const measure = async (options: {
     overheadMicros: (syncSeconds / g.graph.size) * 1e6,
     repeats
   }
+}
+
+/**
+ * One cluster measurement.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClusterMeasurement {
+  readonly graph: Shape
+  readonly tasks: number
+  /** worker processes (one kernel thread each) */
+  readonly workers: number
+  /** median wall seconds of one compute, start-up excluded */
+  readonly seconds: number
+  readonly tasksPerSecond: number
+  readonly repeats: number
+}
+
+/**
+ * Measures tasks/s on a LocalCluster of `workers` processes.
+ *
+ * @since 0.1.0
+ * @category measurement
+ */
+export const measureCluster = async (options: {
+  readonly graph: Shape
+  readonly tasks: number
+  readonly workers: number
+  readonly repeats?: number
+}): Promise<ClusterMeasurement> => {
+  const repeats = options.repeats ?? 5
+  const g = build(options.graph, options.tasks)
+  const seconds = await timeCompute(g, Executor.layerCluster({ local: options.workers }), repeats)
+  return { graph: options.graph, tasks: g.graph.size, workers: options.workers, seconds, tasksPerSecond: g.graph.size / seconds, repeats }
 }

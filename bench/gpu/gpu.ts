@@ -62,11 +62,12 @@ const collect = (): Kernels & { cb: Hooks.Callbacks } => {
         tasks.set(r.name, t)
       },
       transfer: (r: TransferRecord) => {
-        const t = transfers.get(r.direction) ?? { n: 0, bytes: 0, seconds: 0 }
+        const way = r.direction ?? "peer"
+        const t = transfers.get(way) ?? { n: 0, bytes: 0, seconds: 0 }
         t.n++
         t.bytes += r.bytes
         t.seconds += r.stop - r.start
-        transfers.set(r.direction, t)
+        transfers.set(way, t)
       }
     }
   }

@@ -68,12 +68,22 @@ export class GpuUnavailable extends Data.TaggedError("GpuUnavailable")<{
 }> {}
 
 /**
+ * A cluster executor had no live worker to run a task on.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NoWorkers extends Data.TaggedError("NoWorkers")<{
+  readonly message: string
+}> {}
+
+/**
  * Why a compute failed.
  *
  * @since 0.1.0
  * @category errors
  */
-export type ComputeErrorReason = KernelFailed | KernelNotFound | WorkerCrashed | Interrupted | GpuOutOfMemory
+export type ComputeErrorReason = KernelFailed | KernelNotFound | WorkerCrashed | Interrupted | GpuOutOfMemory | NoWorkers
 
 /**
  * A task on a GPU worker needed more device memory than the worker may hold.
@@ -195,6 +205,12 @@ export const gpuOutOfMemory = (key: string, kernel: string, bytes: number, detai
 /** @since 0.1.0 @category constructors */
 export const interrupted = (detail = "compute interrupted"): ComputeError => {
   const reason = new Interrupted({ message: detail })
+  return new ComputeError({ reason, message: reason.message })
+}
+
+/** @since 0.1.0 @category constructors */
+export const noWorkers = (detail: string): ComputeError => {
+  const reason = new NoWorkers({ message: `no workers: ${detail}` })
   return new ComputeError({ reason, message: reason.message })
 }
 

@@ -78,25 +78,6 @@ export interface MemoryRecord {
 }
 
 /**
- * One copy between host memory and a GPU worker's device (epoch seconds): `keys` are
- * the tasks whose data moved (the task that made an uploaded input, or the task whose
- * result was read back).
- *
- * @since 0.1.0
- * @category models
- */
-export interface TransferRecord {
-  readonly keys: ReadonlyArray<string>
-  readonly bytes: number
-  readonly direction: "host-to-device" | "device-to-host"
-  readonly host: string
-  readonly workerId: number
-  readonly threadId: string
-  readonly start: number
-  readonly stop: number
-}
-
-/**
  * Whether an engine record is a task's (and not a memory change's).
  *
  * @since 0.1.0
@@ -165,3 +146,52 @@ export interface DriverRecord {
  * @category constants
  */
 export const driverThreadId = "driver"
+
+/**
+ * Data moved to a worker for its tasks (epoch seconds, on the scheduler's clock): a peer
+ * fetch between cluster workers (`direction` absent), or a copy to or from a device
+ * (`direction` says which). Drawn on the receiving worker's row.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TransferRecord {
+  /** the keys whose results moved */
+  readonly keys: ReadonlyArray<string>
+  /** bytes on the wire (encoded) */
+  readonly bytes: number
+  /** the receiving worker (for a read-back from a device: the GPU worker): its host and thread id */
+  readonly host: string
+  readonly threadId: string
+  /** the pool's worker number, where the transfer was a pool worker's (GPU copies) */
+  readonly workerId?: number
+  /** the sending side of a peer fetch (a worker's name) */
+  readonly peer?: string
+  readonly start: number
+  readonly stop: number
+  /** seconds the sender spent serialising and the receiver deserialising (peer fetches) */
+  readonly serialize?: number
+  readonly deserialize?: number
+  /** a copy to or from a GPU worker's device; absent for a peer fetch */
+  readonly direction?: "host-to-device" | "device-to-host"
+}
+
+/**
+ * A cluster worker's clock as the scheduler measured it when a compute started: its
+ * offset (worker clock minus scheduler clock, seconds) and the uncertainty (half the
+ * fastest round trip of the samples it was measured with). Every timestamp of that
+ * worker in the records is already moved onto the scheduler's clock by `offset`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClockRecord {
+  readonly timestamp: number
+  readonly host: string
+  /** the worker's first thread row */
+  readonly threadId: string
+  /** the worker's name (`tessera-worker@HOST:PORT`) */
+  readonly worker: string
+  readonly offset: number
+  readonly uncertainty: number
+}

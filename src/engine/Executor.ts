@@ -18,7 +18,9 @@
  * and the in-process runner are imported when a layer is built or a sync executor first
  * runs; `node:os` is reached with `process.getBuiltinModule` when a function needs it.
  *
- * Leaves out: clusters (a later layer of the same service).
+ * - `layerCluster(options)`: worker processes on Effect Cluster (docs/cluster.md); the
+ *   scheduler and its runner registry are imported when the layer is built.
+ *
  *
  * @since 0.1.0
  */
@@ -28,6 +30,7 @@ import type * as Gpu from "./Gpu.ts"
 import type { KernelRef } from "./Kernel.ts"
 import type { Job } from "./internal/job.ts"
 import type { PoolOptions } from "./internal/pool.ts"
+import type { ClusterOptions } from "./Cluster.ts"
 
 /** `node:os`, when a function needs it (not at load time: see the module comment). */
 const os = () => process.getBuiltinModule("node:os")
@@ -42,7 +45,7 @@ let syncRunner: Promise<typeof import("./internal/syncRunner.ts")> | undefined
  * @category models
  */
 export interface ExecutorShape {
-  readonly kind: "sync" | "workers"
+  readonly kind: "sync" | "workers" | "cluster"
   /** number of threads that run tasks */
   readonly size: number
   readonly host: string
@@ -273,3 +276,17 @@ export const layerWorkers = (options: WorkersOptions = {}): Layer.Layer<Executor
  * @category layers
  */
 export const layerSync: Layer.Layer<Executor> = Layer.succeed(Executor, makeSync())
+
+/**
+ * The cluster executor as a layer: a scheduler in this process and worker processes on
+ * Effect Cluster (`local: N` starts N on this machine, stopped with the layer's scope;
+ * others join with `tessera worker --scheduler HOST:PORT`). See docs/cluster.md.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerCluster = (options: ClusterOptions = {}): Layer.Layer<Executor> =>
+  Layer.effect(
+    Executor,
+    Effect.flatMap(Effect.promise(() => import("./internal/cluster/scheduler.ts")), (m) => m.make(options))
+  )

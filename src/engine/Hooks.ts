@@ -32,7 +32,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import type { DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "./EngineEvents.ts"
+import type { ClockRecord, DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "./EngineEvents.ts"
 import type { Run } from "./Lineage.ts"
 import type { SampleRecord, SamplingRequest } from "./Sampling.ts"
 import type { SchedulerState } from "./State.ts"
@@ -52,13 +52,15 @@ export interface Callbacks {
   finish?(graph: TaskGraph, state: SchedulerState, failed: boolean): void
   task?(record: TaskRecord): void
   memory?(record: MemoryRecord): void
-  /** Each host↔device copy of a GPU worker (see `EngineEvents.TransferRecord`). */
-  transfer?(record: TransferRecord): void
   /**
    * The driver's segments of each compute (see `EngineEvents.DriverRecord`), delivered
    * before `finish`; only built when some callback has this method.
    */
   driver?(record: DriverRecord): void
+  /** Data moved for tasks: cluster peer fetches, GPU workers' host↔device copies (see `EngineEvents.TransferRecord`). */
+  transfer?(record: TransferRecord): void
+  /** Each cluster worker's clock offset, at the start of each compute (`EngineEvents.ClockRecord`). */
+  clock?(record: ClockRecord): void
   /**
    * Statistical sampling of the worker threads (see `Sampling`): executors that can
    * sample do so at this interval and deliver the samples to `samples`. The first

@@ -19,6 +19,9 @@
  * - `Transfer` (X) per copy between host and a GPU worker's device (docs/gpu.md).
  * - `Driver` (X) per segment of the driver's (main thread's) time: pool start, setup,
  *   graph build, between computes, submit, wait; and each worker's start-up on its row.
+ * - `Transfer` (X) per peer fetch between cluster workers, on the receiving worker's row.
+ * - `Clock Offset` (I) per cluster worker and compute: its measured clock offset and
+ *   uncertainty (the other events' timestamps are already on the scheduler's clock).
  *
  * One trace is one run (`Lineage`): keys are unique within it (`key#2` for a key executed
  * again), and dependencies cross computes (a task that reads a chunk persisted by an
@@ -37,7 +40,7 @@
  * @since 0.1.0
  */
 import { Effect, type Layer, type Scope } from "effect"
-import type { DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "../engine/EngineEvents.ts"
+import type { ClockRecord, DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "../engine/EngineEvents.ts"
 import * as Hooks from "../engine/Hooks.ts"
 import { keySplit } from "../trace/KeySplit.ts"
 import * as Lineage from "../engine/Lineage.ts"
@@ -134,8 +137,8 @@ export const driverEvent = (d: DriverRecord): TraceEvent => ({
 })
 
 /**
- * Name of a GPU worker's host↔device copies (`Transfer`, phase X), the name the cluster's
- * peer transfers use too.
+ * Name of the transfer events (`Transfer`, phase X): cluster peer fetches and GPU
+ * workers' host↔device copies.
  *
  * @since 0.1.0
  * @category constants
@@ -143,9 +146,12 @@ export const driverEvent = (d: DriverRecord): TraceEvent => ({
 export const transferEventName = "Transfer"
 
 /**
- * The `Transfer` event of one copy between host and device: phase X, `timestamp` = its
- * stop, `duration`, `thread_id` = the GPU worker's; args: keys (the tasks whose data
- * moved), bytes, direction (`host-to-device` | `device-to-host`), worker, start, stop.
+ * The `Transfer` event of data moved for tasks: phase X on the receiving worker's row (a
+ * GPU worker's row for its copies both ways), `timestamp` = the end, `duration`; args:
+ * keys, bytes, worker (the row's thread id), start, stop, and peer, serialize and
+ * deserialize seconds for a cluster peer fetch, or direction (`host-to-device` |
+ * `device-to-host`) for a device copy. DASF's reader takes it and its analyser ignores
+ * the name.
  *
  * @since 0.1.0
  * @category constructors
@@ -156,8 +162,44 @@ export const transferEvent = (t: TransferRecord): TraceEvent => ({
   phase: "X",
   process_id: t.host,
   thread_id: t.threadId,
-  args: { keys: t.keys, bytes: t.bytes, direction: t.direction, worker: t.threadId, start: t.start, stop: t.stop },
+  args: {
+    keys: t.keys,
+    bytes: t.bytes,
+    worker: t.threadId,
+    ...(t.peer !== undefined ? { peer: t.peer } : {}),
+    start: t.start,
+    stop: t.stop,
+    ...(t.serialize !== undefined ? { serialize: t.serialize } : {}),
+    ...(t.deserialize !== undefined ? { deserialize: t.deserialize } : {}),
+    ...(t.direction !== undefined ? { direction: t.direction } : {})
+  },
   duration: Math.max(0, t.stop - t.start)
+})
+
+/**
+ * Name of the clock events (`Clock Offset`, phase I).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const clockEventName = "Clock Offset"
+
+/**
+ * The `Clock Offset` event of a cluster worker: phase I on the worker's row; args:
+ * worker, offset (its clock minus the scheduler's, seconds; the trace's timestamps are
+ * already corrected by it), uncertainty (seconds).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const clockEvent = (c: ClockRecord): TraceEvent => ({
+  name: clockEventName,
+  timestamp: c.timestamp,
+  phase: "I",
+  scope: "t",
+  process_id: c.host,
+  thread_id: c.threadId,
+  args: { worker: c.worker, offset: c.offset, uncertainty: c.uncertainty }
 })
 
 /**
@@ -184,6 +226,7 @@ export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callb
     memory: sink.memory,
     driver: (d) => db.record(driverEvent(d)),
     transfer: (t) => db.record(transferEvent(t)),
+    clock: (c) => db.record(clockEvent(c)),
     finish: () => {
       const now = performance.now()
       if (now - last < commitInterval) return

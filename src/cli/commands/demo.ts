@@ -1,5 +1,5 @@
 /**
- * `tessera demo [--workers N] [--gpu] [--samples N] [--chunk-rows N] [--profile NAME [--overwrite] [--no-sample]] [--report FILE] [--json]`:
+ * `tessera demo [--workers N [--gpu] | --cluster local:N|HOST:PORT] [--samples N] [--chunk-rows N] [--profile NAME [--overwrite] [--no-sample]] [--report FILE] [--json]`:
  * DASF's tutorial 5 (blobs -> Normalize -> KMeans and SOM -> Persist) on the
  * worker-thread executor (`--gpu`: plus a GPU worker, src/cli/gpu.ts). `--profile NAME` registers the default profiler (trace and
  * resource databases named as DASF names them, in the working directory, the trace with
@@ -12,8 +12,9 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
+import { clusterFlag, executorFor } from "../cluster.ts"
 import { intAtLeast, noSampleFlag, overwriteFlag, profileFlag, reportFlag, withDefaultShown, workersFlag } from "../flags.ts"
-import { executorLayer, gpuFlag } from "../gpu.ts"
+import { gpuFlag } from "../gpu.ts"
 
 const fmt = (p: ReadonlyArray<number>) => `(${p.map((v) => v.toFixed(3)).join(", ")})`
 
@@ -28,6 +29,7 @@ export const demo = Command.make(
   {
     workers: workersFlag,
     gpu: gpuFlag,
+    cluster: clusterFlag,
     samples: intAtLeast("samples", 3, "rows of blobs", 100_000),
     chunkRows: intAtLeast("chunk-rows", 1, "rows per chunk", 5_000),
     profile: profileFlag,
@@ -50,7 +52,8 @@ export const demo = Command.make(
       if (needed > available) return yield* DslError.outOfMemory("tessera demo", `DASF tutorial 5 on ${c.samples} x 2 samples`, needed, available)
       const tutorial = Tutorial5.make(options)
       const pipeline = tutorial.pipeline
-      const p = yield* profiled(Tutorial5.run(options, tutorial).pipe(Effect.provide(executorLayer(Executor, c, c.json ? () => {} : console.log))), {
+      const executor = yield* executorFor(c, c.json ? () => {} : console.log)
+      const p = yield* profiled(Tutorial5.run(options, tutorial).pipe(Effect.provide(executor.layer)), {
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,
@@ -64,10 +67,10 @@ export const demo = Command.make(
       if (p.report !== undefined && !c.json) yield* Console.log(`report: ${p.report.file} (${(p.report.bytes / 2 ** 20).toFixed(1)} MiB)`)
       const s = r.summary
       if (c.json) {
-        yield* Console.log(JSON.stringify({ wallSeconds, workers: c.workers, gpu: c.gpu, samples: c.samples, chunkRows: c.chunkRows, databases, ...s }))
+        yield* Console.log(JSON.stringify({ wallSeconds, workers: c.workers, gpu: c.gpu, ...(c.cluster._tag === "Some" ? { cluster: c.cluster.value } : {}), samples: c.samples, chunkRows: c.chunkRows, databases, ...s }))
         return
       }
-      yield* Console.log(`\nwall time: ${wallSeconds.toFixed(2)} s on ${c.workers} worker threads${c.gpu ? " and a GPU worker" : ""} (${c.samples} x 2 samples, chunks of ${c.chunkRows} rows)`)
+      yield* Console.log(`\nwall time: ${wallSeconds.toFixed(2)} s on ${executor.what} (${c.samples} x 2 samples, chunks of ${c.chunkRows} rows)`)
       yield* Console.log(`KMeans centers (original units): ${s.kmeans.centers.map(fmt).join(" ")} after ${s.kmeans.iterations} iterations; ARI vs truth ${s.kmeans.ari.toFixed(4)}`)
       yield* Console.log(`SOM 1x3 nodes (original units): ${s.som.weights.map(fmt).join(" ")}; quantization error ${s.som.quantizationError.toFixed(4)}; ARI ${s.som.ari.toFixed(4)}`)
       for (const o of s.outputs) yield* Console.log(`output ${o.stage}: int32 [${o.shape.join(", ")}] persisted in ${o.chunks} shared-memory chunks`)

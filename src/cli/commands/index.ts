@@ -10,5 +10,6 @@ import { demo } from "./demo.ts"
 import { reportCommands } from "./report.ts"
 import { run } from "./run.ts"
 import { sql } from "./sql.ts"
+import { scheduler, worker } from "./worker.ts"
 
-export const commands = [demo, run, ...reportCommands, bench, analyze, sql] as const
+export const commands = [demo, run, ...reportCommands, bench, analyze, sql, scheduler, worker] as const

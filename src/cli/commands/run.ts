@@ -1,7 +1,7 @@
 /**
- * `tessera run FILE.ts [--workers N] [--gpu] [--profile NAME [--overwrite] [--no-sample]] [--report FILE]`: loads a user
+ * `tessera run FILE.ts [--workers N [--gpu] | --cluster local:N|HOST:PORT] [--profile NAME [--overwrite] [--no-sample]] [--report FILE]`: loads a user
  * pipeline module and runs it on the worker-thread executor (`--gpu`: plus a GPU worker,
- * src/cli/gpu.ts). The module's default export
+ * src/cli/gpu.ts; `--cluster`: worker processes, src/cli/cluster.ts). The module's default export
  * is a `Pipeline` (from src/dsl/Pipeline.ts) or a function (possibly async) returning
  * one. Prints the DASF-style run log and one line per stage output.
  *
@@ -18,8 +18,9 @@ import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import { Console, Data, Effect } from "effect"
 import { Argument, Command } from "effect/cli"
+import { clusterFlag, executorFor } from "../cluster.ts"
 import { noSampleFlag, overwriteFlag, profileFlag, reportFlag, workersFlag } from "../flags.ts"
-import { executorLayer, gpuFlag } from "../gpu.ts"
+import { gpuFlag } from "../gpu.ts"
 
 class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
 
@@ -70,6 +71,7 @@ export const run = Command.make(
     file: Argument.String("file").pipe(Argument.withDescription("pipeline module (.ts/.js) whose default export is a Pipeline or returns one")),
     workers: workersFlag,
     gpu: gpuFlag,
+    cluster: clusterFlag,
     profile: profileFlag,
     report: reportFlag,
     overwrite: overwriteFlag,
@@ -78,8 +80,9 @@ export const run = Command.make(
   (c) =>
     Effect.gen(function*() {
       const p = yield* loadPipeline(c.file)
-      const [Executor, { profiled }] = yield* Effect.promise(() => Promise.all([import("../../engine/Executor.ts"), import("../profiling.ts")]))
-      const r = yield* profiled(p.run().pipe(Effect.provide(executorLayer(Executor, c, console.log))), {
+      const { profiled } = yield* Effect.promise(() => import("../profiling.ts"))
+      const executor = yield* executorFor(c, console.log)
+      const r = yield* profiled(p.run().pipe(Effect.provide(executor.layer)), {
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,
@@ -89,7 +92,7 @@ export const run = Command.make(
         pipeline: p
       })
       const outputs = r.value
-      yield* Console.log(`\npipeline ${p.name}: ${outputs.size} stages in ${r.wallSeconds.toFixed(2)} s on ${c.workers} workers`)
+      yield* Console.log(`\npipeline ${p.name}: ${outputs.size} stages in ${r.wallSeconds.toFixed(2)} s on ${executor.what}`)
       for (const [k, v] of outputs) yield* Console.log(`  ${k}: ${describeValue(v)}`)
       for (const d of r.databases) yield* Console.log(`trace database: ${d}`)
       if (r.report !== undefined) yield* Console.log(`report: ${r.report.file} (${(r.report.bytes / 2 ** 20).toFixed(1)} MiB)`)

@@ -16,6 +16,7 @@ import type { SchedulerState } from "../State.ts"
 import { dependencyKeysAt, dependentKeysAt } from "../TaskGraph.ts"
 import type { TaskGraph } from "../TaskGraph.ts"
 import { describeResult } from "./kernels.ts"
+import type { ResultInfo } from "./kernels.ts"
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
@@ -40,6 +41,7 @@ export interface Job {
   readonly taskCbs: ReadonlyArray<Callbacks>
   readonly memoryCbs: ReadonlyArray<Callbacks>
   readonly transferCbs: ReadonlyArray<Callbacks>
+  readonly clockCbs: ReadonlyArray<Callbacks>
   /** true when any callback wants task or memory records */
   readonly profile: boolean
   /**
@@ -81,6 +83,7 @@ export const makeJob = (
     taskCbs,
     memoryCbs,
     transferCbs: callbacks.filter((c) => typeof c.transfer === "function"),
+    clockCbs: callbacks.filter((c) => typeof c.clock === "function"),
     profile,
     deferring: false,
     outbox: [],
@@ -219,7 +222,8 @@ const execDependents = (job: Job, run: Lineage.Run, i: number): Array<string> =>
 
 /**
  * Builds and emits the TaskRecord of task `i`, and accounts its bytes. With a run, the
- * task gets its execution key first (see Lineage), and its result remembers it.
+ * task gets its execution key first (see Lineage), and its result remembers it. `info`
+ * describes the result where it is not at hand (the cluster executor's stay on workers).
  *
  * @since 0.1.0
  * @internal
@@ -233,9 +237,9 @@ export const record = (
   host: string,
   rec: ArrayLike<number>,
   o: number,
-  state: "memory" | "erred"
+  state: "memory" | "erred",
+  info: ResultInfo = describeResult(result)
 ): void => {
-  const info = describeResult(result)
   const run = job.run
   let key = job.graph.keys[i]!
   if (run !== undefined) {

@@ -1,0 +1,75 @@
+/**
+ * The `--cluster` flag of `tessera demo` and `tessera run`, and the executor it picks:
+ * absent, the worker-thread pool of `--workers` threads; `local:N`, a LocalCluster of N
+ * worker processes on this machine (scheduler in this process); `HOST:PORT`, the workers
+ * registered with the `tessera scheduler` there (at least one must be, within 60 s).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Option } from "effect"
+import type { Layer } from "effect"
+import { Flag } from "effect/cli"
+import type { GpuUnavailable } from "../engine/EngineError.ts"
+import type { Executor } from "../engine/Executor.ts"
+import { UsageError } from "./errors.ts"
+import { executorLayer } from "./gpu.ts"
+
+/**
+ * `--cluster local:N | HOST:PORT`.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const clusterFlag = Flag.String("cluster").pipe(
+  Flag.withDescription(
+    "run on worker processes: local:N starts N on this machine; HOST:PORT uses the workers of the `tessera scheduler` there (docs/cluster.md)"
+  ),
+  Flag.optional
+)
+
+/**
+ * What `--cluster` says, checked.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseCluster = (s: string): { readonly local: number } | { readonly scheduler: string } | UsageError => {
+  const local = /^local:(\d+)$/.exec(s)
+  if (local !== null) {
+    const n = Number(local[1])
+    return n >= 1 && n <= 256 ? { local: n } : new UsageError({ flag: "--cluster", value: s, expected: "local:N needs 1 <= N <= 256" })
+  }
+  const m = /^(.+):(\d+)$/.exec(s)
+  if (m !== null && Number(m[2]) >= 1 && Number(m[2]) <= 65535) return { scheduler: s }
+  return new UsageError({ flag: "--cluster", value: s, expected: "expected local:N or HOST:PORT of a tessera scheduler" })
+}
+
+/**
+ * The executor layer of a run, and how to describe it ("4 worker threads", "2 worker
+ * threads and a GPU worker", "a local cluster of 2 worker processes"). `--gpu` with
+ * `--cluster` is a usage error: cluster workers have no GPU workers yet. `log` gets one
+ * line per GPU worker naming its adapter.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const executorFor = (
+  c: { readonly cluster: Option.Option<string>; readonly workers: number; readonly gpu: boolean },
+  log: (line: string) => void
+) =>
+  Effect.gen(function*() {
+    const Executor = yield* Effect.promise(() => import("../engine/Executor.ts"))
+    if (Option.isNone(c.cluster)) {
+      return {
+        layer: executorLayer(Executor, c, log) as Layer.Layer<Executor, GpuUnavailable>,
+        what: `${c.workers} worker threads${c.gpu ? " and a GPU worker" : ""}`
+      }
+    }
+    if (c.gpu) return yield* new UsageError({ flag: "--gpu", value: "with --cluster", expected: "--gpu runs on worker threads only (no GPU workers on a cluster yet)" })
+    const parsed = parseCluster(c.cluster.value)
+    if (parsed instanceof UsageError) return yield* parsed
+    if ("local" in parsed) {
+      return { layer: Executor.layerCluster({ local: parsed.local }), what: `a local cluster of ${parsed.local} worker processes` }
+    }
+    return { layer: Executor.layerCluster({ scheduler: parsed.scheduler, minWorkers: 1 }), what: `the cluster of scheduler ${parsed.scheduler}` }
+  })

@@ -1,0 +1,238 @@
+/**
+ * Tessera across processes and hosts, on Effect Cluster: the options of
+ * `Executor.layerCluster`, and `LocalCluster`, N worker processes on this machine with a
+ * scheduler in this process, stopped with the scope (like `dask.distributed.LocalCluster`).
+ *
+ * Workers are Effect Cluster runners (`@effect/platform-node`'s `NodeClusterSocket`), each
+ * hosting a `TesseraWorker` entity; the scheduler keeps the one state record and serves
+ * the runner registry, so a cluster needs no database. Results stay on the worker that
+ * made them and move worker to worker. See docs/cluster.md.
+ *
+ * Loads anywhere (no `node:` import at load time); the scheduler is imported when a
+ * cluster starts.
+ *
+ * Leaves out: PostgreSQL runner storage, per-host resource monitors, a scheduler in a
+ * process of its own.
+ *
+ * @since 0.1.0
+ */
+import { Context, Data, Effect, Layer } from "effect"
+import type * as Scope from "effect/Scope"
+import { Executor } from "./Executor.ts"
+import type { ExecutorShape } from "./Executor.ts"
+
+/**
+ * Options of the cluster executor.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClusterOptions {
+  /** start this many worker processes on this machine */
+  readonly local?: number
+  /**
+   * `HOST:PORT` of a running `tessera scheduler` (its runner registry) to use; absent, this
+   * process serves the registry on `host`:`port`
+   */
+  readonly scheduler?: string
+  /** where the scheduler's registry listens for workers (default 127.0.0.1) */
+  readonly host?: string
+  /** its port (default: any free port) */
+  readonly port?: number
+  /** kernel threads of each local worker (default 1) */
+  readonly threads?: number
+  /** workers to wait for before the executor is ready (default `local`, else 0) */
+  readonly minWorkers?: number
+  /** seconds to wait for them (default 60) */
+  readonly startTimeout?: number
+  /** seconds a compute waits for a worker when none is alive, then fails with `NoWorkers` (default 5) */
+  readonly noWorkerWait?: number
+  /** seconds between liveness pings and clock samples (default 1) */
+  readonly heartbeat?: number
+  /** seconds without an answer before a worker counts as dead (default 10) */
+  readonly heartbeatTimeout?: number
+  /** test only: seconds added to each local worker's clock, by worker index */
+  readonly clockShift?: ReadonlyArray<number>
+}
+
+/**
+ * A worker as the scheduler sees it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerInfo {
+  /** entity id and shard group: `tessera-worker@HOST:PORT` */
+  readonly name: string
+  readonly host: string
+  readonly pid: number
+  readonly threads: number
+  readonly alive: boolean
+  /** worker clock minus scheduler clock, seconds, and its uncertainty (half the fastest round trip) */
+  readonly offset: number
+  readonly uncertainty: number
+}
+
+/**
+ * One peer fetch (scheduler clock, epoch seconds).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TransferInfo {
+  readonly keys: ReadonlyArray<string>
+  readonly bytes: number
+  /** the sending worker */
+  readonly peer: string
+  /** the receiving worker */
+  readonly worker: string
+  readonly start: number
+  readonly stop: number
+  /** seconds spent serialising (sender) and deserialising (receiver) */
+  readonly serialize: number
+  readonly deserialize: number
+}
+
+/**
+ * A worker's counters since it started.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerStats {
+  readonly name: string
+  readonly sent: number
+  readonly received: number
+  readonly tasks: number
+  readonly running: number
+}
+
+/**
+ * A running cluster.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClusterShape {
+  /** the scheduler registry's `HOST:PORT`, what `tessera worker --scheduler` takes */
+  readonly address: string
+  readonly workers: () => ReadonlyArray<WorkerInfo>
+  /** process ids of the local worker processes, by start order */
+  readonly localPids: () => ReadonlyArray<number>
+  /** calls `f` with every peer transfer; returns the unsubscribe */
+  readonly onTransfer: (f: (t: TransferInfo) => void) => () => void
+  /**
+   * each live worker's counters: bytes sent to and received from peers (encoded), tasks
+   * completed, batches running now
+   */
+  readonly stats: Effect.Effect<ReadonlyArray<WorkerStats>>
+  /** starts one more worker process on this machine; it joins within a heartbeat and gets work */
+  readonly addLocalWorker: Effect.Effect<void>
+  /** the executor running on this cluster */
+  readonly executor: ExecutorShape
+}
+
+/**
+ * The running cluster, where a layer provides one.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Cluster extends Context.Service<Cluster, ClusterShape>()("tessera/engine/Cluster") {}
+
+/**
+ * Starts a scheduler and `options.local` worker processes (default 2) in the current
+ * scope; they stop when it closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const LocalCluster = (options: ClusterOptions = {}): Effect.Effect<ClusterShape, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const m = yield* Effect.promise(() => import("./internal/cluster/scheduler.ts"))
+    const ex = yield* m.make({ ...options, local: options.local ?? 2 })
+    const c = ex.cluster
+    return {
+      address: c.address,
+      workers: () => c.workers().map((w) => ({ ...w })),
+      localPids: () => c.locals().map((l) => l.process.pid ?? 0),
+      onTransfer: c.onTransfer,
+      stats: c.stats,
+      addLocalWorker: c.addLocal,
+      executor: ex
+    }
+  })
+
+/**
+ * A `LocalCluster` as layers: the cluster, and the executor on it.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerLocal = (options: ClusterOptions = {}): Layer.Layer<Cluster | Executor> =>
+  Layer.effectContext(Effect.map(LocalCluster(options), (c) => Context.make(Cluster, c).pipe(Context.add(Executor, c.executor))))
+
+/**
+ * Options of a worker process (`tessera worker`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerProcessOptions {
+  /** `HOST:PORT` of the scheduler's registry */
+  readonly scheduler: string
+  /** `HOST:PORT` this worker listens on and is reached at by the scheduler and its peers */
+  readonly listen: string
+  /** kernel threads (default 1) */
+  readonly threads?: number
+}
+
+/**
+ * Runs this process as a worker until interrupted. Fails with a message naming the bad
+ * address when one is not `HOST:PORT`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, ClusterAddressError> =>
+  Effect.gen(function*() {
+    const [{ parseAddress }, worker] = yield* Effect.promise(() =>
+      Promise.all([import("./internal/cluster/protocol.ts"), import("./internal/cluster/workerProcess.ts")])
+    )
+    const scheduler = yield* address(() => parseAddress(options.scheduler, "--scheduler"))
+    const listen = yield* address(() => parseAddress(options.listen, "--listen"))
+    return yield* Effect.orDie(Layer.launch(worker.layer({ scheduler, listen, ...(options.threads !== undefined ? { threads: options.threads } : {}) })))
+  })
+
+/**
+ * Serves a cluster's runner registry on `host:port` until interrupted (`tessera
+ * scheduler`): workers register there, drivers find them there.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const serveScheduler = (options: { readonly host: string; readonly port: number }): Effect.Effect<never> =>
+  Effect.gen(function*() {
+    const reg = yield* Effect.promise(() => import("./internal/cluster/registry.ts"))
+    return yield* Effect.orDie(Layer.launch(reg.serve(new reg.Registry(), options.host, options.port)))
+  })
+
+/**
+ * A cluster address that is not `HOST:PORT`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClusterAddressError extends Data.TaggedError("ClusterAddressError")<{ readonly message: string }> {}
+
+const address = <A>(f: () => A): Effect.Effect<A, ClusterAddressError> =>
+  Effect.try({ try: f, catch: (e) => new ClusterAddressError({ message: (e as Error).message }) })
+
+/**
+ * A free TCP port on `host` (for a worker's `listen` address).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const freePort = (host: string): Promise<number> =>
+  import("./internal/cluster/localCluster.ts").then((m) => m.freePort(host))

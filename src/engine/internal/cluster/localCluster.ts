@@ -1,0 +1,95 @@
+/**
+ * Worker processes on this machine (like `dask.distributed.LocalCluster`): each is
+ * `node workerMain '<options>'` listening on a free loopback port and registering with
+ * the scheduler's registry. They are stopped (SIGTERM, then SIGKILL after 2 s) when the
+ * scope closes.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { createServer } from "node:net"
+import * as Kernel from "../../Kernel.ts"
+import type { WorkerOptions } from "./workerProcess.ts"
+
+/**
+ * A free TCP port on `host` (asked of the OS; another process could take it before use,
+ * which on loopback in practice does not happen).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const freePort = (host: string): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.once("error", reject)
+    srv.listen(0, host, () => {
+      const a = srv.address()
+      const port = typeof a === "object" && a !== null ? a.port : 0
+      srv.close(() => resolve(port))
+    })
+  })
+
+/**
+ * One started worker process.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface LocalWorker {
+  readonly process: ChildProcess
+  readonly options: WorkerOptions
+  /** what the process wrote to stderr (last 8 KiB), for error messages */
+  readonly stderr: () => string
+}
+
+/**
+ * Starts one worker process; `onExit` is called when it ends.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const spawnWorker = async (
+  base: Omit<WorkerOptions, "listen">,
+  onExit: (w: LocalWorker, code: number | null, signal: string | null) => void
+): Promise<LocalWorker> => {
+  const host = "127.0.0.1"
+  const port = await freePort(host)
+  const options: WorkerOptions = { ...base, listen: { host, port } }
+  const main = Kernel.sibling(import.meta.url, "./workerMain")
+  const child = spawn(process.execPath, [main.pathname, JSON.stringify(options)], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, NODE_OPTIONS: "" }
+  })
+  let err = ""
+  child.stderr!.setEncoding("utf8")
+  child.stderr!.on("data", (d: string) => {
+    err = (err + d).slice(-8192)
+  })
+  const w: LocalWorker = { process: child, options, stderr: () => err }
+  child.once("exit", (code, signal) => onExit(w, code, signal))
+  return w
+}
+
+/**
+ * Stops worker processes: SIGTERM, SIGKILL after `graceMs`.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const stopWorkers = (ws: ReadonlyArray<LocalWorker>, graceMs = 2000): Effect.Effect<void> =>
+  Effect.promise(() =>
+    Promise.all(ws.map((w) =>
+      new Promise<void>((resolve) => {
+        const c = w.process
+        if (c.exitCode !== null || c.signalCode !== null) return resolve()
+        const t = setTimeout(() => c.kill("SIGKILL"), graceMs)
+        c.once("exit", () => {
+          clearTimeout(t)
+          resolve()
+        })
+        c.kill("SIGTERM")
+      })
+    )).then(() => undefined)
+  )

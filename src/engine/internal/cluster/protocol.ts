@@ -1,0 +1,230 @@
+/**
+ * The cluster executor's wire protocol, on Effect Cluster and Effect RPC:
+ *
+ * - `TesseraWorker`, the entity every worker process hosts. Its entity id is the
+ *   worker's name and its shard group is that same name (one shard per group), so the
+ *   scheduler addresses one worker process exactly; each worker runner is assigned its own
+ *   group only. RPCs: `Run` (a batch of tasks), `Get` (results, for the driver and for
+ *   peers), `Release`, `Cancel` (a compute's share), `Time` (clock samples, liveness),
+ *   `Info` (host name, threads, pid), `Stats` (counters).
+ * - `RunnerStorageRpcs`: the runner registry and shard locks (`RunnerStorage`'s encoded
+ *   form), served by the scheduler to its workers, so a cluster needs no database.
+ *
+ * Task batches and results travel as one `Uint8Array` each, written by `node:v8`'s
+ * serializer (typed arrays as raw bytes; see {@link encodeValue}), so the Effect schemas
+ * stay small and large chunks are not re-encoded field by field.
+ *
+ * Leaves out: versioning between a scheduler and workers of different Tessera builds.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { Schema } from "effect"
+import { ClusterSchema, Entity } from "effect/cluster"
+import { Rpc, RpcGroup } from "effect/rpc"
+import { deserialize, serialize } from "node:v8"
+
+const Blob = Schema.Uint8Array
+
+/** @since 0.1.0 @internal */
+export const Run = Rpc.make("Run", { payload: { blob: Blob }, success: Blob })
+/** @since 0.1.0 @internal */
+export const Get = Rpc.make("Get", {
+  payload: { keys: Schema.Array(Schema.String), from: Schema.String },
+  success: Schema.Struct({ blob: Blob, serialize: Schema.Number })
+})
+/** @since 0.1.0 @internal */
+export const Release = Rpc.make("Release", { payload: { keys: Schema.Array(Schema.String) } })
+/** @since 0.1.0 @internal */
+export const Cancel = Rpc.make("Cancel", { payload: { compute: Schema.Number } })
+/** @since 0.1.0 @internal */
+export const Time = Rpc.make("Time", { success: Schema.Number })
+
+/** @since 0.1.0 @internal */
+export const Info = Rpc.make("Info", {
+  success: Schema.Struct({ host: Schema.String, threads: Schema.Number, pid: Schema.Number })
+})
+
+/**
+ * A worker's counters since it started: bytes it sent to peers and received from them
+ * (encoded sizes), tasks it completed, batches running now.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const Stats = Rpc.make("Stats", {
+  success: Schema.Struct({ sent: Schema.Number, received: Schema.Number, tasks: Schema.Number, running: Schema.Number })
+})
+
+/**
+ * The worker entity. Entity id = worker name = shard group.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const TesseraWorker = Entity.make("TesseraWorker", [Run, Get, Release, Cancel, Time, Info, Stats])
+  .annotate(ClusterSchema.ShardGroup, (id: string) => id)
+
+const PersistFail = Schema.String
+
+/**
+ * The scheduler-hosted runner registry (RunnerStorage's encoded interface).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const RunnerStorageRpcs = RpcGroup.make(
+  Rpc.make("getRunners", { success: Schema.Array(Schema.Tuple([Schema.String, Schema.Boolean])), error: PersistFail }),
+  Rpc.make("register", {
+    payload: { address: Schema.String, runner: Schema.String, healthy: Schema.Boolean },
+    success: Schema.Number,
+    error: PersistFail
+  }),
+  Rpc.make("unregister", { payload: { address: Schema.String }, error: PersistFail }),
+  Rpc.make("setRunnerHealth", { payload: { address: Schema.String, healthy: Schema.Boolean }, error: PersistFail }),
+  Rpc.make("acquire", {
+    payload: { address: Schema.String, shardIds: Schema.Array(Schema.String) },
+    success: Schema.Array(Schema.String),
+    error: PersistFail
+  }),
+  Rpc.make("refresh", {
+    payload: { address: Schema.String, shardIds: Schema.Array(Schema.String) },
+    success: Schema.Array(Schema.String),
+    error: PersistFail
+  }),
+  Rpc.make("release", { payload: { address: Schema.String, shardId: Schema.String }, error: PersistFail }),
+  Rpc.make("releaseAll", { payload: { address: Schema.String }, error: PersistFail })
+)
+
+/**
+ * One task as the scheduler sends it: its key, kernel and arguments (task refs left in
+ * place; the worker resolves them from its store or its peers).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface WireTask {
+  readonly key: string
+  readonly module: string
+  readonly name: string
+  readonly args: ReadonlyArray<unknown>
+}
+
+/**
+ * A batch: the compute it belongs to, whether TaskRecords are wanted, the tasks, and for
+ * every input a worker may lack, the workers that hold it.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface RunRequest {
+  readonly compute: number
+  readonly profile: boolean
+  readonly tasks: ReadonlyArray<WireTask>
+  readonly inputs: ReadonlyArray<readonly [key: string, holders: ReadonlyArray<string>]>
+}
+
+/**
+ * One peer fetch, on the receiving worker's clock (epoch seconds).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface WireTransfer {
+  readonly keys: ReadonlyArray<string>
+  readonly bytes: number
+  /** the worker that sent the data */
+  readonly peer: string
+  readonly start: number
+  readonly stop: number
+  /** seconds the sender spent serialising, and the receiver deserialising */
+  readonly serialize: number
+  readonly deserialize: number
+}
+
+/**
+ * What a worker answers to a batch: for each task that completed (a prefix of the
+ * batch) its result's description and, when profiled, 7 floats (gather, compute,
+ * transfer spans and CPU seconds, worker clock); the first failure; the fetches.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface RunReply {
+  readonly done: ReadonlyArray<{
+    readonly key: string
+    readonly nbytes: number
+    readonly chunks: number
+    readonly shape: ReadonlyArray<number>
+    readonly dtype: string
+    readonly type: string
+    readonly thread: number
+    readonly rec: ReadonlyArray<number> | null
+  }>
+  readonly error:
+    | {
+      readonly key: string
+      readonly tag: "KernelFailed" | "KernelNotFound" | "Interrupted" | "InputLost"
+      readonly message: string
+      readonly stack: string
+      readonly module: string
+      readonly name: string
+      /** InputLost: the keys no holder could give */
+      readonly lost: ReadonlyArray<string>
+    }
+    | null
+  readonly transfers: ReadonlyArray<WireTransfer>
+}
+
+/**
+ * A copy of a value without shared memory (v8's serializer refuses SharedArrayBuffers):
+ * typed arrays are copied, arrays and object literals are walked.
+ */
+const unshare = (v: unknown, depth = 32): unknown => {
+  if (typeof v !== "object" || v === null) return v
+  if (ArrayBuffer.isView(v)) {
+    if (v.buffer instanceof SharedArrayBuffer) return (v as unknown as { slice: () => unknown }).slice()
+    return v
+  }
+  if (v instanceof SharedArrayBuffer) return new Uint8Array(v).slice().buffer
+  if (depth === 0) return v
+  if (Array.isArray(v)) return v.map((x) => unshare(x, depth - 1))
+  const proto = Object.getPrototypeOf(v)
+  if (proto === Object.prototype || proto === null) {
+    const out: Record<string, unknown> = {}
+    for (const k of Object.keys(v)) out[k] = unshare((v as Record<string, unknown>)[k], depth - 1)
+    return out
+  }
+  return v
+}
+
+/**
+ * Encodes a value for the wire (typed arrays as raw bytes).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const encodeValue = (v: unknown): Uint8Array => serialize(unshare(v))
+
+/**
+ * Decodes {@link encodeValue}'s bytes.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const decodeValue = <A = unknown>(b: Uint8Array): A => deserialize(b) as A
+
+/**
+ * `host:port` of an address.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const parseAddress = (s: string, what: string): { readonly host: string; readonly port: number } => {
+  const m = /^(.*):(\d+)$/.exec(s.trim())
+  const port = m === null ? NaN : Number(m[2])
+  if (m === null || m[1] === "" || !Number.isInteger(port) || port <= 0 || port > 65535) {
+    throw new Error(`${what}: expected HOST:PORT (e.g. 127.0.0.1:8786), got ${JSON.stringify(s)}`)
+  }
+  return { host: m[1]!, port }
+}

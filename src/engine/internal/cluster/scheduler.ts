@@ -1,0 +1,708 @@
+/**
+ * The cluster executor's scheduler, in the driver's process: it keeps the one state
+ * record (`State`), serves the runner registry to the workers, and talks to each worker's
+ * `TesseraWorker` entity through an Effect Cluster client (`NodeClusterSocket`,
+ * client only). Results stay on the workers that made them; the scheduler only knows
+ * who holds what (`holders`) and sends each batch with the holders of its inputs, so
+ * workers fetch inputs from each other.
+ *
+ * Placement: a ready task goes to the free worker holding the most bytes of its inputs,
+ * else to the least loaded one; at most `MAX_INFLIGHT` batches per worker, each of about
+ * `BATCH_SECONDS` of work by the seconds per task measured so far (no-op tasks travel
+ * 512 to a batch, 40 ms tasks 2 or 3), so work stays spread and joiners find some.
+ *
+ * Faults: a worker is dead when its process exits (local workers), or when a `Time`
+ * ping fails or goes unanswered for `heartbeatTimeout`. Its batches are requeued, it is
+ * unregistered, and every result only it held that is still needed is recomputed on
+ * another worker from the graph (the task and, recursively, its released inputs, in one
+ * batch). A compute fails with `NoWorkers` when no worker is alive for `noWorkerWait`.
+ *
+ * Clocks: each worker's offset to the scheduler is measured by `Time` round trips
+ * (NTP-style, the fastest of several kept) when it joins and on each heartbeat; its
+ * timestamps are moved onto the scheduler's clock before any hook sees them.
+ *
+ * Leaves out: work stealing, and TaskRecords for recomputed tasks (the trace shows each
+ * key once, from its first successful run).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { Context, Deferred, Effect, Exit, Layer, Queue } from "effect"
+import { MessageStorage, type RunnerAddress, RunnerStorage } from "effect/cluster"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import { hostname } from "node:os"
+import * as EngineClock from "../../EngineClock.ts"
+import { type ClockRecord, threadId, type TransferRecord } from "../../EngineEvents.ts"
+import * as EngineError from "../../EngineError.ts"
+import type { ClusterOptions, TransferInfo, WorkerStats } from "../../Cluster.ts"
+import type { ExecutorShape } from "../../Executor.ts"
+import * as Kernel from "../../Kernel.ts"
+import * as State from "../../State.ts"
+import type { Job } from "../job.ts"
+import { MemoryBook, post, pre, record } from "../job.ts"
+import { shareResult } from "../kernels.ts"
+import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
+import { decodeValue, encodeValue, parseAddress, TesseraWorker } from "./protocol.ts"
+import type { RunReply, RunRequest } from "./protocol.ts"
+import * as Registry from "./registry.ts"
+import { shardingConfig } from "./workerProcess.ts"
+
+/**
+ * One worker as the scheduler sees it.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface WorkerView {
+  readonly name: string
+  readonly address: string
+  readonly runner: RunnerAddress.RunnerAddress
+  readonly index: number
+  host: string
+  threads: number
+  pid: number
+  alive: boolean
+  /** worker clock minus scheduler clock (s), and half the round trip it was measured by */
+  offset: number
+  uncertainty: number
+  lastSeen: number
+  readonly lost: Deferred.Deferred<void>
+}
+
+/** the thread id stride between worker processes (workerId = index * STRIDE + thread) */
+const STRIDE = 16
+const MAX_INFLIGHT = 2
+const BATCH_MAX = 512
+const BATCH_SECONDS = 0.1
+
+type Msg =
+  | { readonly kind: "run"; readonly w: string; readonly tasks: ReadonlyArray<number>; readonly exit: Exit.Exit<Uint8Array, unknown> }
+  | { readonly kind: "recover"; readonly w: string; readonly tasks: ReadonlyArray<number>; readonly exit: Exit.Exit<Uint8Array, unknown> }
+  | { readonly kind: "dead"; readonly w: string }
+  | { readonly kind: "joined" }
+
+/** A result that lives on a worker (what `state.cache` holds until the final gather). */
+const REMOTE = Symbol.for("tessera/cluster/remote")
+
+/**
+ * Starts the scheduler (and the local workers) in the current scope.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const make = (options: ClusterOptions) => Effect.orDie(makeCluster(options))
+
+const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
+  const scope = yield* Effect.scope
+  // the runner registry: a separate `tessera scheduler`'s, or served from here
+  const remote = options.scheduler !== undefined ? parseAddress(options.scheduler, "cluster scheduler address") : undefined
+  const bindHost = remote?.host ?? options.host ?? "127.0.0.1"
+  const port = remote?.port ?? options.port ?? (yield* Effect.promise(() => freePort(bindHost)))
+  let storage: RunnerStorage.RunnerStorage["Service"]
+  if (remote === undefined) {
+    const reg = new Registry.Registry()
+    yield* Layer.buildWithScope(Registry.serve(reg, bindHost, port), scope)
+    storage = Registry.localStorage(reg)
+  } else {
+    const rctx = yield* Layer.buildWithScope(Registry.layerRemote(remote.host, remote.port), scope)
+    storage = Context.get(rctx, RunnerStorage.RunnerStorage)
+  }
+  const ctx = yield* Layer.buildWithScope(
+    NodeClusterSocket.layer({
+      clientOnly: true,
+      storage: "byo",
+      serialization: "binary",
+      serializationMaxBufferSize: "unbounded",
+      shardingConfig: shardingConfig({})
+    }).pipe(
+      Layer.provide(MessageStorage.layerNoop),
+      Layer.provide(Layer.succeed(RunnerStorage.RunnerStorage, storage))
+    ),
+    scope
+  )
+  const clientFor = yield* Effect.provide(TesseraWorker.client, ctx)
+  const host = hostname()
+  const heartbeat = options.heartbeat ?? 1
+  const heartbeatTimeout = options.heartbeatTimeout ?? 10
+
+  const workers = new Map<string, WorkerView>()
+  let current: Queue.Queue<Msg> | null = null
+  const notify = (m: Msg) => {
+    if (current !== null) Queue.offerUnsafe(current, m)
+  }
+
+  /** Marks a worker dead: unregisters it and wakes whoever waits on it. */
+  const markDead = (w: WorkerView) =>
+    Effect.gen(function*() {
+      if (!w.alive) return
+      w.alive = false
+      yield* Effect.ignore(storage.unregister(w.runner))
+      yield* Deferred.succeed(w.lost, undefined)
+      notify({ kind: "dead", w: w.name })
+    })
+
+  /** The fastest of `n` Time round trips: offset and uncertainty (half its round trip). */
+  const sampleClock = (w: WorkerView, n: number) =>
+    Effect.gen(function*() {
+      let best = Infinity
+      for (let k = 0; k < n; k++) {
+        const t0 = EngineClock.nowSeconds()
+        const tw = yield* clientFor(w.name).Time()
+        const t1 = EngineClock.nowSeconds()
+        const rtt = t1 - t0
+        if (rtt < best) {
+          best = rtt
+          if (rtt / 2 <= w.uncertainty || k === 0 && w.uncertainty === Infinity) {
+            w.offset = tw - (t0 + t1) / 2
+            w.uncertainty = rtt / 2
+          }
+        }
+      }
+      w.lastSeen = EngineClock.nowSeconds()
+    })
+
+  let nextIndex = 0
+  /** Adds workers that registered since the last look; pings the known ones. */
+  const refresh = (ping: boolean) =>
+    Effect.gen(function*() {
+      const runners = yield* Effect.orDie(storage.getRunners)
+      for (const [runner] of runners) {
+        const name = runner.groups[0]
+        if (name === undefined || workers.has(name)) continue
+        const address = `${runner.address.host}:${runner.address.port}`
+        const w: WorkerView = {
+          name,
+          address,
+          runner: runner.address,
+          index: nextIndex++,
+          host: runner.address.host,
+          threads: 1,
+          pid: 0,
+          alive: false,
+          offset: 0,
+          uncertainty: Infinity,
+          lastSeen: 0,
+          lost: Deferred.makeUnsafe<void>()
+        }
+        workers.set(name, w)
+        const ok = yield* Effect.exit(Effect.timeout(
+          Effect.gen(function*() {
+            const info = yield* clientFor(name).Info()
+            w.host = info.host
+            w.threads = info.threads
+            w.pid = info.pid
+            yield* sampleClock(w, 8)
+          }),
+          "10 seconds"
+        ))
+        if (Exit.isSuccess(ok)) {
+          w.alive = true
+          notify({ kind: "joined" })
+        } else {
+          // registered but not answering: gone without unregistering (killed), or
+          // unreachable from here; either way no use to this scheduler
+          workers.delete(name)
+          nextIndex--
+          yield* Effect.ignore(storage.unregister(runner.address))
+        }
+      }
+      if (!ping) return
+      yield* Effect.forEach(
+        [...workers.values()].filter((w) => w.alive),
+        (w) =>
+          Effect.exit(Effect.timeout(sampleClock(w, 1), `${heartbeatTimeout} seconds`)).pipe(
+            Effect.flatMap((e) => Exit.isFailure(e) ? markDead(w) : Effect.void)
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+    })
+
+  // local worker processes
+  const locals: Array<LocalWorker> = []
+  const onExit = (lw: LocalWorker) => {
+    const name = [...workers.values()].find((w) => w.address === `${lw.options.listen.host}:${lw.options.listen.port}`)
+    if (name !== undefined) Effect.runFork(markDead(name))
+  }
+  const addLocal = Effect.promise(async () => {
+    const k = locals.length
+    const lw = await spawnWorker({
+      scheduler: { host: bindHost, port },
+      ...(options.threads !== undefined ? { threads: options.threads } : {}),
+      ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {})
+    }, onExit)
+    locals.push(lw)
+  })
+  yield* Effect.addFinalizer(() => Effect.suspend(() => stopWorkers(locals)))
+  for (let k = 0; k < (options.local ?? 0); k++) yield* addLocal
+  const minWorkers = options.minWorkers ?? options.local ?? 0
+  const deadline = Date.now() + (options.startTimeout ?? 60) * 1000
+  while (aliveCount(workers) < minWorkers) {
+    if (Date.now() > deadline || locals.some((l) => l.process.exitCode !== null)) {
+      const errs = locals.map((l) => l.stderr()).filter((e) => e !== "").join("\n")
+      return yield* Effect.die(
+        new Error(`cluster: ${aliveCount(workers)} of ${minWorkers} workers started within ${options.startTimeout ?? 60} s${errs !== "" ? `:\n${errs}` : ""}`)
+      )
+    }
+    yield* refresh(false)
+    yield* Effect.sleep("50 millis")
+  }
+  // membership and liveness, for the scope's life
+  yield* Effect.forkIn(
+    Effect.forever(Effect.andThen(Effect.sleep(`${heartbeat} seconds`), refresh(true))),
+    scope
+  )
+
+  let busy = () => 0
+  const built = EngineClock.nowSeconds()
+  let computes = 0
+  /** seconds per task, smoothed over the batches of every compute (batch sizing) */
+  let perTask = BATCH_SECONDS / 16
+  const computeBase = Math.floor(Math.random() * 2 ** 40) * 1024
+  const transferCbs: Array<(t: TransferInfo) => void> = []
+
+  const execute = (job: Job): Effect.Effect<void, EngineError.ComputeError> =>
+    Effect.scoped(Effect.gen(function*() {
+      const inner = yield* Effect.scope
+      // unique across schedulers too: a long-lived worker serves one driver after another
+      const compute = computeBase + ++computes
+      const s = job.state
+      const g = job.graph
+      const queue = yield* Queue.unbounded<Msg>()
+      current = queue
+      yield* Effect.addFinalizer(() => Effect.sync(() => {
+        if (current === queue) current = null
+      }))
+      const holders: Array<Array<string> | undefined> = new Array(g.size)
+      const nbytes = new Float64Array(g.size)
+      const running = new Map<string, Set<number>>()
+      const inflight = new Map<string, number>()
+      const recovering = new Uint8Array(g.size)
+      const book = job.profile ? new MemoryBook(job, STRIDE * 256, host) : null
+      const releases = new Map<string, Array<string>>()
+      const before = s.onRelease
+      s.onRelease = (i) => {
+        if (before !== null) before(i)
+        const hs = holders[i]
+        if (hs === undefined) return
+        for (const h of hs) push(releases, h, g.keys[i]!)
+        holders[i] = undefined
+      }
+      const alive = () => [...workers.values()].filter((w) => w.alive)
+      const now = EngineClock.nowSeconds()
+      for (const w of alive()) {
+        const c: ClockRecord = {
+          timestamp: now,
+          host: w.host,
+          threadId: threadId(w.host, w.index * STRIDE),
+          worker: w.name,
+          offset: w.offset,
+          uncertainty: w.uncertainty
+        }
+        for (const cb of job.clockCbs) cb.clock!(c)
+      }
+      const isAlive = (name: string) => workers.get(name)?.alive === true
+      busy = () => {
+        let n = 0
+        for (const x of inflight.values()) if (x > 0) n++
+        return n
+      }
+      const liveHolder = (i: number) => holders[i]?.some(isAlive) === true
+      let outstanding = 0
+
+      const send = (kind: "run" | "recover", w: WorkerView, tasks: ReadonlyArray<number>, profile: boolean) => {
+        const inBatch = new Set(tasks)
+        const inputs = new Map<string, ReadonlyArray<string>>()
+        for (const i of tasks) {
+          for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) {
+            const d = g.depList[j]!
+            if (inBatch.has(d)) continue
+            const hs = (holders[d] ?? []).filter(isAlive)
+            inputs.set(g.keys[d]!, hs.includes(w.name) ? [w.name] : hs)
+          }
+        }
+        const req: RunRequest = {
+          compute,
+          profile,
+          tasks: tasks.map((i) => {
+            const sp = g.specs[i]!
+            return { key: sp.key, module: sp.kernel.module, name: sp.kernel.name, args: sp.args }
+          }),
+          inputs: [...inputs]
+        }
+        const blob = encodeValue(req)
+        const sent = performance.now()
+        inflight.set(w.name, (inflight.get(w.name) ?? 0) + 1)
+        outstanding++
+        return Effect.forkIn(
+          clientFor(w.name).Run({ blob }).pipe(
+            Effect.raceFirst(Effect.andThen(Deferred.await(w.lost), Effect.fail("worker lost" as const))),
+            Effect.exit,
+            Effect.tap((exit) =>
+              Effect.sync(() => {
+                if (kind === "run" && Exit.isSuccess(exit)) {
+                  perTask = 0.7 * perTask + 0.3 * ((performance.now() - sent) / 1000 / tasks.length)
+                }
+              })
+            ),
+            Effect.flatMap((exit) => Queue.offer(queue, { kind, w: w.name, tasks, exit }))
+          ),
+          inner
+        )
+      }
+
+      /** Recomputes the results of `lost` (and the released inputs they need). */
+      const recover = (lost: ReadonlyArray<number>) =>
+        Effect.gen(function*() {
+          const todo = lost.filter((i) => !recovering[i])
+          if (todo.length === 0) return
+          const closure = new Set<number>()
+          const stack = [...todo]
+          while (stack.length > 0) {
+            const i = stack.pop()!
+            if (closure.has(i)) continue
+            closure.add(i)
+            for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) {
+              const d = g.depList[j]!
+              if (!liveHolder(d)) stack.push(d)
+            }
+          }
+          const ws = alive()
+          if (ws.length === 0) return
+          for (const i of todo) recovering[i] = 1
+          const w = ws.reduce((a, b) => (inflight.get(a.name) ?? 0) <= (inflight.get(b.name) ?? 0) ? a : b)
+          yield* send("recover", w, [...closure].sort((a, b) => a - b), false)
+        })
+
+      /** Results only dead workers held that are still needed. */
+      const lostResults = (): Array<number> => {
+        const out: Array<number> = []
+        for (let i = 0; i < g.size; i++) {
+          if (s.finished[i] && !s.released[i] && !recovering[i] && !liveHolder(i)) out.push(i)
+        }
+        return out
+      }
+
+      const dispatch = Effect.gen(function*() {
+        const ws = alive()
+        const free = ws.filter((w) => (inflight.get(w.name) ?? 0) < MAX_INFLIGHT)
+        if (free.length === 0 || s.readyCount === 0) return
+        // batches of about BATCH_SECONDS of work each (from the measured seconds per task),
+        // so that long tasks stay spread and a worker that joins finds work left
+        const cap = Math.max(1, Math.min(BATCH_MAX, Math.ceil(s.readyCount / free.length), Math.floor(BATCH_SECONDS / perTask)))
+        const batches = new Map<string, Array<number>>()
+        const back: Array<number> = []
+        while (s.readyCount > 0) {
+          const i = State.popReady(s)
+          let missing = false
+          let best: string | undefined
+          let bestBytes = -1
+          const inputBytes = new Map<string, number>()
+          for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) {
+            const d = g.depList[j]!
+            if (!liveHolder(d)) {
+              missing = true
+              continue
+            }
+            // +1: inputs of 0 bytes (no-op results) still count, so ties go to the worker
+            // holding more of them (fewer fetches)
+            for (const h of holders[d]!) inputBytes.set(h, (inputBytes.get(h) ?? 0) + nbytes[d]! + 1)
+          }
+          if (missing) {
+            back.push(i)
+            continue
+          }
+          for (const w of free) {
+            const b = batches.get(w.name)?.length ?? 0
+            if (b >= cap) continue
+            const bytes = inputBytes.get(w.name) ?? 0
+            if (bytes > bestBytes || bytes === bestBytes && b < (batches.get(best!)?.length ?? 0)) {
+              best = w.name
+              bestBytes = bytes
+            }
+          }
+          if (best === undefined) {
+            back.push(i)
+            break
+          }
+          push(batches, best, i)
+        }
+        for (const i of back) State.requeue(s, i)
+        for (const [name, tasks] of batches) {
+          const set = running.get(name) ?? new Set<number>()
+          running.set(name, set)
+          for (const i of tasks) {
+            set.add(i)
+            if (job.pre.length > 0) pre(job, i)
+          }
+          yield* send("run", workers.get(name)!, tasks, job.profile)
+        }
+      })
+
+      const fail = (e: EngineError.ComputeError) => Effect.fail(e)
+
+      const handle = (m: Msg): Effect.Effect<void, EngineError.ComputeError> =>
+        Effect.gen(function*() {
+          if (m.kind === "joined") return
+          if (m.kind === "dead") {
+            const lost = lostResults()
+            if (lost.length > 0) yield* recover(lost)
+            return
+          }
+          outstanding--
+          inflight.set(m.w, (inflight.get(m.w) ?? 1) - 1)
+          const w = workers.get(m.w)!
+          const set = running.get(m.w)
+          const requeue = (i: number) => {
+            set?.delete(i)
+            if (m.kind === "run" && s.running[i] && !s.finished[i]) State.requeue(s, i)
+          }
+          if (Exit.isFailure(m.exit)) {
+            if (m.kind === "recover") for (const i of m.tasks) recovering[i] = 0
+            else for (const i of m.tasks) requeue(i)
+            yield* markDead(w)
+            return
+          }
+          const reply = decodeValue<RunReply>(m.exit.value)
+          for (const t of reply.transfers) {
+            const rec: TransferInfo = { ...t, start: t.start - w.offset, stop: t.stop - w.offset, worker: m.w }
+            for (const cb of transferCbs) cb(rec)
+            if (job.transferCbs.length > 0) {
+              const tr: TransferRecord = {
+                keys: t.keys,
+                bytes: t.bytes,
+                host: w.host,
+                threadId: threadId(w.host, w.index * STRIDE),
+                peer: t.peer,
+                start: rec.start,
+                stop: rec.stop,
+                serialize: t.serialize,
+                deserialize: t.deserialize
+              }
+              for (const cb of job.transferCbs) cb.transfer!(tr)
+            }
+            for (const k of t.keys) {
+              const i = g.index.get(k)
+              if (i !== undefined && holders[i] !== undefined && !holders[i]!.includes(m.w)) holders[i]!.push(m.w)
+            }
+          }
+          const temps: Array<string> = []
+          const rec = new Float64Array(7)
+          for (const d of reply.done) {
+            const i = g.index.get(d.key)!
+            if (m.kind === "recover") {
+              if (s.finished[i] && !s.released[i] && recovering[i]) {
+                recovering[i] = 0
+                holders[i] = [m.w]
+              } else if (!(s.finished[i] && !s.released[i] && holders[i]?.includes(m.w))) temps.push(d.key)
+              continue
+            }
+            set?.delete(i)
+            if (s.finished[i]) {
+              temps.push(d.key)
+              continue
+            }
+            nbytes[i] = d.nbytes
+            holders[i] = [m.w]
+            const workerId = w.index * STRIDE + d.thread
+            if (book !== null) {
+              if (d.rec !== null) for (let q = 0; q < 6; q++) rec[q] = d.rec[q]! - w.offset
+              rec[6] = d.rec?.[6] ?? 0
+              record(job, book, i, undefined, workerId, w.host, rec, 0, "memory", {
+                nbytes: d.nbytes,
+                chunks: d.chunks,
+                shape: d.shape,
+                dtype: d.dtype,
+                type: d.type
+              })
+            }
+            State.finishTask(s, i, REMOTE)
+            if (job.post.length > 0) post(job, i, undefined, workerId)
+          }
+          if (temps.length > 0) push(releases, m.w, ...temps)
+          const err = reply.error
+          if (m.kind === "recover") {
+            for (const i of m.tasks) if (recovering[i] && !liveHolder(i)) recovering[i] = 0
+            if (err !== null && (err.tag === "KernelFailed" || err.tag === "KernelNotFound")) {
+              return yield* fail(toComputeError(err))
+            }
+            const lost = lostResults()
+            if (lost.length > 0) yield* recover(lost)
+            return
+          }
+          for (const i of m.tasks) if (!s.finished[i]) requeue(i)
+          if (err === null) return
+          if (err.tag === "KernelFailed" || err.tag === "KernelNotFound") return yield* fail(toComputeError(err))
+          if (err.tag === "InputLost") {
+            const lost = lostResults()
+            if (lost.length > 0) yield* recover(lost)
+          }
+        })
+
+      const flushReleases = Effect.gen(function*() {
+        for (const [name, keys] of releases) {
+          releases.delete(name)
+          if (!isAlive(name)) continue
+          yield* Effect.forkIn(Effect.ignore(clientFor(name).Release({ keys })), scope)
+        }
+      })
+
+      const waitForWorker = Effect.gen(function*() {
+        const until = Date.now() + (options.noWorkerWait ?? 5) * 1000
+        while (alive().length === 0) {
+          if (Date.now() > until) {
+            return yield* fail(EngineError.noWorkers(
+              `the cluster has no live worker (scheduler registry at ${bindHost}:${port}, waited ${options.noWorkerWait ?? 5} s)`
+            ))
+          }
+          yield* Effect.sleep("50 millis")
+          yield* refresh(false)
+        }
+      })
+
+      // the workers alive when the compute ends (a worker may have joined since it began)
+      const cancelAll = Effect.suspend(() =>
+        Effect.forEach(alive(), (w) => Effect.ignore(Effect.timeout(clientFor(w.name).Cancel({ compute }), "2 seconds")), {
+          concurrency: "unbounded",
+          discard: true
+        })
+      )
+
+      const loop = Effect.gen(function*() {
+        if (s.total > 0) yield* waitForWorker
+        while (!State.isDone(s)) {
+          yield* dispatch
+          if (outstanding === 0) {
+            if (alive().length === 0) {
+              yield* waitForWorker
+              const lost = lostResults()
+              if (lost.length > 0) yield* recover(lost)
+              continue
+            }
+            if (s.readyCount === 0 && lostResults().length === 0) {
+              return yield* Effect.die(new Error("cluster scheduler stalled: nothing ready, nothing running"))
+            }
+            const lost = lostResults()
+            if (lost.length > 0) yield* recover(lost)
+            if (outstanding === 0) {
+              yield* Effect.sleep("20 millis")
+              continue
+            }
+          }
+          const m = yield* Queue.take(queue)
+          yield* handle(m)
+          for (const more of yield* Queue.clear(queue)) yield* handle(more)
+          yield* flushReleases
+        }
+        // the requested results, from their holders
+        for (let attempt = 0;; attempt++) {
+          const byHolder = new Map<string, Array<number>>()
+          for (const i of s.requested) {
+            if (s.cache[i] !== REMOTE) continue
+            const h = holders[i]?.find(isAlive)
+            if (h !== undefined) push(byHolder, h, i)
+          }
+          const want = s.requested.filter((i) => s.cache[i] === REMOTE).length
+          if (want === 0) break
+          if (byHolder.size === 0 || attempt > 20) {
+            yield* waitForWorker
+            const lost = lostResults()
+            if (lost.length > 0) yield* recover(lost)
+            if (outstanding > 0) yield* handle(yield* Queue.take(queue))
+            continue
+          }
+          yield* Effect.forEach(byHolder, ([name, idx]) =>
+            Effect.gen(function*() {
+              const got = yield* Effect.exit(clientFor(name).Get({ keys: idx.map((i) => g.keys[i]!), from: "scheduler" }).pipe(
+                Effect.raceFirst(Effect.andThen(Deferred.await(workers.get(name)!.lost), Effect.fail("worker lost" as const)))
+              ))
+              if (Exit.isFailure(got)) return yield* markDead(workers.get(name)!)
+              const values = decodeValue<Record<string, unknown>>(got.value.blob)
+              for (const i of idx) if (Object.hasOwn(values, g.keys[i]!)) s.cache[i] = shareResult(values[g.keys[i]!])
+            }), { concurrency: "unbounded", discard: true })
+          for (const more of yield* Queue.clear(queue)) yield* handle(more)
+        }
+        // nothing of this compute stays on the workers
+        for (let i = 0; i < g.size; i++) {
+          const hs = holders[i]
+          if (hs !== undefined) for (const h of hs) push(releases, h, g.keys[i]!)
+        }
+        yield* flushReleases
+      })
+
+      yield* loop.pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : cancelAll))
+    }))
+
+  const shape: ExecutorShape & { readonly cluster: ClusterHandle } = {
+    kind: "cluster",
+    get size() {
+      return [...workers.values()].filter((w) => w.alive).reduce((n, w) => n + w.threads, 0)
+    },
+    host,
+    execute,
+    // workers with a batch of the running compute
+    busyWorkers: () => busy(),
+    startup: () => ({ built: [built, built], workers: [] }),
+    cluster: {
+      address: `${bindHost}:${port}`,
+      workers: () => [...workers.values()],
+      locals: () => locals,
+      addLocal,
+      stats: Effect.forEach(
+        [...workers.values()].filter((w) => w.alive),
+        (w) => Effect.map(Effect.orDie(clientFor(w.name).Stats()), (st) => ({ name: w.name, ...st })),
+        { concurrency: "unbounded" }
+      ),
+      onTransfer: (cb) => {
+        transferCbs.push(cb)
+        return () => {
+          const k = transferCbs.indexOf(cb)
+          if (k >= 0) transferCbs.splice(k, 1)
+        }
+      }
+    }
+  }
+  return shape
+})
+
+/**
+ * What the cluster executor exposes beyond `ExecutorShape`.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface ClusterHandle {
+  /** the registry's `host:port`, what `tessera worker --scheduler` takes */
+  readonly address: string
+  readonly workers: () => ReadonlyArray<WorkerView>
+  readonly locals: () => ReadonlyArray<LocalWorker>
+  /** starts one more local worker process (it joins within a heartbeat) */
+  readonly addLocal: Effect.Effect<void>
+  /** each live worker's counters (see protocol.ts `Stats`) */
+  readonly stats: Effect.Effect<ReadonlyArray<WorkerStats>>
+  /** calls `cb` with each peer transfer of every compute; returns the unsubscribe */
+  readonly onTransfer: (cb: (t: TransferInfo) => void) => () => void
+}
+
+const aliveCount = (ws: ReadonlyMap<string, WorkerView>): number => {
+  let n = 0
+  for (const w of ws.values()) if (w.alive) n++
+  return n
+}
+
+const push = <K, V>(m: Map<K, Array<V>>, k: K, ...v: Array<V>): void => {
+  const a = m.get(k)
+  if (a === undefined) m.set(k, v)
+  else a.push(...v)
+}
+
+const toComputeError = (err: NonNullable<RunReply["error"]>): EngineError.ComputeError => {
+  const reason = err.tag === "KernelNotFound"
+    ? new EngineError.KernelNotFound({ key: err.key, module: err.module, name: err.name, message: err.message })
+    : new EngineError.KernelFailed({
+      key: err.key,
+      kernel: Kernel.describe({ module: err.module, name: err.name }),
+      message: err.message,
+      stack: err.stack
+    })
+  return new EngineError.ComputeError({ reason, message: reason.message })
+}

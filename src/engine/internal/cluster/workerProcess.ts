@@ -1,0 +1,326 @@
+/**
+ * A Tessera worker process: an Effect Cluster runner (`NodeClusterSocket`) that hosts
+ * one `TesseraWorker` entity, named after the runner. It keeps the results it makes in
+ * its own store, fetches inputs it lacks from the peers that hold them (worker to
+ * worker, `Get` on the peer's entity), and runs each batch on its own worker-thread pool
+ * (`Executor.makeWorkers`, `threads` threads) through the same job code as one process.
+ *
+ * Runner storage is the scheduler's registry (registry.ts); messages are volatile
+ * (`MessageStorage.layerNoop`): the scheduler keeps the one state record and sends work
+ * again when a worker is lost.
+ *
+ * `clockShift` (seconds, tests only) is added to every timestamp the worker reports, as
+ * if its host clock were off.
+ *
+ * Leaves out: spilling to disk, resource monitoring of the worker host.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { Deferred, Effect, Exit, Layer, Option } from "effect"
+import { MessageStorage, RunnerAddress, RunnerStorage } from "effect/cluster"
+import { Rpc } from "effect/rpc"
+import { hostname } from "node:os"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import type { TaskRecord } from "../../EngineEvents.ts"
+import * as EngineClock from "../../EngineClock.ts"
+import * as Executor from "../../Executor.ts"
+import type { Callbacks } from "../../Hooks.ts"
+import * as State from "../../State.ts"
+import * as TaskGraph from "../../TaskGraph.ts"
+import { makeJob } from "../job.ts"
+import { describeResult } from "../kernels.ts"
+import * as Registry from "./registry.ts"
+import { decodeValue, encodeValue, TesseraWorker } from "./protocol.ts"
+import type { RunReply, RunRequest, WireTransfer } from "./protocol.ts"
+
+/**
+ * How to start a worker process.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface WorkerOptions {
+  /** the scheduler's registry address */
+  readonly scheduler: { readonly host: string; readonly port: number }
+  /** where this runner listens (and is reached by the scheduler and its peers) */
+  readonly listen: { readonly host: string; readonly port: number }
+  /** kernel threads (default 1) */
+  readonly threads?: number
+  /** test only: seconds added to every timestamp this worker reports */
+  readonly clockShift?: number
+}
+
+/**
+ * The shard group, entity id and worker name of the runner at `host:port`.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const workerName = (host: string, port: number): string => `tessera-worker@${host}:${port}`
+
+const refKeys = (args: ReadonlyArray<unknown>, out: Set<string>): void => {
+  for (const a of args) {
+    if (TaskGraph.isRef(a)) out.add(a["~tessera/ref" as keyof typeof a] as unknown as string)
+    else if (TaskGraph.isRefs(a)) for (const k of (a as unknown as Record<string, Array<string>>)["~tessera/refs"]!) out.add(k)
+  }
+}
+
+const refKeyOf = (a: unknown): string => (a as Record<string, string>)["~tessera/ref"]!
+const refsKeysOf = (a: unknown): ReadonlyArray<string> => (a as Record<string, Array<string>>)["~tessera/refs"]!
+
+/**
+ * The entity's handlers, given this worker's name and pool.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, threads: number) =>
+  Effect.gen(function*() {
+    const store = new Map<string, unknown>()
+    const stats = { sent: 0, received: 0, tasks: 0, running: 0 }
+    const cancels = new Map<number, Deferred.Deferred<void>>()
+    const peers = yield* TesseraWorker.client
+    const registry = yield* RunnerStorage.RunnerStorage
+    /** Completes when `peer` is no longer registered (the scheduler found it dead). */
+    const gone = (peer: string) =>
+      Effect.gen(function*() {
+        for (;;) {
+          yield* Effect.sleep("200 millis")
+          const rs = yield* Effect.orElseSucceed(registry.getRunners, () => null)
+          if (rs !== null && !rs.some(([r]) => r.groups[0] === peer)) return
+        }
+      })
+    const now = () => EngineClock.nowSeconds() + shift
+    const cancelOf = (c: number) => {
+      let d = cancels.get(c)
+      if (d === undefined) cancels.set(c, d = Deferred.makeUnsafe<void>())
+      return d
+    }
+
+    /** Fetches `keys` from their holders; the keys no holder could give are returned. */
+    const fetchInputs = (inputs: RunRequest["inputs"], need: ReadonlySet<string>) =>
+      Effect.gen(function*() {
+        const transfers: Array<WireTransfer> = []
+        let missing = inputs.filter(([k]) => need.has(k) && !store.has(k))
+        const lost: Array<string> = []
+        for (let attempt = 0; missing.length > 0; attempt++) {
+          const byPeer = new Map<string, Array<string>>()
+          const next: typeof missing = []
+          for (const m of missing) {
+            const h = m[1][attempt]
+            if (h === undefined) lost.push(m[0])
+            else {
+              let ks = byPeer.get(h)
+              if (ks === undefined) byPeer.set(h, ks = [])
+              ks.push(m[0])
+            }
+          }
+          yield* Effect.forEach(byPeer, ([peer, keys]) =>
+            Effect.gen(function*() {
+              const start = now()
+              const got = yield* Effect.exit(peers(peer).Get({ keys, from: name }).pipe(
+                Effect.raceFirst(Effect.andThen(gone(peer), Effect.fail("peer gone" as const)))
+              ))
+              const stop = now()
+              if (Exit.isFailure(got)) {
+                for (const k of keys) next.push(missing.find((m) => m[0] === k)!)
+                return
+              }
+              stats.received += got.value.blob.byteLength
+              const d0 = performance.now()
+              const values = decodeValue<Record<string, unknown>>(got.value.blob)
+              const deser = (performance.now() - d0) / 1000
+              const have: Array<string> = []
+              for (const k of keys) {
+                if (Object.hasOwn(values, k)) {
+                  store.set(k, values[k])
+                  have.push(k)
+                } else next.push(missing.find((m) => m[0] === k)!)
+              }
+              if (have.length > 0) {
+                transfers.push({
+                  keys: have,
+                  bytes: got.value.blob.byteLength,
+                  peer,
+                  start,
+                  stop: stop + deser,
+                  serialize: got.value.serialize,
+                  deserialize: deser
+                })
+              }
+            }), { concurrency: "unbounded", discard: true })
+          missing = next
+        }
+        return { transfers, lost }
+      })
+
+    const run = (req: RunRequest) =>
+      Effect.gen(function*() {
+        const inBatch = new Set(req.tasks.map((t) => t.key))
+        const need = new Set<string>()
+        for (const t of req.tasks) refKeys(t.args, need)
+        for (const k of inBatch) need.delete(k)
+        const { lost, transfers } = yield* fetchInputs(req.inputs, need)
+        if (lost.length > 0) {
+          return {
+            done: [],
+            transfers,
+            error: {
+              key: req.tasks[0]!.key,
+              tag: "InputLost",
+              message: `inputs held by no live worker: ${lost.join(", ")}`,
+              stack: "",
+              module: "",
+              name: "",
+              lost
+            }
+          } satisfies RunReply
+        }
+        const resolve = (a: unknown): unknown => {
+          if (TaskGraph.isRef(a)) {
+            const k = refKeyOf(a)
+            return inBatch.has(k) ? a : store.get(k)
+          }
+          if (TaskGraph.isRefs(a)) {
+            const ks = refsKeysOf(a)
+            return ks.some((k) => inBatch.has(k)) ? a : ks.map((k) => store.get(k))
+          }
+          return a
+        }
+        const specs: Array<TaskGraph.TaskSpec> = req.tasks.map((t) => ({
+          key: t.key,
+          kernel: { module: t.module, name: t.name },
+          args: t.args.map(resolve)
+        }))
+        const graph = TaskGraph.makeUnsafe(specs)
+        const all = new Int32Array(graph.size)
+        for (let i = 0; i < all.length; i++) all[i] = i
+        const state = State.init(graph, all)
+        const records = new Map<string, TaskRecord>()
+        const cbs: Array<Callbacks> = req.profile ? [{ task: (r) => void records.set(r.key, r) }] : []
+        const job = makeJob(graph, state, cbs)
+        stats.running++
+        const exit = yield* Effect.exit(pool.execute(job).pipe(
+          Effect.raceFirst(Effect.andThen(Deferred.await(cancelOf(req.compute)), Effect.interrupt)),
+          Effect.ensuring(Effect.sync(() => stats.running--))
+        ))
+        const done: Array<RunReply["done"][number]> = []
+        for (let i = 0; i < graph.size; i++) {
+          if (!state.finished[i]) continue
+          stats.tasks++
+          const key = graph.keys[i]!
+          const v = state.cache[i]
+          store.set(key, v)
+          const info = describeResult(v)
+          const r = records.get(key)
+          done.push({
+            key,
+            nbytes: info.nbytes,
+            chunks: info.chunks,
+            shape: info.shape,
+            dtype: info.dtype,
+            type: info.type,
+            thread: r?.workerId ?? 0,
+            rec: r === undefined ? null : [
+              r.phases.gather[0] + shift,
+              r.phases.gather[1] + shift,
+              r.phases.compute[0] + shift,
+              r.phases.compute[1] + shift,
+              r.phases.transfer[0] + shift,
+              r.phases.transfer[1] + shift,
+              r.cpuTime
+            ]
+          })
+        }
+        let error: RunReply["error"] = null
+        if (Exit.isFailure(exit)) {
+          const e = exit.cause.reasons.find((r) => r._tag === "Fail")
+          const ce = e?._tag === "Fail" ? e.error : undefined
+          const reason = ce?.reason
+          const key = reason !== undefined && "key" in reason ? reason.key : req.tasks.find((t) => !store.has(t.key))?.key ?? ""
+          const task = req.tasks.find((t) => t.key === key)
+          error = {
+            key,
+            tag: reason?._tag === "KernelFailed" || reason?._tag === "KernelNotFound" ? reason._tag : "Interrupted",
+            message: reason?.message ?? ce?.message ?? "interrupted",
+            stack: reason?._tag === "KernelFailed" ? reason.stack : "",
+            module: reason?._tag === "KernelNotFound" ? reason.module : task?.module ?? "",
+            name: reason?._tag === "KernelNotFound" ? reason.name : task?.name ?? "",
+            lost: []
+          }
+        }
+        return { done, error, transfers } satisfies RunReply
+      })
+
+    return TesseraWorker.of({
+      Run: ({ payload }) => Rpc.fork(Effect.map(run(decodeValue<RunRequest>(payload.blob)), (r) => encodeValue(r))),
+      Get: ({ payload }) =>
+        Rpc.fork(Effect.sync(() => {
+          const t0 = performance.now()
+          const out: Record<string, unknown> = {}
+          for (const k of payload.keys) if (store.has(k)) out[k] = store.get(k)
+          const blob = encodeValue(out)
+          if (payload.from !== "scheduler") stats.sent += blob.byteLength
+          return { blob, serialize: (performance.now() - t0) / 1000 }
+        })),
+      Release: ({ payload }) =>
+        Rpc.fork(Effect.sync(() => {
+          for (const k of payload.keys) store.delete(k)
+        })),
+      Cancel: ({ payload }) => Rpc.fork(Effect.asVoid(Deferred.succeed(cancelOf(payload.compute), undefined))),
+      Time: () => Rpc.fork(Effect.sync(now)),
+      Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats }))),
+      Info: () => Rpc.fork(Effect.sync(() => ({ host: hostname(), threads, pid: process.pid })))
+    })
+  })
+
+/**
+ * The worker as a layer: launch it (`Layer.launch`) to run until interrupted.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const layer = (options: WorkerOptions) => {
+  const { host, port } = options.listen
+  const name = workerName(host, port)
+  const entity = TesseraWorker.toLayer(
+    Effect.gen(function*() {
+      const pool = yield* Executor.makeWorkers({ workers: options.threads ?? 1 })
+      return yield* handlers(name, pool, options.clockShift ?? 0, options.threads ?? 1)
+    }),
+    { concurrency: "unbounded", maxIdleTime: "1000 days" }
+  )
+  return entity.pipe(
+    Layer.provide(
+      NodeClusterSocket.layer({
+        storage: "byo",
+        serialization: "binary",
+        serializationMaxBufferSize: "unbounded",
+        shardingConfig: shardingConfig({ runner: { host, port }, group: name })
+      })
+    ),
+    Layer.provide(MessageStorage.layerNoop),
+    Layer.provide(Registry.layerRemote(options.scheduler.host, options.scheduler.port))
+  )
+}
+
+/**
+ * The sharding settings every Tessera process uses: one shard per group, fast refresh
+ * (workers join and leave mid-run), no join debounce.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const shardingConfig = (o: { readonly runner?: { readonly host: string; readonly port: number }; readonly group?: string }) => ({
+  ...(o.runner !== undefined ? { runnerAddress: Option.some(RunnerAddress.make(o.runner.host, o.runner.port)) } : {}),
+  ...(o.group !== undefined ? { availableShardGroups: [o.group], assignedShardGroups: [o.group] } : { availableShardGroups: [], assignedShardGroups: [] }),
+  shardsPerGroup: 1,
+  refreshAssignmentsInterval: "100 millis" as const,
+  runnerJoinDebounce: 0,
+  sendRetryInterval: "50 millis" as const,
+  entityMaxIdleTime: "1000 days" as const,
+  entityTerminationTimeout: 0,
+  shardLockRefreshInterval: "1 second" as const,
+  shardLockExpiration: "5 seconds" as const
+})
