@@ -106,5 +106,8 @@ describe("tessera --cluster", () => {
     const c = tessera(["worker", "--scheduler", "nohost"])
     assert.equal(c.status, 2)
     assert.match(c.stderr, /--scheduler "nohost": expected HOST:PORT/)
+    const d = tessera(["run", fixture, "--cluster", "local:2", "--gpu"])
+    assert.equal(d.status, 2)
+    assert.match(d.stderr, /--gpu "with --cluster": --gpu runs on worker threads only/)
   })
 })
