@@ -27,7 +27,9 @@
  *
  * - `metadata`: the metadata events, whole (`TraceEvent`s): the `Pipeline Graph` event
  *   (stage DAG) and any other `M` event; every other event is only counted
- *   (`eventCounts`).
+ *   (`eventCounts`). `Transfer` events and profiler samples are read by the SQL layer
+ *   (internal/duckExtra.ts) with a second pass over the files, only when these counts
+ *   show the run has them, so this pass stays as fast for the traces without them.
  *
  * Each table's columns are typed (`TypedTable<TasksSchema>`, `MemorySchema`,
  * `ResourcesSchema`): `getChild` takes only column names, rows have typed fields.

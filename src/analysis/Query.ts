@@ -1,7 +1,7 @@
 /**
  * SQL over a run's traces: the loaded tables (Load.ts) go into an in-memory DuckDB
  * database as the documented tables of QueryViews.ts (`tasks`, `dependencies`,
- * `memory`, `resources`, `stages`, `workers`), and a query's result comes back as an
+ * `memory`, `resources`, `stages`, `workers`, `transfers`, `samples`), and a query's result comes back as an
  * Arrow table, like every analysis.
  *
  * **Example** (Slowest function)
@@ -203,6 +203,9 @@ const openPromise = async (tables: TraceTables): Promise<Database> => {
   const instance = await duck.DuckDBInstance.create(":memory:", { autoinstall_known_extensions: "false", autoload_known_extensions: "false" })
   const con = await instance.connect()
   const loadMs = await loadTables(con, tables)
+  // transfers and samples: a second pass over the files, only where the run has them
+  const { loadExtraTables } = await import("./internal/duckExtra.ts")
+  await loadExtraTables(con, tables)
   let closed = false
   const run = <A>(query: string, f: () => Promise<A>) =>
     Effect.tryPromise({

@@ -11,8 +11,9 @@
  * `stage`, `type`, `dtype`, `shape`, the phase durations (`gather`, `compute`,
  * `transfer`), `peak_memory`, `io_bytes` and `cores` of `tasks` come from Tessera's
  * Compute args (Load.ts); DASF's traces have none of them but shape, dtype and type
- * (NULL). There are no `transfers` or `samples` tables: no trace event carries them
- * (transfer phases are the `transfer` column).
+ * (NULL). `transfers` (Tessera's `Transfer` events) and `samples` (the statistical
+ * profiler's sidecar) are filled by `internal/duckExtra.ts` with a second pass over the
+ * files, only where the run has them; they exist, empty, for every other run.
  *
  * @since 0.1.0
  */
@@ -177,6 +178,71 @@ export type WorkersView = {
 }
 
 /**
+ * `transfers`: one row per `Transfer` event (data moved for tasks: a cluster worker's
+ * fetch from a peer, or a GPU worker's copy to or from its device); empty when the run
+ * wrote none.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TransfersView = {
+  /** the receiving worker's host */
+  readonly host: Utf8
+  /** the receiving worker (for a device copy: the GPU worker) */
+  readonly worker: Utf8
+  /** the keys whose results moved: a DuckDB `VARCHAR[]` (`unnest(keys)`); a result carries it as JSON text */
+  readonly keys: Utf8
+  /** `len(keys)` */
+  readonly n_keys: Int32
+  /** bytes on the wire (encoded) */
+  readonly bytes: Float64
+  /** epoch seconds */
+  readonly start: Float64
+  readonly stop: Float64
+  /** `stop - start` */
+  readonly duration: Float64
+  /** the sending worker of a peer fetch; NULL for a device copy */
+  readonly peer: Utf8
+  /** `host-to-device` or `device-to-host`; NULL for a peer fetch */
+  readonly direction: Utf8
+  /** seconds the sender spent serialising (peer fetches; else NULL) */
+  readonly serialize: Float64
+  /** seconds the receiver spent deserialising (peer fetches; else NULL) */
+  readonly deserialize: Float64
+}
+
+/**
+ * `samples`: one row per statistical profiler sample (the sidecar
+ * `NAME-StatisticalProfiler-HOST.msgpack` among the databases); empty without one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SamplesView = {
+  /** epoch seconds */
+  readonly time: Float64
+  readonly host: Utf8
+  /** the sampled thread: `worker-{host}-{i}` or `driver` */
+  readonly thread: Utf8
+  /** the running task's key; NULL between tasks */
+  readonly key: Utf8
+  /** the task's function; `idle` on a worker between tasks, `driver` on the main thread */
+  readonly function: Utf8
+  /** the task's stage; NULL when none */
+  readonly stage: Utf8
+  /** the sampling interval, seconds (a sample stands for this much time) */
+  readonly interval: Float64
+  /** the innermost frame's function name (`(anonymous)` when it has none); NULL for an empty stack */
+  readonly frame_function: Utf8
+  /** the innermost frame's script URL; NULL when none */
+  readonly frame_url: Utf8
+  /** the innermost frame's line, 1-based; NULL when unknown */
+  readonly frame_line: Int32
+  /** frames on the stack (0: empty) */
+  readonly depth: Int32
+}
+
+/**
  * Every queryable table by name.
  *
  * @since 0.1.0
@@ -189,6 +255,8 @@ export interface Views {
   readonly resources: ResourcesView
   readonly stages: StagesView
   readonly workers: WorkersView
+  readonly transfers: TransfersView
+  readonly samples: SamplesView
 }
 
 /**
@@ -205,7 +273,7 @@ export type ViewName = keyof Views
  * @since 0.1.0
  * @category models
  */
-export const viewNames: ReadonlyArray<ViewName> = ["tasks", "dependencies", "memory", "resources", "stages", "workers"]
+export const viewNames: ReadonlyArray<ViewName> = ["tasks", "dependencies", "memory", "resources", "stages", "workers", "transfers", "samples"]
 
 /**
  * DuckDB statements creating the tables from what `internal/duckLoad.ts` appends: views

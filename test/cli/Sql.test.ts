@@ -48,7 +48,7 @@ describe("tessera sql", () => {
     const r = fails(["sql", "-d", trace], "SELECT count(*) AS n FROM tasks;\n.tables\nSELECT nope;\nSELECT\n  2 AS b;\n")
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, / +n\n409\n/)
-    assert.match(r.stdout, /\ndependencies\nmemory\nresources\nstages\ntasks\nworkers\n/)
+    assert.match(r.stdout, /\ndependencies\nmemory\nresources\nsamples\nstages\ntasks\ntransfers\nworkers\n/)
     assert.match(r.stdout, /\nb\n2\n/)
     assert.match(r.stderr, /^error: Binder Error: .*"nope".* \(line 1, column 8\)\n$/)
   })

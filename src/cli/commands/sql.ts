@@ -68,4 +68,4 @@ export const sql = Command.make(
       const { prompt } = yield* Effect.promise(() => import("./sqlPrompt.ts"))
       yield* prompt(db, show)
     }))
-).pipe(Command.withDescription("SQL over trace databases (DuckDB): tables tasks, dependencies, memory, resources, stages, workers."))
+).pipe(Command.withDescription("SQL over trace databases (DuckDB): tables tasks, dependencies, memory, resources, stages, workers, transfers, samples."))
