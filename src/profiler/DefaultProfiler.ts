@@ -33,7 +33,7 @@
  * @since 0.1.0
  */
 import { hostname } from "node:os"
-import { join } from "node:path"
+import { isAbsolute, join } from "node:path"
 import { Cause, Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Hooks from "../engine/Hooks.ts"
 import type { DatabaseError } from "./EventDatabase.ts"
@@ -100,11 +100,13 @@ export const files = (options: DefaultProfilerOptions, nowSeconds: number): Defa
   const base = (options.name ?? "tessera") + (options.addTimeSuffix === true ? `-${Math.floor(nowSeconds)}` : "")
   const host = options.host ?? hostname()
   const dir = options.directory ?? "."
+  // a name that is an absolute path stays one (join(".", "/tmp/x") would be "tmp/x")
+  const at = (file: string) => (isAbsolute(file) ? file : join(dir, file))
   return {
     traceName: `${base}-TracePlugin`,
     resourceName: `${base}-ResourceMonitor`,
-    traceFile: join(dir, `${base}-TracePlugin-${host}.msgpack`),
-    resourceFile: join(dir, `${base}-ResourceMonitor-${host}.msgpack`)
+    traceFile: at(`${base}-TracePlugin-${host}.msgpack`),
+    resourceFile: at(`${base}-ResourceMonitor-${host}.msgpack`)
   }
 }
 

@@ -26,7 +26,7 @@
  * @since 0.1.0
  */
 import { hostname } from "node:os"
-import { join, relative, sep } from "node:path"
+import { isAbsolute, join, relative, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, type Layer, type Scope } from "effect"
 import * as EngineClock from "../engine/EngineClock.ts"
@@ -69,8 +69,11 @@ export type StatisticalProfilerOptions = TraceOptions & SamplerOptions
  * @since 0.1.0
  * @category constructors
  */
-export const fileFor = (name: string, host: string = hostname(), directory = "."): string =>
-  join(directory, `${name}-StatisticalProfiler-${host}.msgpack`)
+export const fileFor = (name: string, host: string = hostname(), directory = "."): string => {
+  const file = `${name}-StatisticalProfiler-${host}.msgpack`
+  // a name that is an absolute path stays one, as DefaultProfiler.files keeps it
+  return isAbsolute(file) ? file : join(directory, file)
+}
 
 /**
  * Tessera's own folder (the package root: `src/`'s parent, or `dist/`'s when compiled).

@@ -17,6 +17,7 @@ import * as Executor from "../../src/engine/Executor.ts"
 import * as Hooks from "../../src/engine/Hooks.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
+import * as StatisticalProfiler from "../../src/profiler/StatisticalProfiler.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "tessera-default-profiler-"))
@@ -40,6 +41,16 @@ const shape = (events: ReadonlyArray<TraceEvent>) => {
 }
 
 describe("DefaultProfiler", () => {
+  it("keeps a name that is an absolute path where it points; a relative one goes under the directory", () => {
+    const abs = DefaultProfiler.files({ name: "/tmp/somewhere/run", host: "h" }, 0)
+    assert.equal(abs.traceFile, "/tmp/somewhere/run-TracePlugin-h.msgpack")
+    assert.equal(abs.resourceFile, "/tmp/somewhere/run-ResourceMonitor-h.msgpack")
+    assert.equal(StatisticalProfiler.fileFor("/tmp/somewhere/run", "h"), "/tmp/somewhere/run-StatisticalProfiler-h.msgpack")
+    const rel = DefaultProfiler.files({ name: "out/run", host: "h", directory: "d" }, 0)
+    assert.equal(rel.traceFile, join("d", "out", "run-TracePlugin-h.msgpack"))
+    assert.equal(StatisticalProfiler.fileFor("out/run", "h", "d"), join("d", "out", "run-StatisticalProfiler-h.msgpack"))
+  })
+
   it("registerDefaultProfiler writes the same records as the layer form on one small pipeline", async () => {
     const p = pipeline()
     const options = { directory: dir, host: "hS", pipeline: p, interval: 10_000, ...quiet }
