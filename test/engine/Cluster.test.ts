@@ -114,6 +114,8 @@ describe("Cluster (3 worker processes on loopback)", () => {
       assert.equal(e.phase, "X")
       assert.ok(rows.has(e.thread_id), `transfer on a worker's row: ${e.thread_id}`)
       assert.ok(Array.isArray(e.args.keys) && typeof e.args.peer === "string" && typeof e.args.serialize === "number")
+      // the sender is named by its row too, so a transfer joins the tasks of both ends
+      assert.ok(rows.has(e.args.peer as string) && e.args.peer !== e.thread_id, `peer is another worker's row: ${String(e.args.peer)}`)
       assert.ok(Math.abs(e.timestamp - (e.duration ?? 0) - (e.args.start as number)) < 1e-6)
     }
     for (const t of seen) {

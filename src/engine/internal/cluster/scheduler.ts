@@ -467,12 +467,14 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             const rec: TransferInfo = { ...t, start: t.start - w.offset, stop: t.stop - w.offset, worker: m.w }
             for (const cb of transferCbs) cb(rec)
             if (job.transferCbs.length > 0) {
+              // the sender as a row of the trace (like the receiver's), so transfers join the tasks
+              const sender = workers.get(t.peer)
               const tr: TransferRecord = {
                 keys: t.keys,
                 bytes: t.bytes,
                 host: w.host,
                 threadId: threadId(w.host, w.index * STRIDE),
-                peer: t.peer,
+                peer: sender !== undefined ? threadId(sender.host, sender.index * STRIDE) : t.peer,
                 start: rec.start,
                 stop: rec.stop,
                 serialize: t.serialize,
