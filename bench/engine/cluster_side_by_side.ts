@@ -13,6 +13,7 @@
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as BenchGraphs from "./BenchGraphs.ts"
+import { missingModule, python } from "./python.ts"
 
 const argv = process.argv.slice(2)
 const option = (name: string, dflt: number): number => {
@@ -21,17 +22,9 @@ const option = (name: string, dflt: number): number => {
 }
 const workers = option("--workers", 2)
 const repeats = option("--repeats", 3)
-const python = process.env["TESSERA_PYTHON"] ?? "/usr/bin/python3"
 const script = fileURLToPath(new URL("./dask_distributed_graphs.py", import.meta.url))
 
-const skip = ((): string | null => {
-  try {
-    execFileSync(python, ["-c", "import distributed"], { stdio: "pipe" })
-    return null
-  } catch {
-    return `dask.distributed is not importable by ${python}; install it with: apt-get install -y python3-distributed`
-  }
-})()
+const skip = missingModule("distributed", "python3-distributed")
 if (skip !== null) console.error(`dask.distributed: skipped — ${skip}`)
 
 const cases: ReadonlyArray<readonly [BenchGraphs.Shape, number, string]> = [

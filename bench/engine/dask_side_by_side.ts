@@ -13,6 +13,7 @@
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as BenchGraphs from "./BenchGraphs.ts"
+import { missingModule, python } from "./python.ts"
 
 const argv = process.argv.slice(2)
 const flag = (name: string): boolean => argv.includes(name)
@@ -22,17 +23,7 @@ const option = (name: string, dflt: number): number => {
 }
 const workers = option("--workers", 2)
 const repeats = option("--repeats", 5)
-const python = process.env["TESSERA_PYTHON"] ?? "/usr/bin/python3"
 const script = fileURLToPath(new URL("./dask_graphs.py", import.meta.url))
-
-const daskAvailable = (): string | null => {
-  try {
-    execFileSync(python, ["-c", "import dask"], { stdio: "pipe" })
-    return null
-  } catch {
-    return `dask is not importable by ${python}; install it with: apt-get install -y python3-dask`
-  }
-}
 
 interface DaskResult {
   readonly seconds: number
@@ -54,7 +45,7 @@ const cases: ReadonlyArray<readonly [BenchGraphs.Shape, number, string]> = flag(
     ["chain", 2_000, "chain 2,000"]
   ]
 
-const skip = daskAvailable()
+const skip = missingModule("dask", "python3-dask")
 if (skip !== null) console.error(`dask: skipped — ${skip}`)
 
 const rows: Array<Record<string, string | number | null>> = []
