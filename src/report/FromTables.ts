@@ -6,16 +6,14 @@
  * The stage DAG (`dot`) is the first `Pipeline Graph` event's, from the tables'
  * metadata events; the driver's segments come from the `driver` table.
  *
- * Optional task columns, read when `Load` provides them (NaN / no stage otherwise):
- * `stage` (string), the gather and transfer phases (`gather_start`, `gather_end`,
- * `transfer_start`, `transfer_end`: their durations are drawn), `peak_memory` and
- * `io_bytes` (bytes). Bytes in come from the `dependencies` lists. Where a loader
- * gives none of the optional columns, `Report.ts` fills them from the events
- * (`TaskExtras.ts`).
+ * Besides times, workers and functions, each task's `stage`, its gather and transfer
+ * phases (durations from `gather_start`/`gather_end`, `transfer_start`/`transfer_end`),
+ * `peak_memory` and `io_bytes`, null (NaN / no stage) where a trace lacks them, as
+ * DASF's do. Bytes in come from the `dependencies` lists.
  *
  * @since 0.1.0
  */
-import type { Table, Vector } from "apache-arrow"
+import type { Vector } from "apache-arrow"
 import type { Codes } from "../analysis/Columns.ts"
 import type { TraceTables } from "../analysis/Load.ts"
 import { codesOf, floatsOf, listCodesOf } from "../analysis/Columns.ts"
@@ -24,31 +22,14 @@ import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
 import type { ReportData } from "./ReportData.ts"
 import { driverColumns, resourceMetrics } from "./ReportData.ts"
 
-/**
- * The optional task columns this module reads when the loaded tasks table has them.
- *
- * @since 0.1.0
- * @category models
- */
-export const optionalTaskColumns = ["stage", "gather_start", "transfer_start", "peak_memory", "io_bytes"] as const
-
 /** A phase's duration (seconds) per task from its start and end columns; NaN where absent. */
-const phaseSeconds = (t: Table, phase: "gather" | "transfer", n: number): Float64Array => {
-  const from = floatsOf(t.getChild(`${phase}_start`), n)
-  const to = floatsOf(t.getChild(`${phase}_end`), n)
+const phaseSeconds = (t: TraceTables, phase: "gather" | "transfer", n: number): Float64Array => {
+  const from = floatsOf(t.tasks.getChild(`${phase}_start`), n)
+  const to = floatsOf(t.tasks.getChild(`${phase}_end`), n)
   const out = new Float64Array(n)
   for (let i = 0; i < n; i++) out[i] = to[i]! - from[i]!
   return out
 }
-
-/**
- * Whether a loaded tasks table has any of the optional columns.
- *
- * @since 0.1.0
- * @category guards
- */
-export const hasOptionalTaskColumns = (t: TraceTables): boolean =>
-  optionalTaskColumns.some((c) => (t.tasks as unknown as Table).getChild(c) !== null)
 
 // Input bytes per task: the sum over its dependencies of their latest execution's size.
 const bytesIn = (t: TraceTables, key: Codes, size: Float64Array, end: Float64Array, n: number): Float64Array => {
@@ -158,9 +139,8 @@ export const fromTables = (
     for (let i = 0; i < nr && !any; i++) any = Number.isFinite(col[i]!)
     if (any) values[m.field] = col
   }
-  const any = t.tasks as unknown as Table
   const stages = localNames()
-  const stageCol = any.getChild("stage")
+  const stageCol = t.tasks.getChild("stage")
   const stage = stageCol === null ? new Int32Array(n).fill(-1) : stages.remap(stageCol, n)
   // a null stage is "" in remap: no stage
   const empty = stages.names.indexOf("")
@@ -189,11 +169,11 @@ export const fromTables = (
       cpuTime: floatsOf(t.tasks.getChild("cpu_time"), n),
       key,
       stage,
-      gather: phaseSeconds(any, "gather", n),
-      transfer: phaseSeconds(any, "transfer", n),
+      gather: phaseSeconds(t, "gather", n),
+      transfer: phaseSeconds(t, "transfer", n),
       bytesIn: bytesIn(t, keyCodes, size, end, n),
-      peakMemory: floatsOf(any.getChild("peak_memory"), n),
-      ioBytes: floatsOf(any.getChild("io_bytes"), n)
+      peakMemory: floatsOf(t.tasks.getChild("peak_memory"), n),
+      ioBytes: floatsOf(t.tasks.getChild("io_bytes"), n)
     },
     memory: {
       time: rel(mTime),

@@ -13,8 +13,7 @@ import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
 import { isTraceFormatError } from "../trace/TraceFormatError.ts"
-import { fromTables, hasOptionalTaskColumns } from "./FromTables.ts"
-import { fillFromEvents } from "./TaskExtras.ts"
+import { fromTables } from "./FromTables.ts"
 import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./TableHtml.ts"
 import { isReportInputError, ReportInputError, runName } from "./LoadEvents.ts"
@@ -83,9 +82,7 @@ export const loadReportInput = (
 ): Effect.Effect<ReportInput, ReportInputError> =>
   fromPromise(async () => {
     const tables = await loadPromise(files)
-    const data = fromTables(tables, { title: title ?? runName(files), sources: files })
-    // stages, phases, peak memory, I/O bytes: from the events where the loader has none
-    return { data: hasOptionalTaskColumns(tables) ? data : (await fillFromEvents(data, tables, files)).data, tables }
+    return { data: fromTables(tables, { title: title ?? runName(files), sources: files }), tables }
   })
 
 /**
