@@ -57,10 +57,7 @@ class CsvSink {
     this.pos = pos
   }
   bytes(b: Uint8Array): void {
-    const buf = this.buf
-    let pos = this.pos
-    for (let i = 0; i < b.length; i++) buf[pos++] = b[i]!
-    this.pos = pos
+    this.range(b, 0, b.length)
   }
   range(b: Uint8Array, from: number, to: number): void {
     const buf = this.buf
