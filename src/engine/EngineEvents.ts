@@ -56,6 +56,11 @@ export interface TaskRecord {
   readonly dependencies: ReadonlyArray<string>
   readonly dependents: ReadonlyArray<string>
   readonly state: "memory" | "erred"
+  /**
+   * Set when the task ran on the main thread (the in-process executor under a sampling
+   * hook): the statistical profiler attributes the main thread's samples to it.
+   */
+  readonly mainThread?: boolean
 }
 
 /**

@@ -161,6 +161,14 @@ export interface WorkersOptions {
    * {@link defaultHeapLimitMb} for the number of workers.
    */
   readonly resourceLimits?: PoolOptions["resourceLimits"]
+  /**
+   * start V8's sampler in each worker as it boots, at this interval (ms), for a
+   * `StatisticalProfiler` at the same interval: V8's start-up cost (it logs the code
+   * the thread holds) is then paid while the worker has little code and before its first
+   * task, not on a compute's critical path (see `Sampling`). Default: a worker starts it
+   * at the first compute that asks.
+   */
+  readonly sampleInterval?: number
 }
 
 /**
@@ -195,6 +203,7 @@ const makePool = Effect.fnUntraced(function*(options: WorkersOptions, gpu?: GpuW
       new Pool({
         workers,
         ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+        ...(options.sampleInterval !== undefined ? { sampleInterval: options.sampleInterval } : {}),
         resourceLimits: { maxOldGenerationSizeMb: defaultHeapLimitMb(workers), ...options.resourceLimits },
         ...(gpu === undefined ? {} : {
           gpu: {

@@ -4,10 +4,13 @@
  * `sampling` request and takes what comes back in its `samples` method; executors that
  * can sample (the worker pool) act on it: each worker thread runs V8's sampling profiler
  * (`node:inspector`, see `ThreadSampler`) at the requested interval from the first
- * compute that asks until the request is stopped (`stop`) or the pool closes, and
- * delivers its samples as `SampleRecord`s — one per worker per flush — through the
- * hook's `samples` method. A worker flushes every `flushSeconds` (restarting the
- * profiler costs ~10–30 ms, so it is not done per compute) and when sampling stops.
+ * compute that asks (or from its boot: `Executor.WorkersOptions.sampleInterval`) until
+ * the request is stopped (`stop`) or the pool closes, and delivers its samples as
+ * `SampleRecord`s — one per worker per flush — through the hook's `samples` method. A
+ * worker flushes every `flushSeconds` and when sampling stops. V8's profiler itself
+ * keeps running after a request stops, for `lingerSeconds` (its start costs tens of ms,
+ * a flush well under one: see `ThreadSampler`), so that a process that profiles run
+ * after run starts it once; samples taken for no hook are dropped in the worker.
  *
  * Samples carry stacks and epoch-second times (EngineClock's clock), nothing else: the
  * profiler layer attributes them to tasks with the `TaskRecord`s of the same thread.
@@ -18,9 +21,10 @@
  * profile stops (docs/profiler.md "Statistical profiler" shows the experiment).
  *
  * This module imports no `node:` builtin (the DSL reaches it through Hooks); the
- * inspector lives in `ThreadSampler`. Leaves out: the in-process (`layerSync`)
- * executor does not sample on its own (its tasks run on the main thread, which the
- * profiler layer samples as the driver).
+ * inspector lives in `ThreadSampler`. The in-process (`layerSync`) executor runs tasks
+ * on the main thread, which the profiler layer samples: it says so
+ * (`mainThreadTasks`) and marks its records (`TaskRecord.mainThread`), so that the
+ * layer starts sampling the main thread and attributes those samples to its tasks.
  *
  * @since 0.1.0
  */
@@ -88,8 +92,24 @@ export interface SamplingRequest {
  */
 export const flushSeconds = 10
 
-/** A V8 cpuprofile, as `Profiler.stop` returns it (the fields used here). */
-interface CpuProfileLike {
+/**
+ * How long (seconds) a worker keeps V8's profiler running after the last hook sampling
+ * it let go: a hook that asks again within it (the next run in a process that profiles
+ * run after run) pays no start (`ThreadSampler`); samples taken meanwhile are dropped.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const lingerSeconds = 30
+
+/**
+ * A V8 cpuprofile, as `Profiler.stop` and `Profiler.consoleProfileFinished` carry it (the
+ * fields used here).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CpuProfileLike {
   readonly nodes: ReadonlyArray<{
     readonly id: number
     readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number }
@@ -103,11 +123,13 @@ interface CpuProfileLike {
 /**
  * A V8 cpuprofile as a `SampleChunk`: parents instead of children, times moved onto the
  * epoch clock by `offsetMicros` (epoch µs − the profile's µs, read in the same thread).
+ * Samples stamped at or before `afterMicros` (the profile's µs) are left out: they were
+ * delivered with the previous, overlapping window (`ThreadSampler`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromCpuProfile = (profile: CpuProfileLike, offsetMicros: number): SampleChunk => {
+export const fromCpuProfile = (profile: CpuProfileLike, offsetMicros: number, afterMicros = -Infinity): SampleChunk => {
   const parent = new Map<number, number>()
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
   const nodes = profile.nodes.map((n): SampleNode => ({
@@ -120,12 +142,19 @@ export const fromCpuProfile = (profile: CpuProfileLike, offsetMicros: number): S
   }))
   const ids = profile.samples ?? []
   const deltas = profile.timeDeltas ?? []
-  const samples = Int32Array.from(ids)
-  const times = new Float64Array(ids.length)
+  let samples = new Int32Array(ids.length)
+  let times = new Float64Array(ids.length)
   let t = profile.startTime
+  let n = 0
   for (let q = 0; q < ids.length; q++) {
     t += deltas[q] ?? 0
-    times[q] = (t + offsetMicros) / 1e6
+    if (t <= afterMicros) continue
+    samples[n] = ids[q]!
+    times[n++] = (t + offsetMicros) / 1e6
+  }
+  if (n < ids.length) {
+    samples = samples.slice(0, n)
+    times = times.slice(0, n)
   }
   return { nodes, samples, times }
 }
@@ -172,3 +201,29 @@ export const stop = async (owner: object): Promise<void> => {
   if (set === undefined) return
   await Promise.all([...set].map((s) => s.stop()))
 }
+
+const mainThreadHooks = new Map<object, () => void>()
+
+/**
+ * Registers `start` to be called when an executor runs tasks on the main thread for
+ * `owner` (the in-process executor), so that the hook samples the main thread from then
+ * on; until the returned function is called.
+ *
+ * @since 0.1.0
+ * @category registration
+ */
+export const onMainThreadTasks = (owner: object, start: () => void): () => void => {
+  mainThreadHooks.set(owner, start)
+  return () => {
+    if (mainThreadHooks.get(owner) === start) mainThreadHooks.delete(owner)
+  }
+}
+
+/**
+ * Said by an executor about to run tasks on the main thread for `owner` (see
+ * `onMainThreadTasks`).
+ *
+ * @since 0.1.0
+ * @category registration
+ */
+export const mainThreadTasks = (owner: object): void => mainThreadHooks.get(owner)?.()

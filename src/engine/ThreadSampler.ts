@@ -1,22 +1,35 @@
 /**
  * V8's sampling profiler on the calling thread: an `inspector.Session` connected in
  * this thread (in a worker thread it profiles that worker, not the main thread), with
- * `Profiler.setSamplingInterval` and `Profiler.start`; `take` stops it, returns the
- * samples (see `Sampling.fromCpuProfile`) and optionally starts it again. The session's
- * calls are synchronous in the thread that owns it.
+ * `Profiler.setSamplingInterval`, sampling in back-to-back windows; `take` ends the
+ * current window, returns its samples (see `Sampling.fromCpuProfile`) and optionally
+ * opens the next. The session's calls are synchronous in the thread that owns it.
  *
- * Costs (measured, docs/profiler.md): `Profiler.start` takes ~10–30 ms (V8 logs the
- * code that exists), `Profiler.stop` a few ms; in between, each sample costs the thread
- * a signal and a stack walk.
+ * Windows, not `Profiler.start`/`stop`: V8's profiler (the inspector creates it with
+ * lazy code logging) logs every piece of code the isolate holds when it starts, and
+ * throws that away when its last profile stops — 20–70 ms in a worker, more in a main
+ * thread that loaded Effect (measured, docs/profiler.md). A window is a console profile
+ * (`inspector.console.profile(title)`, delivered by `Profiler.consoleProfileFinished`,
+ * synchronously in this thread); the next window is opened *before* the current one is
+ * ended, so V8's profiler never has zero profiles, never stops, and never logs the code
+ * again: a `take` costs the window's serialisation (well under a ms for a few hundred
+ * samples) instead of a restart. A sample that falls in the few µs where two windows
+ * overlap is delivered once (by the first).
+ *
+ * Cost: the first window pays V8's start; from then on each sample costs the thread a
+ * signal and a stack walk, and V8's sampling thread the stack's symbolisation.
+ *
+ * Leaves out: console profiles reach every enabled inspector session of the thread, so a
+ * debugger attached with its Profiler domain enabled would record the windows too.
  *
  * Used by the worker threads (engine/internal/worker.ts) and by the statistical
  * profiler layer for the main thread. Imports `node:inspector`: not for the DSL's reach.
  *
  * @since 0.1.0
  */
-import { Session } from "node:inspector"
+import { console as inspectorConsole, Session } from "node:inspector"
 import * as EngineClock from "./EngineClock.ts"
-import { fromCpuProfile, type SampleChunk } from "./Sampling.ts"
+import { type CpuProfileLike, fromCpuProfile, type SampleChunk } from "./Sampling.ts"
 
 const call = <A>(session: Session, method: string, params?: object): A => {
   let out: { error: Error | null; value: A | undefined } | undefined
@@ -43,6 +56,11 @@ export const clockOffsetMicros = (): number => {
   return e * 1e6 - Number((a + b) / 2n) / 1000
 }
 
+const empty = (): SampleChunk => ({ nodes: [], samples: new Int32Array(0), times: new Float64Array(0) })
+
+/** window titles are unique in the process (console profiles reach every session of a thread) */
+let nextSampler = 1
+
 /**
  * A running sampler on the calling thread.
  *
@@ -51,41 +69,86 @@ export const clockOffsetMicros = (): number => {
  */
 export class ThreadSampler {
   private readonly session: Session
-  private running = false
-  /** `performance.now()` when it last started */
+  private readonly prefix: string
+  private window = 0
+  /** the open window's title, null when stopped */
+  private title: string | null = null
+  /** the profile of the window just ended (set by the session's notification) */
+  private finished: CpuProfileLike | null = null
+  /** V8 µs time of the last sample delivered (later windows start before it ends) */
+  private lastMicros = -Infinity
+  /** `performance.now()` when the open window started */
   startedAt = 0
   /** interval in milliseconds */
   readonly interval: number
 
   constructor(intervalMs: number) {
     this.interval = intervalMs
+    this.prefix = `tessera-sampler-${nextSampler++}-`
     this.session = new Session()
     this.session.connect()
+    this.session.on("Profiler.consoleProfileFinished", (m: { params: { title?: string; profile: CpuProfileLike } }) => {
+      if (m.params.title?.startsWith(this.prefix) === true) this.finished = m.params.profile
+    })
     call(this.session, "Profiler.enable")
     call(this.session, "Profiler.setSamplingInterval", { interval: Math.max(1, Math.round(intervalMs * 1000)) })
-    this.start()
+    this.open()
   }
 
-  private start(): void {
-    call(this.session, "Profiler.start")
-    this.running = true
+  private open(): void {
+    this.title = `${this.prefix}${++this.window}`
+    inspectorConsole.profile(this.title)
     this.startedAt = performance.now()
   }
 
-  /** Stops sampling, returns the samples since the last start, restarts when `restart`. */
-  take(restart: boolean): SampleChunk {
-    if (!this.running) return { nodes: [], samples: new Int32Array(0), times: new Float64Array(0) }
-    const { profile } = call<{ profile: Parameters<typeof fromCpuProfile>[0] }>(this.session, "Profiler.stop")
-    this.running = false
-    const chunk = fromCpuProfile(profile, clockOffsetMicros())
-    if (restart) this.start()
+  /** Ends the open window and returns its profile (null when none was delivered). */
+  private end(restart: boolean): CpuProfileLike | null {
+    const title = this.title
+    if (title === null) return null
+    // the next window first: V8's profiler keeps running (see the module comment)
+    if (restart) this.open()
+    else this.title = null
+    this.finished = null
+    inspectorConsole.profileEnd(title)
+    const p = this.finished as CpuProfileLike | null
+    this.finished = null
+    return p
+  }
+
+  /**
+   * Ends the open window, returns its samples (those taken at or after `fromSeconds`,
+   * epoch seconds, when given), opens the next when `restart`.
+   */
+  take(restart: boolean, fromSeconds = -Infinity): SampleChunk {
+    const p = this.end(restart)
+    if (p === null) return empty()
+    const offset = clockOffsetMicros()
+    const chunk = fromCpuProfile(p, offset, Math.max(this.lastMicros, fromSeconds * 1e6 - offset))
+    if (p.samples !== undefined && p.samples.length > 0) this.lastMicros = Math.max(this.lastMicros, lastTime(p))
     return chunk
+  }
+
+  /** Ends the open window and drops its samples; opens the next when `restart`. */
+  discard(restart: boolean): void {
+    const p = this.end(restart)
+    if (p !== null && p.samples !== undefined && p.samples.length > 0) this.lastMicros = Math.max(this.lastMicros, lastTime(p))
+  }
+
+  /** Whether a window is open. */
+  get running(): boolean {
+    return this.title !== null
   }
 
   /** Stops sampling (dropping what was not taken) and disconnects. */
   close(): void {
-    if (this.running) call(this.session, "Profiler.stop")
-    this.running = false
+    this.end(false)
     this.session.disconnect()
   }
+}
+
+/** The V8 µs time of a profile's last sample. */
+const lastTime = (p: CpuProfileLike): number => {
+  let t = p.startTime
+  for (const d of p.timeDeltas ?? []) t += d
+  return t
 }

@@ -1,9 +1,10 @@
 /**
  * StatisticalProfiler layer (issue 18; dask's worker profiler): where the CPU goes
- * inside tasks. For the layer's lifetime, V8's sampling profiler samples the main
- * thread (here, `ThreadSampler`) and every worker thread of the computes run under it
- * (the engine's side: `Sampling`; each worker samples from the first compute that asks
- * until the pool closes or this layer does) every `interval` ms (default 10). Each
+ * inside tasks. For the layer's lifetime, V8's sampling profiler samples every worker
+ * thread of the computes run under it (the engine's side: `Sampling`; each worker
+ * samples from the first compute that asks until the pool closes or this layer does),
+ * and the main thread where tasks run on it or when asked (here, `ThreadSampler`), every
+ * `interval` ms (default 10). Each
  * sample is attributed to the task that ran on its thread at that moment — the task
  * whose span (gather start to transfer end, from the engine's `TaskRecord`s) holds the
  * sample's time — or to none: "idle" on a worker, "driver" on the main thread.
@@ -19,9 +20,13 @@
  * `Layer.provideMerge`. Closing: the layer asks the executors still sampling for it for
  * their last samples (and waits for them), then writes the main thread's.
  *
- * Leaves out: the in-process executor (`layerSync`): its tasks run on the main thread,
- * whose samples are all attributed to "driver". Workers' samples arrive every
- * `Sampling.flushSeconds` and at the end, not live.
+ * The main thread: with the in-process executor (`layerSync`) tasks run there; from its
+ * first compute the layer samples the main thread and attributes its samples to those
+ * tasks the same way, else "driver". Other executors' main thread is sampled only with
+ * `driver: true` (see `SamplerOptions.driver` for why).
+ *
+ * Leaves out: workers' samples arrive every `Sampling.flushSeconds` and at the end, not
+ * live.
  *
  * @since 0.1.0
  */
@@ -51,7 +56,14 @@ export interface SamplerOptions {
   readonly host?: string
   /** project folder: file URLs under it are written as relative paths (default the working directory; then Tessera's folder) */
   readonly root?: string
-  /** sample the main thread too (default true) */
+  /**
+   * sample the main thread: true for the layer's whole life, false never; default
+   * (undefined) only once an executor runs tasks on it (the in-process executor,
+   * `layerSync`), from its first such compute. Starting V8's profiler in a main thread
+   * that loaded Effect costs 50–300 ms (it logs all the code the thread holds), and its
+   * samples outside tasks say where the driver's own time goes, which the trace's Driver
+   * events already show by activity.
+   */
   readonly driver?: boolean
 }
 
@@ -202,17 +214,23 @@ export const make = (
       const nodes = r.nodes.map((n) => ({ ...n, url: displayUrl(n.url, roots) }))
       for (const e of enc.encode({ ...r, nodes, ...a })) db.record(e)
     }
-    const driver = options.driver === false ? null : new ThreadSampler(interval)
+    let driver: ThreadSampler | null = null
+    const startDriver = () => {
+      driver ??= new ThreadSampler(interval)
+    }
+    if (options.driver === true) startDriver()
     const takeDriver = (restart: boolean) => {
       if (driver === null) return
       const chunk = driver.take(restart)
-      write({ ...chunk, host, workerId: -1, threadId: driverThreadId, interval: interval / 1000 }, false)
+      write({ ...chunk, host, workerId: -1, threadId: driverThreadId, interval: interval / 1000 }, true)
     }
     const callbacks: Hooks.Callbacks = {
       sampling: { interval },
       task: (r: TaskRecord) => {
-        let list = spans.get(r.threadId)
-        if (list === undefined) spans.set(r.threadId, list = [])
+        // a task of the in-process executor ran on the main thread: the driver's samples hold it
+        const thread = r.mainThread === true ? driverThreadId : r.threadId
+        let list = spans.get(thread)
+        if (list === undefined) spans.set(thread, list = [])
         list.push({ start: r.phases.gather[0], end: r.phases.transfer[1], key: r.key, name: r.name, stage: r.stage ?? "" })
       },
       samples: (r) => write(r, true),
@@ -225,11 +243,12 @@ export const make = (
           while (drop < list.length && list[drop]!.end < old) drop++
           list.splice(0, drop)
         }
-        if (driver !== null && performance.now() - driver.startedAt >= Sampling.flushSeconds * 1000) takeDriver(true)
+        if (driver !== null && performance.now() - (driver as ThreadSampler).startedAt >= Sampling.flushSeconds * 1000) takeDriver(true)
       }
     }
+    const unregister = options.driver === undefined ? Sampling.onMainThreadTasks(callbacks, startDriver) : () => {}
     yield* Effect.addFinalizer(() =>
-      Effect.promise(() => Sampling.stop(callbacks)).pipe(
+      Effect.promise(() => (unregister(), Sampling.stop(callbacks))).pipe(
         Effect.andThen(Effect.sync(() => {
           takeDriver(false)
           driver?.close()

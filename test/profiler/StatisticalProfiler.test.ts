@@ -37,13 +37,17 @@ const spec = (key: string, kernel: "task" | "otherTask", stage = "spinning"): Ta
   stage
 })
 
-/** Runs `program` under the statistical profiler (2 ms) writing `file`, on `workers` threads; returns the task records. */
-const profiled = async <A>(file: string, workers: number, program: Effect.Effect<A, unknown, Executor.Executor>) => {
+/**
+ * Runs `program` under the statistical profiler (2 ms, the main thread sampled unless
+ * `driver` says otherwise) writing `file`, on `workers` threads (0: the in-process
+ * executor); returns the task records.
+ */
+const profiled = async <A>(file: string, workers: number, program: Effect.Effect<A, unknown, Executor.Executor>, driver: boolean | undefined = true) => {
   const records: Array<TaskRecord> = []
   await Effect.runPromise(program.pipe(
-    Effect.provide(Executor.layerWorkers({ workers })),
+    Effect.provide(workers === 0 ? Executor.layerSync : Executor.layerWorkers({ workers })),
     Effect.provide(Hooks.layer({ task: (r) => void records.push(r) })),
-    Effect.provide(StatisticalProfiler.layer({ file, interval: 2, overwrite: true, root: projectRoot }))
+    Effect.provide(StatisticalProfiler.layer({ file, interval: 2, overwrite: true, root: projectRoot, ...(driver === undefined ? {} : { driver }) }))
   ))
   return { records, data: await readProfilePromise([file]) }
 }
@@ -162,6 +166,64 @@ describe("StatisticalProfiler", () => {
   it("export fails with NoSamples, naming the files, when they hold no samples", async () => {
     const fixture = new URL("../fixtures/dasf-small/small-TracePlugin.msgpack", import.meta.url).pathname
     await assert.rejects(writeCpuProfiles([fixture], join(dir, "none"), "worker"), (e: unknown) => e instanceof NoSamples && e.message.includes("small-TracePlugin.msgpack"))
+  })
+
+  it("the in-process executor's tasks get the main thread's samples: key, function and stage; the rest is driver", async () => {
+    const file = join(dir, "sync-StatisticalProfiler-h.msgpack")
+    const g = TaskGraph.makeUnsafe([0, 1].map((i) => spec(`syncspin-${i}`, "task", "inprocess")))
+    const { data, records } = await profiled(
+      file,
+      0,
+      Effect.gen(function*() {
+        yield* Engine.compute(g)
+        // driver work after the compute, outside any task
+        const t = performance.now()
+        let x = 0
+        while (performance.now() - t < 150) x += Math.sqrt(x + 1)
+        return x
+      }),
+      undefined // the default: the main thread is sampled because tasks run on it
+    )
+    assert.ok(records.every((r) => r.mainThread === true), "the in-process executor's records say so")
+    const mine = selectSamples(data, { function: "syncspin" })
+    assert.ok(mine.length >= 20, `only ${mine.length} samples of syncspin`)
+    const inSpin = mine.filter((q) => topFrame(data, q) === "spin").length
+    assert.ok(inSpin / mine.length >= 0.8, `${inSpin} of ${mine.length} samples in spin`)
+    assert.ok(mine.every((q) => data.samples.thread[q] === "driver" && data.samples.stage[q] === "inprocess"))
+    assert.ok(mine.every((q) => /^syncspin-[01]$/.test(data.samples.key[q]!)))
+    // every spin sample is a task's; the main thread's samples outside tasks are the driver's
+    for (let q = 0; q < data.samples.time.length; q++) if (topFrame(data, q) === "spin") assert.equal(data.samples.name[q], "syncspin")
+    const driver = selectSamples(data, { function: "driver" })
+    assert.ok(driver.length > 0, "no driver samples")
+    assert.ok(driver.every((q) => data.samples.thread[q] === "driver" && data.samples.key[q] === ""))
+  })
+
+  it("by default a worker pool's main thread is not sampled; a second layer on the same pool gets only its own samples", async () => {
+    const g = (tag: string) => TaskGraph.makeUnsafe([0, 1].map((i) => spec(`${tag}-${i}`, "task")))
+    const files = [join(dir, "again1-StatisticalProfiler-h.msgpack"), join(dir, "again2-StatisticalProfiler-h.msgpack")]
+    const marks: Array<number> = []
+    const clock = () => performance.timeOrigin / 1000 + performance.now() / 1000
+    await Effect.runPromise(Effect.gen(function*() {
+      for (const [k, file] of files.entries()) {
+        marks.push(clock())
+        yield* Engine.compute(g(`again${k + 1}`)).pipe(Effect.provide(StatisticalProfiler.layer({ file, interval: 2, overwrite: true, root: projectRoot })))
+        marks.push(clock())
+        // the pool's samplers keep running between the layers: what they take now is nobody's
+        const t = performance.now()
+        while (performance.now() - t < 100) yield* Effect.sleep(5)
+      }
+    }).pipe(Effect.provide(Executor.layerWorkers({ workers: 2 }))))
+    for (const [k, file] of files.entries()) {
+      const data = await readProfilePromise([file])
+      const n = data.samples.time.length
+      assert.ok(selectSamples(data, { function: `again${k + 1}` }).length >= 10, `layer ${k + 1}: too few samples`)
+      assert.equal(selectSamples(data, { thread: "driver" }).length, 0, "main thread sampled")
+      for (let q = 0; q < n; q++) {
+        const t = data.samples.time[q]!
+        assert.ok(t >= marks[2 * k]! && t <= marks[2 * k + 1]!, `layer ${k + 1}: a sample at ${t} outside its life ${marks[2 * k]}..${marks[2 * k + 1]}`)
+        assert.notEqual(data.samples.name[q], `again${2 - k}`)
+      }
+    }
   })
 
   it("attributes each sample to the task span that holds it, or to none (property)", () => {

@@ -54,6 +54,8 @@ export interface Job {
   readonly outbox: Array<TaskRecord | MemoryRecord>
   /** the callbacks asking for samples (`sampling` and `samples`), if any */
   readonly sampler: Callbacks | undefined
+  /** tasks run on the main thread (the in-process executor, when sampled): records say so */
+  mainThread: boolean
   /** the run the records belong to (see Lineage), when a callback carries one */
   readonly run: Lineage.Run | undefined
   /** execution key of each task that ran (filled as records are made), when `run` is set */
@@ -88,6 +90,7 @@ export const makeJob = (
     deferring: false,
     outbox: [],
     sampler: callbacks.find((c) => c.sampling !== undefined && typeof c.samples === "function"),
+    mainThread: false,
     run: profile ? run : undefined,
     exec: profile && run !== undefined ? new Array<string>(graph.size) : null
   }
@@ -269,6 +272,7 @@ export const record = (
       state
     }
     if (spec.stage !== undefined) r.stage = spec.stage
+    if (job.mainThread) r.mainThread = true
     if (job.deferring) job.outbox.push(r)
     else for (const cb of job.taskCbs) cb.task!(r)
   }

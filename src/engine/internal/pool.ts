@@ -63,6 +63,8 @@ export interface PoolOptions {
     readonly maxYoungGenerationSizeMb?: number
     readonly stackSizeMb?: number
   }
+  /** start V8's sampler in each CPU worker as it boots, at this interval (ms; see Sampling) */
+  readonly sampleInterval?: number
   /**
    * GPU workers after the CPU ones (ids `workers ..`): tasks whose kernel has a GPU
    * version in `kernels` (keyed by `Kernel.id` of the CPU kernel) run there.
@@ -189,7 +191,12 @@ export class Pool {
     control[INDEX] = -1
     const gpu = id >= this.cpuWorkers
     const worker = new Worker(gpu ? gpuWorkerUrl : workerUrl, {
-      workerData: { control: sab, id, ...(gpu ? { gpu: this.gpuOptions(id) } : {}) },
+      workerData: {
+        control: sab,
+        id,
+        ...(gpu ? { gpu: this.gpuOptions(id) } : {}),
+        ...(!gpu && this.options.sampleInterval !== undefined ? { sample: this.options.sampleInterval } : {})
+      },
       ...(this.options.resourceLimits ? { resourceLimits: { ...this.options.resourceLimits } } : {})
     })
     const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true, gpu, sampling: false, sampleOwner: null, lastSamples: null }

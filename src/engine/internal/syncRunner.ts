@@ -12,6 +12,7 @@ import * as EngineClock from "../EngineClock.ts"
 import * as EngineError from "../EngineError.ts"
 import * as Kernel from "../Kernel.ts"
 import type { KernelFn } from "../Kernel.ts"
+import * as Sampling from "../Sampling.ts"
 import * as State from "../State.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
 import { MemoryBook, post, pre, record } from "./job.ts"
@@ -87,6 +88,11 @@ export const loadAll = async (job: Job): Promise<Array<KernelFn | undefined>> =>
  */
 export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
   const fns = await loadAll(job)
+  if (job.sampler !== undefined) {
+    // the tasks run on this thread: the sampling hook samples it and attributes them
+    job.mainThread = true
+    Sampling.mainThreadTasks(job.sampler)
+  }
   const s = job.state
   const book = job.profile ? new MemoryBook(job, 1, host) : null
   const rec = new Float64Array(9)

@@ -12,7 +12,7 @@
 import { parentPort, workerData } from "node:worker_threads"
 import * as EngineClock from "../EngineClock.ts"
 import type { KernelFn } from "../Kernel.ts"
-import { flushSeconds } from "../Sampling.ts"
+import { flushSeconds, lingerSeconds } from "../Sampling.ts"
 import { bytesRead } from "../TaskIo.ts"
 import { ThreadSampler } from "../ThreadSampler.ts"
 import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
@@ -31,15 +31,56 @@ const cpu = EngineClock.threadCpuSeconds
 const isThenable = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
 
-/** V8's sampler on this thread, from the first batch that asks for sampling (see Sampling) */
+/**
+ * V8's sampler on this thread (see Sampling): started by the first batch that asks for
+ * sampling (or at boot, when the pool says so), kept across computes and across the
+ * hooks that ask for it, stopped `lingerSeconds` after the last one let go.
+ */
 let sampler: ThreadSampler | null = null
+/** whether a hook takes this thread's samples now; since when (epoch s: earlier ones are nobody's) */
+let owned = false
+let ownedSince = 0
+let linger: ReturnType<typeof setTimeout> | null = null
 
-const sendSamples = (s: ThreadSampler, restart: boolean): void => {
-  port.postMessage({ t: "samples", chunk: s.take(restart), interval: s.interval, last: !restart } satisfies Samples)
+const sendSamples = (s: ThreadSampler, last: boolean): void => {
+  port.postMessage({ t: "samples", chunk: s.take(true, ownedSince), interval: s.interval, last } satisfies Samples)
 }
 
+/** Samples for a hook from now on, at `interval` ms. */
+const own = (interval: number): void => {
+  if (owned && sampler !== null && sampler.interval === interval) return
+  if (linger !== null) clearTimeout(linger)
+  linger = null
+  if (sampler !== null && sampler.interval !== interval) {
+    sampler.close()
+    sampler = null
+  }
+  sampler ??= new ThreadSampler(interval)
+  owned = true
+  ownedSince = now()
+}
+
+/** The hook let go: its last samples, then the sampler idles until taken again or it lingered long enough. */
+const release = (): void => {
+  const s = sampler
+  if (s === null || !owned) return port.postMessage(noSamples(true))
+  sendSamples(s, true)
+  owned = false
+  linger = setTimeout(() => {
+    linger = null
+    if (!owned) {
+      sampler?.close()
+      sampler = null
+    }
+  }, lingerSeconds * 1000)
+  linger.unref()
+}
+
+const boot = (workerData as { sample?: number }).sample
+if (boot !== undefined && boot > 0) sampler = new ThreadSampler(boot)
+
 const runBatch = async (m: RunBatch): Promise<void> => {
-  if (m.s > 0 && sampler === null) sampler = new ThreadSampler(m.s)
+  if (m.s > 0) own(m.s)
   const t0 = performance.now()
   if (m.defs !== null) for (let q = 0; q < m.defs.length; q++) defs[m.d0 + q] = m.defs[q]!
   const n = m.ks.length
@@ -157,17 +198,17 @@ const runBatch = async (m: RunBatch): Promise<void> => {
     } satisfies BatchDone)
   }
   // after the batch's results, so the pool has this thread's task records first
-  if (sampler !== null && performance.now() - sampler.startedAt >= flushSeconds * 1000) sendSamples(sampler, true)
+  // (samples taken for nobody are dropped the same way, so that a window stays small)
+  if (sampler !== null && performance.now() - sampler.startedAt >= flushSeconds * 1000) {
+    if (owned) sendSamples(sampler, false)
+    else sampler.discard(true)
+  }
 }
 
 serve(port, runBatch, () => sampler?.close(), (m) => {
-  const s = sampler
-  if (s === null) return port.postMessage(noSamples(m.stop))
-  sendSamples(s, !m.stop)
-  if (m.stop) {
-    s.close()
-    sampler = null
-  }
+  if (m.stop) return release()
+  if (sampler === null || !owned) return port.postMessage(noSamples(false))
+  sendSamples(sampler, false)
 })
 
 // the pool records how long this worker took to boot (the trace's "worker start")
