@@ -14,14 +14,18 @@
  *    /usr/bin/python3; skipped with a message when dask cannot be imported).
  *
  * Each Tessera workload also has the arm "Trace + ResourceMonitor + StatisticalProfiler"
- * (`--profile` as the CLI sets it up since issue 18: V8's sampling profiler on the
- * driver and every worker at 10 ms, `--sample-interval MS` to change it; its database is
- * written and deleted like the others; and the same without sampling the main thread,
- * "workers only"), and `--only sample-cost` measures the sampler
+ * (issue 18's configuration, `--profile` as the CLI sets it up: V8's sampling profiler
+ * on every worker at 10 ms, the layer's defaults, `--sample-interval MS` to change it;
+ * its database is written and deleted like the others) and the same with the main thread
+ * sampled too (`driver: true`, "main thread too"). Those arms run on a second warm pool
+ * of their own, so that the unprofiled arms never run on workers whose V8 profiler is
+ * still running (a pool keeps it for `Sampling.lingerSeconds` after a layer closes; the
+ * first layer on a pool pays V8's start, which the warm-up run takes and `sample-cost`
+ * reports). `--only sample-cost` measures the sampler
  * itself on one thread: a fixed CPU loop with and without sampling at 1 ms (the
  * difference over the samples taken: the cost of one sample), and what starting
- * (`Profiler.start`, with the session) and taking (`Profiler.stop` + conversion + restart)
- * cost.
+ * (session + V8's start) and taking a window (`ThreadSampler.take`: serialisation +
+ * conversion, the profiler left running) cost.
  *
  * `--breakdown` adds three arms: "engine records only" (no-op `task` / `memory` hooks:
  * what the engine's profiling mode costs before the profiler writes anything), "Trace
@@ -199,8 +203,13 @@ const writing = (run: Runner, name: string, make: (file: string) => Layer.Layer<
   }
 })
 
-/** The arms of one Tessera workload: unprofiled, [the breakdown's three], default profiler. */
-const tesseraArms = (run: Runner, pipeline?: PipelineLike): Array<Arm> => {
+/**
+ * The arms of one Tessera workload: unprofiled, [the breakdown's three], default profiler,
+ * and with the statistical profiler. Arms that sample run on their own warm pool
+ * (`runSampled`): a pool's workers keep V8's profiler running for `Sampling.lingerSeconds`
+ * after a layer lets go, and the unprofiled arms must not run on sampled workers.
+ */
+const tesseraArms = (run: Runner, runSampled: Runner, pipeline?: PipelineLike): Array<Arm> => {
   const arms: Array<Arm> = [{ name: "unprofiled", run: () => run(undefined) }]
   if (breakdown) {
     arms.push(
@@ -209,8 +218,8 @@ const tesseraArms = (run: Runner, pipeline?: PipelineLike): Array<Arm> => {
       writing(run, "ResourceMonitor only", (file) => ResourceMonitor.layer({ file }))
     )
   }
-  if (breakdown) arms.push(writing(run, `StatisticalProfiler only (${SAMPLE_MS} ms)`, (file) => StatisticalProfiler.layer({ file, interval: SAMPLE_MS })))
-  const profiledArm = (name: string, sample: "none" | "all" | "workers"): Arm => ({
+  if (breakdown) arms.push(writing(runSampled, `StatisticalProfiler only (${SAMPLE_MS} ms)`, (file) => StatisticalProfiler.layer({ file, interval: SAMPLE_MS })))
+  const profiledArm = (name: string, sample: "none" | "default" | "driver"): Arm => ({
     name,
     run: async () => {
       const options = { name: `bench-${fileNo++}`, directory: dir, log: quiet, ...(pipeline !== undefined ? { pipeline } : {}) }
@@ -219,11 +228,11 @@ const tesseraArms = (run: Runner, pipeline?: PipelineLike): Array<Arm> => {
       const layer = DefaultProfiler.layer(options)
       try {
         // stacked as the CLI stacks them (src/cli/profiling.ts)
-        await run(
-          sample === "none"
-            ? layer
-            : layer.pipe(Layer.provideMerge(StatisticalProfiler.layer({ file: sampleFile, interval: SAMPLE_MS, driver: sample === "all" })))
-        )
+        if (sample === "none") await run(layer)
+        else {
+          const sampler = StatisticalProfiler.layer({ file: sampleFile, interval: SAMPLE_MS, ...(sample === "driver" ? { driver: true } : {}) })
+          await runSampled(layer.pipe(Layer.provideMerge(sampler)))
+        }
       } finally {
         for (const file of [f.traceFile, f.resourceFile, sampleFile]) rmSync(file, { force: true })
       }
@@ -231,9 +240,10 @@ const tesseraArms = (run: Runner, pipeline?: PipelineLike): Array<Arm> => {
   })
   arms.push(
     profiledArm("Trace + ResourceMonitor", "none"),
-    profiledArm(`Trace + ResourceMonitor + StatisticalProfiler (${SAMPLE_MS} ms)`, "all"),
-    // the main thread's Profiler.start is the dearest part (V8 logs all its code): without it
-    profiledArm(`Trace + ResourceMonitor + StatisticalProfiler (${SAMPLE_MS} ms, workers only)`, "workers")
+    // the issue's configuration: the layer's defaults (workers sampled; the main thread only where tasks run on it)
+    profiledArm(`Trace + ResourceMonitor + StatisticalProfiler (${SAMPLE_MS} ms)`, "default"),
+    // the main thread too: V8's start there logs all its code (Effect, ...), once per layer
+    profiledArm(`Trace + ResourceMonitor + StatisticalProfiler (${SAMPLE_MS} ms, main thread too)`, "driver")
   )
   return arms
 }
@@ -245,25 +255,32 @@ const notes: Array<string> = []
 if (runs("fanout")) {
   const g = BenchGraphs.fanout(TASKS)
   const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
+  const rtSampled = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
   const compute = Engine.compute(g.graph, { keys: g.keys })
-  const arms = tesseraArms((layer) => rt.runPromise(layer === undefined ? compute : compute.pipe(Effect.provide(layer))).then(() => {}))
+  const on = (r: typeof rt): Runner => (layer) => r.runPromise(layer === undefined ? compute : compute.pipe(Effect.provide(layer))).then(() => {})
+  const arms = tesseraArms(on(rt), on(rtSampled))
   const times = await interleaved(fanoutRounds, arms)
   await rt.dispose()
+  await rtSampled.dispose()
   rows.push(...rowsOf(`fan-out ${g.graph.size} no-op tasks (${WORKERS} workers)`, arms.map((a) => a.name), times, g.graph.size))
 }
 
 // ------------------------------------------------------------------ 2. demo
 if (runs("demo")) {
   const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
+  const rtSampled = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
   const options = { samples: SAMPLES, chunkRows: 5_000, log: quiet }
   const pipeline = Tutorial5.make(options).pipeline
   const demo = Tutorial5.run(options)
   // tasks per demo run, for the per-task column
   let tasks = 0
   await rt.runPromise(demo.pipe(Effect.provide(Hooks.layer({ posttask: () => void tasks++ }))))
-  const arms = tesseraArms((layer) => rt.runPromise(layer === undefined ? demo : demo.pipe(Effect.provide(layer))).then(() => {}), pipeline)
+  await rtSampled.runPromise(demo)
+  const on = (r: typeof rt): Runner => (layer) => r.runPromise(layer === undefined ? demo : demo.pipe(Effect.provide(layer))).then(() => {})
+  const arms = tesseraArms(on(rt), on(rtSampled), pipeline)
   const times = await interleaved(demoRounds, arms)
   await rt.dispose()
+  await rtSampled.dispose()
   rows.push(...rowsOf(`demo ${SAMPLES} samples x 2, chunks of 5000, ${tasks} tasks (${WORKERS} workers)`, arms.map((a) => a.name), times, tasks))
 }
 
@@ -311,10 +328,14 @@ if (runs("sample-cost")) {
   const plain: Array<number> = [], sampled: Array<number> = [], counts: Array<number> = [], starts: Array<number> = [], takes: Array<number> = []
   loop(N / 10)
   for (let r = 0; r < (quick ? 3 : 10); r++) {
+    // plain first in even rounds, sampled first in odd ones
+    const plainRun = () => {
+      const t0 = performance.now()
+      loop(N)
+      plain.push(performance.now() - t0)
+    }
+    if (r % 2 === 0) plainRun()
     let t0 = performance.now()
-    loop(N)
-    plain.push(performance.now() - t0)
-    t0 = performance.now()
     const s = new ThreadSampler(1)
     starts.push(performance.now() - t0)
     t0 = performance.now()
@@ -325,21 +346,23 @@ if (runs("sample-cost")) {
     takes.push(performance.now() - t1)
     s.close()
     counts.push(chunk.samples.length)
+    if (r % 2 === 1) plainRun()
   }
-  const workerStarts: Array<number> = [], workerTakes: Array<number> = []
+  const workerStarts: Array<number> = [], workerTakes: Array<number> = [], workerStops: Array<number> = []
   for (let r = 0; r < (quick ? 2 : 5); r++) {
     const w = new Worker(new URL("./samplerStart.ts", import.meta.url))
-    const m = await new Promise<{ start: number; take: number }>((resolve) => w.once("message", resolve))
+    const m = await new Promise<{ start: number; take: number; stop: number }>((resolve) => w.once("message", resolve))
     await w.terminate()
     workerStarts.push(m.start)
     workerTakes.push(m.take)
+    workerStops.push(m.stop)
   }
   const perSample = sampled.map((x, r) => ((x - plain[r]!) / Math.max(1, counts[r]!)) * 1000)
   rows.push(...rowsOf("one thread, fixed CPU loop, sampled every 1 ms", ["unprofiled", "sampled (1 ms)"], [plain, sampled], 0))
   notes.push(
     `per sample: ${iqr(perSample, (x) => x.toFixed(1))} µs (median [IQR] of ${perSample.length} rounds, ${quantile(counts, 0.5)} samples a round); ` +
-      `session + Profiler.start: ${iqr(starts, (x) => x.toFixed(1))} ms; Profiler.stop + conversion + restart of ${quantile(counts, 0.5)} samples: ${iqr(takes, (x) => x.toFixed(1))} ms (main thread, this bench's code loaded); ` +
-      `in a fresh worker with the engine's kernel loader and the cluster kernels: start ${iqr(workerStarts, (x) => x.toFixed(1))} ms, stop ${iqr(workerTakes, (x) => x.toFixed(1))} ms`
+      `session + V8's start: ${iqr(starts, (x) => x.toFixed(1))} ms; taking a window of ${quantile(counts, 0.5)} samples (profiler left running): ${iqr(takes, (x) => x.toFixed(1))} ms (main thread, this bench's code loaded); ` +
+      `in a fresh worker with the engine's kernel loader and the cluster kernels: start ${iqr(workerStarts, (x) => x.toFixed(1))} ms, a ~100 ms window taken ${iqr(workerTakes, (x) => x.toFixed(2))} ms, stop ${iqr(workerStops, (x) => x.toFixed(2))} ms`
   )
 }
 
@@ -366,7 +389,7 @@ rmSync(dir, { recursive: true, force: true })
 const profiled = rows.filter((r) => r.arm === "Trace + ResourceMonitor")
 const fan = profiled.find((r) => r.workload.startsWith("fan-out"))
 const demoRow = profiled.find((r) => r.workload.startsWith("demo"))
-const demoSampled = rows.find((r) => r.workload.startsWith("demo") && r.arm.includes("StatisticalProfiler ("))
+const demoSampled = rows.find((r) => r.workload.startsWith("demo") && r.arm === `Trace + ResourceMonitor + StatisticalProfiler (${SAMPLE_MS} ms)`)
 const dask = rows.find((r) => r.workload.startsWith("dask"))
 if (dask !== undefined && fan !== undefined) {
   notes.push(

@@ -15,6 +15,14 @@
  * errors), and its sampling never keeps the process alive (its fibers sleep on unref'd
  * timers).
  *
+ * `registerDefaultProfiler` also runs the statistical profiler (issue 18: V8's stack
+ * samples of every worker thread every 10 ms, attributed to tasks; `StatisticalProfiler`)
+ * into a third file, `{name}-StatisticalProfiler-{host}.msgpack`, announced as
+ * `Registered sampling profiler: {name}-StatisticalProfiler`, unless `sample: false`
+ * (the CLI's `--no-sample`). Its file is complete when `close()`'s promise resolves;
+ * a process killed before that loses the samples not yet handed over (they are written
+ * every `Sampling.flushSeconds` and at close). `layer` samples with `sample: true`.
+ *
  * Both files are created when the profiler is registered (when `registerDefaultProfiler`
  * returns, or when the layer is built). A file that already holds events (a profile name
  * used before) is appended to, as DASF does, and one warning line says so (through
@@ -41,6 +49,7 @@ import { defaultWarn } from "./FileDatabase.ts"
 import { unrefClock } from "./internal/unrefClock.ts"
 import * as PipelineGraph from "./PipelineGraph.ts"
 import * as ResourceMonitor from "./ResourceMonitor.ts"
+import * as StatisticalProfiler from "./StatisticalProfiler.ts"
 import * as Trace from "./Trace.ts"
 
 /**
@@ -75,6 +84,14 @@ export interface DefaultProfilerOptions {
   readonly warn?: (line: string) => void
   /** the pipeline whose stage DAG goes into the trace ("Pipeline Graph" event) */
   readonly pipeline?: PipelineGraph.PipelineLike
+  /**
+   * the statistical profiler too (`StatisticalProfiler`, `{name}-StatisticalProfiler-{host}.msgpack`):
+   * default true for `registerDefaultProfiler`, false for `layer` (where it can also be
+   * stacked by hand); false is the CLI's `--no-sample`
+   */
+  readonly sample?: boolean
+  /** its sampling interval in milliseconds (default 10) */
+  readonly sampleInterval?: number
 }
 
 /**
@@ -88,6 +105,9 @@ export interface DefaultProfilerFiles {
   readonly resourceName: string
   readonly traceFile: string
   readonly resourceFile: string
+  /** the statistical profiler's (written only when it samples) */
+  readonly sampleName: string
+  readonly sampleFile: string
 }
 
 /**
@@ -106,7 +126,9 @@ export const files = (options: DefaultProfilerOptions, nowSeconds: number): Defa
     traceName: `${base}-TracePlugin`,
     resourceName: `${base}-ResourceMonitor`,
     traceFile: at(`${base}-TracePlugin-${host}.msgpack`),
-    resourceFile: at(`${base}-ResourceMonitor-${host}.msgpack`)
+    resourceFile: at(`${base}-ResourceMonitor-${host}.msgpack`),
+    sampleName: `${base}-StatisticalProfiler`,
+    sampleFile: at(`${base}-StatisticalProfiler-${host}.msgpack`)
   }
 }
 
@@ -123,13 +145,30 @@ const commitOptions = (o: DefaultProfilerOptions) => ({
 })
 
 /**
- * Trace + ResourceMonitor as one layer, named and placed as DASF does.
+ * Trace + ResourceMonitor as one layer, named and placed as DASF does; with `sample:
+ * true` the statistical profiler on top of them.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (options: DefaultProfilerOptions = {}): Layer.Layer<never, DatabaseError> =>
-  Layer.unwrap(Effect.map(Clock.currentTimeMillis, (ms) => layerAt(options, files(options, ms / 1000))))
+  Layer.unwrap(Effect.map(Clock.currentTimeMillis, (ms) => {
+    const f = files(options, ms / 1000)
+    const base = layerAt(options, f)
+    return options.sample === true ? samplerAt(options, f).pipe(Layer.provideMerge(base)) : base
+  }))
+
+/** The statistical profiler writing `f.sampleFile`, announced like the others. */
+const samplerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): Layer.Layer<never, DatabaseError> =>
+  Layer.effectDiscard(Effect.sync(() => (options.log ?? console.log)(`Registered sampling profiler: ${f.sampleName}`))).pipe(
+    Layer.provideMerge(StatisticalProfiler.layer({
+      file: f.sampleFile,
+      ...commitOptions(options),
+      warn: options.warn ?? defaultWarn,
+      ...(options.sampleInterval !== undefined ? { interval: options.sampleInterval } : {}),
+      ...(options.host !== undefined ? { host: options.host } : {})
+    }))
+  )
 
 /** The layer writing the files `f` (worked out once by the caller). */
 const layerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): Layer.Layer<never, DatabaseError> => {
@@ -169,8 +208,13 @@ const layerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): Laye
  * @category models
  */
 export interface DefaultProfilerHandle extends DefaultProfilerFiles {
-  /** Stops sampling, unregisters the hooks, flushes and closes both files. Idempotent. */
-  readonly close: () => void
+  /**
+   * Stops sampling, unregisters the hooks, flushes and closes the trace and resource
+   * files before it returns. The statistical profiler's file is complete when the
+   * returned promise resolves (the workers' last samples arrive asynchronously).
+   * Idempotent (later calls return the same promise).
+   */
+  readonly close: () => Promise<void>
 }
 
 const isOptions = (u: unknown): u is DefaultProfilerOptions =>
@@ -199,26 +243,37 @@ export function registerDefaultProfiler(
   const o: DefaultProfilerOptions = options ?? (isOptions(pipelineOrOptions) ? pipelineOrOptions : {})
   const pipeline = PipelineGraph.isPipelineLike(pipelineOrOptions) ? pipelineOrOptions : o.pipeline
   const f = files(o, Date.now() / 1000)
-  // the layer's build is synchronous (files opened, first sample taken), so both files
-  // exist when this returns; its sampling fibers sleep on unref'd timers
-  const scope = Scope.makeUnsafe()
-  const built = Effect.runSyncExit(
-    Layer.buildWithScope(layerAt(pipeline === undefined ? o : { ...o, pipeline }, f), scope).pipe(
-      Effect.provideService(Clock.Clock, unrefClock)
-    )
-  )
-  if (Exit.isFailure(built)) {
-    Effect.runSync(Scope.close(scope, built))
-    throw Cause.squash(built.cause)
+  const withPipeline = pipeline === undefined ? o : { ...o, pipeline }
+  // the layers' builds are synchronous (files opened, first sample taken), so the files
+  // exist when this returns; their sampling fibers sleep on unref'd timers. Two scopes:
+  // Trace + ResourceMonitor close synchronously, the statistical profiler waits for the
+  // workers' last samples.
+  const build = (l: Layer.Layer<never, DatabaseError>) => {
+    const scope = Scope.makeUnsafe()
+    const built = Effect.runSyncExit(Layer.buildWithScope(l, scope).pipe(Effect.provideService(Clock.Clock, unrefClock)))
+    if (Exit.isFailure(built)) {
+      Effect.runSync(Scope.close(scope, built))
+      throw Cause.squash(built.cause)
+    }
+    return { scope, unregister: Context.get(built.value, Hooks.CurrentCallbacks).map(Hooks.register) }
   }
-  const unregister = Context.get(built.value, Hooks.CurrentCallbacks).map(Hooks.register)
-  let closed = false
+  const main = build(layerAt(withPipeline, f))
+  let sampler: ReturnType<typeof build> | undefined
+  try {
+    sampler = o.sample === false ? undefined : build(samplerAt(withPipeline, f))
+  } catch (e) {
+    for (const un of main.unregister) un()
+    Effect.runSync(Scope.close(main.scope, Exit.void))
+    throw e
+  }
+  let closed: Promise<void> | undefined
   const close = () => {
-    if (closed) return
-    closed = true
+    if (closed !== undefined) return closed
     process.off("beforeExit", close)
-    for (const un of unregister) un()
-    Effect.runSync(Scope.close(scope, Exit.void))
+    for (const un of [...main.unregister, ...(sampler?.unregister ?? [])]) un()
+    Effect.runSync(Scope.close(main.scope, Exit.void))
+    closed = sampler === undefined ? Promise.resolve() : Effect.runPromise(Scope.close(sampler.scope, Exit.void))
+    return closed
   }
   process.once("beforeExit", close)
   return { ...f, close }

@@ -1,11 +1,12 @@
 /**
  * DefaultProfiler: `registerDefaultProfiler` runs the same layers as
- * `DefaultProfiler.layer`, so both forms write the same records for one pipeline run.
+ * `DefaultProfiler.layer`, so both forms write the same records for one pipeline run;
+ * it samples stacks too (the statistical profiler) unless `sample: false`.
  *
  * @since 0.1.0
  */
 import assert from "node:assert/strict"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, it } from "node:test"
@@ -13,11 +14,16 @@ import { Effect, Layer } from "effect"
 import { makeBlobs } from "../../src/dsl/Datasets.ts"
 import { Normalize, Persist } from "../../src/dsl/Estimators.ts"
 import * as Pipeline from "../../src/dsl/Pipeline.ts"
+import { selectSamples } from "../../src/analysis/Profile.ts"
+import * as Engine from "../../src/engine/Engine.ts"
 import * as Executor from "../../src/engine/Executor.ts"
 import * as Hooks from "../../src/engine/Hooks.ts"
+import * as Kernel from "../../src/engine/Kernel.ts"
+import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
 import * as StatisticalProfiler from "../../src/profiler/StatisticalProfiler.ts"
+import { readProfilePromise } from "../../src/trace/SampleEvents.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "tessera-default-profiler-"))
@@ -53,16 +59,16 @@ describe("DefaultProfiler", () => {
 
   it("registerDefaultProfiler writes the same records as the layer form on one small pipeline", async () => {
     const p = pipeline()
-    const options = { directory: dir, host: "hS", pipeline: p, interval: 10_000, ...quiet }
+    const options = { directory: dir, host: "hS", pipeline: p, interval: 10_000, sampleInterval: 1, ...quiet }
     await Effect.runPromise(p.run().pipe(Effect.provide(Layer.mergeAll(
       Executor.layerSync,
-      DefaultProfiler.layer({ name: "layered", ...options })
+      DefaultProfiler.layer({ name: "layered", sample: true, ...options })
     ))))
     assert.deepEqual(Hooks.registered(), [], "the layer registers nothing globally")
     const h = DefaultProfiler.registerDefaultProfiler(p, { name: "registered", ...options })
-    assert.equal(Hooks.registered().length, 2, "trace and pipeline-graph callbacks")
+    assert.equal(Hooks.registered().length, 3, "trace, pipeline-graph and sampler callbacks")
     await Effect.runPromise(p.run().pipe(Effect.provide(Executor.layerSync)))
-    h.close()
+    await h.close()
     assert.deepEqual(Hooks.registered(), [])
     const layered = {
       trace: (await FileDatabase.readPromise(join(dir, "layered-TracePlugin-hS.msgpack"))).events,
@@ -77,5 +83,27 @@ describe("DefaultProfiler", () => {
     // one sample when the profiler starts and one when it closes (the interval is long)
     assert.deepEqual(shape(registered.resources), shape(layered.resources))
     assert.deepEqual(shape(layered.resources).counts, { "Resource Usage": 2 })
+    // both sampled the main thread, where the in-process executor ran the tasks
+    for (const file of [join(dir, "layered-StatisticalProfiler-hS.msgpack"), h.sampleFile]) {
+      const names = new Set((await FileDatabase.readPromise(file)).events.map((e) => e.name))
+      assert.ok(names.has("Profile Samples") && names.has("Profile Stacks"), `${file}: ${[...names].join(", ")}`)
+    }
+  })
+
+  it("registerDefaultProfiler samples the workers' stacks into a third file, attributed to tasks; sample: false writes none", async () => {
+    const spin = new URL("../fixtures/kernels/spin.ts", import.meta.url).href
+    const graph = () => TaskGraph.makeUnsafe([0, 1, 2, 3].map((i) => ({ key: `spinning-${i}`, kernel: Kernel.ref(spin, "task"), args: [4_000_000] })))
+    const h = DefaultProfiler.registerDefaultProfiler({ name: "sampled", directory: dir, host: "hR", sampleInterval: 2, ...quiet })
+    await Engine.computePromise(graph(), { workers: 2 })
+    await h.close()
+    assert.deepEqual(Hooks.registered(), [])
+    const data = await readProfilePromise([h.sampleFile])
+    const mine = selectSamples(data, { function: "spinning" })
+    assert.ok(mine.length >= 10, `only ${mine.length} samples of spinning`)
+    assert.ok(mine.every((q) => data.samples.thread[q]!.startsWith("worker-")))
+    const off = DefaultProfiler.registerDefaultProfiler({ name: "unsampled", directory: dir, host: "hR", sample: false, ...quiet })
+    await Engine.computePromise(graph(), { workers: 2 })
+    await off.close()
+    assert.ok(existsSync(off.traceFile) && !existsSync(off.sampleFile), "sample: false wrote a sampler file")
   })
 })

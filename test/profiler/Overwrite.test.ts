@@ -25,12 +25,12 @@ const tiny = () => TaskGraph.makeUnsafe([{ key: "a", kernel: { module: mod, name
 const computes = async (file: string) =>
   (await FileDatabase.readPromise(file)).events.filter((e) => e.name === "Compute").length
 
-/** One profiled compute under `registerDefaultProfiler`; returns the handle and the warnings. */
+/** One profiled compute under `registerDefaultProfiler` (DASF's two files: no sampling); returns the handle and the warnings. */
 const profiledRun = async (options: DefaultProfiler.DefaultProfilerOptions) => {
   const warnings: Array<string> = []
-  const h = DefaultProfiler.registerDefaultProfiler({ directory: dir, host: "hW", log: () => {}, warn: (l) => warnings.push(l), ...options })
+  const h = DefaultProfiler.registerDefaultProfiler({ directory: dir, host: "hW", log: () => {}, warn: (l) => warnings.push(l), sample: false, ...options })
   await Engine.computePromise(tiny(), { workers: 0 })
-  h.close()
+  await h.close()
   return { h, warnings }
 }
 

@@ -119,14 +119,19 @@ describe("Plugins", () => {
     assert.equal(db.list.length, n)
   })
 
-  it("registerDefaultProfiler prints DASF's lines and writes both files named as DASF does", async () => {
+  it("registerDefaultProfiler prints DASF's lines and writes both files named as DASF does (and the sampler's)", async () => {
     const lines: Array<string> = []
     const h = DefaultProfiler.registerDefaultProfiler({}, { name: "unit", directory: dir, host: "hostA", interval: 10, log: (l) => lines.push(l) })
-    assert.deepEqual(lines, ["Registered worker plugin: unit-TracePlugin", "Registered resource plugin: unit-ResourceMonitor"])
+    assert.deepEqual(lines, [
+      "Registered worker plugin: unit-TracePlugin",
+      "Registered resource plugin: unit-ResourceMonitor",
+      "Registered sampling profiler: unit-StatisticalProfiler"
+    ])
     assert.equal(h.traceFile, join(dir, "unit-TracePlugin-hostA.msgpack"))
     assert.equal(h.resourceFile, join(dir, "unit-ResourceMonitor-hostA.msgpack"))
+    assert.equal(h.sampleFile, join(dir, "unit-StatisticalProfiler-hostA.msgpack"))
     await Engine.computePromise(graph(), { workers: 2 })
-    h.close()
+    await h.close()
     const t = await FileDatabase.readPromise(h.traceFile)
     assert.equal(t.events.filter((e) => e.name === "Compute").length, 13)
     const r = await FileDatabase.readPromise(h.resourceFile)
