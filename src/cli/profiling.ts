@@ -9,7 +9,7 @@
  *   the working directory; with a pipeline, the trace also holds its stage DAG (the
  *   "Pipeline Graph" event).
  * - the statistical profiler (`{NAME}-StatisticalProfiler-{host}.msgpack`: stack samples
- *   of the workers and the driver every 10 ms, profiler/StatisticalProfiler.ts) with
+ *   of the worker threads every 10 ms, profiler/StatisticalProfiler.ts) with
  *   them, unless `--no-sample`.
  * - `--overwrite`: the profiler truncates databases of an earlier run with the same
  *   name instead of appending to them (appending warns on stderr).

@@ -226,6 +226,22 @@ describe("StatisticalProfiler", () => {
     }
   })
 
+  it("a pool whose workers start sampling at boot (sampleInterval) hands their samples to the layer", async () => {
+    const file = join(dir, "boot-StatisticalProfiler-h.msgpack")
+    const g = TaskGraph.makeUnsafe([0, 1].map((i) => spec(`booted-${i}`, "task")))
+    await Effect.runPromise(Effect.gen(function*() {
+      // the workers sample, for nobody, before any layer asks
+      yield* Engine.compute(TaskGraph.makeUnsafe([spec("before-0", "task")]))
+      yield* Engine.compute(g).pipe(Effect.provide(StatisticalProfiler.layer({ file, interval: 2, overwrite: true, root: projectRoot })))
+    }).pipe(Effect.provide(Executor.layerWorkers({ workers: 2, sampleInterval: 2 }))))
+    const data = await readProfilePromise([file])
+    const mine = selectSamples(data, { function: "booted" })
+    assert.ok(mine.length >= 10, `only ${mine.length} samples of booted`)
+    assert.ok(mine.filter((q) => topFrame(data, q) === "spin").length / mine.length >= 0.8)
+    assert.equal(selectSamples(data, { function: "before" }).length, 0, "samples taken before the layer reached it")
+    for (let q = 0; q < data.samples.time.length; q++) if (topFrame(data, q) === "spin") assert.equal(data.samples.name[q], "booted")
+  })
+
   it("attributes each sample to the task span that holds it, or to none (property)", () => {
     fc.assert(fc.property(
       fc.array(fc.tuple(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 50 })), { maxLength: 20 }),
