@@ -27,9 +27,12 @@
  * (session + V8's start) and taking a window (`ThreadSampler.take`: serialisation +
  * conversion, the profiler left running) cost.
  *
- * `--breakdown` adds three arms: "engine records only" (no-op `task` / `memory` hooks:
+ * `--breakdown` adds five arms: "engine records only" (no-op `task` / `memory` hooks:
  * what the engine's profiling mode costs before the profiler writes anything), "Trace
- * only" and "ResourceMonitor only" (each layer alone, writing its file), so that the
+ * only", "ResourceMonitor only" and "StatisticalProfiler only" (each layer alone,
+ * writing its file), and "workers sampling for nobody" (no hook at all, on a third pool
+ * whose workers run V8's profiler from boot: `Executor.layerWorkers({ sampleInterval })`,
+ * so its difference to unprofiled is the samples' own cost on the workers), so that the
  * overhead can be split between the engine's records, the trace and the sampler.
  *
  * Method: one warm pool per workload (pool start-up is not profiler overhead); one warm-up
@@ -209,7 +212,7 @@ const writing = (run: Runner, name: string, make: (file: string) => Layer.Layer<
  * (`runSampled`): a pool's workers keep V8's profiler running for `Sampling.lingerSeconds`
  * after a layer lets go, and the unprofiled arms must not run on sampled workers.
  */
-const tesseraArms = (run: Runner, runSampled: Runner, pipeline?: PipelineLike): Array<Arm> => {
+const tesseraArms = (run: Runner, runSampled: Runner, runSampling: Runner, pipeline?: PipelineLike): Array<Arm> => {
   const arms: Array<Arm> = [{ name: "unprofiled", run: () => run(undefined) }]
   if (breakdown) {
     arms.push(
@@ -218,7 +221,12 @@ const tesseraArms = (run: Runner, runSampled: Runner, pipeline?: PipelineLike): 
       writing(run, "ResourceMonitor only", (file) => ResourceMonitor.layer({ file }))
     )
   }
-  if (breakdown) arms.push(writing(runSampled, `StatisticalProfiler only (${SAMPLE_MS} ms)`, (file) => StatisticalProfiler.layer({ file, interval: SAMPLE_MS })))
+  if (breakdown) {
+    arms.push(
+      writing(runSampled, `StatisticalProfiler only (${SAMPLE_MS} ms)`, (file) => StatisticalProfiler.layer({ file, interval: SAMPLE_MS })),
+      { name: `workers sampling for nobody (${SAMPLE_MS} ms, no hook)`, run: () => runSampling(undefined) }
+    )
+  }
   const profiledArm = (name: string, sample: "none" | "default" | "driver"): Arm => ({
     name,
     run: async () => {
@@ -256,12 +264,12 @@ if (runs("fanout")) {
   const g = BenchGraphs.fanout(TASKS)
   const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
   const rtSampled = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
+  const rtSampling = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS, sampleInterval: SAMPLE_MS }))
   const compute = Engine.compute(g.graph, { keys: g.keys })
   const on = (r: typeof rt): Runner => (layer) => r.runPromise(layer === undefined ? compute : compute.pipe(Effect.provide(layer))).then(() => {})
-  const arms = tesseraArms(on(rt), on(rtSampled))
+  const arms = tesseraArms(on(rt), on(rtSampled), on(rtSampling))
   const times = await interleaved(fanoutRounds, arms)
-  await rt.dispose()
-  await rtSampled.dispose()
+  for (const r of [rt, rtSampled, rtSampling]) await r.dispose()
   rows.push(...rowsOf(`fan-out ${g.graph.size} no-op tasks (${WORKERS} workers)`, arms.map((a) => a.name), times, g.graph.size))
 }
 
@@ -269,18 +277,17 @@ if (runs("fanout")) {
 if (runs("demo")) {
   const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
   const rtSampled = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
+  const rtSampling = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS, sampleInterval: SAMPLE_MS }))
   const options = { samples: SAMPLES, chunkRows: 5_000, log: quiet }
   const pipeline = Tutorial5.make(options).pipeline
   const demo = Tutorial5.run(options)
   // tasks per demo run, for the per-task column
   let tasks = 0
   await rt.runPromise(demo.pipe(Effect.provide(Hooks.layer({ posttask: () => void tasks++ }))))
-  await rtSampled.runPromise(demo)
   const on = (r: typeof rt): Runner => (layer) => r.runPromise(layer === undefined ? demo : demo.pipe(Effect.provide(layer))).then(() => {})
-  const arms = tesseraArms(on(rt), on(rtSampled), pipeline)
+  const arms = tesseraArms(on(rt), on(rtSampled), on(rtSampling), pipeline)
   const times = await interleaved(demoRounds, arms)
-  await rt.dispose()
-  await rtSampled.dispose()
+  for (const r of [rt, rtSampled, rtSampling]) await r.dispose()
   rows.push(...rowsOf(`demo ${SAMPLES} samples x 2, chunks of 5000, ${tasks} tasks (${WORKERS} workers)`, arms.map((a) => a.name), times, tasks))
 }
 
