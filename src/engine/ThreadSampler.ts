@@ -7,7 +7,7 @@
  *
  * Windows, not `Profiler.start`/`stop`: V8's profiler (the inspector creates it with
  * lazy code logging) logs every piece of code the isolate holds when it starts, and
- * throws that away when its last profile stops — 20–70 ms in a worker, more in a main
+ * throws that away when its last profile stops — 20–90 ms in a worker, more in a main
  * thread that loaded Effect (measured, docs/profiler.md). A window is a console profile
  * (`inspector.console.profile(title)`, delivered by `Profiler.consoleProfileFinished`,
  * synchronously in this thread); the next window is opened *before* the current one is
