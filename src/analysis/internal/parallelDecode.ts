@@ -20,7 +20,7 @@ import { Worker } from "node:worker_threads"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import { streamFrames } from "../../trace/TraceFormat.ts"
 import { fromReasonFields, type TraceFormatErrorFields, unexpected } from "../../trace/TraceFormatError.ts"
-import { ColumnDecoder, type F64, type I32, phaseNames, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
+import { type ArgSkip, ColumnDecoder, type F64, type I32, phaseNames, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
 
 /** Numbers per batch in a worker's `marks` (row ends: tasks, dependencies, memory, resources, dependents). */
 export const MARKS = 5
@@ -131,13 +131,15 @@ export const decodeParallelPromise = async (
   files: ReadonlyArray<string>,
   threads: number,
   options: {
+    /** args the workers leave undecoded (a column projection) */
+    readonly skip?: ArgSkip
     readonly chunkBytes?: number
     /** after each decoded batch: the file being read, bytes and events decoded so far */
     readonly onDecoded?: (file: string, bytesDecoded: number, eventsDecoded: number) => void
   }
 ): Promise<ParallelDecoded> => {
   const W = Math.max(1, Math.floor(threads))
-  const workers = Array.from({ length: W }, () => new Worker(workerUrl))
+  const workers = Array.from({ length: W }, () => new Worker(workerUrl, { workerData: options.skip ?? {} }))
   let crashed: unknown
   const results: Array<Promise<DecodeResult>> = workers.map((w) =>
     new Promise((resolve, reject) => {
