@@ -15,7 +15,7 @@ import { Data, Effect } from "effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses, columnsOf } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
-import { csvBlocks, toText } from "./Format.ts"
+import { csvBlocks, summaryOf, toText } from "./Format.ts"
 import { load } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
 import { analysisTitles, isUserAnalysis } from "./AnalysisNames.ts"
@@ -205,6 +205,8 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       }
       print("=".repeat(20) + a.title + "=".repeat(20))
       print(toText(table, options.head))
+      const summary = summaryOf(table)
+      if (summary !== undefined) print(summary)
       print("=".repeat(80) + "\n")
       options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
     }

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, it } from "node:test"
 import { encode } from "@msgpack/msgpack"
+import type { Table } from "apache-arrow"
 import * as fc from "fast-check"
 import * as A from "../../src/analysis/Analysis.ts"
 import { decodeRecordsUnsafe, encodeRecords, isTraceFormatError } from "../../src/trace/TraceFormat.ts"
@@ -325,8 +326,8 @@ describe("ParallelLoad", () => {
               : await A.loadPromise([f], { threads, chunkBytes: 1024, columns })
             const always = ["host", "worker", "key", "function", "start", "end", "duration"]
             for (const [name, keep] of [["tasks", [...tasks, ...always]], ["memory", memory]] as const) {
-              const a = full[name]
-              const b = projected[name]
+              const a: Table = full[name]
+              const b: Table = projected[name]
               assert.equal(b.numRows, a.numRows)
               assert.deepEqual(b.schema.fields.map((x) => `${x.name}: ${x.type}`), a.schema.fields.map((x) => `${x.name}: ${x.type}`))
               for (const field of a.schema.fields) {
