@@ -9,7 +9,8 @@
  * Timed runs (not tinybench: one iteration is seconds long); reports the median wall
  * time, the median main-thread CPU time and the median process CPU time (all threads:
  * the default load decodes on worker threads). `tessera load, 1 thread` is the same
- * load decoding on the main thread only (`{ threads: 1 }`), for comparison.
+ * load decoding on the main thread only (`{ threads: 1 }`), for comparison; `DASF analyses'
+ * columns` the load `tessera analyze` does for them (a column projection: docs/analysis.md).
  *
  * @since 0.1.0
  */
@@ -63,6 +64,7 @@ const timed = (name: string, f: () => unknown | Promise<unknown>) => {
 const results: Record<string, Array<number>> = {
   "generic @msgpack/msgpack decode (baseline)": [],
   "tessera load, 1 thread": [],
+  "tessera load, DASF analyses' columns (as analyze)": [],
   "tessera load (Arrow tables)": [],
   "function_bottleneck": [],
   "task_bottleneck": [],
@@ -81,6 +83,10 @@ for (let r = 0; r < runs; r++) {
     })
   )
   results["tessera load, 1 thread"].push(await timed("tessera load, 1 thread", () => A.loadPromise([path], { threads: 1 })))
+  const columns = A.columnsOf(A.analyses.filter((a) => (A.dasfAnalyses as ReadonlyArray<string>).includes(a.name)))
+  results["tessera load, DASF analyses' columns (as analyze)"].push(
+    await timed("tessera load, DASF analyses' columns (as analyze)", () => A.loadPromise([path], columns !== undefined ? { columns } : {}))
+  )
   let tables: A.TraceTables | undefined
   const tl = await timed("tessera load (Arrow tables)", async () => {
     tables = await A.loadPromise([path])

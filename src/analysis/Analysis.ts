@@ -17,6 +17,7 @@ import { perFunctionSummary } from "./Summary.ts"
 import { timeSummary } from "./TimeSummary.ts"
 import { stageSummary } from "./StageSummary.ts"
 import type { Tables } from "./internal/taskView.ts"
+import type { LoadColumns, TasksSchema } from "./Load.ts"
 
 export { analysisNames, analysisTitles, dasfAnalyses } from "./AnalysisNames.ts"
 export type { AnalysisName } from "./AnalysisNames.ts"
@@ -58,6 +59,17 @@ export interface NamedAnalysis {
   readonly name: Exclude<AnalysisName, "profile">
   readonly title: string
   readonly run: (tables: Tables) => Table
+  /** the columns it reads (a load may leave the others out), when declared; else all */
+  readonly columns?: LoadColumns
+}
+
+/** What `taskView` (internal/taskView.ts) reads. */
+const taskViewColumns: ReadonlyArray<keyof TasksSchema> = ["host", "worker", "key", "function", "start", "end", "duration", "size", "dependencies"]
+
+const declared: { readonly [K in Exclude<AnalysisName, "profile">]?: LoadColumns } = {
+  function_bottleneck: { tasks: taskViewColumns, memory: ["timestamp"] },
+  task_bottleneck: { tasks: taskViewColumns, memory: ["timestamp"] },
+  task_balance: { tasks: taskViewColumns, memory: ["timestamp", "host", "worker", "tasks"] }
 }
 
 const runs: { readonly [K in Exclude<AnalysisName, "profile">]: (tables: Tables) => Table } = {
@@ -79,5 +91,23 @@ const runs: { readonly [K in Exclude<AnalysisName, "profile">]: (tables: Tables)
  * @category analysis
  */
 export const analyses: ReadonlyArray<NamedAnalysis> = analysisNames.flatMap((name) =>
-  name === "profile" ? [] : [{ name, title: analysisTitles[name], run: runs[name] }]
+  name === "profile" ? [] : [{ name, title: analysisTitles[name], run: runs[name], ...(declared[name] !== undefined ? { columns: declared[name] } : {}) }]
 )
+
+/**
+ * The columns a set of analyses reads, for a projected load: the union of their
+ * declared columns, or undefined (every column) when one of them declares none.
+ *
+ * @since 0.1.0
+ * @category analysis
+ */
+export const columnsOf = (chosen: ReadonlyArray<NamedAnalysis>): LoadColumns | undefined => {
+  const tasks = new Set<keyof TasksSchema>()
+  const memory = new Set<NonNullable<LoadColumns["memory"]>[number]>()
+  for (const a of chosen) {
+    if (a.columns?.tasks === undefined || a.columns.memory === undefined) return undefined
+    for (const c of a.columns.tasks) tasks.add(c)
+    for (const c of a.columns.memory) memory.add(c)
+  }
+  return { tasks: [...tasks], memory: [...memory] }
+}

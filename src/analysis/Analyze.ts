@@ -13,9 +13,9 @@ import { join } from "node:path"
 import { type Table, tableToIPC } from "apache-arrow"
 import { Data, Effect } from "effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
-import { analyses } from "./Analysis.ts"
+import { analyses, columnsOf } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
-import { csvBlocks, toText } from "./Format.ts"
+import { csvBlocks, summaryOf, toText } from "./Format.ts"
 import { load } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
 import { analysisTitles, isUserAnalysis } from "./AnalysisNames.ts"
@@ -176,7 +176,13 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
     if (unknown.length > 0) return yield* AnalyzeError.unknownAnalysis(unknown)
     if (options.databases.length === 0) return yield* AnalyzeError.noDatabase()
     const user = yield* loadUserAnalyses(options.analyses.filter(isUserAnalysis))
-    const tables = yield* load(options.databases, options.onProgress === undefined ? {} : { onProgress: options.onProgress })
+    const builtIn = analyses.filter((x) => options.analyses.includes(x.name))
+    // only the columns the analyses read (user analyses and `profile` read any)
+    const columns = builtIn.length === options.analyses.length ? columnsOf(builtIn) : undefined
+    const tables = yield* load(options.databases, {
+      ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+      ...(columns !== undefined ? { columns } : {})
+    })
     options.onLoaded?.(tables)
     const output = options.output
     if (output !== undefined) {
@@ -184,7 +190,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
     }
     const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
     const chosen = [
-      ...analyses.filter((x) => options.analyses.includes(x.name)).map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
+      ...builtIn.map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
       ...(options.analyses.includes("profile") ? [profileAnalysis(options.databases, options.profile ?? {})] : []),
       ...user
     ]
@@ -199,6 +205,8 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       }
       print("=".repeat(20) + a.title + "=".repeat(20))
       print(toText(table, options.head))
+      const summary = summaryOf(table)
+      if (summary !== undefined) print(summary)
       print("=".repeat(80) + "\n")
       options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
     }

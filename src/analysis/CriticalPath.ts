@@ -16,10 +16,19 @@
  * path through all of them, in time order, and the driver's time between computes is on
  * it. Without driver events (DASF's traces) the path is over tasks only, as before.
  *
+ * The chain is chosen by its steps' durations; then the time between two consecutive
+ * steps (the driver handing a task to a worker and the task starting, a task ending and
+ * the driver seeing its result, a task's input ending and the task starting) becomes a
+ * step of its own, a `Latency` step (scheduling latency: messages between threads and
+ * waiting for a free worker), so the path accounts for its whole span, from its first
+ * step's start to its last step's end, and says how much of it is tasks, driver and
+ * latency (`CriticalPathSteps`, the table's summary line).
+ *
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
 import { type DriverSegment, driverSegments } from "./Driver.ts"
+import { setSummary } from "./Format.ts"
 import { buildTable } from "./internal/access.ts"
 import { cmpStr, gpuLabel, str, type Tables, taskView } from "./internal/taskView.ts"
 
@@ -44,9 +53,25 @@ export interface CriticalPathResult {
 export type CriticalStep =
   | { readonly _tag: "Task"; readonly row: number }
   | { readonly _tag: "Driver"; readonly segment: DriverSegment }
+  | { readonly _tag: "Latency"; readonly start: number; readonly end: number; readonly kind: LatencyKind }
 
 /**
- * The critical path as steps, first first, and its length (sum of the steps' durations).
+ * What a latency step is between: `dispatch` (a driver segment, then a task: the task
+ * handed over, queued, started), `result` (a task, then a driver segment: the result
+ * sent back and seen), `input` (a task, then a task that reads its result), `driver`
+ * (two driver-side segments, e.g. a worker's start-up and the driver's next segment).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type LatencyKind = "dispatch" | "result" | "input" | "driver"
+
+/**
+ * The critical path as steps, first first (latency steps between the others, where
+ * there is time between them), and its length: the sum of every step's duration, which
+ * is its span from the first step's start to the last step's end (less any overlap of
+ * consecutive steps from clocks of different threads). `tasks`, `driver`, `latency`:
+ * the part of `length` in each kind of step.
  *
  * @since 0.1.0
  * @category models
@@ -54,6 +79,9 @@ export type CriticalStep =
 export interface CriticalPathSteps {
   readonly steps: ReadonlyArray<CriticalStep>
   readonly length: number
+  readonly tasks: number
+  readonly driver: number
+  readonly latency: number
 }
 
 // slack for clocks of different threads when matching a task to the driver segment before it
@@ -182,54 +210,78 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
   for (const x of queue) {
     if (last < 0 || dist[x] > dist[last] || (dist[x] === dist[last] && cmpStr(keyAt(x), keyAt(last)) < 0)) last = x
   }
-  if (last < 0) return { steps: [], length: 0 }
-  const chain: Array<CriticalStep> = []
-  for (let x = last; x >= 0; x = from[x]) {
-    chain.push(x < K ? { _tag: "Task", row: rowOf[x] } : { _tag: "Driver", segment: drv[x - K]! })
-  }
+  if (last < 0) return { steps: [], length: 0, tasks: 0, driver: 0, latency: 0 }
+  const chain: Array<number> = []
+  for (let x = last; x >= 0; x = from[x]) chain.push(x)
   chain.reverse()
-  return { steps: chain, length: dist[last] }
+  const startOf = (x: number) => (x < K ? v.start[rowOf[x]] : drv[x - K]!.start)
+  const endOf = (x: number) => (x < K ? v.end[rowOf[x]] : drv[x - K]!.end)
+  const steps: Array<CriticalStep> = []
+  let tasks = 0
+  let driver = 0
+  let latency = 0
+  chain.forEach((x, i) => {
+    if (i > 0) {
+      const p = chain[i - 1]!
+      const gap = startOf(x) - endOf(p)
+      if (gap > 0) {
+        const kind: LatencyKind = p < K ? (x < K ? "input" : "result") : x < K ? "dispatch" : "driver"
+        steps.push({ _tag: "Latency", start: endOf(p), end: startOf(x), kind })
+        latency += gap
+      }
+    }
+    if (x < K) (steps.push({ _tag: "Task", row: rowOf[x] }), tasks += dur(x))
+    else (steps.push({ _tag: "Driver", segment: drv[x - K]! }), driver += dur(x))
+  })
+  return { steps, length: tasks + driver + latency, tasks, driver, latency }
 }
 
 /**
- * Compute the critical path (longest duration-weighted dependency chain) as task rows;
- * see {@link criticalPathSteps} for the driver steps too.
+ * Compute the critical path (longest duration-weighted dependency chain) as task rows
+ * and its length without latency (the sum of its task and driver steps' durations); see
+ * {@link criticalPathSteps} for the driver and latency steps too.
  *
  * @since 0.1.0
  * @category analysis
  */
 export const criticalPathRows = (tables: Tables): CriticalPathResult => {
-  const { length, steps } = criticalPathSteps(tables)
-  return { rows: steps.flatMap((s) => (s._tag === "Task" ? [s.row] : [])), length }
+  const { driver, steps, tasks } = criticalPathSteps(tables)
+  return { rows: steps.flatMap((s) => (s._tag === "Task" ? [s.row] : [])), length: tasks + driver }
 }
 
 /**
- * The critical path as a table, one row per step in chain order: Step, Host, GPU,
- * Task Key, Function, Start (s from begin), Duration (s), Share of path (%),
- * Cumulative (s). "Start" is relative to the earliest task start (or driver segment
- * start). A driver step has GPU `driver` and Function `Driver (<activity>)`.
+ * The critical path as a table, one row per step in chain order: Step, Kind (task,
+ * driver, latency), Host, GPU, Task Key, Function, Start (s from begin), Duration (s),
+ * Share of path (%), Cumulative (s). "Start" is relative to the earliest task start (or
+ * driver segment start). A driver step has GPU `driver` and Function
+ * `Driver (<activity>)`; a latency step has Function `Latency (<kind>)` and no host,
+ * GPU or key. The table's summary line (`Format.summaryOf`) gives the path's length,
+ * its share of the run's wall time and its split into tasks, driver and latency.
  *
  * @since 0.1.0
  * @category analysis
  */
 export const criticalPath = (tables: Tables): Table => {
   const v = taskView(tables.tasks)
-  const { length, steps } = criticalPathSteps(tables)
+  const path = criticalPathSteps(tables)
+  const { length, steps } = path
   let t0 = Infinity
-  for (let i = 0; i < v.n; i++) if (v.start[i] < t0) t0 = v.start[i]
-  for (const s of driverSegments(tables.driver)) if (s.start < t0) t0 = s.start
-  const durOf = (s: CriticalStep) => (s._tag === "Task" ? v.duration[s.row] : s.segment.end - s.segment.start)
+  let t1 = -Infinity
+  for (let i = 0; i < v.n; i++) (t0 = Math.min(t0, v.start[i]), t1 = Math.max(t1, v.end[i]))
+  for (const s of driverSegments(tables.driver)) (t0 = Math.min(t0, s.start), t1 = Math.max(t1, s.end))
+  const durOf = (s: CriticalStep) => (s._tag === "Task" ? v.duration[s.row] : s._tag === "Driver" ? s.segment.end - s.segment.start : s.end - s.start)
   let cum = 0
   const cumulative = steps.map((s) => (cum += Math.max(0, durOf(s) || 0)))
-  const pick = <A>(s: CriticalStep, task: (r: number) => A, driver: (d: DriverSegment) => A): A =>
-    s._tag === "Task" ? task(s.row) : driver(s.segment)
-  return buildTable({
+  const pick = <A>(s: CriticalStep, task: (r: number) => A, driver: (d: DriverSegment) => A, latency: (l: Extract<CriticalStep, { _tag: "Latency" }>) => A): A =>
+    s._tag === "Task" ? task(s.row) : s._tag === "Driver" ? driver(s.segment) : latency(s)
+  const table = buildTable({
     "Step": { kind: "int", values: steps.map((_, i) => i + 1) },
-    "Host": { kind: "string", values: steps.map((s) => pick(s, (r) => str(v.host, v.host.codes[r]), (d) => d.host)) },
-    "GPU": { kind: "string", values: steps.map((s) => pick(s, (r) => gpuLabel(str(v.worker, v.worker.codes[r]) ?? undefined), (d) => d.worker)) },
-    "Task Key": { kind: "string", values: steps.map((s) => pick(s, (r) => str(v.key, v.key.codes[r]), (d) => d.key)) },
-    "Function": { kind: "string", values: steps.map((s) => pick(s, (r) => str(v.fn, v.fn.codes[r]), (d) => `Driver (${d.activity})`)) },
-    "Start (s from begin)": { kind: "float", values: steps.map((s) => pick(s, (r) => v.start[r], (d) => d.start) - t0) },
+    "Kind": { kind: "string", values: steps.map((s) => s._tag.toLowerCase()) },
+    "Host": { kind: "string", values: steps.map((s) => pick(s, (r) => str(v.host, v.host.codes[r]), (d) => d.host, () => null)) },
+    "GPU": { kind: "string", values: steps.map((s) => pick(s, (r) => gpuLabel(str(v.worker, v.worker.codes[r]) ?? undefined), (d) => d.worker, () => null)) },
+    "Task Key": { kind: "string", values: steps.map((s) => pick(s, (r) => str(v.key, v.key.codes[r]), (d) => d.key, () => null)) },
+    "Function": { kind: "string", values: steps.map((s) => pick(s, (r) => str(v.fn, v.fn.codes[r]), (d) => `Driver (${d.activity})`, (l) => `Latency (${l.kind})`)) },
+    "Start (s from begin)": { kind: "float", values: steps.map((s) => pick(s, (r) => v.start[r], (d) => d.start, (l) => l.start) - t0) },
     "Duration (s)": { kind: "float", values: steps.map(durOf) },
     "Share of path (%)": {
       kind: "float",
@@ -237,4 +289,20 @@ export const criticalPath = (tables: Tables): Table => {
     },
     "Cumulative (s)": { kind: "float", values: cumulative }
   })
+  if (steps.length > 0) setSummary(table, criticalPathSummary(path, t1 - t0))
+  return table
+}
+
+/**
+ * One line on a critical path: its length, its share of the run's wall time `wall`, and
+ * how much of it is tasks, driver and latency.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const criticalPathSummary = (path: CriticalPathSteps, wall: number): string => {
+  const part = (x: number) => `${x.toFixed(3)} s (${path.length > 0 ? ((100 * x) / path.length).toFixed(0) : "0"}%)`
+  return `critical path ${path.length.toFixed(3)} s` +
+    (wall > 0 ? `, ${((100 * path.length) / wall).toFixed(0)}% of the run's ${wall.toFixed(3)} s wall time` : "") +
+    `: tasks ${part(path.tasks)}, driver ${part(path.driver)}, scheduling latency ${part(path.latency)}`
 }

@@ -12,6 +12,26 @@
  */
 import { DataType, type Table, type Vector } from "apache-arrow"
 
+const summaryKey = "tessera.summary"
+
+/**
+ * An analysis table's summary line (one sentence on the whole table, e.g. the critical
+ * path's split into tasks, driver and latency), kept in its schema's metadata; `analyze`
+ * prints it under the table, the report under its caption. Undefined when it has none.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const summaryOf = (table: Table): string | undefined => table.schema.metadata.get(summaryKey)
+
+/**
+ * Gives a table its summary line (see {@link summaryOf}).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const setSummary = (table: Table, line: string): void => void table.schema.metadata.set(summaryKey, line)
+
 const csvCell = (x: unknown): string => {
   if (x === null || x === undefined) return ""
   const s = typeof x === "number" ? (Number.isNaN(x) ? "" : String(x)) : String(x)

@@ -34,6 +34,12 @@
  * Each table's columns are typed (`TypedTable<TasksSchema>`, `MemorySchema`,
  * `ResourcesSchema`): `getChild` takes only column names, rows have typed fields.
  *
+ * A column projection (`LoadOptions.columns`: the columns the caller will read) loads the
+ * other task and memory columns as all-null columns of the same type and length, and
+ * the decoder steps over their args without decoding them (strings never interned):
+ * the projected columns hold exactly what a full load gives. `tessera analyze` loads
+ * only what its analyses read (`Analysis.ts`, `columnsOf`).
+ *
  * Decoding streams each file through the specialised `TraceReader.ColumnDecoder`; large loads
  * decode batches of records on worker threads (`internal/parallelDecode.ts`) and
  * merge their columns, with the same result.
@@ -60,7 +66,7 @@ import {
   Table,
   Utf8
 } from "apache-arrow"
-import type { Data, StructRowProxy, TypeMap, Vector } from "apache-arrow"
+import type { Data, DataType, StructRowProxy, TypeMap, Vector } from "apache-arrow"
 import { Effect } from "effect"
 import { checkTailUnsafe, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
@@ -68,7 +74,7 @@ import { isTraceFormatError, type TraceFormatError, unexpected } from "../trace/
 import { availableParallelism } from "node:os"
 import { type DriverSegment, driverSegmentOf, driverTable } from "./Driver.ts"
 import { functionName } from "./FunctionName.ts"
-import { ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
+import { type ArgSkip, ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
 import { decodeParallelPromise } from "./internal/parallelDecode.ts"
 
@@ -267,7 +273,53 @@ export interface LoadOptions {
    * 4) when the files hold at least `parallelMinBytes` (16 MiB), else 1.
    */
   readonly threads?: number
+  /** load only these columns (the others: all null); default: every column */
+  readonly columns?: LoadColumns
 }
+
+/**
+ * A column projection: per table, the columns the caller reads (a table not named:
+ * all of its columns). The `tasks` table's host, worker, key, function, start, end and
+ * duration and every `resources` column are always loaded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LoadColumns {
+  readonly tasks?: ReadonlyArray<keyof TasksSchema>
+  readonly memory?: ReadonlyArray<keyof MemorySchema>
+}
+
+/** The task columns every load has (a projection cannot leave them out). */
+const alwaysLoaded: ReadonlyArray<keyof TasksSchema> = ["host", "worker", "key", "function", "start", "end", "duration"]
+
+/** Each skippable arg and the columns that need it. */
+const computeArgColumns: ReadonlyArray<readonly [NonNullable<ArgSkip["compute"]>[number], ReadonlyArray<keyof TasksSchema>]> = [
+  ["state", ["state"]],
+  ["size", ["size"]],
+  ["cpu_time", ["cpu_time", "cores"]],
+  ["dependencies", ["dependencies"]],
+  ["stage", ["stage"]],
+  ["type", ["type"]],
+  ["dtype", ["dtype"]],
+  ["shape", ["shape"]],
+  ["dependents", ["dependents"]],
+  ["startstops", ["gather_start", "gather_end", "compute_start", "compute_end", "transfer_start", "transfer_end"]],
+  ["peak_memory", ["peak_memory"]],
+  ["io_bytes", ["io_bytes"]]
+]
+const memoryArgs = ["key", "state", "size", "tasks"] as const
+
+/**
+ * The args the decoder may skip for a projection.
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const argSkipOf = (columns: LoadColumns | undefined): ArgSkip => ({
+  compute: columns?.tasks === undefined ? [] : computeArgColumns.filter(([, cs]) => !cs.some((c) => columns.tasks!.includes(c))).map(([a]) => a),
+  memory: columns?.memory === undefined ? [] : memoryArgs.filter((a) => !columns.memory!.includes(a))
+})
 
 /**
  * Below this many bytes (all files together) a load decodes on the calling thread by
@@ -300,14 +352,15 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
   if (threads > 1) {
     const onProgress = options?.onProgress
     const got = await decodeParallelPromise(files, threads, {
+      skip: argSkipOf(options?.columns),
       ...(options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
       ...(onProgress !== undefined
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
     })
-    return buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds)
+    return buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds, options?.columns)
   }
-  const dec = new ColumnDecoder()
+  const dec = new ColumnDecoder(undefined, argSkipOf(options?.columns))
   let dropped = 0
   let done = 0
   let events = 0
@@ -336,7 +389,7 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
     }
     markFile(rowEnds, f, dec)
   }
-  return buildTablesNamed(dec, files, events, dropped, rowEnds)
+  return buildTablesNamed(dec, files, events, dropped, rowEnds, options?.columns)
 }
 
 const markFile = (rowEnds: Int32Array, f: number, dec: ColumnDecoder) => {
@@ -362,9 +415,10 @@ const buildTablesNamed = (...args: Parameters<typeof buildTables>): TraceTables 
  * @category loading
  */
 export const loadBytesUnsafe = (
-  databases: ReadonlyArray<{ readonly file: string; readonly bytes: Uint8Array }>
+  databases: ReadonlyArray<{ readonly file: string; readonly bytes: Uint8Array }>,
+  columns?: LoadColumns
 ): TraceTables => {
-  const dec = new ColumnDecoder()
+  const dec = new ColumnDecoder(undefined, argSkipOf(columns))
   let dropped = 0
   let events = 0
   const rowEnds = new Int32Array(3 * databases.length)
@@ -382,7 +436,7 @@ export const loadBytesUnsafe = (
     dropped += bytes.length - stop
     markFile(rowEnds, f, dec)
   })
-  return buildTablesNamed(dec, databases.map((d) => d.file), events, dropped, rowEnds)
+  return buildTablesNamed(dec, databases.map((d) => d.file), events, dropped, rowEnds, columns)
 }
 
 /**
@@ -485,13 +539,38 @@ const detailColumn = (c: F64): Data<Float64> => {
   return makeData({ type: new Float64(), length: n, nullCount: n, nullBitmap: new Uint8Array((n + 7) >> 3), data: new Float64Array(n) })
 }
 
-const table = <T extends TypeMap>(cols: { readonly [K in keyof T]: Data<T[K]> }): TypedTable<T> => {
+/** An all-null column of `type`, `n` rows (a projected-out column). */
+const nullColumn = <T extends DataType>(type: T, n: number): Data<T> => {
+  const nullBitmap = new Uint8Array((n + 7) >> 3)
+  if (type instanceof Float64) return makeData({ type, length: n, nullCount: n, nullBitmap, data: new Float64Array(n) }) as Data<T>
+  const dictionary = makeVector(makeData({ type: new Utf8(), length: 0, nullCount: 0, valueOffsets: new Int32Array(1), data: new Uint8Array(0) }))
+  if (type instanceof Dictionary) return makeData({ type, length: n, nullCount: n, nullBitmap, data: new Int32Array(n), dictionary }) as unknown as Data<T>
+  const child = makeData({ type: dictType(), length: 0, nullCount: 0, data: new Int32Array(0), dictionary })
+  return makeData({ type: type as unknown as List, length: n, nullCount: n, nullBitmap, valueOffsets: new Int32Array(n + 1), child }) as unknown as Data<T>
+}
+
+/**
+ * A table of `n` rows from column builders: a column `want` refuses is not built but
+ * all null (its type from the column's name: the key lists, the string columns, else
+ * Float64).
+ */
+const table = <T extends TypeMap>(
+  n: number,
+  want: (column: keyof T & string) => boolean,
+  cols: { readonly [K in keyof T]: () => Data<T[K]> }
+): TypedTable<T> => {
   const vectors: Record<string, Vector> = {}
-  for (const [k, d] of Object.entries(cols)) vectors[k] = makeVector(d as Data)
+  for (const [k, build] of Object.entries(cols) as Array<[keyof T & string, () => Data]>) {
+    vectors[k] = makeVector(want(k) ? build() : nullColumn(nullType(k), n))
+  }
   return new Table(vectors) as unknown as TypedTable<T>
 }
 
-const copy = (c: F64 | I32) => c.view().slice()
+const stringColumns: ReadonlySet<string> = new Set(["host", "worker", "key", "function", "state", "stage", "type", "dtype", "shape"])
+const nullType = (column: string): DataType =>
+  column === "dependencies" || column === "dependents" ? keyListType() : stringColumns.has(column) ? dictType() : new Float64()
+const keyListType = () => new List(new Field("item", dictType(), false))
+
 
 // ---------------------------------------------------------------------------
 // Clock domains
@@ -560,7 +639,8 @@ const buildTables = (
   files: ReadonlyArray<string>,
   events: number,
   dropped: number,
-  rowEnds: Int32Array
+  rowEnds: Int32Array,
+  columns?: LoadColumns
 ): TraceTables => {
   dec.tasks.complete()
   const { clocks, warnings } = alignClocks(dec, files, rowEnds)
@@ -598,78 +678,91 @@ const buildTables = (
   if (recomputed > 0) {
     warnings.unshift(`${recomputed} task(s) recomputed: their keys appear in more than one Compute event; every run is kept (DASF N15)`)
   }
-  const end = copy(t.end) as Float64Array
-  const duration = copy(t.duration) as Float64Array
+  // the decoder's buffers become the columns (views, not copies: the decoder is done)
+  const end = t.end.view()
+  const duration = t.duration.view()
   const start = new Float64Array(n)
   for (let i = 0; i < n; i++) start[i] = end[i] - duration[i]
   const m = dec.memory
+  const wantTask = (c: keyof TasksSchema) => columns?.tasks === undefined || columns.tasks.includes(c) || alwaysLoaded.includes(c)
+  const wantMemory = (c: keyof MemorySchema) => columns?.memory === undefined || columns.memory.includes(c)
+  const none = new Int32Array(0)
   // task keys, dependency keys and memory-event keys share one dictionary: one copy
   // of the (large) key strings, and codes comparable across the three
-  const [keyCol, depChild, dependentChild, memKeyCol] = dictColumns([keyIds, t.deps.view(), t.dependents.view(), m.key.view()], strings)
+  const [keyCol, depChild, dependentChild, memKeyCol] = dictColumns([
+    keyIds,
+    wantTask("dependencies") ? t.deps.view() : none,
+    wantTask("dependents") ? t.dependents.view() : none,
+    wantMemory("key") ? m.key.view() : none
+  ], strings)
   const keyList = (offsets: I32, child: Data<StringColumn>) =>
     makeData({
-      type: new List(new Field("item", dictType(), false)),
+      type: keyListType(),
       length: n,
       nullCount: 0,
-      valueOffsets: copy(offsets) as Int32Array,
+      valueOffsets: offsets.view(),
       child: child as unknown as Data<Dictionary<Utf8, Int32>>
     }) as unknown as Data<List<StringColumn>>
   // the task details' few distinct strings share one small dictionary (one pass over
   // the pool's ids instead of four)
-  const [stageCol, typeCol, dtypeCol, shapeCol] = dictColumns([t.stage.view(), t.type.view(), t.dtype.view(), t.shape.view()], strings)
-  const cpu = copy(t.cpuTime) as Float64Array
-  const cores = new F64Column()
-  cores.padTo(n)
-  for (let i = 0; i < n; i++) cores.data[i] = duration[i] > 0 ? cpu[i] / duration[i] : NaN
-  const phase = (j: number) => detailColumn(t.phases[j])
-  const tasks = table<TasksSchema>({
-    host: dictColumn(t.host.view(), strings),
-    worker: dictColumn(t.worker.view(), strings),
-    key: keyCol,
-    function: dictColumn(fnIds, strings),
-    state: dictColumn(t.state.view(), strings),
-    start: f64Column(start),
-    end: f64Column(end),
-    duration: f64Column(duration),
-    size: f64Column(copy(t.size) as Float64Array),
-    cpu_time: f64Column(cpu),
-    dependencies: keyList(t.depOffsets, depChild),
-    stage: stageCol,
-    type: typeCol,
-    dtype: dtypeCol,
-    shape: shapeCol,
-    dependents: keyList(t.dependentOffsets, dependentChild),
+  const details = (["stage", "type", "dtype", "shape"] as const).map((c) => wantTask(c) ? t[c].view() : none)
+  const [stageCol, typeCol, dtypeCol, shapeCol] = dictColumns(details, strings)
+  const cpu = t.cpuTime.view()
+  const cores = () => {
+    const c = new F64Column()
+    c.padTo(n)
+    for (let i = 0; i < n; i++) c.data[i] = duration[i] > 0 ? cpu[i] / duration[i] : NaN
+    return detailColumn(c)
+  }
+  const phase = (j: number) => () => detailColumn(t.phases[j])
+  const tasks = table<TasksSchema>(n, wantTask, {
+    host: () => dictColumn(t.host.view(), strings),
+    worker: () => dictColumn(t.worker.view(), strings),
+    key: () => keyCol,
+    function: () => dictColumn(fnIds, strings),
+    state: () => dictColumn(t.state.view(), strings),
+    start: () => f64Column(start),
+    end: () => f64Column(end),
+    duration: () => f64Column(duration),
+    size: () => f64Column(t.size.view()),
+    cpu_time: () => f64Column(cpu),
+    dependencies: () => keyList(t.depOffsets, depChild),
+    stage: () => stageCol,
+    type: () => typeCol,
+    dtype: () => dtypeCol,
+    shape: () => shapeCol,
+    dependents: () => keyList(t.dependentOffsets, dependentChild),
     gather_start: phase(0),
     gather_end: phase(1),
     compute_start: phase(2),
     compute_end: phase(3),
     transfer_start: phase(4),
     transfer_end: phase(5),
-    peak_memory: detailColumn(t.peakMemory),
-    io_bytes: detailColumn(t.ioBytes),
-    cores: detailColumn(cores)
+    peak_memory: () => detailColumn(t.peakMemory),
+    io_bytes: () => detailColumn(t.ioBytes),
+    cores
   })
-  const memory = table<MemorySchema>({
-    timestamp: f64Column(copy(m.timestamp) as Float64Array),
-    host: dictColumn(m.host.view(), strings),
-    worker: dictColumn(m.worker.view(), strings),
-    key: memKeyCol,
-    state: dictColumn(m.state.view(), strings),
-    size: f64Column(copy(m.size) as Float64Array),
-    tasks: f64Column(copy(m.tasks) as Float64Array)
+  const memory = table<MemorySchema>(m.length, wantMemory, {
+    timestamp: () => f64Column(m.timestamp.view()),
+    host: () => dictColumn(m.host.view(), strings),
+    worker: () => dictColumn(m.worker.view(), strings),
+    key: () => memKeyCol,
+    state: () => dictColumn(m.state.view(), strings),
+    size: () => f64Column(m.size.view()),
+    tasks: () => f64Column(m.tasks.view())
   })
   const r = dec.resources
-  const resCols: Record<string, Data> = {
-    timestamp: f64Column(copy(r.timestamp) as Float64Array),
-    host: dictColumn(r.host.view(), strings)
+  const resCols: Record<string, () => Data> = {
+    timestamp: () => f64Column(r.timestamp.view()),
+    host: () => dictColumn(r.host.view(), strings)
   }
-  resourceArgs.forEach((k, j) => (resCols[k] = f64Column(copy(r.values[j]) as Float64Array)))
+  resourceArgs.forEach((k, j) => (resCols[k] = () => f64Column(r.values[j].view())))
   const eventCounts: Record<string, number> = {}
   for (const [id, c] of dec.counts) eventCounts[strings.get(id)] = c
   return {
     tasks,
     memory,
-    resources: table(resCols as { readonly [K in keyof ResourcesSchema]: Data<ResourcesSchema[K]> }),
+    resources: table<ResourcesSchema>(r.length, () => true, resCols as { readonly [K in keyof ResourcesSchema]: () => Data<ResourcesSchema[K]> }),
     files,
     eventCounts,
     events,

@@ -7,6 +7,7 @@
  */
 import type { Table } from "apache-arrow"
 import { analyses } from "../analysis/Analysis.ts"
+import { summaryOf } from "../analysis/Format.ts"
 import type { TraceTables } from "../analysis/Load.ts"
 import type { ReportTable } from "./TableHtml.ts"
 import type { ReportData } from "./ReportData.ts"
@@ -93,7 +94,7 @@ export const defaultTables = (data: ReportData): Array<ReportTable> => {
  * @category constants
  */
 export const analysisCaptions: Readonly<Record<string, string>> = {
-  critical_path: "the longest chain of dependent tasks and driver segments: each step's start and duration (s from the run's begin), its share of the path, and the path's length so far",
+  critical_path: "the longest chain of dependent tasks and driver segments, with the scheduling latency between consecutive steps as steps of their own: each step's kind, start and duration (s from the run's begin), its share of the path, and the path's length so far",
   function_summary: "per function: tasks, total / mean / median / 95th-percentile / max duration, bytes read from dependencies (in) and produced (out)",
   function_bottleneck: "DASF's per host, GPU and function: total duration and its share of the host's time, GPU use, mean data size (MB) and throughput (MB/s), tasks and mean task time",
   task_balance: "DASF's task balance: per one-second interval from the run's begin (rows), the chunks each worker (columns) held",
@@ -118,7 +119,8 @@ export const analysisTables = (tables: TraceTables): Array<ReportTable> => {
     const a = analyses.find((x) => x.name === name)
     if (a === undefined) continue
     try {
-      out.push(fromArrow(a.title, a.run(tables), analysisCaptions[name]))
+      const table = a.run(tables)
+      out.push(fromArrow(a.title, table, [analysisCaptions[name], summaryOf(table)].filter((x) => x !== undefined).join(". ")))
     } catch (e) {
       out.push({ title: a.title, description: `not available for these databases: ${e instanceof Error ? e.message : String(e)}`, columns: [], rows: [] })
     }

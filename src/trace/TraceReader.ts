@@ -38,7 +38,9 @@ export {
    * @since 0.1.0
    * @category decoding
    */
-  ColumnDecoder
+  ColumnDecoder,
+  /** @since 0.1.0 @category models */
+  type ArgSkip
 } from "./internal/columnDecoder.ts"
 export {
   /** @since 0.1.0 @category models */

@@ -49,23 +49,45 @@ const checkConnected = (t: Tables, isSource: (fn: string) => boolean) => {
   const segs = A.driverSegments(t.driver)
   assert.ok(segs.some((s) => s.activity === "submit"), "driver segments are recorded")
   const wall = wallOf(t)
-  const { length, steps } = A.criticalPathSteps(t)
+  const path = A.criticalPathSteps(t)
+  const { length, steps } = path
   assert.ok(steps.length > 0)
   assert.ok(length <= wall + EPS, `critical path ${length} s within the wall time ${wall} s`)
-  const byRow = (s: CriticalStep) =>
+  const byRow = (s: Exclude<CriticalStep, { _tag: "Latency" }>) =>
     s._tag === "Task"
       ? { key: keys[s.row]!, start: tasks[s.row]!.start, end: tasks[s.row]!.end, deps: (tasks[s.row]!.dependencies?.toArray() ?? []) as Array<string>, driver: false, worker: "" }
       : { key: s.segment.key, start: s.segment.start, end: s.segment.end, deps: [...s.segment.dependencies], driver: true, worker: s.segment.worker }
   const waits = new Map(segs.filter((s) => s.activity === "wait").map((s) => [s.key, s.dependencies]))
-  for (let i = 1; i < steps.length; i++) {
-    const a = byRow(steps[i - 1]!)
-    const b = byRow(steps[i]!)
-    assert.ok(b.start >= a.end - EPS, `step ${i + 1} (${b.key}) starts after step ${i} (${a.key}) ends`)
+  const spanOf = (s: CriticalStep) => (s._tag === "Latency" ? { start: s.start, end: s.end } : byRow(s))
+  // the path is ordered in time and does not overlap itself (clock slack aside), and its
+  // steps' durations, latency included, sum to its length: its span
+  let sum = 0
+  for (let i = 0; i < steps.length; i++) {
+    const { end, start } = spanOf(steps[i]!)
+    sum += Math.max(0, end - start)
+    if (i > 0) assert.ok(start >= spanOf(steps[i - 1]!).end - EPS, `step ${i + 1} starts after step ${i} ends`)
+  }
+  assert.ok(Math.abs(sum - length) < 1e-9, `steps sum to ${sum}, length ${length}`)
+  assert.ok(Math.abs(length - (path.tasks + path.driver + path.latency)) < 1e-9)
+  const first = spanOf(steps[0]!)
+  const lastStep = spanOf(steps[steps.length - 1]!)
+  assert.ok(length >= lastStep.end - first.start - EPS * steps.length, "the path accounts for its whole span")
+  // latency steps only between two others, filling exactly the gap between them
+  const real = steps.filter((s): s is Exclude<CriticalStep, { _tag: "Latency" }> => s._tag !== "Latency")
+  steps.forEach((s, i) => {
+    if (s._tag !== "Latency") return
+    assert.ok(i > 0 && i < steps.length - 1 && steps[i - 1]!._tag !== "Latency" && steps[i + 1]!._tag !== "Latency")
+    assert.equal(s.start, spanOf(steps[i - 1]!).end)
+    assert.equal(s.end, spanOf(steps[i + 1]!).start)
+  })
+  for (let i = 1; i < real.length; i++) {
+    const a = byRow(real[i - 1]!)
+    const b = byRow(real[i]!)
     // the link: a listed dependency (a wait passes on to its submit), or the driver
     // segment / worker start-up that last ended before b began
     const listed = b.deps.includes(a.key) || b.deps.some((d) => (waits.get(d) ?? []).includes(a.key))
     const gated = a.driver && a.end <= b.start + 1e-4
-    assert.ok(listed || gated, `step ${i + 1} (${b.key}) depends on step ${i} (${a.key})`)
+    assert.ok(listed || gated, `step ${b.key} depends on step ${a.key}`)
   }
   for (const r of A.timeSummary(t)) {
     const sum = (r["Tasks (s)"] as number) + (r["Driver (s)"] as number) + (r["Idle (s)"] as number)

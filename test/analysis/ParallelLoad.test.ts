@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, it } from "node:test"
 import { encode } from "@msgpack/msgpack"
+import type { Table } from "apache-arrow"
 import * as fc from "fast-check"
 import * as A from "../../src/analysis/Analysis.ts"
 import { decodeRecordsUnsafe, encodeRecords, isTraceFormatError } from "../../src/trace/TraceFormat.ts"
@@ -140,6 +141,14 @@ const record = fc.oneof(
   { arbitrary: fc.oneof(computeEvent, memoryEvent, resourceEvent, driverEvent).map((e) => encodeRecords([e])), weight: 8 },
   { arbitrary: oddRecord, weight: 1 }
 )
+
+const snapshotOf = (t: { toArray(): Array<unknown> }) => JSON.stringify(t.toArray())
+/** A column's values, row by row (null for a null row; lists as arrays). */
+const cells = (v: { readonly length: number; get(i: number): unknown }) =>
+  JSON.stringify(Array.from({ length: v.length }, (_, i) => {
+    const x = v.get(i)
+    return typeof x === "object" && x !== null && "toArray" in x ? Array.from((x as { toArray(): ArrayLike<unknown> }).toArray()) : x
+  }))
 
 /** Everything a load yields, as plain JSON (column values, not dictionary codes). */
 const snapshot = (t: A.TraceTables): string =>
@@ -292,6 +301,66 @@ describe("ParallelLoad", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  it("a projected load gives the full load's values in the columns it keeps, nulls in the others (property)", async () => {
+    const dir = tmp()
+    try {
+      let n = 0
+      const taskColumns = Object.keys(A.loadBytesUnsafe([]).tasks.schema.fields.map((f) => f.name).reduce((o, k) => ({ ...o, [k]: 1 }), {})) as Array<keyof A.TasksSchema>
+      const memoryColumns = ["timestamp", "host", "worker", "key", "state", "size", "tasks"] as const
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(record, { minLength: 1, maxLength: 60 }),
+          fc.subarray(taskColumns),
+          fc.subarray([...memoryColumns]),
+          fc.constantFrom(1, 2),
+          async (records, tasks, memory, threads) => {
+            const bytes = concat(records)
+            const f = join(dir, `p${n++}.msgpack`)
+            writeFileSync(f, bytes)
+            const columns = { tasks, memory }
+            const full = A.loadBytesUnsafe([{ file: f, bytes }])
+            const projected = threads === 1
+              ? A.loadBytesUnsafe([{ file: f, bytes }], columns)
+              : await A.loadPromise([f], { threads, chunkBytes: 1024, columns })
+            const always = ["host", "worker", "key", "function", "start", "end", "duration"]
+            for (const [name, keep] of [["tasks", [...tasks, ...always]], ["memory", memory]] as const) {
+              const a: Table = full[name]
+              const b: Table = projected[name]
+              assert.equal(b.numRows, a.numRows)
+              assert.deepEqual(b.schema.fields.map((x) => `${x.name}: ${x.type}`), a.schema.fields.map((x) => `${x.name}: ${x.type}`))
+              for (const field of a.schema.fields) {
+                const got = cells(b.getChild(field.name)!)
+                const want = (keep as ReadonlyArray<string>).includes(field.name)
+                  ? cells(a.getChild(field.name)!)
+                  : JSON.stringify(Array.from({ length: a.numRows }, () => null))
+                assert.equal(got, want, `${name}.${field.name}`)
+              }
+            }
+            assert.equal(snapshotOf(projected.resources), snapshotOf(full.resources))
+            assert.deepEqual(projected.eventCounts, full.eventCounts)
+          }
+        ),
+        { numRuns: 20 }
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("each analysis that declares its columns gives the same table on a load of only those columns (property)", () => {
+    const declared = A.analyses.filter((a) => a.columns !== undefined)
+    assert.ok(declared.length >= 3)
+    fc.assert(
+      fc.property(fc.array(record, { minLength: 1, maxLength: 60 }), (records) => {
+        const bytes = concat(records)
+        const full = A.loadBytesUnsafe([{ file: "f", bytes }])
+        const projected = A.loadBytesUnsafe([{ file: "f", bytes }], A.columnsOf(declared))
+        for (const a of declared) assert.equal(A.toCsv(a.run(projected)), A.toCsv(a.run(full)), a.name)
+      }),
+      { numRuns: 60 }
+    )
   })
 
   it("loads the parallel path by default for large traces (same tables as one thread)", async () => {

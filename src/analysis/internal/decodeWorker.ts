@@ -9,17 +9,19 @@
  * offset the `TraceFormatError` named, so the main thread can report the first error
  * in file order.
  *
+ * `workerData` is the `ArgSkip` of a column projection (args left undecoded).
+ *
  * Leaves out: reading files and framing (the main thread does both).
  *
  * @since 0.1.0
  * @internal
  */
-import { parentPort } from "node:worker_threads"
+import { parentPort, workerData } from "node:worker_threads"
 import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
 import type { DecodeRequest, DecodeResult, WorkerError } from "./parallelDecode.ts"
-import { ColumnDecoder } from "../../trace/TraceReader.ts"
+import { type ArgSkip, ColumnDecoder } from "../../trace/TraceReader.ts"
 
-const dec = new ColumnDecoder()
+const dec = new ColumnDecoder(undefined, workerData as ArgSkip)
 const marks: Array<number> = []
 const metadataSeqs: Array<number> = []
 const driverSeqs: Array<number> = []

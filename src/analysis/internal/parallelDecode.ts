@@ -20,7 +20,7 @@ import { Worker } from "node:worker_threads"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import { streamFrames } from "../../trace/TraceFormat.ts"
 import { fromReasonFields, type TraceFormatErrorFields, unexpected } from "../../trace/TraceFormatError.ts"
-import { ColumnDecoder, type F64, type I32, phaseNames, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
+import { type ArgSkip, ColumnDecoder, type F64, type I32, phaseNames, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
 
 /** Numbers per batch in a worker's `marks` (row ends: tasks, dependencies, memory, resources, dependents). */
 export const MARKS = 5
@@ -131,13 +131,15 @@ export const decodeParallelPromise = async (
   files: ReadonlyArray<string>,
   threads: number,
   options: {
+    /** args the workers leave undecoded (a column projection) */
+    readonly skip?: ArgSkip
     readonly chunkBytes?: number
     /** after each decoded batch: the file being read, bytes and events decoded so far */
     readonly onDecoded?: (file: string, bytesDecoded: number, eventsDecoded: number) => void
   }
 ): Promise<ParallelDecoded> => {
   const W = Math.max(1, Math.floor(threads))
-  const workers = Array.from({ length: W }, () => new Worker(workerUrl))
+  const workers = Array.from({ length: W }, () => new Worker(workerUrl, { workerData: options.skip ?? {} }))
   let crashed: unknown
   const results: Array<Promise<DecodeResult>> = workers.map((w) =>
     new Promise((resolve, reject) => {
@@ -224,7 +226,7 @@ export const decodeParallelPromise = async (
     if (framingError !== undefined) throw framingError
     const fileRowEnds = new Int32Array(3 * files.length)
     return {
-      dec: merge(got, seq, fileEnds, fileRowEnds),
+      dec: merge(got, seq, fileEnds, fileRowEnds, options.skip ?? {}),
       events: got.reduce((s, g) => s + g.events, 0),
       droppedBytes: dropped,
       fileRowEnds
@@ -240,14 +242,23 @@ const setF64 = (c: F64, data: Float64Array<ArrayBuffer>, length: number) => ((c.
 /**
  * Merge worker results: pools into one (ids remapped), columns concatenated in batch
  * order (batch `s` was decoded by worker `s mod W`, as its `floor(s / W)`-th batch).
+ * The columns of skipped args (a projection: `skip`) are not copied (left zero / empty:
+ * their loader does not read them).
  * Hot path: typed-array loops.
  */
 const merge = (
   got: ReadonlyArray<DecodeResult>,
   batches: number,
   fileEnds: ReadonlyArray<number>,
-  fileRowEnds: Int32Array
+  fileRowEnds: Int32Array,
+  skip: ArgSkip
 ): ColumnDecoder => {
+  const task = (a: NonNullable<ArgSkip["compute"]>[number]) => !(skip.compute ?? []).includes(a)
+  const mem = (a: NonNullable<ArgSkip["memory"]>[number]) => !(skip.memory ?? []).includes(a)
+  const [hasState, hasSize, hasCpu, hasDeps, hasDependents, hasPhases, hasPeak, hasIo] =
+    (["state", "size", "cpu_time", "dependencies", "dependents", "startstops", "peak_memory", "io_bytes"] as const).map(task)
+  const details = (["stage", "type", "dtype", "shape"] as const).filter(task)
+  const [hasMemKey, hasMemState, hasMemSize, hasMemTasks] = (["key", "state", "size", "tasks"] as const).map(mem)
   // the first worker's pool becomes the result's (its ids stay); the others' strings
   // are interned into it by their precomputed hashes
   const pool = StringPool.fromParts(got[0].pool)
@@ -279,10 +290,10 @@ const merge = (
   let E = 0
   for (const g of got) {
     T += g.tasks.end.length
-    D += g.tasks.deps.length
+    if (hasDeps) D += g.tasks.deps.length
     M += g.memory.timestamp.length
     R += g.resources.timestamp.length
-    E += g.tasks.dependents.length
+    if (hasDependents) E += g.tasks.dependents.length
   }
   const ids = () => new Int32Array(T)
   const fs = () => new Float64Array(T)
@@ -344,30 +355,34 @@ const merge = (
     copyIds(t.worker, tOut, gt.worker, t0, t1, remap)
     copyIds(t.key, tOut, gt.key, t0, t1, remap)
     copyIds(t.name, tOut, gt.name, t0, t1, remap)
-    copyIds(t.state, tOut, gt.state, t0, t1, remap)
+    if (hasState) copyIds(t.state, tOut, gt.state, t0, t1, remap)
     t.end.set(gt.end.subarray(t0, t1), tOut)
     t.duration.set(gt.duration.subarray(t0, t1), tOut)
-    t.size.set(gt.size.subarray(t0, t1), tOut)
-    t.cpuTime.set(gt.cpuTime.subarray(t0, t1), tOut)
-    for (let i = t0; i < t1; i++) t.depOffsets[tOut + i - t0 + 1] = gt.depOffsets[i + 1] - d0 + dOut
-    copyIds(t.deps, dOut, gt.deps, d0, d1, remap)
-    for (const f of ["stage", "type", "dtype", "shape"] as const) copyIds(t[f], tOut, gt[f], t0, t1, remap)
-    t.peakMemory.set(gt.peakMemory.subarray(t0, t1), tOut)
-    t.ioBytes.set(gt.ioBytes.subarray(t0, t1), tOut)
-    t.phases.forEach((col, j) => col.set(gt.phases[j].subarray(t0, t1), tOut))
-    for (let i = t0; i < t1; i++) t.dependentOffsets[tOut + i - t0 + 1] = gt.dependentOffsets[i + 1] - e0 + eOut
-    copyIds(t.dependents, eOut, gt.dependents, e0, e1, remap)
+    if (hasSize) t.size.set(gt.size.subarray(t0, t1), tOut)
+    if (hasCpu) t.cpuTime.set(gt.cpuTime.subarray(t0, t1), tOut)
+    if (hasDeps) {
+      for (let i = t0; i < t1; i++) t.depOffsets[tOut + i - t0 + 1] = gt.depOffsets[i + 1] - d0 + dOut
+      copyIds(t.deps, dOut, gt.deps, d0, d1, remap)
+      dOut += d1 - d0
+    }
+    for (const f of details) copyIds(t[f], tOut, gt[f], t0, t1, remap)
+    if (hasPeak) t.peakMemory.set(gt.peakMemory.subarray(t0, t1), tOut)
+    if (hasIo) t.ioBytes.set(gt.ioBytes.subarray(t0, t1), tOut)
+    if (hasPhases) t.phases.forEach((col, j) => col.set(gt.phases[j].subarray(t0, t1), tOut))
+    if (hasDependents) {
+      for (let i = t0; i < t1; i++) t.dependentOffsets[tOut + i - t0 + 1] = gt.dependentOffsets[i + 1] - e0 + eOut
+      copyIds(t.dependents, eOut, gt.dependents, e0, e1, remap)
+      eOut += e1 - e0
+    }
     tOut += t1 - t0
-    dOut += d1 - d0
-    eOut += e1 - e0
     const gm = g.memory
     m.timestamp.set(gm.timestamp.subarray(m0, m1), mOut)
     copyIds(m.host, mOut, gm.host, m0, m1, remap)
     copyIds(m.worker, mOut, gm.worker, m0, m1, remap)
-    copyIds(m.key, mOut, gm.key, m0, m1, remap)
-    copyIds(m.state, mOut, gm.state, m0, m1, remap)
-    m.size.set(gm.size.subarray(m0, m1), mOut)
-    m.tasks.set(gm.tasks.subarray(m0, m1), mOut)
+    if (hasMemKey) copyIds(m.key, mOut, gm.key, m0, m1, remap)
+    if (hasMemState) copyIds(m.state, mOut, gm.state, m0, m1, remap)
+    if (hasMemSize) m.size.set(gm.size.subarray(m0, m1), mOut)
+    if (hasMemTasks) m.tasks.set(gm.tasks.subarray(m0, m1), mOut)
     mOut += m1 - m0
     const gr = g.resources
     r.timestamp.set(gr.timestamp.subarray(r0, r1), rOut)

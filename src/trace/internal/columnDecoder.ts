@@ -32,6 +32,23 @@ import { MemoryColumns, phaseNames, resourceArgs, ResourceColumns, shapeText, Ta
 import { decodeEventUnsafe, headerBytes, isDuration, isTime, maxNesting } from "./framing.ts"
 import { StringPool } from "./stringPool.ts"
 
+/**
+ * Args the decoder may leave undecoded (a column projection): a skipped arg's value is
+ * stepped over (checked as the generic decoder checks any value, never interned or
+ * parsed) and its column holds null (-1 / NaN) for rows the fast path decodes. Records
+ * that fall back to the generic decoder still fill every column: callers that skip an
+ * arg must not read its column (the analysis loader replaces it by an all-null one).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface ArgSkip {
+  /** `Compute` args */
+  readonly compute?: ReadonlyArray<"state" | "size" | "cpu_time" | "dependencies" | "stage" | "type" | "dtype" | "shape" | "dependents" | "startstops" | "peak_memory" | "io_bytes">
+  /** `Managed Memory` args */
+  readonly memory?: ReadonlyArray<"key" | "state" | "size" | "tasks">
+}
+
 /** Thrown inside the fast path to ask for the generic decoder. */
 class Fallback {}
 const fallback = new Fallback()
@@ -87,8 +104,12 @@ export class ColumnDecoder {
   /** events per name id (dense; ids of event names are small) */
   private countsById = new Float64Array(64)
 
-  /** `pool`: start from an existing pool (its ids stay as they are). */
-  constructor(pool?: StringPool) {
+  // arg ids the fast path skips (see `ArgSkip`): -2 never matches a key id
+  private readonly computeSkip: Int32Array
+  private readonly memorySkip: Int32Array
+
+  /** `pool`: start from an existing pool (its ids stay as they are); `skip`: args left undecoded. */
+  constructor(pool?: StringPool, skip?: ArgSkip) {
     this.pool = pool ?? new StringPool()
     const p = this.pool
     const ids = [
@@ -144,6 +165,8 @@ export class ColumnDecoder {
     }
     this.knownWords = Int32Array.from(words)
     this.knownWordAt = Int32Array.from(wordAt)
+    this.computeSkip = Int32Array.from(skip?.compute ?? [], (s) => p.intern(s))
+    this.memorySkip = Int32Array.from(skip?.memory ?? [], (s) => p.intern(s))
   }
 
   /** Decode the records of `bytes[0..end)` (whole records only); `fileOffset` for errors. */
@@ -510,9 +533,11 @@ export class ColumnDecoder {
     const dependents = this.dependentScratch
     dependents.length = 0
     let phases: Float64Array | null = null
+    const skipped = this.computeSkip
     for (let i = 0; i < n; i++) {
       const k = this.key()
-      if (k === K.key) key = this.str(5)
+      if (skipped.length > 0 && skipped.includes(k)) this.skip(3)
+      else if (k === K.key) key = this.str(5)
       else if (k === K.name) name = this.str(6)
       else if (k === K.state) state = this.str(7)
       else if (k === K.size) size = this.num()
@@ -602,9 +627,11 @@ export class ColumnDecoder {
     let state = -1
     let size = NaN
     let tasks = NaN
+    const skipped = this.memorySkip
     for (let i = 0; i < n; i++) {
       const k = this.key()
-      if (k === K.key) key = this.str(5)
+      if (skipped.length > 0 && skipped.includes(k)) this.skip(3)
+      else if (k === K.key) key = this.str(5)
       else if (k === K.state) state = this.str(7)
       else if (k === K.size) size = this.num()
       else if (k === K.tasks) tasks = this.num()
