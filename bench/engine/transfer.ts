@@ -29,14 +29,11 @@ import * as Engine from "../../src/engine/Engine.ts"
 import type * as Executor from "../../src/engine/Executor.ts"
 import * as Kernel from "../../src/engine/Kernel.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
+import { median } from "../stats.ts"
 
 const argv = process.argv.slice(2)
-const option = (name: string, dflt: number): number => {
-  const i = argv.indexOf(name)
-  return i >= 0 ? Number(argv[i + 1]) : dflt
-}
-const mib = option("--mib", 64)
-const repeats = option("--repeats", 5)
+const mib = argv.includes("--mib") ? Number(argv[argv.indexOf("--mib") + 1]) : 64
+const repeats = argv.includes("--repeats") ? Number(argv[argv.indexOf("--repeats") + 1]) : 5
 const n = mib * 2 ** 20 / 8
 const bytes = n * 8
 const peers = new URL("./transferPeers.ts", import.meta.url)
@@ -99,11 +96,6 @@ const rawPeer = async () => {
       sender.stdin!.end()
     }
   }
-}
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
 }
 
 // a worker busy (de)serialising 64 MiB on a loaded machine can miss the default 10 s of
