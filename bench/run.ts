@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url"
 const scripts: ReadonlyArray<readonly [area: string, file: string, args: ReadonlyArray<string>]> = [
   ["engine", "engine/scheduler.ts", []],
   ["engine", "engine/dask_side_by_side.ts", []],
+  ["cluster", "engine/transfer.ts", []],
   ["trace", "profiler/throughput.ts", []],
   ["profiler", "profiler/overhead.ts", []],
   ["profiler", "profiler/attribution.ts", []],

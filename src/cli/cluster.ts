@@ -2,7 +2,8 @@
  * The `--cluster` flag of `tessera demo` and `tessera run`, and the executor it picks:
  * absent, the worker-thread pool of `--workers` threads; `local:N`, a LocalCluster of N
  * worker processes on this machine (scheduler in this process); `HOST:PORT`, the workers
- * registered with the `tessera scheduler` there (at least one must be, within 60 s).
+ * registered with the `tessera scheduler` there (at least one must be, within 60 s);
+ * `postgres://…`, the workers registered in that PostgreSQL runner storage (likewise).
  *
  * @since 0.1.0
  */
@@ -11,6 +12,7 @@ import type { Layer } from "effect"
 import { Flag } from "effect/cli"
 import type { GpuUnavailable } from "../engine/EngineError.ts"
 import type { Executor } from "../engine/Executor.ts"
+import { ClusterAddressError, hidePassword, parsePostgres } from "../engine/Cluster.ts"
 import { UsageError } from "./errors.ts"
 import { executorLayer } from "./gpu.ts"
 
@@ -22,7 +24,7 @@ import { executorLayer } from "./gpu.ts"
  */
 export const clusterFlag = Flag.String("cluster").pipe(
   Flag.withDescription(
-    "run on worker processes: local:N starts N on this machine; HOST:PORT uses the workers of the `tessera scheduler` there (docs/cluster.md)"
+    "run on worker processes: local:N starts N on this machine; HOST:PORT uses the workers of the `tessera scheduler` there; postgres://… those registered in that database (docs/cluster.md)"
   ),
   Flag.optional
 )
@@ -33,7 +35,15 @@ export const clusterFlag = Flag.String("cluster").pipe(
  * @since 0.1.0
  * @category parsing
  */
-export const parseCluster = (s: string): { readonly local: number } | { readonly scheduler: string } | UsageError => {
+export const parseCluster = (
+  s: string
+): { readonly local: number } | { readonly scheduler: string } | { readonly postgres: string } | UsageError => {
+  if (/^postgres(ql)?:/i.test(s)) {
+    const pg = parsePostgres(s, "--cluster")
+    return pg instanceof ClusterAddressError
+      ? new UsageError({ flag: "--cluster", value: hidePassword(s), expected: pg.message.replace(/^--cluster: /, "") })
+      : { postgres: s }
+  }
   const local = /^local:(\d+)$/.exec(s)
   if (local !== null) {
     const n = Number(local[1])
@@ -41,7 +51,7 @@ export const parseCluster = (s: string): { readonly local: number } | { readonly
   }
   const m = /^(.+):(\d+)$/.exec(s)
   if (m !== null && Number(m[2]) >= 1 && Number(m[2]) <= 65535) return { scheduler: s }
-  return new UsageError({ flag: "--cluster", value: s, expected: "expected local:N or HOST:PORT of a tessera scheduler" })
+  return new UsageError({ flag: "--cluster", value: s, expected: "expected local:N, HOST:PORT of a tessera scheduler or postgres://… runner storage" })
 }
 
 /**
@@ -70,6 +80,12 @@ export const executorFor = (
     if (parsed instanceof UsageError) return yield* parsed
     if ("local" in parsed) {
       return { layer: Executor.layerCluster({ local: parsed.local }), what: `a local cluster of ${parsed.local} worker processes` }
+    }
+    if ("postgres" in parsed) {
+      return {
+        layer: Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1 }),
+        what: `the cluster registered in ${hidePassword(parsed.postgres)}`
+      }
     }
     return { layer: Executor.layerCluster({ scheduler: parsed.scheduler, minWorkers: 1 }), what: `the cluster of scheduler ${parsed.scheduler}` }
   })

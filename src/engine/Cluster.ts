@@ -4,15 +4,16 @@
  * scheduler in this process, stopped with the scope (like `dask.distributed.LocalCluster`).
  *
  * Workers are Effect Cluster runners (`@effect/platform-node`'s `NodeClusterSocket`), each
- * hosting a `TesseraWorker` entity; the scheduler keeps the one state record and serves
- * the runner registry, so a cluster needs no database. Results stay on the worker that
- * made them and move worker to worker. See docs/cluster.md.
+ * hosting a `TesseraWorker` entity; the scheduler keeps the one state record and, by
+ * default, serves the runner registry, so a cluster needs no database; with
+ * `storage: { postgres }` runners register in PostgreSQL instead (runners across hosts,
+ * no scheduler process to reach). Results stay on the worker that made them and move
+ * worker to worker. See docs/cluster.md.
  *
  * Loads anywhere (no `node:` import at load time); the scheduler is imported when a
  * cluster starts.
  *
- * Leaves out: PostgreSQL runner storage, per-host resource monitors, a scheduler in a
- * process of its own.
+ * Leaves out: per-host resource monitors, a scheduler in a process of its own.
  *
  * @since 0.1.0
  */
@@ -35,6 +36,13 @@ export interface ClusterOptions {
    * process serves the registry on `host`:`port`
    */
   readonly scheduler?: string
+  /**
+   * runner storage in PostgreSQL (`postgres://USER@HOST:PORT/DB`, optional `?prefix=NAME`
+   * for the tables, default `tessera`): the workers registered there are this cluster's,
+   * and local workers register there too; absent, the registry is the scheduler's
+   * (`scheduler`, or served from this process)
+   */
+  readonly storage?: { readonly postgres: string }
   /** where the scheduler's registry listens for workers (default 127.0.0.1) */
   readonly host?: string
   /** its port (default: any free port) */
@@ -114,7 +122,10 @@ export interface WorkerStats {
  * @category models
  */
 export interface ClusterShape {
-  /** the scheduler registry's `HOST:PORT`, what `tessera worker --scheduler` takes */
+  /**
+   * the scheduler registry's `HOST:PORT`, what `tessera worker --scheduler` takes; with
+   * PostgreSQL storage, its URL (password hidden), what `tessera worker --storage` takes
+   */
   readonly address: string
   readonly workers: () => ReadonlyArray<WorkerInfo>
   /** process ids of the local worker processes, by start order */
@@ -179,8 +190,10 @@ export const layerLocal = (options: ClusterOptions = {}): Layer.Layer<Cluster | 
  * @category models
  */
 export interface WorkerProcessOptions {
-  /** `HOST:PORT` of the scheduler's registry */
-  readonly scheduler: string
+  /** `HOST:PORT` of the scheduler's registry (this or `storage`) */
+  readonly scheduler?: string
+  /** a PostgreSQL URL to register in instead (see {@link ClusterOptions} `storage`) */
+  readonly storage?: string
   /** `HOST:PORT` this worker listens on and is reached at by the scheduler and its peers */
   readonly listen: string
   /** kernel threads (default 1) */
@@ -189,19 +202,28 @@ export interface WorkerProcessOptions {
 
 /**
  * Runs this process as a worker until interrupted. Fails with a message naming the bad
- * address when one is not `HOST:PORT`.
+ * address when one is not `HOST:PORT` or `storage` is not a PostgreSQL URL, and when
+ * there is not exactly one of `scheduler` and `storage`; with `ClusterStorageError`
+ * when PostgreSQL cannot be used.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, ClusterAddressError> =>
+export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, ClusterAddressError | ClusterStorageError> =>
   Effect.gen(function*() {
     const [{ parseAddress }, worker] = yield* Effect.promise(() =>
       Promise.all([import("./internal/cluster/protocol.ts"), import("./internal/cluster/workerProcess.ts")])
     )
-    const scheduler = yield* address(() => parseAddress(options.scheduler, "--scheduler"))
+    if ((options.scheduler === undefined) === (options.storage === undefined)) {
+      return yield* new ClusterAddressError({ message: "a worker needs exactly one of --scheduler HOST:PORT and --storage postgres://…" })
+    }
+    const where = options.storage !== undefined
+      ? { postgres: yield* storageOf(options.storage, "--storage") }
+      : { scheduler: yield* address(() => parseAddress(options.scheduler!, "--scheduler")) }
     const listen = yield* address(() => parseAddress(options.listen, "--listen"))
-    return yield* Effect.orDie(Layer.launch(worker.layer({ scheduler, listen, ...(options.threads !== undefined ? { threads: options.threads } : {}) })))
+    return yield* Layer.launch(worker.layer({ ...where, listen, ...(options.threads !== undefined ? { threads: options.threads } : {}) })).pipe(
+      Effect.catch((e) => e instanceof ClusterStorageError ? Effect.fail(e) : Effect.die(e))
+    )
   })
 
 /**
@@ -218,12 +240,99 @@ export const serveScheduler = (options: { readonly host: string; readonly port: 
   })
 
 /**
- * A cluster address that is not `HOST:PORT`.
+ * Creates PostgreSQL runner storage's tables where missing (`tessera scheduler
+ * --storage`, a set-up step; workers and drivers also create them when missing); fails
+ * with a message naming the bad URL when it is not one.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const setupStorage = (postgres: string): Effect.Effect<void, ClusterAddressError | ClusterStorageError> =>
+  Effect.gen(function*() {
+    const pg = yield* storageOf(postgres, "--storage")
+    const reg = yield* Effect.promise(() => import("./internal/cluster/registry.ts"))
+    return yield* reg.migratePostgres(pg)
+  })
+
+/**
+ * PostgreSQL runner storage: the server's URL (without Tessera's `prefix` parameter) and
+ * the table prefix.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PostgresStorage {
+  readonly url: string
+  readonly prefix: string
+}
+
+/**
+ * Reads a `postgres://` / `postgresql://` URL; its optional `prefix` query parameter (a
+ * lower-case SQL identifier, default `tessera`) names the tables and is taken out of the
+ * URL the server sees. Not one: an error naming `what` and the URL (password hidden).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parsePostgres = (s: string, what: string): PostgresStorage | ClusterAddressError => {
+  let u: URL | undefined
+  try {
+    u = new URL(s.trim())
+  } catch {
+    u = undefined
+  }
+  if (u === undefined || (u.protocol !== "postgres:" && u.protocol !== "postgresql:") || u.hostname === "") {
+    return new ClusterAddressError({
+      message: `${what}: expected a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE), got ${JSON.stringify(hidePassword(s))}`
+    })
+  }
+  const prefix = u.searchParams.get("prefix") ?? "tessera"
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(prefix)) {
+    return new ClusterAddressError({
+      message: `${what}: the prefix parameter must be a lower-case SQL identifier (letters, digits, _), got ${JSON.stringify(prefix)}`
+    })
+  }
+  u.searchParams.delete("prefix")
+  return { url: u.href, prefix }
+}
+
+/**
+ * A URL with its password replaced by `***`, for messages.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const hidePassword = (s: string): string => {
+  try {
+    const u = new URL(s)
+    if (u.password !== "") u.password = "***"
+    return u.href
+  } catch {
+    return s.replace(/:[^:@/]*@/, ":***@")
+  }
+}
+
+/**
+ * A cluster address that is not `HOST:PORT`, or a storage URL that is not PostgreSQL's.
  *
  * @since 0.1.0
  * @category errors
  */
 export class ClusterAddressError extends Data.TaggedError("ClusterAddressError")<{ readonly message: string }> {}
+
+/**
+ * Runner storage that could not be used: PostgreSQL unreachable, refusing the login, or
+ * the tables not creatable. The message names the URL (password hidden) and the cause.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClusterStorageError extends Data.TaggedError("ClusterStorageError")<{ readonly message: string }> {}
+
+const storageOf = (s: string, what: string): Effect.Effect<PostgresStorage, ClusterAddressError> => {
+  const pg = parsePostgres(s, what)
+  return pg instanceof ClusterAddressError ? Effect.fail(pg) : Effect.succeed(pg)
+}
 
 const address = <A>(f: () => A): Effect.Effect<A, ClusterAddressError> =>
   Effect.try({ try: f, catch: (e) => new ClusterAddressError({ message: (e as Error).message }) })

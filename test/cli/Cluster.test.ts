@@ -99,13 +99,30 @@ describe("tessera --cluster", () => {
   it("rejects bad cluster addresses with a message naming the flag", () => {
     const a = tessera(["run", fixture, "--cluster", "nowhere"])
     assert.equal(a.status, 2)
-    assert.match(a.stderr, /--cluster "nowhere": expected local:N or HOST:PORT/)
+    assert.match(a.stderr, /--cluster "nowhere": expected local:N, HOST:PORT of a tessera scheduler or postgres:/)
     const b = tessera(["run", fixture, "--cluster", "local:0"])
     assert.equal(b.status, 2)
     assert.match(b.stderr, /--cluster "local:0": local:N needs 1 <= N <= 256/)
     const c = tessera(["worker", "--scheduler", "nohost"])
     assert.equal(c.status, 2)
     assert.match(c.stderr, /--scheduler "nohost": expected HOST:PORT/)
+    // PostgreSQL runner storage: bad URLs are usage errors; the password never shows
+    const e = tessera(["run", fixture, "--cluster", "postgres://u:secret@h/db?prefix=Bad"])
+    assert.equal(e.status, 2)
+    assert.match(e.stderr, /--cluster "postgres:\/\/u:\*\*\*@h\/db\?prefix=Bad": the prefix parameter must be a lower-case SQL identifier/)
+    const f = tessera(["worker", "--storage", "mysql://h/db"])
+    assert.equal(f.status, 2)
+    assert.match(f.stderr, /--storage "mysql:\/\/h\/db": expected a PostgreSQL URL/)
+    for (const args of [["worker"], ["worker", "--scheduler", "h:1", "--storage", "postgres://h/db"]]) {
+      const g = tessera(args)
+      assert.equal(g.status, 2)
+      assert.match(g.stderr, /a worker takes exactly one of --scheduler HOST:PORT and --storage postgres:/)
+    }
+    // a server that is not there: a failure naming the URL (exit 1), not an internal error
+    const h = tessera(["scheduler", "--storage", "postgres://u:secret@127.0.0.1:1/db"])
+    assert.equal(h.status, 1)
+    assert.match(h.stderr, /PostgreSQL runner storage at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db: .*ECONNREFUSED/)
+    assert.doesNotMatch(h.stderr, /secret|internal error/)
     const d = tessera(["run", fixture, "--cluster", "local:2", "--gpu"])
     assert.equal(d.status, 2)
     assert.match(d.stderr, /--gpu "with --cluster": --gpu runs on worker threads only/)

@@ -20,19 +20,11 @@ import * as Kernel from "../../src/engine/Kernel.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as MemoryDatabase from "../../src/profiler/MemoryDatabase.ts"
 import * as Trace from "../../src/profiler/Trace.ts"
-import { dagArb, k, neededOf, reference } from "./graphs.ts"
-import type { RandomDag } from "./graphs.ts"
+import { dagArb, k, mixGraph, neededOf, reference } from "./graphs.ts"
 
 const gateKernel = Kernel.ref(new URL("../fixtures/kernels/gate.ts", import.meta.url).href, "waitForFile")
 
 type Rt = ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never>
-
-const mixGraph = (dag: RandomDag): TaskGraph.TaskGraph =>
-  TaskGraph.makeUnsafe(dag.deps.map((ds, i) => ({
-    key: `t-${i}`,
-    kernel: k(dag.async[i] ? "mixAsync" : "mix"),
-    args: [i, TaskGraph.refs(ds.map((d) => `t-${d}`))]
-  })))
 
 /** n chunks of `size` float64s, each summed, the sums summed (every sum on some worker). */
 const chunkGraph = (n: number, size: number, spinMs = 0): TaskGraph.TaskGraph => {

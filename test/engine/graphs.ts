@@ -48,6 +48,14 @@ export const toGraph = (dag: RandomDag, counter: Int32Array): TaskGraph.TaskGrap
   return TaskGraph.makeUnsafe(specs.reverse())
 }
 
+/** The graph of a random DAG without run counters (for workers in other processes). */
+export const mixGraph = (dag: RandomDag): TaskGraph.TaskGraph =>
+  TaskGraph.makeUnsafe(dag.deps.map((ds, i) => ({
+    key: `t-${i}`,
+    kernel: k(dag.async[i] ? "mixAsync" : "mix"),
+    args: [i, TaskGraph.refs(ds.map((d) => `t-${d}`))]
+  })))
+
 /** Sequential reference evaluation of every task. */
 export const reference = (dag: RandomDag): Array<number> => {
   const out: Array<number> = []

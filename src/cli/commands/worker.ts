@@ -4,14 +4,31 @@
  * scheduler process serves the cluster's runner registry; each worker process is an
  * Effect Cluster runner that registers there and runs the tasks drivers send it
  * (`--cluster HOST:PORT` on `demo`/`run`). Both run until interrupted (Ctrl-C).
- * See docs/cluster.md.
+ *
+ * With PostgreSQL runner storage the registry is the database: `tessera worker --storage
+ * postgres://…` registers there (drivers use `--cluster postgres://…`), and `tessera
+ * scheduler --storage postgres://…` only creates the tables and exits (a set-up step; no
+ * process to keep running). See docs/cluster.md.
  *
  * @since 0.1.0
  */
-import { Console, Effect } from "effect"
+import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { UsageError } from "../errors.ts"
 import { intAtLeast, withDefaultShown } from "../flags.ts"
+
+const usage = (flag: string, value: string, expected: string) => new UsageError({ flag, value, expected })
+
+const storageFlag = (description: string) =>
+  Flag.String("storage").pipe(Flag.withDescription(description), Flag.optional)
+
+/** `--storage`'s URL, checked (a usage error naming it, password hidden, when it is not one). */
+const checkedStorage = (Cluster: typeof import("../../engine/Cluster.ts"), url: string) => {
+  const pg = Cluster.parsePostgres(url, "--storage")
+  return pg instanceof Cluster.ClusterAddressError
+    ? Effect.fail(usage("--storage", Cluster.hidePassword(url), pg.message.replace(/^--storage: /, "")))
+    : Effect.succeed(url)
+}
 
 const hostPort = (flag: string, v: string): UsageError | undefined => {
   const m = /^(.+):(\d+)$/.exec(v)
@@ -30,12 +47,21 @@ export const scheduler = Command.make(
   "scheduler",
   {
     host: Flag.String("host").pipe(withDefaultShown("address to listen on (0.0.0.0: every interface)", "127.0.0.1")),
-    port: intAtLeast("port", 1, "port workers and drivers connect to", 8786)
+    port: intAtLeast("port", 1, "port workers and drivers connect to", 8786),
+    storage: storageFlag("create PostgreSQL runner storage's tables at this URL and exit (no registry to serve)")
   },
   (c) =>
     Effect.gen(function*() {
       if (c.port > 65535) return yield* new UsageError({ flag: "--port", value: String(c.port), expected: "a TCP port, 1 to 65535" })
       const Cluster = yield* Effect.promise(() => import("../../engine/Cluster.ts"))
+      if (Option.isSome(c.storage)) {
+        const url = yield* checkedStorage(Cluster, c.storage.value)
+        yield* Cluster.setupStorage(url)
+        const shown = Cluster.hidePassword(url)
+        return yield* Console.log(
+          `tessera scheduler: runner tables ready in ${shown}; workers join with  tessera worker --storage ${shown}, drivers use --cluster ${shown}`
+        )
+      }
       yield* Console.log(`tessera scheduler: workers join with  tessera worker --scheduler ${c.host}:${c.port}`)
       return yield* Cluster.serveScheduler({ host: c.host, port: c.port })
     })
@@ -50,7 +76,11 @@ export const scheduler = Command.make(
 export const worker = Command.make(
   "worker",
   {
-    scheduler: Flag.String("scheduler").pipe(Flag.withDescription("HOST:PORT of the tessera scheduler")),
+    scheduler: Flag.String("scheduler").pipe(
+      Flag.withDescription("HOST:PORT of the tessera scheduler (or --storage)"),
+      Flag.optional
+    ),
+    storage: storageFlag("register in PostgreSQL runner storage at this URL instead of a scheduler (docs/cluster.md)"),
     listen: Flag.String("listen").pipe(
       Flag.withDescription("HOST:PORT this worker listens on, reachable by the drivers and the other workers"),
       Flag.optional
@@ -59,13 +89,26 @@ export const worker = Command.make(
   },
   (c) =>
     Effect.gen(function*() {
-      for (const [flag, v] of [["--scheduler", c.scheduler], ["--listen", c.listen._tag === "Some" ? c.listen.value : "x:1"]] as const) {
+      if (Option.isSome(c.scheduler) === Option.isSome(c.storage)) {
+        return yield* usage(
+          Option.isSome(c.scheduler) ? "--storage" : "--scheduler",
+          Option.isSome(c.scheduler) ? "with --scheduler" : "missing",
+          "a worker takes exactly one of --scheduler HOST:PORT and --storage postgres://…"
+        )
+      }
+      for (const [flag, v] of [["--scheduler", Option.getOrElse(c.scheduler, () => "x:1")], ["--listen", Option.getOrElse(c.listen, () => "x:1")]] as const) {
         const e = hostPort(flag, v)
         if (e !== undefined) return yield* e
       }
       const Cluster = yield* Effect.promise(() => import("../../engine/Cluster.ts"))
-      const listen = c.listen._tag === "Some" ? c.listen.value : `127.0.0.1:${yield* Effect.promise(() => Cluster.freePort("127.0.0.1"))}`
-      yield* Console.log(`tessera worker at ${listen}, scheduler ${c.scheduler}, ${c.threads} thread${c.threads === 1 ? "" : "s"}`)
-      return yield* Effect.orDie(Cluster.runWorker({ scheduler: c.scheduler, listen, threads: c.threads }))
+      if (Option.isSome(c.storage)) yield* checkedStorage(Cluster, c.storage.value)
+      const listen = Option.isSome(c.listen) ? c.listen.value : `127.0.0.1:${yield* Effect.promise(() => Cluster.freePort("127.0.0.1"))}`
+      const where = Option.isSome(c.storage) ? { storage: c.storage.value } : { scheduler: Option.getOrThrow(c.scheduler) }
+      yield* Console.log(
+        `tessera worker at ${listen}, ${
+          where.storage !== undefined ? `storage ${Cluster.hidePassword(where.storage)}` : `scheduler ${where.scheduler}`
+        }, ${c.threads} thread${c.threads === 1 ? "" : "s"}`
+      )
+      return yield* Cluster.runWorker({ ...where, listen, threads: c.threads })
     })
 ).pipe(Command.withDescription("Run a worker process of a tessera scheduler's cluster."))

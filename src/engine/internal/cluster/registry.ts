@@ -1,20 +1,33 @@
 /**
- * The runner registry a Tessera cluster needs instead of a database: Effect Cluster's
- * `RunnerStorage` (runners, their health, shard locks) kept in the scheduler's memory and
- * served to the workers over Effect RPC (`RunnerStorageRpcs`). The scheduler is the one
- * state record anyway (as dask's is); when it goes, the compute is gone with it, so
- * nothing here needs to outlive it. Shard locks are first come, first served and freed
- * when their runner unregisters (the scheduler unregisters a worker it finds dead).
+ * Where a Tessera cluster's runners register: Effect Cluster's `RunnerStorage` (runners,
+ * their health, shard locks), in one of two places.
  *
- * Leaves out: persistence (Effect's `SqlRunnerStorage` on PostgreSQL is the durable
- * alternative; not wired here).
+ * - The default, no server to run: kept in the scheduler's memory and served to the
+ *   workers over Effect RPC (`RunnerStorageRpcs`). The scheduler is the one state record
+ *   anyway (as dask's is); when it goes, the compute is gone with it, so nothing here
+ *   needs to outlive it. Shard locks are first come, first served and freed when their
+ *   runner unregisters (the scheduler unregisters a worker it finds dead).
+ * - PostgreSQL (`postgres://…`): Effect's `SqlRunnerStorage` over `@effect/sql-pg`, for
+ *   runners that span hosts and a registry that outlives any one process. Runners
+ *   heartbeat into the table; one silent for `shardLockExpiration` drops out of
+ *   `getRunners`, and its shard lock (a row, see {@link layerPostgres}) expires.
+ *   Tables are `{prefix}_runners`, `{prefix}_locks` (prefix `tessera` unless the URL's
+ *   `prefix` parameter names another), so clusters can share a database.
+ *
+ * Leaves out: SQLite (no `@effect/sql-sqlite-node` release works with effect 4.1) and
+ * message storage (messages stay volatile: the scheduler sends lost work again).
  *
  * @since 0.1.0
  * @internal
  */
-import { Effect, Layer, References } from "effect"
-import { ClusterError, RunnerStorage } from "effect/cluster"
+import { Effect, Layer, Redacted, References } from "effect"
+import type * as Cause from "effect/Cause"
+import { ClusterError, RunnerStorage, ShardingConfig, SqlRunnerStorage } from "effect/cluster"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { ClusterAddressError, ClusterStorageError, hidePassword, parsePostgres } from "../../Cluster.ts"
+import type { PostgresStorage } from "../../Cluster.ts"
 import { RpcClient, RpcSerialization, RpcServer } from "effect/rpc"
+import type * as Socket from "effect/socket/Socket"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { RunnerStorageRpcs } from "./protocol.ts"
@@ -142,3 +155,83 @@ export const layerRemote = (host: string, port: number) =>
     Layer.provide(NodeSocket.layerNet({ host, port })),
     Layer.provide(RpcSerialization.layerSchemaBinary())
   )
+
+/**
+ * The storage `s` names; throws its error (a defect where the options are not checked
+ * before, as `parseAddress` does).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const postgresOrThrow = (s: string, what: string): PostgresStorage => {
+  const pg = parsePostgres(s, what)
+  if (pg instanceof ClusterAddressError) throw new Error(pg.message)
+  return pg
+}
+
+/**
+ * `RunnerStorage` in PostgreSQL (Effect's `SqlRunnerStorage`, which creates its tables
+ * when missing), for a process with sharding settings `config`.
+ *
+ * Shard locks are rows of `{prefix}_locks` (`shardLockDisableAdvisory`), not advisory
+ * locks: Effect numbers an advisory lock by the group's index in the runner's own
+ * `availableShardGroups`, and every Tessera worker has one group of its own (its name), so
+ * all of them would contend for lock 1000001 and only one would ever own its shard. A
+ * row is keyed by the shard's name; a killed worker's row expires after
+ * `shardLockExpiration`, and nobody else wants that shard anyway.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const layerPostgres = (pg: PostgresStorage, config: Partial<ShardingConfig.ShardingConfig["Service"]>) =>
+  SqlRunnerStorage.layerWith({ prefix: pg.prefix }).pipe(
+    Layer.provide(PgClient.layer({ url: Redacted.make(pg.url), applicationName: "tessera", maxConnections: 4 })),
+    Layer.provide(ShardingConfig.layer({ ...config, shardLockDisableAdvisory: true })),
+    Layer.catchCause((cause) => Layer.effect(RunnerStorage.RunnerStorage)(storageFailure(pg, cause)))
+  )
+
+/**
+ * A SQL error anywhere in `cause` (failure, or defect: Effect's migrator dies with it) as
+ * a `ClusterStorageError` naming the URL and each distinct message down its causes;
+ * anything else as it was.
+ */
+const storageFailure = (pg: PostgresStorage, cause: Cause.Cause<unknown>): Effect.Effect<never, ClusterStorageError> => {
+  for (const r of cause.reasons) {
+    const e = r._tag === "Fail" ? r.error : r._tag === "Die" ? r.defect : undefined
+    if (typeof e !== "object" || e === null || (e as { _tag?: unknown })._tag !== "SqlError") continue
+    const messages: Array<string> = []
+    for (let c: unknown = e; c instanceof Error; c = c.cause) {
+      if (c.message !== "" && !messages.includes(c.message)) messages.push(c.message)
+    }
+    return Effect.fail(new ClusterStorageError({ message: `PostgreSQL runner storage at ${hidePassword(pg.url)}: ${messages.join(": ")}` }))
+  }
+  return Effect.failCause(cause as Cause.Cause<never>)
+}
+
+/**
+ * Only the tables (`tessera scheduler --storage`): creates them when missing.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const migratePostgres = (pg: PostgresStorage): Effect.Effect<void, ClusterStorageError> =>
+  Layer.build(Layer.provide(
+    SqlRunnerStorage.layerMigrations({ prefix: pg.prefix }),
+    PgClient.layer({ url: Redacted.make(pg.url), applicationName: "tessera", maxConnections: 1 })
+  )).pipe(Effect.scoped, Effect.asVoid, Effect.catchCause((cause) => storageFailure(pg, cause)))
+
+/**
+ * A worker's runner storage: PostgreSQL where `postgres` is given, else the scheduler's
+ * registry at `scheduler`.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const layerFor = (
+  where: { readonly postgres?: PostgresStorage | undefined; readonly scheduler?: { readonly host: string; readonly port: number } | undefined },
+  config: Partial<ShardingConfig.ShardingConfig["Service"]>
+): Layer.Layer<RunnerStorage.RunnerStorage, ClusterStorageError | Socket.SocketError> => {
+  if (where.postgres !== undefined) return layerPostgres(where.postgres, config)
+  if (where.scheduler === undefined) throw new Error("a worker needs a scheduler address or PostgreSQL storage")
+  return layerRemote(where.scheduler.host, where.scheduler.port)
+}

@@ -34,6 +34,7 @@ import { hostname } from "node:os"
 import * as EngineClock from "../../EngineClock.ts"
 import { type ClockRecord, threadId, type TransferRecord } from "../../EngineEvents.ts"
 import * as EngineError from "../../EngineError.ts"
+import { hidePassword } from "../../Cluster.ts"
 import type { ClusterOptions, TransferInfo, WorkerStats } from "../../Cluster.ts"
 import type { ExecutorShape } from "../../Executor.ts"
 import * as Kernel from "../../Kernel.ts"
@@ -94,12 +95,16 @@ export const make = (options: ClusterOptions) => Effect.orDie(makeCluster(option
 
 const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
   const scope = yield* Effect.scope
-  // the runner registry: a separate `tessera scheduler`'s, or served from here
+  // the runner registry: PostgreSQL, a separate `tessera scheduler`'s, or served from here
+  const postgres = options.storage !== undefined ? Registry.postgresOrThrow(options.storage.postgres, "cluster storage") : undefined
   const remote = options.scheduler !== undefined ? parseAddress(options.scheduler, "cluster scheduler address") : undefined
   const bindHost = remote?.host ?? options.host ?? "127.0.0.1"
   const port = remote?.port ?? options.port ?? (yield* Effect.promise(() => freePort(bindHost)))
   let storage: RunnerStorage.RunnerStorage["Service"]
-  if (remote === undefined) {
+  if (postgres !== undefined) {
+    const rctx = yield* Layer.buildWithScope(Registry.layerPostgres(postgres, shardingConfig({})), scope)
+    storage = Context.get(rctx, RunnerStorage.RunnerStorage)
+  } else if (remote === undefined) {
     const reg = new Registry.Registry()
     yield* Layer.buildWithScope(Registry.serve(reg, bindHost, port), scope)
     storage = Registry.localStorage(reg)
@@ -121,6 +126,9 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     scope
   )
   const clientFor = yield* Effect.provide(TesseraWorker.client, ctx)
+  const registryAt = postgres !== undefined
+    ? `runners registered in PostgreSQL at ${hidePassword(options.storage!.postgres)}`
+    : `scheduler registry at ${bindHost}:${port}`
   const host = hostname()
   const heartbeat = options.heartbeat ?? 1
   const heartbeatTimeout = options.heartbeatTimeout ?? 10
@@ -226,7 +234,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
   const addLocal = Effect.promise(async () => {
     const k = locals.length
     const lw = await spawnWorker({
-      scheduler: { host: bindHost, port },
+      ...(postgres !== undefined ? { postgres } : { scheduler: { host: bindHost, port } }),
       ...(options.threads !== undefined ? { threads: options.threads } : {}),
       ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {})
     }, onExit)
@@ -251,6 +259,13 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     Effect.forever(Effect.andThen(Effect.sleep(`${heartbeat} seconds`), refresh(true))),
     scope
   )
+  // PostgreSQL's runner health: a worker whose heartbeats stopped drops out of the list
+  // (after shardLockExpiration), dead without waiting for a ping to time out
+  if (postgres !== undefined) yield* Effect.forkIn(Effect.forever(Effect.andThen(Effect.sleep(`${heartbeat} seconds`), Effect.gen(function*() {
+    const rs = yield* Effect.orElseSucceed(storage.getRunners, () => null)
+    const listed = new Set(rs?.map(([r]) => r.groups[0]))
+    if (rs !== null) for (const w of workers.values()) if (w.alive && !listed.has(w.name)) yield* markDead(w)
+  }))), scope)
 
   let busy = () => 0
   const built = EngineClock.nowSeconds()
@@ -553,7 +568,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         while (alive().length === 0) {
           if (Date.now() > until) {
             return yield* fail(EngineError.noWorkers(
-              `the cluster has no live worker (scheduler registry at ${bindHost}:${port}, waited ${options.noWorkerWait ?? 5} s)`
+              `the cluster has no live worker (${registryAt}, waited ${options.noWorkerWait ?? 5} s)`
             ))
           }
           yield* Effect.sleep("50 millis")
@@ -645,7 +660,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     busyWorkers: () => busy(),
     startup: () => ({ built: [built, built], workers: [] }),
     cluster: {
-      address: `${bindHost}:${port}`,
+      address: postgres !== undefined ? hidePassword(options.storage!.postgres) : `${bindHost}:${port}`,
       workers: () => [...workers.values()],
       locals: () => locals,
       addLocal,

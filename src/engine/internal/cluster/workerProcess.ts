@@ -5,7 +5,7 @@
  * worker, `Get` on the peer's entity), and runs each batch on its own worker-thread pool
  * (`Executor.makeWorkers`, `threads` threads) through the same job code as one process.
  *
- * Runner storage is the scheduler's registry (registry.ts); messages are volatile
+ * Runner storage is the scheduler's registry or PostgreSQL (registry.ts); messages are volatile
  * (`MessageStorage.layerNoop`): the scheduler keeps the one state record and sends work
  * again when a worker is lost.
  *
@@ -22,6 +22,7 @@ import { MessageStorage, RunnerAddress, RunnerStorage } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { hostname } from "node:os"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import type { PostgresStorage } from "../../Cluster.ts"
 import type { TaskRecord } from "../../EngineEvents.ts"
 import * as EngineClock from "../../EngineClock.ts"
 import * as Executor from "../../Executor.ts"
@@ -41,8 +42,10 @@ import type { RunReply, RunRequest, WireTransfer } from "./protocol.ts"
  * @internal
  */
 export interface WorkerOptions {
-  /** the scheduler's registry address */
-  readonly scheduler: { readonly host: string; readonly port: number }
+  /** the scheduler's registry address (unless `postgres` is given) */
+  readonly scheduler?: { readonly host: string; readonly port: number }
+  /** runner storage in PostgreSQL instead of the scheduler's registry */
+  readonly postgres?: PostgresStorage
   /** where this runner listens (and is reached by the scheduler and its peers) */
   readonly listen: { readonly host: string; readonly port: number }
   /** kernel threads (default 1) */
@@ -284,6 +287,7 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
 export const layer = (options: WorkerOptions) => {
   const { host, port } = options.listen
   const name = workerName(host, port)
+  const sharding = shardingConfig({ runner: { host, port }, group: name })
   const entity = TesseraWorker.toLayer(
     Effect.gen(function*() {
       const pool = yield* Executor.makeWorkers({ workers: options.threads ?? 1 })
@@ -297,11 +301,11 @@ export const layer = (options: WorkerOptions) => {
         storage: "byo",
         serialization: "binary",
         serializationMaxBufferSize: "unbounded",
-        shardingConfig: shardingConfig({ runner: { host, port }, group: name })
+        shardingConfig: sharding
       })
     ),
     Layer.provide(MessageStorage.layerNoop),
-    Layer.provide(Registry.layerRemote(options.scheduler.host, options.scheduler.port))
+    Layer.provide(Registry.layerFor(options, sharding))
   )
 }
 
