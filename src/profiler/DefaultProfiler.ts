@@ -15,6 +15,12 @@
  * errors), and its sampling never keeps the process alive (its fibers sleep on unref'd
  * timers).
  *
+ * On a cluster executor, each worker process writes the same two files for its own host
+ * (`{name}-TracePlugin-{worker host}.msgpack`, and one worker per host without the driver
+ * the host's `ResourceMonitor`), through a worker plugin (`WorkerPlugins.trace`); the
+ * driver's files get the driver's events and the driver's host's resources (the driver
+ * process with the worker processes on its host). See docs/cluster.md.
+ *
  * Both files are created when the profiler is registered (when `registerDefaultProfiler`
  * returns, or when the layer is built). A file that already holds events (a profile name
  * used before) is appended to, as DASF does, and one warning line says so (through
@@ -33,9 +39,11 @@
  * @since 0.1.0
  */
 import { hostname } from "node:os"
-import { isAbsolute, join } from "node:path"
+import { isAbsolute, join, resolve } from "node:path"
 import { Cause, Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Hooks from "../engine/Hooks.ts"
+import * as Kernel from "../engine/Kernel.ts"
+import * as WorkerPlugin from "../engine/WorkerPlugin.ts"
 import type { DatabaseError } from "./EventDatabase.ts"
 import { defaultWarn } from "./FileDatabase.ts"
 import { unrefClock } from "./internal/unrefClock.ts"
@@ -131,6 +139,22 @@ const commitOptions = (o: DefaultProfilerOptions) => ({
 export const layer = (options: DefaultProfilerOptions = {}): Layer.Layer<never, DatabaseError> =>
   Layer.unwrap(Effect.map(Clock.currentTimeMillis, (ms) => layerAt(options, files(options, ms / 1000))))
 
+/**
+ * The Trace layer's worker plugin: the same files, named for each worker's host, in the
+ * same folder (an absolute path, which every host needs).
+ */
+const tracePlugin = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): WorkerPlugin.WorkerPlugin => ({
+  id: WorkerPlugin.makeId("trace"),
+  module: Kernel.sibling(import.meta.url, "./WorkerPlugins").href,
+  name: "trace",
+  options: {
+    name: f.traceName.slice(0, -"-TracePlugin".length),
+    directory: resolve(options.directory ?? "."),
+    ...commitOptions(options),
+    ...(options.interval !== undefined ? { interval: options.interval } : {})
+  }
+})
+
 /** The layer writing the files `f` (worked out once by the caller). */
 const layerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): Layer.Layer<never, DatabaseError> => {
   const log = options.log ?? console.log
@@ -138,7 +162,11 @@ const layerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): Laye
   warnNvtx(options)
   const trace = Hooks.layerEffect(Effect.gen(function*() {
     const db = yield* Trace.openDatabase({ file: f.traceFile, ...commitOptions(options), warn })
-    const callbacks = [Trace.callbacks(db)]
+    // on a cluster, each worker process writes its host's files (WorkerPlugins.trace)
+    const traced: Hooks.Callbacks = { ...Trace.callbacks(db), workerPlugin: tracePlugin(options, f) }
+    // finalizers run in reverse: the workers' files are flushed before this one closes
+    yield* Effect.addFinalizer(() => Effect.promise(() => WorkerPlugin.close(traced)))
+    const callbacks = [traced]
     const pipeline = options.pipeline
     if (pipeline !== undefined) {
       const graph = PipelineGraph.recorder(db, pipeline, options.host ?? hostname())

@@ -19,6 +19,10 @@
  * `Layer.provideMerge`. Closing: the layer asks the executors still sampling for it for
  * their last samples (and waits for them), then writes the main thread's.
  *
+ * On a cluster executor (with `workers`), each worker process samples its threads and
+ * writes `{name}-StatisticalProfiler-{host}.msgpack` for its host (a worker plugin,
+ * `WorkerPlugins.statistical`); the driver's file keeps the main thread's samples.
+ *
  * Leaves out: the in-process executor (`layerSync`): its tasks run on the main thread,
  * whose samples are all attributed to "driver". Workers' samples arrive every
  * `Sampling.flushSeconds` and at the end, not live.
@@ -26,12 +30,14 @@
  * @since 0.1.0
  */
 import { hostname } from "node:os"
-import { isAbsolute, join, relative, sep } from "node:path"
+import { isAbsolute, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, type Layer, type Scope } from "effect"
 import * as EngineClock from "../engine/EngineClock.ts"
 import { driverThreadId, type TaskRecord } from "../engine/EngineEvents.ts"
 import * as Hooks from "../engine/Hooks.ts"
+import * as Kernel from "../engine/Kernel.ts"
+import * as WorkerPlugin from "../engine/WorkerPlugin.ts"
 import * as Sampling from "../engine/Sampling.ts"
 import { ThreadSampler } from "../engine/ThreadSampler.ts"
 import { SampleEncoder } from "../trace/SampleEvents.ts"
@@ -53,6 +59,12 @@ export interface SamplerOptions {
   readonly root?: string
   /** sample the main thread too (default true) */
   readonly driver?: boolean
+  /**
+   * on a cluster executor, cluster workers write their samples to their host's
+   * `fileFor(name, host, directory)` (a worker plugin, `WorkerPlugins.statistical`);
+   * without it their threads are not sampled
+   */
+  readonly workers?: { readonly name: string; readonly directory?: string; readonly overwrite?: boolean }
 }
 
 /**
@@ -208,7 +220,24 @@ export const make = (
       const chunk = driver.take(restart)
       write({ ...chunk, host, workerId: -1, threadId: driverThreadId, interval: interval / 1000 }, false)
     }
+    const w = options.workers
     const callbacks: Hooks.Callbacks = {
+      ...(w !== undefined
+        ? {
+          workerPlugin: {
+            id: WorkerPlugin.makeId("samples"),
+            module: Kernel.sibling(import.meta.url, "./WorkerPlugins").href,
+            name: "statistical",
+            options: {
+              name: w.name,
+              directory: resolve(w.directory ?? "."),
+              interval,
+              root: roots[0],
+              ...(w.overwrite === true ? { overwrite: true } : {})
+            }
+          }
+        }
+        : {}),
       sampling: { interval },
       task: (r: TaskRecord) => {
         let list = spans.get(r.threadId)
@@ -229,7 +258,7 @@ export const make = (
       }
     }
     yield* Effect.addFinalizer(() =>
-      Effect.promise(() => Sampling.stop(callbacks)).pipe(
+      Effect.promise(() => Promise.all([WorkerPlugin.close(callbacks), Sampling.stop(callbacks)])).pipe(
         Effect.andThen(Effect.sync(() => {
           takeDriver(false)
           driver?.close()

@@ -12,7 +12,10 @@
  * `clockShift` (seconds, tests only) is added to every timestamp the worker reports, as
  * if its host clock were off.
  *
- * Leaves out: spilling to disk, resource monitoring of the worker host.
+ * Worker plugins (the profiler layers' per-host files) run here, fed by `PluginRunner`
+ * (workerPlugins.ts) with this worker's records.
+ *
+ * Leaves out: spilling to disk.
  *
  * @since 0.1.0
  * @internal
@@ -32,7 +35,8 @@ import { makeJob } from "../job.ts"
 import { describeResult } from "../kernels.ts"
 import * as Registry from "./registry.ts"
 import { decodeValue, encodeValue, TesseraWorker } from "./protocol.ts"
-import type { RunReply, RunRequest, WireTransfer } from "./protocol.ts"
+import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
+import { PluginRunner } from "./workerPlugins.ts"
 
 /**
  * How to start a worker process.
@@ -92,6 +96,8 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
         }
       })
     const now = () => EngineClock.nowSeconds() + shift
+    const plugins = new PluginRunner(name, shift)
+    yield* Effect.addFinalizer(() => Effect.promise(() => plugins.closeAll()))
     const cancelOf = (c: number) => {
       let d = cancels.get(c)
       if (d === undefined) cancels.set(c, d = Deferred.makeUnsafe<void>())
@@ -162,6 +168,10 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
         for (const t of req.tasks) refKeys(t.args, need)
         for (const k of inBatch) need.delete(k)
         const { lost, transfers } = yield* fetchInputs(req.inputs, need)
+        const trace = req.trace
+        if (trace !== undefined) {
+          for (const t of transfers) plugins.transfer(trace, t, new Map(t.keys.map((k) => [k, describeResult(store.get(k)).nbytes])))
+        }
         if (lost.length > 0) {
           return {
             done: [],
@@ -199,6 +209,7 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
         const state = State.init(graph, all)
         const records = new Map<string, TaskRecord>()
         const cbs: Array<Callbacks> = req.profile ? [{ task: (r) => void records.set(r.key, r) }] : []
+        if (trace !== undefined) cbs.push(...plugins.begin(trace))
         const job = makeJob(graph, state, cbs)
         stats.running++
         const exit = yield* Effect.exit(pool.execute(job).pipe(
@@ -207,13 +218,14 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
         ))
         const done: Array<RunReply["done"][number]> = []
         for (let i = 0; i < graph.size; i++) {
+          const r = records.get(graph.keys[i]!)
+          if (trace !== undefined && r !== undefined) plugins.task(trace, i, r)
           if (!state.finished[i]) continue
           stats.tasks++
           const key = graph.keys[i]!
           const v = state.cache[i]
           store.set(key, v)
           const info = describeResult(v)
-          const r = records.get(key)
           done.push({
             key,
             nbytes: info.nbytes,
@@ -267,7 +279,9 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
       Release: ({ payload }) =>
         Rpc.fork(Effect.sync(() => {
           for (const k of payload.keys) store.delete(k)
+          if (plugins.active) plugins.release(payload.keys)
         })),
+      Plugins: ({ payload }) => Rpc.fork(Effect.promise(() => plugins.apply(decodeValue<PluginsRequest>(payload.blob)))),
       Cancel: ({ payload }) => Rpc.fork(Effect.asVoid(Deferred.succeed(cancelOf(payload.compute), undefined))),
       Time: () => Rpc.fork(Effect.sync(now)),
       Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats }))),
