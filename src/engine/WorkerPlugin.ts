@@ -132,6 +132,14 @@ export const close = async (owner: object): Promise<void> => {
 }
 
 /**
+ * Whether some executor runs the plugin of `owner` now (then {@link close} has work to do).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const attached = (owner: object): boolean => hosts.has(owner)
+
+/**
  * A fresh plugin id.
  *
  * @since 0.1.0

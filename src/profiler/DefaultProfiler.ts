@@ -165,7 +165,10 @@ const layerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): Laye
     // on a cluster, each worker process writes its host's files (WorkerPlugins.trace)
     const traced: Hooks.Callbacks = { ...Trace.callbacks(db), workerPlugin: tracePlugin(options, f) }
     // finalizers run in reverse: the workers' files are flushed before this one closes
-    yield* Effect.addFinalizer(() => Effect.promise(() => WorkerPlugin.close(traced)))
+    // (synchronous when no cluster runs it: registerDefaultProfiler closes with runSync)
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => WorkerPlugin.attached(traced) ? Effect.promise(() => WorkerPlugin.close(traced)) : Effect.void)
+    )
     const callbacks = [traced]
     const pipeline = options.pipeline
     if (pipeline !== undefined) {
@@ -246,6 +249,9 @@ export function registerDefaultProfiler(
     closed = true
     process.off("beforeExit", close)
     for (const un of unregister) un()
+    // cluster workers flush their files in the background (a Promise user's close is
+    // synchronous), and at the latest when their processes stop
+    for (const cb of Context.get(built.value, Hooks.CurrentCallbacks)) void WorkerPlugin.close(cb)
     Effect.runSync(Scope.close(scope, Exit.void))
   }
   process.once("beforeExit", close)
