@@ -53,6 +53,8 @@ export interface ClusterOptions {
   readonly heartbeatTimeout?: number
   /** test only: seconds added to each local worker's clock, by worker index */
   readonly clockShift?: ReadonlyArray<number>
+  /** test only: the host name each local worker reports, by worker index (as if on other hosts) */
+  readonly hostNames?: ReadonlyArray<string>
 }
 
 /**

@@ -1,18 +1,22 @@
 /**
  * Per-host profiles on a cluster of 2 real worker processes on loopback: the profiler
  * layers, unchanged, write DASF's files from the worker processes (worker plugins).
- * One host here, so the driver and both workers share each file, as several writers.
+ * Worker 0 runs on the driver's host (its files have two writers: the driver and the
+ * worker); worker 1 reports another host name, "hB" (test-only `hostNames`), so it is a
+ * host without a driver: it writes hB's files alone and measures that host.
  */
 import assert from "node:assert/strict"
 import { readFileSync, mkdtempSync, rmSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
-import { after, describe, it } from "node:test"
-import { Effect, Layer } from "effect"
+import { after, before, describe, it } from "node:test"
+import { Effect, Exit, Layer, ManagedRuntime } from "effect"
 import { loadPromise } from "../../src/analysis/Load.ts"
 import * as Cluster from "../../src/engine/Cluster.ts"
 import * as Engine from "../../src/engine/Engine.ts"
+import type * as EngineError from "../../src/engine/EngineError.ts"
 import type { TaskRecord } from "../../src/engine/EngineEvents.ts"
+import type * as Executor from "../../src/engine/Executor.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
@@ -40,64 +44,114 @@ const rssOf = (pid: number): number => {
   return m === null ? 0 : Number(m[1]) * 1024
 }
 
-describe("per-host profiles on a cluster (2 worker processes)", () => {
-  it("workers write their host's TracePlugin, ResourceMonitor and StatisticalProfiler files; DASF reads them", async () => {
-    const host = hostname()
+type Rt = ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never>
+
+/** Runs `g` under a fresh profile `name` (DefaultProfiler + StatisticalProfiler for the workers). */
+const profiled = (rt: Rt, g: TaskGraph.TaskGraph, name: string, driverSide: Array<TaskRecord> = []) =>
+  rt.runPromise(Effect.gen(function*() {
+    const c = yield* Cluster.Cluster
+    const profile = StatisticalProfiler.layer({
+      file: StatisticalProfiler.fileFor(name, hostname(), dir),
+      overwrite: true,
+      workers: { name, directory: dir, overwrite: true }
+    }).pipe(Layer.provideMerge(DefaultProfiler.layer({ name, directory: dir, interval: 50, overwrite: true, log: () => {}, warn: () => {} })))
+    const out = yield* Effect.provide(
+      Engine.compute(g, { keys: ["total"], callbacks: [{ task: (r) => void driverSide.push(r) }] }),
+      profile
+    )
+    assert.ok(typeof out.get("total") === "number")
+    return c.localPids()
+  }))
+
+const files = (name: string, host: string) => ({
+  trace: join(dir, `${name}-TracePlugin-${host}.msgpack`),
+  resources: join(dir, `${name}-ResourceMonitor-${host}.msgpack`),
+  samples: StatisticalProfiler.fileFor(name, host, dir)
+})
+
+describe("per-host profiles on a cluster (2 worker processes, hosts: the driver's and hB)", () => {
+  const here = hostname()
+  let rt: Rt
+  before(async () => {
+    rt = ManagedRuntime.make(Cluster.layerLocal({ local: 2, hostNames: [here, "hB"] }))
+    await rt.runPromise(Effect.void)
+  })
+  after(async () => {
+    await rt.dispose()
+  })
+
+  it("each host's workers write its TracePlugin, ResourceMonitor and StatisticalProfiler files; DASF reads them", async () => {
     const g = graph(8)
     const driverSide: Array<TaskRecord> = []
-    let workerRss = 0
-    const profile = StatisticalProfiler.layer({
-      file: StatisticalProfiler.fileFor("hosts", host, dir),
-      workers: { name: "hosts", directory: dir }
-    }).pipe(Layer.provideMerge(DefaultProfiler.layer({ name: "hosts", directory: dir, interval: 50, log: () => {}, warn: () => {} })))
-    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const c = yield* Cluster.Cluster
-      const out = yield* Effect.provide(Engine.compute(g, { keys: ["total"], callbacks: [{ task: (r) => void driverSide.push(r) }] }), profile)
-      assert.ok(typeof out.get("total") === "number")
-      workerRss = c.localPids().reduce((n, p) => n + rssOf(p), 0)
-    }).pipe(Effect.provide(Cluster.layerLocal({ local: 2 })))))
-
-    const traceFile = join(dir, `hosts-TracePlugin-${host}.msgpack`)
-    const events = (await FileDatabase.readPromise(traceFile)).events
-    for (const file of [traceFile, join(dir, `hosts-ResourceMonitor-${host}.msgpack`)]) {
+    const pids = await profiled(rt, g, "hosts", driverSide)
+    const a = files("hosts", here)
+    const b = files("hosts", "hB")
+    for (const file of [a.trace, a.resources, b.trace, b.resources]) {
       for (const r of rawRecords(file)) assertDasfReadable(r, file)
     }
-    // each task once, written by the worker that ran it (peak_memory: the worker's record)
+    const events = [...(await FileDatabase.readPromise(a.trace)).events, ...(await FileDatabase.readPromise(b.trace)).events]
+    // each task once, written by the worker that ran it (peak_memory: the worker's record), on its host's file
     const computes = events.filter((e) => e.name === "Compute")
     assert.deepEqual(computes.map((e) => e.args.key).sort(), [...g.keys].sort())
-    const rows = new Set(computes.map((e) => e.thread_id))
     for (const e of computes) {
-      assert.match(String(e.thread_id), new RegExp(`^worker-${host}-(0|16)$`))
       assert.equal(typeof e.args.peak_memory, "number")
+      assert.ok(e.thread_id === `worker-${here}-0` && e.process_id === here || e.thread_id === "worker-hB-16" && e.process_id === "hB", String(e.thread_id))
     }
-    assert.equal(rows.size, 2, "both workers ran tasks")
+    assert.equal(new Set(computes.map((e) => e.thread_id)).size, 2, "both workers ran tasks")
     // hooks without a worker plugin still get every record in the driver
     assert.equal(driverSide.length, g.size)
-    assert.ok(events.some((e) => e.name === "Driver"), "the driver's own events")
+    assert.ok((await FileDatabase.readPromise(a.trace)).events.some((e) => e.name === "Driver"), "the driver's own events")
     // Managed Memory follows fetched copies: held on the receiving worker's row until released
     const transfers = events.filter((e) => e.name === "Transfer")
     assert.ok(transfers.length > 0, "inputs crossed between workers")
     const memory = events.filter((e) => e.name === "Managed Memory")
     for (const t of transfers) {
+      assert.ok([`worker-${here}-0`, "worker-hB-16"].includes(t.args.peer as string) && t.args.peer !== t.thread_id)
       for (const key of t.args.keys as Array<string>) {
         const held = memory.filter((m) => m.args.key === key && m.thread_id === t.thread_id)
         assert.deepEqual(held.map((m) => m.args.state), ["memory", "released"], `${key} held then released on ${t.thread_id}`)
+        assert.ok(held[0]!.args.size as number >= 8, "the copy's bytes count")
       }
     }
     for (const row of new Set(memory.map((m) => m.thread_id))) {
       const last = memory.filter((m) => m.thread_id === row).at(-1)!
       assert.equal(last.args.size, 0, `${row} holds nothing at the end`)
     }
-    // one resource series for the host: the driver with its worker processes
-    const resources = (await FileDatabase.readPromise(join(dir, `hosts-ResourceMonitor-${host}.msgpack`))).events
-    const peak = Math.max(...resources.map((e) => e.args.memory as number))
-    assert.ok(peak > process.memoryUsage.rss() + workerRss / 2, `memory ${peak} counts the worker processes (${workerRss})`)
-    // the workers' threads were sampled, on their rows
-    const samples = (await FileDatabase.readPromise(StatisticalProfiler.fileFor("hosts", host, dir))).events
-    const sampled = new Set(samples.filter((e) => e.name === "Profile Samples").map((e) => e.thread_id))
-    assert.ok([...rows].some((r) => sampled.has(r)), `worker rows sampled: ${[...sampled].join(", ")}`)
-    // the analyses read the host's files together
-    const tables = await loadPromise([traceFile, join(dir, `hosts-ResourceMonitor-${host}.msgpack`)])
+    // one resource series per host: the driver with the worker on its host; hB's from its worker
+    const mine = (await FileDatabase.readPromise(a.resources)).events
+    const peak = Math.max(...mine.map((e) => e.args.memory as number))
+    const w0 = rssOf(pids[0]!)
+    assert.ok(peak > process.memoryUsage.rss() + w0 / 2, `memory ${peak} counts the worker process on this host (${w0})`)
+    const theirs = (await FileDatabase.readPromise(b.resources)).events
+    assert.ok(theirs.length >= 1 && theirs.every((e) => e.process_id === "hB" && e.thread_id === null && (e.args.memory as number) > 0))
+    // the workers' threads were sampled, on their rows, into their host's file
+    for (const [f, row] of [[a.samples, `worker-${here}-0`], [b.samples, "worker-hB-16"]] as const) {
+      const rows = new Set((await FileDatabase.readPromise(f)).events.filter((e) => e.name === "Profile Samples").map((e) => e.thread_id))
+      assert.ok(rows.has(row), `${f}: ${[...rows].join(", ")}`)
+    }
+    // the analyses read every host's files together
+    const tables = await loadPromise([a.trace, b.trace, a.resources, b.resources])
     assert.equal(tables.tasks.numRows, g.size)
+  })
+
+  it("overwrite starts each host's files afresh before any worker of that host appends", async () => {
+    const g = graph(6)
+    await profiled(rt, g, "again")
+    await profiled(rt, g, "again")
+    const computes = [
+      ...(await FileDatabase.readPromise(files("again", here).trace)).events,
+      ...(await FileDatabase.readPromise(files("again", "hB").trace)).events
+    ].filter((e) => e.name === "Compute")
+    assert.deepEqual(computes.map((e) => e.args.key).sort(), [...g.keys].sort())
+  })
+
+  it("a worker plugin that cannot start fails the compute with WorkerPluginFailed, naming it and the worker", async () => {
+    const hook = { task: () => {}, workerPlugin: { id: "missing", module: new URL("./no-such-plugin.ts", import.meta.url).href, name: "start", options: {} } }
+    const exit = await rt.runPromiseExit(Engine.compute(graph(2), { keys: ["total"], callbacks: [hook] }))
+    assert.ok(Exit.isFailure(exit))
+    const f = exit.cause.reasons.find((r) => r._tag === "Fail")
+    const e = f?._tag === "Fail" ? (f.error as EngineError.ComputeError) : undefined
+    assert.equal(e?.reason._tag, "WorkerPluginFailed")
+    assert.match(e!.message, /no-such-plugin\.ts#start did not start on tessera-worker@/)
   })
 })

@@ -68,12 +68,13 @@ export const Stats = Rpc.make("Stats", {
 
 /**
  * Starts and closes worker plugins (`WorkerPlugin`): the blob is a {@link PluginsRequest};
- * answers when every started plugin is ready and every closed one has flushed.
+ * answers when every started plugin is ready and every closed one has flushed: null, or
+ * why a plugin did not start.
  *
  * @since 0.1.0
  * @internal
  */
-export const Plugins = Rpc.make("Plugins", { payload: { blob: Blob } })
+export const Plugins = Rpc.make("Plugins", { payload: { blob: Blob }, success: Schema.NullOr(Schema.String) })
 
 /**
  * The worker entity. Entity id = worker name = shard group.

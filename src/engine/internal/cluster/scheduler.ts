@@ -230,7 +230,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     const lw = await spawnWorker({
       scheduler: { host: bindHost, port },
       ...(options.threads !== undefined ? { threads: options.threads } : {}),
-      ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {})
+      ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {}),
+      ...(options.hostNames?.[k] !== undefined ? { hostName: options.hostNames[k] } : {})
     }, onExit)
     locals.push(lw)
   })
@@ -314,12 +315,14 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           const monitor = first.get(w.host) === w
           const blob = encodeValue({ start: [{ plugin: p.plugin, monitor, truncate: monitor }], close: [] } satisfies PluginsRequest)
           return Effect.exit(clientFor(w.name).Plugins({ blob })).pipe(Effect.flatMap((e) => {
-            if (Exit.isSuccess(e)) {
-              p.started.add(w.name)
-              p.hosts.add(w.host)
-              return Effect.void
+            // unreachable: lost like any worker that does not answer
+            if (Exit.isFailure(e)) return markDead(w)
+            if (e.value !== null) {
+              return Effect.fail(EngineError.workerPluginFailed(w.name, `${p.plugin.module}#${p.plugin.name}`, e.value))
             }
-            return Effect.die(new Error(`cluster: worker plugin ${p.plugin.id} (${p.plugin.module}#${p.plugin.name}) did not start on ${w.name}: ${String(e.cause)}`))
+            p.started.add(w.name)
+            p.hosts.add(w.host)
+            return Effect.void
           }))
         }
         yield* Effect.forEach(first.values(), start, { concurrency: "unbounded", discard: true })

@@ -39,7 +39,7 @@ interface Running {
  * @internal
  */
 export class PluginRunner {
-  readonly host = hostname()
+  readonly host: string
   private readonly running = new Map<string, Running>()
   private peers: ReadonlyArray<number> = []
   private index = 0
@@ -49,9 +49,11 @@ export class PluginRunner {
   private readonly worker: string
   private readonly shift: number
 
-  constructor(worker: string, shift: number) {
+  /** `host`: the host name this worker reports (default os.hostname()) */
+  constructor(worker: string, shift: number, host: string = hostname()) {
     this.worker = worker
     this.shift = shift
+    this.host = host
   }
 
   /** Whether any plugin runs here. */
@@ -133,6 +135,7 @@ export class PluginRunner {
     const rec: TaskRecord = {
       ...r,
       key,
+      host: this.host,
       workerId: w,
       threadId: threadId(this.host, w),
       phases: {

@@ -10,7 +10,8 @@
  * again when a worker is lost.
  *
  * `clockShift` (seconds, tests only) is added to every timestamp the worker reports, as
- * if its host clock were off.
+ * if its host clock were off; `hostName` (tests only) is the host it reports, as if it
+ * ran on another host.
  *
  * Worker plugins (the profiler layers' per-host files) run here, fed by `PluginRunner`
  * (workerPlugins.ts) with this worker's records.
@@ -53,6 +54,8 @@ export interface WorkerOptions {
   readonly threads?: number
   /** test only: seconds added to every timestamp this worker reports */
   readonly clockShift?: number
+  /** test only: the host name this worker reports (as if it ran on another host) */
+  readonly hostName?: string
 }
 
 /**
@@ -79,7 +82,7 @@ const refsKeysOf = (a: unknown): ReadonlyArray<string> => (a as Record<string, A
  * @since 0.1.0
  * @internal
  */
-const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, threads: number) =>
+const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, threads: number, host: string) =>
   Effect.gen(function*() {
     const store = new Map<string, unknown>()
     const stats = { sent: 0, received: 0, tasks: 0, running: 0 }
@@ -96,7 +99,7 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
         }
       })
     const now = () => EngineClock.nowSeconds() + shift
-    const plugins = new PluginRunner(name, shift)
+    const plugins = new PluginRunner(name, shift, host)
     yield* Effect.addFinalizer(() => Effect.promise(() => plugins.closeAll()))
     const cancelOf = (c: number) => {
       let d = cancels.get(c)
@@ -281,11 +284,17 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
           for (const k of payload.keys) store.delete(k)
           if (plugins.active) plugins.release(payload.keys)
         })),
-      Plugins: ({ payload }) => Rpc.fork(Effect.promise(() => plugins.apply(decodeValue<PluginsRequest>(payload.blob)))),
+      Plugins: ({ payload }) =>
+        Rpc.fork(Effect.promise(() =>
+          plugins.apply(decodeValue<PluginsRequest>(payload.blob)).then(
+            () => null,
+            (e: unknown) => e instanceof Error ? e.message : String(e)
+          )
+        )),
       Cancel: ({ payload }) => Rpc.fork(Effect.asVoid(Deferred.succeed(cancelOf(payload.compute), undefined))),
       Time: () => Rpc.fork(Effect.sync(now)),
       Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats }))),
-      Info: () => Rpc.fork(Effect.sync(() => ({ host: hostname(), threads, pid: process.pid })))
+      Info: () => Rpc.fork(Effect.sync(() => ({ host, threads, pid: process.pid })))
     })
   })
 
@@ -301,7 +310,7 @@ export const layer = (options: WorkerOptions) => {
   const entity = TesseraWorker.toLayer(
     Effect.gen(function*() {
       const pool = yield* Executor.makeWorkers({ workers: options.threads ?? 1 })
-      return yield* handlers(name, pool, options.clockShift ?? 0, options.threads ?? 1)
+      return yield* handlers(name, pool, options.clockShift ?? 0, options.threads ?? 1, options.hostName ?? hostname())
     }),
     { concurrency: "unbounded", maxIdleTime: "1000 days" }
   )
