@@ -11,7 +11,7 @@
  * Loads anywhere (no `node:` import at load time); the scheduler is imported when a
  * cluster starts.
  *
- * Leaves out: PostgreSQL runner storage, per-host resource monitors, a scheduler in a
+ * Leaves out: PostgreSQL runner storage, a scheduler in a
  * process of its own.
  *
  * @since 0.1.0

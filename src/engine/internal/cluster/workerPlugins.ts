@@ -155,8 +155,9 @@ export class PluginRunner {
   transfer(trace: RunTrace, t: WireTransfer, sizes: ReadonlyMap<string, number>): void {
     const row = this.row(0)
     const peer = trace.rows.find(([name]) => name === t.peer)?.[1] ?? t.peer
+    const exec = execKeys(trace)
     const rec: TransferRecord = {
-      keys: t.keys.map((k) => trace.inputs.find(([key]) => key === k)?.[1] ?? k),
+      keys: t.keys.map((k) => exec.get(k) ?? k),
       bytes: t.bytes,
       host: this.host,
       threadId: threadId(this.host, row),
@@ -167,10 +168,7 @@ export class PluginRunner {
       deserialize: t.deserialize
     }
     this.each(trace.plugins, (cb) => cb.transfer?.(rec))
-    for (const k of t.keys) {
-      const exec = trace.inputs.find(([key]) => key === k)?.[1] ?? k
-      this.hold(trace, k, exec, row, sizes.get(k) ?? 0, 1)
-    }
+    for (const k of t.keys) this.hold(trace, k, exec.get(k) ?? k, row, sizes.get(k) ?? 0, 1)
   }
 
   private hold(trace: RunTrace, key: string, exec: string, row: number, bytes: number, chunks: number): void {
@@ -222,4 +220,13 @@ export class PluginRunner {
     for (let q = 0; q < times.length; q++) times[q] = this.at(r.times[q]!)
     return { ...r, host: this.host, workerId: w, threadId: w < 0 ? r.threadId : threadId(this.host, w), times }
   }
+}
+
+const execMaps = new WeakMap<RunTrace, ReadonlyMap<string, string>>()
+
+/** A batch's input key → execution key map (built once per batch, whatever its fetches). */
+const execKeys = (trace: RunTrace): ReadonlyMap<string, string> => {
+  let m = execMaps.get(trace)
+  if (m === undefined) execMaps.set(trace, m = new Map(trace.inputs))
+  return m
 }
