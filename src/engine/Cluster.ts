@@ -53,6 +53,11 @@ export interface ClusterOptions {
   readonly heartbeatTimeout?: number
   /** test only: seconds added to each local worker's clock, by worker index */
   readonly clockShift?: ReadonlyArray<number>
+  /**
+   * module URLs each local worker process imports before it joins (worker plugins'
+   * modules: importing one at a compute's start blocks a worker for as long as it takes)
+   */
+  readonly preload?: ReadonlyArray<string>
   /** test only: the host name each local worker reports, by worker index (as if on other hosts) */
   readonly hostNames?: ReadonlyArray<string>
 }
@@ -187,6 +192,8 @@ export interface WorkerProcessOptions {
   readonly listen: string
   /** kernel threads (default 1) */
   readonly threads?: number
+  /** module URLs to import before joining (see `ClusterOptions.preload`) */
+  readonly preload?: ReadonlyArray<string>
 }
 
 /**
@@ -203,6 +210,7 @@ export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, C
     )
     const scheduler = yield* address(() => parseAddress(options.scheduler, "--scheduler"))
     const listen = yield* address(() => parseAddress(options.listen, "--listen"))
+    yield* Effect.promise(() => Promise.all((options.preload ?? []).map((u) => import(u))))
     return yield* Effect.orDie(Layer.launch(worker.layer({ scheduler, listen, ...(options.threads !== undefined ? { threads: options.threads } : {}) })))
   })
 

@@ -73,7 +73,12 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
   const here = hostname()
   let rt: Rt
   before(async () => {
-    rt = ManagedRuntime.make(Cluster.layerLocal({ local: 2, hostNames: [here, "hB"] }))
+    rt = ManagedRuntime.make(Cluster.layerLocal({
+      local: 2,
+      hostNames: [here, "hB"],
+      // imported before they join, as the CLI's workers do (a loaded machine takes seconds)
+      preload: [new URL("../../src/profiler/WorkerPlugins.ts", import.meta.url).href]
+    }))
     await rt.runPromise(Effect.void)
   })
   after(async () => {

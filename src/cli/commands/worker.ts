@@ -10,6 +10,7 @@
  */
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
+import { workerPlugins } from "../cluster.ts"
 import { UsageError } from "../errors.ts"
 import { intAtLeast, withDefaultShown } from "../flags.ts"
 
@@ -66,6 +67,6 @@ export const worker = Command.make(
       const Cluster = yield* Effect.promise(() => import("../../engine/Cluster.ts"))
       const listen = c.listen._tag === "Some" ? c.listen.value : `127.0.0.1:${yield* Effect.promise(() => Cluster.freePort("127.0.0.1"))}`
       yield* Console.log(`tessera worker at ${listen}, scheduler ${c.scheduler}, ${c.threads} thread${c.threads === 1 ? "" : "s"}`)
-      return yield* Effect.orDie(Cluster.runWorker({ scheduler: c.scheduler, listen, threads: c.threads }))
+      return yield* Effect.orDie(Cluster.runWorker({ scheduler: c.scheduler, listen, threads: c.threads, preload: [workerPlugins] }))
     })
 ).pipe(Command.withDescription("Run a worker process of a tessera scheduler's cluster."))

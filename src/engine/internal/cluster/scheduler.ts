@@ -231,7 +231,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       scheduler: { host: bindHost, port },
       ...(options.threads !== undefined ? { threads: options.threads } : {}),
       ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {}),
-      ...(options.hostNames?.[k] !== undefined ? { hostName: options.hostNames[k] } : {})
+      ...(options.hostNames?.[k] !== undefined ? { hostName: options.hostNames[k] } : {}),
+      ...(options.preload !== undefined ? { preload: options.preload } : {})
     }, onExit)
     locals.push(lw)
   })

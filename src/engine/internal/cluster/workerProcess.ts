@@ -54,6 +54,8 @@ export interface WorkerOptions {
   readonly threads?: number
   /** test only: seconds added to every timestamp this worker reports */
   readonly clockShift?: number
+  /** module URLs imported before the worker joins (workerMain) */
+  readonly preload?: ReadonlyArray<string>
   /** test only: the host name this worker reports (as if it ran on another host) */
   readonly hostName?: string
 }
