@@ -105,8 +105,14 @@ export const profiled = <A, E, R>(
     return Effect.ensuring(run(program, request, temporary), removeTemporary)
   })
 
-/** The files of the same profile written for other hosts, next to `own` (DASF's names: `{name}-{Plugin}-{host}.msgpack`). */
-const otherHosts = (own: ReadonlyArray<string>): Array<string> => {
+/**
+ * The files of the same profile written for other hosts, next to `own` (DASF's names:
+ * `{name}-{Plugin}-{host}.msgpack`): what `--report` reads besides the driver's.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const otherHosts = (own: ReadonlyArray<string>): Array<string> => {
   const out: Array<string> = []
   for (const file of own) {
     const m = /^(.*-(?:TracePlugin|ResourceMonitor|StatisticalProfiler)-).*\.msgpack$/.exec(basename(file))
