@@ -64,6 +64,12 @@ export interface WorkerPluginContext {
   readonly truncate: boolean
   /** the other Tessera worker processes on this host (pids), as the scheduler knows them now */
   readonly peers: () => ReadonlyArray<number>
+  /**
+   * the scheduler's clock now (epoch seconds), by this worker's clock and its last
+   * measured offset: what a plugin stamps events of its own with (the records it is given
+   * are on that clock already)
+   */
+  readonly now: () => number
 }
 
 /**

@@ -42,6 +42,8 @@ export interface SamplingOptions {
    * the cluster worker processes on this host that this process runs, `WorkerPlugin.hostProcesses`)
    */
   readonly processes?: () => ReadonlyArray<number>
+  /** the clock of the events' timestamps, epoch seconds (default the engine's, `EngineClock.nowSeconds`) */
+  readonly now?: () => number
 }
 
 /**
@@ -84,12 +86,13 @@ export const run = Effect.fnUntraced(function*(
   const interval = Duration.fromInputUnsafe(options.interval ?? 100)
   if (Duration.toMillis(interval) <= 0) return yield* Effect.die(new RangeError("ResourceMonitor interval must be positive"))
   const host = options.host ?? hostname()
+  const now = options.now ?? EngineClock.nowSeconds
   const sampler = new HostSampler({
     ...(options.gpu !== undefined ? { gpu: options.gpu } : {}),
     processes: options.processes ?? WorkerPlugin.hostProcesses
   })
   const tick = Effect.flatMap(Clock.currentTimeMillis, (ms) =>
-    Effect.sync(() => db.record(resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(ms / 1000)))))
+    Effect.sync(() => db.record(resourceEvent(now(), host, sampler.sampleUnsafe(ms / 1000)))))
   yield* Effect.addFinalizer(() => Effect.ignore(tick).pipe(Effect.ensuring(Effect.sync(() => sampler.close()))))
   yield* tick
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(interval), tick)))

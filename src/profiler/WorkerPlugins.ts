@@ -84,7 +84,7 @@ export const trace: WorkerPluginFactory = async (raw, ctx) => {
     const rdb = database(f.resourceFile, o, ctx)
     Effect.runSync(Scope.addFinalizer(scope, Effect.sync(() => rdb.close())))
     await Effect.runPromise(
-      ResourceMonitor.run(rdb, { host: ctx.host, processes: ctx.peers, ...(o.interval !== undefined ? { interval: o.interval } : {}) }).pipe(
+      ResourceMonitor.run(rdb, { host: ctx.host, processes: ctx.peers, now: ctx.now, ...(o.interval !== undefined ? { interval: o.interval } : {}) }).pipe(
         Effect.provideService(Scope.Scope, scope)
       )
     )

@@ -3,7 +3,8 @@
  * layers, unchanged, write DASF's files from the worker processes (worker plugins).
  * Worker 0 runs on the driver's host (its files have two writers: the driver and the
  * worker); worker 1 reports another host name, "hB" (test-only `hostNames`), so it is a
- * host without a driver: it writes hB's files alone and measures that host.
+ * host without a driver: it writes hB's files alone and measures that host; its clock
+ * runs 30 s ahead, and its files are on the scheduler's clock all the same.
  */
 import assert from "node:assert/strict"
 import { readFileSync, mkdtempSync, rmSync } from "node:fs"
@@ -76,6 +77,8 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
     rt = ManagedRuntime.make(Cluster.layerLocal({
       local: 2,
       hostNames: [here, "hB"],
+      // hB's clock is 30 s ahead: every event of its files must still be on the driver's
+      clockShift: [0, 30],
       // imported before they join, as the CLI's workers do (a loaded machine takes seconds)
       preload: [new URL("../../src/profiler/WorkerPlugins.ts", import.meta.url).href]
     }))
@@ -88,7 +91,9 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
   it("each host's workers write its TracePlugin, ResourceMonitor and StatisticalProfiler files; DASF reads them", async () => {
     const g = graph(8)
     const driverSide: Array<TaskRecord> = []
+    const t0 = Date.now() / 1000
     const pids = await profiled(rt, g, "hosts", driverSide)
+    const t1 = Date.now() / 1000
     const a = files("hosts", here)
     const b = files("hosts", "hB")
     for (const file of [a.trace, a.resources, b.trace, b.resources]) {
@@ -129,6 +134,9 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
     assert.ok(peak > process.memoryUsage.rss() + w0 / 2, `memory ${peak} counts the worker process on this host (${w0})`)
     const theirs = (await FileDatabase.readPromise(b.resources)).events
     assert.ok(theirs.length >= 1 && theirs.every((e) => e.process_id === "hB" && e.thread_id === null && (e.args.memory as number) > 0))
+    // on the scheduler's clock although hB's runs 30 s ahead (1 s of slack for the measure)
+    const hB = [...(await FileDatabase.readPromise(b.trace)).events, ...theirs]
+    for (const e of hB) assert.ok(e.timestamp > t0 - 1 && e.timestamp < t1 + 1, `${e.name} at ${e.timestamp - t0} s`)
     // the workers' threads were sampled, on their rows, into their host's file
     for (const [f, row] of [[a.samples, `worker-${here}-0`], [b.samples, "worker-hB-16"]] as const) {
       const rows = new Set((await FileDatabase.readPromise(f)).events.filter((e) => e.name === "Profile Samples").map((e) => e.thread_id))

@@ -184,6 +184,8 @@ export interface PluginsRequest {
     readonly truncate: boolean
   }>
   readonly close: ReadonlyArray<string>
+  /** the worker's clock offset as the scheduler measured it (worker minus scheduler, seconds) */
+  readonly offset: number
 }
 
 /**

@@ -268,7 +268,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       (w) => {
         const ids = ps.filter((p) => p.started.has(w.name)).map((p) => p.plugin.id)
         for (const p of ps) p.started.delete(w.name)
-        const blob = encodeValue({ start: [], close: ids } satisfies PluginsRequest)
+        const blob = encodeValue({ start: [], close: ids, offset: w.offset } satisfies PluginsRequest)
         return Effect.ignore(Effect.timeout(clientFor(w.name).Plugins({ blob }), "30 seconds"))
       },
       { concurrency: "unbounded", discard: true }
@@ -314,7 +314,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         }
         const start = (w: WorkerView) => {
           const monitor = first.get(w.host) === w
-          const blob = encodeValue({ start: [{ plugin: p.plugin, monitor, truncate: monitor }], close: [] } satisfies PluginsRequest)
+          const blob = encodeValue({ start: [{ plugin: p.plugin, monitor, truncate: monitor }], close: [], offset: w.offset } satisfies PluginsRequest)
           return Effect.exit(clientFor(w.name).Plugins({ blob })).pipe(Effect.flatMap((e) => {
             // unreachable: lost like any worker that does not answer
             if (Exit.isFailure(e)) return markDead(w)

@@ -63,6 +63,7 @@ export class PluginRunner {
 
   /** Starts and closes plugins as asked. Rejects when a factory cannot be loaded or fails. */
   async apply(req: PluginsRequest): Promise<void> {
+    this.offset = req.offset
     await this.close(req.close)
     for (const s of req.start) {
       if (this.running.has(s.plugin.id)) continue
@@ -76,7 +77,8 @@ export class PluginRunner {
         worker: this.worker,
         monitor: s.monitor,
         truncate: s.truncate,
-        peers: () => this.peers
+        peers: () => this.peers,
+        now: () => this.at(EngineClock.nowSeconds())
       })
       const cb = instance.callbacks
       const sampler: Callbacks | undefined = cb.sampling !== undefined && cb.samples !== undefined
