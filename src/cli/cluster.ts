@@ -17,6 +17,13 @@ import { UsageError } from "./errors.ts"
 import { executorLayer } from "./gpu.ts"
 
 /**
+ * The profiler's worker plugins module (what `--profile` runs in each worker process),
+ * which the CLI's workers import before they join, so a profiled compute's first batch
+ * does not wait for it.
+ */
+export const workerPlugins: string = new URL(`../profiler/WorkerPlugins${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url).href
+
+/**
  * `--cluster local:N | HOST:PORT`.
  *
  * @since 0.1.0
@@ -79,7 +86,7 @@ export const executorFor = (
     const parsed = parseCluster(c.cluster.value)
     if (parsed instanceof UsageError) return yield* parsed
     if ("local" in parsed) {
-      return { layer: Executor.layerCluster({ local: parsed.local }), what: `a local cluster of ${parsed.local} worker processes` }
+      return { layer: Executor.layerCluster({ local: parsed.local, preload: [workerPlugins] }), what: `a local cluster of ${parsed.local} worker processes` }
     }
     if ("postgres" in parsed) {
       return {

@@ -22,9 +22,9 @@
  *
  * @since 0.1.0
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { Data, Effect, Layer, Option } from "effect"
 import type { DatabaseError } from "../profiler/EventDatabase.ts"
 import * as DefaultProfiler from "../profiler/DefaultProfiler.ts"
@@ -105,6 +105,32 @@ export const profiled = <A, E, R>(
     return Effect.ensuring(run(program, request, temporary), removeTemporary)
   })
 
+/**
+ * The files of the same profile written for other hosts, next to `own` (DASF's names:
+ * `{name}-{Plugin}-{host}.msgpack`): what `--report` reads besides the driver's.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const otherHosts = (own: ReadonlyArray<string>): Array<string> => {
+  const out: Array<string> = []
+  for (const file of own) {
+    const m = /^(.*-(?:TracePlugin|ResourceMonitor|StatisticalProfiler)-).*\.msgpack$/.exec(basename(file))
+    if (m === null) continue
+    let names: Array<string>
+    try {
+      names = readdirSync(dirname(file))
+    } catch {
+      continue
+    }
+    for (const n of names) {
+      const other = join(dirname(file), n)
+      if (n.startsWith(m[1]!) && n.endsWith(".msgpack") && !own.includes(other) && !out.includes(other)) out.push(other)
+    }
+  }
+  return out
+}
+
 const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, temporary: string | undefined) =>
   Effect.gen(function*() {
     const options: DefaultProfiler.DefaultProfilerOptions | undefined = Option.isSome(request.profile)
@@ -127,7 +153,17 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
     const layer = sampleFile === undefined ? defaults : Layer.effectDiscard(Effect.sync(() =>
       (request.log ?? console.log)(`Registered sampling profiler: ${options!.name ?? "tessera"}-StatisticalProfiler`)
     )).pipe(
-      Layer.provideMerge(StatisticalProfiler.layer({ file: sampleFile, ...(request.overwrite === true ? { overwrite: true } : {}), warn: Output.warn })),
+      Layer.provideMerge(StatisticalProfiler.layer({
+        file: sampleFile,
+        ...(request.overwrite === true ? { overwrite: true } : {}),
+        warn: Output.warn,
+        // cluster workers write their host's sidecar
+        workers: {
+          name: options!.name ?? "tessera",
+          ...(options!.directory !== undefined ? { directory: options!.directory } : {}),
+          ...(request.overwrite === true ? { overwrite: true } : {})
+        }
+      })),
       Layer.provideMerge(defaults)
     )
     const t0 = performance.now()
@@ -135,7 +171,9 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
     const value = yield* program.pipe(Effect.provide(layer))
     const wallSeconds = (performance.now() - t0) / 1000
     const f = options === undefined ? undefined : DefaultProfiler.files(options, 0)
-    const databases = f === undefined ? [] : [f.traceFile, f.resourceFile, ...(sampleFile === undefined ? [] : [sampleFile])]
+    const own = f === undefined ? [] : [f.traceFile, f.resourceFile, ...(sampleFile === undefined ? [] : [sampleFile])]
+    // and the other hosts' files of the same profile (cluster workers on other hosts)
+    const databases = [...own, ...otherHosts(own)]
     let report: Profiled<A>["report"] = undefined
     if (Option.isSome(request.report)) {
       const file = request.report.value

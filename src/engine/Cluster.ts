@@ -13,7 +13,7 @@
  * Loads anywhere (no `node:` import at load time); the scheduler is imported when a
  * cluster starts.
  *
- * Leaves out: per-host resource monitors, a scheduler in a process of its own.
+ * Leaves out: a scheduler in a process of its own.
  *
  * @since 0.1.0
  */
@@ -61,6 +61,13 @@ export interface ClusterOptions {
   readonly heartbeatTimeout?: number
   /** test only: seconds added to each local worker's clock, by worker index */
   readonly clockShift?: ReadonlyArray<number>
+  /**
+   * module URLs each local worker process imports before it joins (worker plugins'
+   * modules: importing one at a compute's start blocks a worker for as long as it takes)
+   */
+  readonly preload?: ReadonlyArray<string>
+  /** test only: the host name each local worker reports, by worker index (as if on other hosts) */
+  readonly hostNames?: ReadonlyArray<string>
 }
 
 /**
@@ -198,6 +205,8 @@ export interface WorkerProcessOptions {
   readonly listen: string
   /** kernel threads (default 1) */
   readonly threads?: number
+  /** module URLs to import before joining (see `ClusterOptions.preload`) */
+  readonly preload?: ReadonlyArray<string>
 }
 
 /**
@@ -221,6 +230,7 @@ export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, C
       ? { postgres: yield* storageOf(options.storage, "--storage") }
       : { scheduler: yield* address(() => parseAddress(options.scheduler!, "--scheduler")) }
     const listen = yield* address(() => parseAddress(options.listen, "--listen"))
+    yield* Effect.promise(() => Promise.all((options.preload ?? []).map((u) => import(u))))
     return yield* Layer.launch(worker.layer({ ...where, listen, ...(options.threads !== undefined ? { threads: options.threads } : {}) })).pipe(
       Effect.catch((e) => e instanceof ClusterStorageError ? Effect.fail(e) : Effect.die(e))
     )

@@ -78,12 +78,34 @@ export class NoWorkers extends Data.TaggedError("NoWorkers")<{
 }> {}
 
 /**
+ * A cluster worker could not start a hook's worker plugin (see `WorkerPlugin`): its
+ * module could not be imported there, or its factory failed (a file it could not create).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkerPluginFailed extends Data.TaggedError("WorkerPluginFailed")<{
+  /** the worker's name */
+  readonly worker: string
+  /** `module#name` of the plugin's factory */
+  readonly plugin: string
+  readonly message: string
+}> {}
+
+/**
  * Why a compute failed.
  *
  * @since 0.1.0
  * @category errors
  */
-export type ComputeErrorReason = KernelFailed | KernelNotFound | WorkerCrashed | Interrupted | GpuOutOfMemory | NoWorkers
+export type ComputeErrorReason =
+  | KernelFailed
+  | KernelNotFound
+  | WorkerCrashed
+  | Interrupted
+  | GpuOutOfMemory
+  | NoWorkers
+  | WorkerPluginFailed
 
 /**
  * A task on a GPU worker needed more device memory than the worker may hold.
@@ -211,6 +233,12 @@ export const interrupted = (detail = "compute interrupted"): ComputeError => {
 /** @since 0.1.0 @category constructors */
 export const noWorkers = (detail: string): ComputeError => {
   const reason = new NoWorkers({ message: `no workers: ${detail}` })
+  return new ComputeError({ reason, message: reason.message })
+}
+
+/** @since 0.1.0 @category constructors */
+export const workerPluginFailed = (worker: string, plugin: string, detail: string): ComputeError => {
+  const reason = new WorkerPluginFailed({ worker, plugin, message: `worker plugin ${plugin} did not start on ${worker}: ${detail}` })
   return new ComputeError({ reason, message: reason.message })
 }
 

@@ -37,6 +37,7 @@ import type { Run } from "./Lineage.ts"
 import type { SampleRecord, SamplingRequest } from "./Sampling.ts"
 import type { SchedulerState } from "./State.ts"
 import type { TaskGraph } from "./TaskGraph.ts"
+import type { WorkerPlugin } from "./WorkerPlugin.ts"
 
 /**
  * A set of hooks; every method is optional.
@@ -74,6 +75,13 @@ export interface Callbacks {
    * that carries one is used.
    */
   readonly lineage?: Run
+  /**
+   * The part of this hook that runs in worker processes (see `WorkerPlugin`): an
+   * executor whose tasks run in other processes starts it there and gives it those
+   * workers' task, memory, transfer and sample records instead of this hook; other
+   * executors ignore it.
+   */
+  readonly workerPlugin?: WorkerPlugin
 }
 
 /**

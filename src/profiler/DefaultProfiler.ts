@@ -23,6 +23,12 @@
  * a process killed before that loses the samples not yet handed over (they are written
  * every `Sampling.flushSeconds` and at close). `layer` samples with `sample: true`.
  *
+ * On a cluster executor, each worker process writes the same two files for its own host
+ * (`{name}-TracePlugin-{worker host}.msgpack`, and one worker per host without the driver
+ * the host's `ResourceMonitor`), through a worker plugin (`WorkerPlugins.trace`); the
+ * driver's files get the driver's events and the driver's host's resources (the driver
+ * process with the worker processes on its host). See docs/cluster.md.
+ *
  * Both files are created when the profiler is registered (when `registerDefaultProfiler`
  * returns, or when the layer is built). A file that already holds events (a profile name
  * used before) is appended to, as DASF does, and one warning line says so (through
@@ -41,9 +47,11 @@
  * @since 0.1.0
  */
 import { hostname } from "node:os"
-import { isAbsolute, join } from "node:path"
+import { isAbsolute, join, resolve } from "node:path"
 import { Cause, Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Hooks from "../engine/Hooks.ts"
+import * as Kernel from "../engine/Kernel.ts"
+import * as WorkerPlugin from "../engine/WorkerPlugin.ts"
 import type { DatabaseError } from "./EventDatabase.ts"
 import { defaultWarn } from "./FileDatabase.ts"
 import { unrefClock } from "./internal/unrefClock.ts"
@@ -165,10 +173,32 @@ const samplerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): La
       file: f.sampleFile,
       ...commitOptions(options),
       warn: options.warn ?? defaultWarn,
+      // cluster workers write their host's sidecar
+      workers: {
+        name: f.sampleName.slice(0, -"-StatisticalProfiler".length),
+        directory: resolve(options.directory ?? "."),
+        ...(options.overwrite === true ? { overwrite: true } : {})
+      },
       ...(options.sampleInterval !== undefined ? { interval: options.sampleInterval } : {}),
       ...(options.host !== undefined ? { host: options.host } : {})
     }))
   )
+
+/**
+ * The Trace layer's worker plugin: the same files, named for each worker's host, in the
+ * same folder (an absolute path, which every host needs).
+ */
+const tracePlugin = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): WorkerPlugin.WorkerPlugin => ({
+  id: WorkerPlugin.makeId("trace"),
+  module: Kernel.sibling(import.meta.url, "./WorkerPlugins").href,
+  name: "trace",
+  options: {
+    name: f.traceName.slice(0, -"-TracePlugin".length),
+    directory: resolve(options.directory ?? "."),
+    ...commitOptions(options),
+    ...(options.interval !== undefined ? { interval: options.interval } : {})
+  }
+})
 
 /** The layer writing the files `f` (worked out once by the caller). */
 const layerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): Layer.Layer<never, DatabaseError> => {
@@ -177,7 +207,14 @@ const layerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): Laye
   warnNvtx(options)
   const trace = Hooks.layerEffect(Effect.gen(function*() {
     const db = yield* Trace.openDatabase({ file: f.traceFile, ...commitOptions(options), warn })
-    const callbacks = [Trace.callbacks(db)]
+    // on a cluster, each worker process writes its host's files (WorkerPlugins.trace)
+    const traced: Hooks.Callbacks = { ...Trace.callbacks(db), workerPlugin: tracePlugin(options, f) }
+    // finalizers run in reverse: the workers' files are flushed before this one closes
+    // (synchronous when no cluster runs it: registerDefaultProfiler closes with runSync)
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => WorkerPlugin.attached(traced) ? Effect.promise(() => WorkerPlugin.close(traced)) : Effect.void)
+    )
+    const callbacks = [traced]
     const pipeline = options.pipeline
     if (pipeline !== undefined) {
       const graph = PipelineGraph.recorder(db, pipeline, options.host ?? hostname())
@@ -255,7 +292,8 @@ export function registerDefaultProfiler(
       Effect.runSync(Scope.close(scope, built))
       throw Cause.squash(built.cause)
     }
-    return { scope, unregister: Context.get(built.value, Hooks.CurrentCallbacks).map(Hooks.register) }
+    const callbacks = Context.get(built.value, Hooks.CurrentCallbacks)
+    return { scope, callbacks, unregister: callbacks.map(Hooks.register) }
   }
   const main = build(layerAt(withPipeline, f))
   let sampler: ReturnType<typeof build> | undefined
@@ -271,6 +309,9 @@ export function registerDefaultProfiler(
     if (closed !== undefined) return closed
     process.off("beforeExit", close)
     for (const un of [...main.unregister, ...(sampler?.unregister ?? [])]) un()
+    // cluster workers flush their files in the background (a Promise user's close is
+    // synchronous), and at the latest when their processes stop
+    for (const cb of main.callbacks) void WorkerPlugin.close(cb)
     Effect.runSync(Scope.close(main.scope, Exit.void))
     closed = sampler === undefined ? Promise.resolve() : Effect.runPromise(Scope.close(sampler.scope, Exit.void))
     return closed

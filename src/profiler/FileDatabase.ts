@@ -31,7 +31,7 @@
  *
  * @since 0.1.0
  */
-import { closeSync, fstatSync, openSync, writeSync } from "node:fs"
+import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs"
 import { Effect, type Scope } from "effect"
 import { isTaskRecord, type MemoryRecord, type TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
@@ -134,7 +134,9 @@ export class FileDatabase implements EventDatabase {
     if (this.fd >= 0) return this.heldBefore
     if (this.closed) throw databaseError(this.path, "Closed", "open after close")
     try {
-      this.fd = openSync(this.path, this.truncate ? "w" : "a")
+      // O_APPEND both ways ("w" alone is not): another writer of the same file (a
+      // cluster worker on this host) appends too, and no write lands at a stale offset
+      this.fd = openSync(this.path, this.truncate ? truncateAppend : "a")
     } catch (e) {
       throw databaseError(this.path, "OpenFailed", errorText(e))
     }
@@ -273,6 +275,9 @@ export class FileDatabase implements EventDatabase {
     return streamEvents(this.path)
   }
 }
+
+/** "w" with O_APPEND: create or truncate, then every write at the end of the file. */
+const truncateAppend = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 

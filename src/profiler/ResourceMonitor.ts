@@ -3,7 +3,8 @@
  * `Resource Usage` instant event with DASF's args — cpu, memory, time,
  * host_net_io.read_bps, host_net_io.write_bps, host_disk_io.read_bps,
  * host_disk_io.write_bps, num_fds, gpu_utilization, gpu_memory_used — measured for the
- * whole process (main thread and worker threads) and the host (internal/hostSampler).
+ * whole process (main thread and worker threads), with the cluster worker processes this
+ * process runs on its host (`processes`), and the host (internal/hostSampler).
  *
  * The first sample is taken immediately when the layer starts, a last one when its scope
  * closes; sampling stops with the scope. `timestamp` is on the engine clock
@@ -16,6 +17,7 @@
 import { hostname } from "node:os"
 import { Clock, Duration, Effect, Layer } from "effect"
 import * as EngineClock from "../engine/EngineClock.ts"
+import * as WorkerPlugin from "../engine/WorkerPlugin.ts"
 import { EventNames, type TraceEvent } from "../trace/TraceEvent.ts"
 import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
 import type { GpuSource } from "./internal/gpu.ts"
@@ -35,6 +37,13 @@ export interface SamplingOptions {
   readonly host?: string
   /** GPU readings: nvidia-smi's CSV (default: nvidia-smi when on PATH; null: no GPU) */
   readonly gpu?: GpuSource | null
+  /**
+   * other processes measured with this one (their cpu, memory and fds added; default:
+   * the cluster worker processes on this host that this process runs, `WorkerPlugin.hostProcesses`)
+   */
+  readonly processes?: () => ReadonlyArray<number>
+  /** the clock of the events' timestamps, epoch seconds (default the engine's, `EngineClock.nowSeconds`) */
+  readonly now?: () => number
 }
 
 /**
@@ -77,9 +86,13 @@ export const run = Effect.fnUntraced(function*(
   const interval = Duration.fromInputUnsafe(options.interval ?? 100)
   if (Duration.toMillis(interval) <= 0) return yield* Effect.die(new RangeError("ResourceMonitor interval must be positive"))
   const host = options.host ?? hostname()
-  const sampler = new HostSampler(options.gpu !== undefined ? { gpu: options.gpu } : {})
+  const now = options.now ?? EngineClock.nowSeconds
+  const sampler = new HostSampler({
+    ...(options.gpu !== undefined ? { gpu: options.gpu } : {}),
+    processes: options.processes ?? WorkerPlugin.hostProcesses
+  })
   const tick = Effect.flatMap(Clock.currentTimeMillis, (ms) =>
-    Effect.sync(() => db.record(resourceEvent(EngineClock.nowSeconds(), host, sampler.sampleUnsafe(ms / 1000)))))
+    Effect.sync(() => db.record(resourceEvent(now(), host, sampler.sampleUnsafe(ms / 1000)))))
   yield* Effect.addFinalizer(() => Effect.ignore(tick).pipe(Effect.ensuring(Effect.sync(() => sampler.close()))))
   yield* tick
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(interval), tick)))
@@ -113,6 +126,7 @@ export const layer = (options: ResourceMonitorOptions): Layer.Layer<never, Datab
     yield* run(db, {
       ...(options.interval !== undefined ? { interval: options.interval } : {}),
       ...(options.host !== undefined ? { host: options.host } : {}),
-      ...(options.gpu !== undefined ? { gpu: options.gpu } : {})
+      ...(options.gpu !== undefined ? { gpu: options.gpu } : {}),
+      ...(options.processes !== undefined ? { processes: options.processes } : {})
     })
   }))

@@ -25,18 +25,24 @@
  * tasks the same way, else "driver". Other executors' main thread is sampled only with
  * `driver: true` (see `SamplerOptions.driver` for why).
  *
+ * On a cluster executor (with `workers`), each worker process samples its threads and
+ * writes `{name}-StatisticalProfiler-{host}.msgpack` for its host (a worker plugin,
+ * `WorkerPlugins.statistical`); the driver's file keeps the main thread's samples.
+ *
  * Leaves out: workers' samples arrive every `Sampling.flushSeconds` and at the end, not
  * live.
  *
  * @since 0.1.0
  */
 import { hostname } from "node:os"
-import { isAbsolute, join, relative, sep } from "node:path"
+import { isAbsolute, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, type Layer, type Scope } from "effect"
 import * as EngineClock from "../engine/EngineClock.ts"
 import { driverThreadId, type TaskRecord } from "../engine/EngineEvents.ts"
 import * as Hooks from "../engine/Hooks.ts"
+import * as Kernel from "../engine/Kernel.ts"
+import * as WorkerPlugin from "../engine/WorkerPlugin.ts"
 import * as Sampling from "../engine/Sampling.ts"
 import { ThreadSampler } from "../engine/ThreadSampler.ts"
 import { SampleEncoder } from "../trace/SampleEvents.ts"
@@ -65,6 +71,12 @@ export interface SamplerOptions {
    * events already show by activity.
    */
   readonly driver?: boolean
+  /**
+   * on a cluster executor, cluster workers write their samples to their host's
+   * `fileFor(name, host, directory)` (a worker plugin, `WorkerPlugins.statistical`);
+   * without it their threads are not sampled
+   */
+  readonly workers?: { readonly name: string; readonly directory?: string; readonly overwrite?: boolean }
 }
 
 /**
@@ -224,7 +236,24 @@ export const make = (
       const chunk = driver.take(restart)
       write({ ...chunk, host, workerId: -1, threadId: driverThreadId, interval: interval / 1000 }, true)
     }
+    const w = options.workers
     const callbacks: Hooks.Callbacks = {
+      ...(w !== undefined
+        ? {
+          workerPlugin: {
+            id: WorkerPlugin.makeId("samples"),
+            module: Kernel.sibling(import.meta.url, "./WorkerPlugins").href,
+            name: "statistical",
+            options: {
+              name: w.name,
+              directory: resolve(w.directory ?? "."),
+              interval,
+              root: roots[0],
+              ...(w.overwrite === true ? { overwrite: true } : {})
+            }
+          }
+        }
+        : {}),
       sampling: { interval },
       task: (r: TaskRecord) => {
         // a task of the in-process executor ran on the main thread: the driver's samples hold it
@@ -248,7 +277,7 @@ export const make = (
     }
     const unregister = options.driver === undefined ? Sampling.onMainThreadTasks(callbacks, startDriver) : () => {}
     yield* Effect.addFinalizer(() =>
-      Effect.promise(() => (unregister(), Sampling.stop(callbacks))).pipe(
+      Effect.promise(() => (unregister(), Promise.all([WorkerPlugin.close(callbacks), Sampling.stop(callbacks)]))).pipe(
         Effect.andThen(Effect.sync(() => {
           takeDriver(false)
           driver?.close()

@@ -32,8 +32,8 @@ const tempDir = () => {
 const tessera = (args: ReadonlyArray<string>, cwd?: string) =>
   spawnSync(process.execPath, [main, ...args], { encoding: "utf8", ...(cwd !== undefined ? { cwd } : {}) })
 
-const start = (args: ReadonlyArray<string>): ChildProcess => {
-  const p = spawn(process.execPath, [main, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+const start = (args: ReadonlyArray<string>, cwd?: string): ChildProcess => {
+  const p = spawn(process.execPath, [main, ...args], { stdio: ["ignore", "pipe", "pipe"], ...(cwd !== undefined ? { cwd } : {}) })
   procs.push(p)
   return p
 }
@@ -74,14 +74,14 @@ describe("tessera --cluster", () => {
     assert.equal(new Set(events.filter((e) => e.name === "Clock Offset").map((e) => e.thread_id)).size, 2)
   })
 
-  it("runs on the workers of a tessera scheduler", async () => {
+  it("runs on the workers of a tessera scheduler, whose processes write the profile's host files", async () => {
     const port = await freePort("127.0.0.1")
     const sched = start(["scheduler", "--port", String(port)])
     const addr = `127.0.0.1:${port}`
     const ws = [start(["worker", "--scheduler", addr]), start(["worker", "--scheduler", addr, "--threads", "2"])]
     const dir = tempDir()
     const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const p = start(["run", fixture, "--cluster", addr])
+      const p = start(["run", fixture, "--cluster", addr, "--profile", "s"], dir)
       let stdout = ""
       let stderr = ""
       p.stdout!.on("data", (d) => (stdout += d))
@@ -91,9 +91,11 @@ describe("tessera --cluster", () => {
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, new RegExp(`on the cluster of scheduler ${addr.replace(/\./g, "\\.")}`))
     for (const w of ws) assert.equal(w.exitCode, null, "workers outlive a driver")
+    // written by the worker processes, flushed when the driver's profile closed (they still run)
+    const threads = computeThreads(join(dir, `s-TracePlugin-${host}.msgpack`))
+    assert.ok([...threads].some((t) => t.endsWith("-0")) && [...threads].some((t) => /-1[67]$/.test(t)), [...threads].join(", "))
     for (const w of ws) await stop(w)
     await stop(sched)
-    assert.ok(dir)
   })
 
   it("rejects bad cluster addresses with a message naming the flag", () => {

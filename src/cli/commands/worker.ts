@@ -14,6 +14,7 @@
  */
 import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { workerPlugins } from "../cluster.ts"
 import { UsageError } from "../errors.ts"
 import { intAtLeast, withDefaultShown } from "../flags.ts"
 
@@ -109,6 +110,6 @@ export const worker = Command.make(
           where.storage !== undefined ? `storage ${Cluster.hidePassword(where.storage)}` : `scheduler ${where.scheduler}`
         }, ${c.threads} thread${c.threads === 1 ? "" : "s"}`
       )
-      return yield* Cluster.runWorker({ ...where, listen, threads: c.threads })
+      return yield* Cluster.runWorker({ ...where, listen, threads: c.threads, preload: [workerPlugins] })
     })
 ).pipe(Command.withDescription("Run a worker process of a tessera scheduler's cluster."))

@@ -224,6 +224,29 @@ const execDependents = (job: Job, run: Lineage.Run, i: number): Array<string> =>
 }
 
 /**
+ * Task `i`'s execution key, dependencies and dependents as its TaskRecord will have them,
+ * for an executor that records the task in another process (the cluster's workers);
+ * assigns the execution key now, and `record` keeps it.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const taskLineage = (job: Job, i: number): [key: string, dependencies: Array<string>, dependents: Array<string>] => {
+  const run = job.run
+  if (run === undefined) return [job.graph.keys[i]!, dependencyKeysAt(job.graph, i), dependentKeysAt(job.graph, i)]
+  const key = job.exec![i] ??= Lineage.executeKey(run, job.graph.keys[i]!)
+  return [key, execDependencies(job, run, i), execDependents(job, run, i)]
+}
+
+/**
+ * The execution key task `i` got (its graph key when it has none).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const execKeyOf = (job: Job, i: number): string => execKeyAt(job, i)
+
+/**
  * Builds and emits the TaskRecord of task `i`, and accounts its bytes. With a run, the
  * task gets its execution key first (see Lineage), and its result remembers it. `info`
  * describes the result where it is not at hand (the cluster executor's stay on workers).
@@ -246,7 +269,8 @@ export const record = (
   const run = job.run
   let key = job.graph.keys[i]!
   if (run !== undefined) {
-    key = job.exec![i] = Lineage.executeKey(run, key)
+    // a key assigned when the task was sent to another process (taskLineage) stays
+    key = job.exec![i] ??= Lineage.executeKey(run, key)
     if (state === "memory") Lineage.markUnsafe(run, result, [key])
   }
   if (job.taskCbs.length > 0) {

@@ -7,6 +7,11 @@
  *   process, DASF-NOTES 16);
  * - num_fds: entries of /proc/self/fd (0 where there is no /proc), not counting the
  *   sampler's own descriptors;
+ * - other processes (`processes`: the cluster's worker processes on this host): their
+ *   cpu, memory and fds are added to this process's, read from /proc/PID/stat (utime +
+ *   stime, at Linux's USER_HZ of 100 ticks a second), /proc/PID/status (VmRSS) and
+ *   /proc/PID/fd; a process seen for the first time adds no cpu to that sample (no
+ *   previous reading), one that is gone adds nothing;
  * - host network and disk byte rates: on Linux read straight from /proc/net/dev and
  *   /proc/diskstats (one `pread` each on descriptors the sampler keeps open until
  *   `close`, cheap enough for 10 Hz); elsewhere through
@@ -24,7 +29,7 @@
  * @since 0.1.0
  * @internal
  */
-import { closeSync, openSync, readdirSync, readSync } from "node:fs"
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs"
 import si from "systeminformation"
 import * as Gpu from "../../engine/Gpu.ts"
 import { type GpuSource, nvidiaSmi, parseNvidiaSmi } from "./gpu.ts"
@@ -148,6 +153,9 @@ export class HostSampler {
   private gpuBusy = false
   /** busy seconds of Tessera's GPU workers at the last sample (their usage without nvidia-smi) */
   private ownBusy: number | null = null
+  private readonly processes: () => ReadonlyArray<number>
+  /** each other process's cpu ticks at the last sample */
+  private readonly ticks = new Map<number, number>()
   private readonly netFile = new ProcFile("/proc/net/dev")
   private readonly diskFile = new ProcFile("/proc/diskstats")
 
@@ -155,7 +163,8 @@ export class HostSampler {
    * `gpu`: where GPU readings come from (default nvidia-smi when on PATH; null: none).
    * Holds two /proc descriptors until `close`.
    */
-  constructor(options: { readonly gpu?: GpuSource | null } = {}) {
+  constructor(options: { readonly gpu?: GpuSource | null; readonly processes?: () => ReadonlyArray<number> } = {}) {
+    this.processes = options.processes ?? (() => [])
     this.net = parseNet(this.netFile.read())
     this.disk = parseDisk(this.diskFile.read())
     this.useProc = this.net !== null && this.disk !== null
@@ -216,7 +225,8 @@ export class HostSampler {
     const now = performance.now()
     const dt = Math.max(1e-6, (now - this.at) / 1000)
     const cpu = process.cpuUsage()
-    const used = (cpu.user - this.cpu.user + cpu.system - this.cpu.system) / 1e6
+    const others = this.others()
+    const used = (cpu.user - this.cpu.user + cpu.system - this.cpu.system) / 1e6 + others.cpu
     this.cpu = cpu
     this.at = now
     let netR = this.siNet[0]
@@ -239,16 +249,37 @@ export class HostSampler {
     }
     return {
       cpu: Math.round((used / dt) * 1000) / 10,
-      memory: process.memoryUsage.rss(),
+      memory: process.memoryUsage.rss() + others.memory,
       time,
       "host_net_io.read_bps": netR,
       "host_net_io.write_bps": netW,
       "host_disk_io.read_bps": diskR,
       "host_disk_io.write_bps": diskW,
       // the sampler's own descriptors are not the program's
-      num_fds: Math.max(0, countFds() - (this.netFile.isOpen ? 1 : 0) - (this.diskFile.isOpen ? 1 : 0)),
+      num_fds: Math.max(0, countFds() - (this.netFile.isOpen ? 1 : 0) - (this.diskFile.isOpen ? 1 : 0)) + others.fds,
       ...this.gpuFields(dt)
     }
+  }
+
+  /** CPU seconds since the last sample, resident bytes and open descriptors of the other processes. */
+  private others(): { cpu: number; memory: number; fds: number } {
+    const out = { cpu: 0, memory: 0, fds: 0 }
+    const pids = this.processes()
+    if (pids.length === 0 && this.ticks.size === 0) return out
+    const seen = new Set<number>()
+    for (const pid of pids) {
+      if (pid === process.pid || seen.has(pid)) continue
+      const p = readProcess(pid)
+      if (p === null) continue
+      seen.add(pid)
+      const before = this.ticks.get(pid)
+      if (before !== undefined) out.cpu += Math.max(0, p.ticks - before) / USER_HZ
+      this.ticks.set(pid, p.ticks)
+      out.memory += p.rss
+      out.fds += p.fds
+    }
+    for (const pid of this.ticks.keys()) if (!seen.has(pid)) this.ticks.delete(pid)
+    return out
   }
 
   /** nvidia-smi's latest reading, or without it what Tessera's GPU workers report. */
@@ -261,6 +292,30 @@ export class HostSampler {
     const busy = own.busySeconds - (this.ownBusy ?? own.busySeconds)
     this.ownBusy = own.busySeconds
     return { gpu_utilization: Math.min(100, Math.round((busy / dt / Math.max(1, own.devices)) * 1000) / 10), gpu_memory_used: own.heldBytes }
+  }
+}
+
+/** Linux's clock ticks per second in /proc/PID/stat (USER_HZ: 100 on every Linux port in use). */
+const USER_HZ = 100
+
+/** Another process's cpu ticks (utime + stime), resident bytes and open descriptors; null when it is gone. */
+const readProcess = (pid: number): { ticks: number; rss: number; fds: number } | null => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1")
+    // fields after the command name (which may hold spaces), from field 3 (state) on
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    const ticks = Number(f[11]) + Number(f[12])
+    const status = readFileSync(`/proc/${pid}/status`, "latin1")
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(status)
+    let fds = 0
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`).length
+    } catch {
+      // not ours to read: count none
+    }
+    return { ticks: Number.isFinite(ticks) ? ticks : 0, rss: m === null ? 0 : Number(m[1]) * 1024, fds }
+  } catch {
+    return null
   }
 }
 

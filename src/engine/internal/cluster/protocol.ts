@@ -6,7 +6,8 @@
  *   scheduler addresses one worker process exactly; each worker runner is assigned its own
  *   group only. RPCs: `Run` (a batch of tasks), `Get` (results, for the driver and for
  *   peers), `Release`, `Cancel` (a compute's share), `Time` (clock samples, liveness),
- *   `Info` (host name, threads, pid), `Stats` (counters).
+ *   `Info` (host name, threads, pid), `Stats` (counters), `Plugins` (start and close
+ *   worker plugins).
  * - `RunnerStorageRpcs`: the runner registry and shard locks (`RunnerStorage`'s encoded
  *   form), served by the scheduler to its workers, so a cluster needs no database.
  *
@@ -25,6 +26,15 @@ import { Rpc, RpcGroup } from "effect/rpc"
 import { deserialize, serialize } from "node:v8"
 
 const Blob = Schema.Uint8Array
+
+/**
+ * The trace-row stride between worker processes: worker `index`'s thread `t` is row
+ * `index × ROW_STRIDE + t` (`worker-{host}-{row}`).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const ROW_STRIDE = 16
 
 /** @since 0.1.0 @internal */
 export const Run = Rpc.make("Run", { payload: { blob: Blob }, success: Blob })
@@ -57,12 +67,22 @@ export const Stats = Rpc.make("Stats", {
 })
 
 /**
+ * Starts and closes worker plugins (`WorkerPlugin`): the blob is a {@link PluginsRequest};
+ * answers when every started plugin is ready and every closed one has flushed: null, or
+ * why a plugin did not start.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const Plugins = Rpc.make("Plugins", { payload: { blob: Blob }, success: Schema.NullOr(Schema.String) })
+
+/**
  * The worker entity. Entity id = worker name = shard group.
  *
  * @since 0.1.0
  * @internal
  */
-export const TesseraWorker = Entity.make("TesseraWorker", [Run, Get, Release, Cancel, Time, Info, Stats])
+export const TesseraWorker = Entity.make("TesseraWorker", [Run, Get, Release, Cancel, Time, Info, Stats, Plugins])
   .annotate(ClusterSchema.ShardGroup, (id: string) => id)
 
 const PersistFail = Schema.String
@@ -122,6 +142,50 @@ export interface RunRequest {
   readonly profile: boolean
   readonly tasks: ReadonlyArray<WireTask>
   readonly inputs: ReadonlyArray<readonly [key: string, holders: ReadonlyArray<string>]>
+  /** present when worker plugins record this compute (see {@link RunTrace}) */
+  readonly trace?: RunTrace
+}
+
+/**
+ * What a worker needs to record a batch for its plugins as the scheduler would: which
+ * plugins, its trace rows, its clock offset, and each task's execution key,
+ * dependencies, dependents and stage (the run's lineage lives in the driver).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface RunTrace {
+  /** ids of the plugins (already started on this worker) recording this compute */
+  readonly plugins: ReadonlyArray<string>
+  /** the worker's index: its rows are `worker-{host}-{index × 16 + thread}` */
+  readonly index: number
+  /** worker clock minus scheduler clock, seconds */
+  readonly offset: number
+  /** per task of the batch, in order: execution key, dependencies, dependents, stage ("" none) */
+  readonly tasks: ReadonlyArray<readonly [key: string, dependencies: ReadonlyArray<string>, dependents: ReadonlyArray<string>, stage: string]>
+  /** execution keys of the inputs the worker may fetch */
+  readonly inputs: ReadonlyArray<readonly [key: string, exec: string]>
+  /** the first trace row of each holder of those inputs (a Transfer's peer) */
+  readonly rows: ReadonlyArray<readonly [worker: string, row: string]>
+  /** pids of the other worker processes on this worker's host */
+  readonly peers: ReadonlyArray<number>
+}
+
+/**
+ * Plugins to start (with where each runs) and plugin ids to close.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface PluginsRequest {
+  readonly start: ReadonlyArray<{
+    readonly plugin: { readonly id: string; readonly module: string; readonly name: string; readonly options: unknown }
+    readonly monitor: boolean
+    readonly truncate: boolean
+  }>
+  readonly close: ReadonlyArray<string>
+  /** the worker's clock offset as the scheduler measured it (worker minus scheduler, seconds) */
+  readonly offset: number
 }
 
 /**

@@ -37,14 +37,16 @@ import * as EngineError from "../../EngineError.ts"
 import { hidePassword } from "../../Cluster.ts"
 import type { ClusterOptions, TransferInfo, WorkerStats } from "../../Cluster.ts"
 import type { ExecutorShape } from "../../Executor.ts"
+import type { Callbacks } from "../../Hooks.ts"
 import * as Kernel from "../../Kernel.ts"
 import * as State from "../../State.ts"
+import * as WorkerPlugin from "../../WorkerPlugin.ts"
 import type { Job } from "../job.ts"
-import { MemoryBook, post, pre, record } from "../job.ts"
+import { execKeyOf, MemoryBook, post, pre, record, taskLineage } from "../job.ts"
 import { shareResult } from "../kernels.ts"
 import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
-import { decodeValue, encodeValue, parseAddress, TesseraWorker } from "./protocol.ts"
-import type { RunReply, RunRequest } from "./protocol.ts"
+import { decodeValue, encodeValue, parseAddress, ROW_STRIDE, TesseraWorker } from "./protocol.ts"
+import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
 import * as Registry from "./registry.ts"
 import { shardingConfig } from "./workerProcess.ts"
 
@@ -71,7 +73,7 @@ export interface WorkerView {
 }
 
 /** the thread id stride between worker processes (workerId = index * STRIDE + thread) */
-const STRIDE = 16
+const STRIDE = ROW_STRIDE
 const MAX_INFLIGHT = 2
 const BATCH_MAX = 512
 const BATCH_SECONDS = 0.1
@@ -236,7 +238,9 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     const lw = await spawnWorker({
       ...(postgres !== undefined ? { postgres } : { scheduler: { host: bindHost, port } }),
       ...(options.threads !== undefined ? { threads: options.threads } : {}),
-      ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {})
+      ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {}),
+      ...(options.hostNames?.[k] !== undefined ? { hostName: options.hostNames[k] } : {}),
+      ...(options.preload !== undefined ? { preload: options.preload } : {})
     }, onExit)
     locals.push(lw)
   })
@@ -267,6 +271,82 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     if (rs !== null) for (const w of workers.values()) if (w.alive && !listed.has(w.name)) yield* markDead(w)
   }))), scope)
 
+  // the driver's resource monitor measures the worker processes on its host with itself
+  const unregisterPids = WorkerPlugin.registerHostProcesses(() =>
+    [...workers.values()].filter((w) => w.alive && w.host === host).map((w) => w.pid)
+  )
+  const plugins = new Map<string, PluginState>()
+  /** Closes plugins on every worker they started on (flushing their files). */
+  const closePlugins = (ps: ReadonlyArray<PluginState>) =>
+    Effect.forEach(
+      [...workers.values()].filter((w) => w.alive && ps.some((p) => p.started.has(w.name))),
+      (w) => {
+        const ids = ps.filter((p) => p.started.has(w.name)).map((p) => p.plugin.id)
+        for (const p of ps) p.started.delete(w.name)
+        const blob = encodeValue({ start: [], close: ids, offset: w.offset } satisfies PluginsRequest)
+        return Effect.ignore(Effect.timeout(clientFor(w.name).Plugins({ blob }), "30 seconds"))
+      },
+      { concurrency: "unbounded", discard: true }
+    )
+  // before the local workers are stopped (finalizers run in reverse): their files flushed
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      unregisterPids()
+      const ps = [...plugins.values()]
+      for (const p of ps) p.detach()
+      return closePlugins(ps)
+    })
+  )
+  /** The plugins of `job`'s hooks, each started on every live worker (the host's monitor first). */
+  const startPlugins = (job: Job, ws: ReadonlyArray<WorkerView>) =>
+    Effect.gen(function*() {
+      const ps: Array<PluginState> = []
+      for (const cb of pluginHooks(job)) {
+        const plugin = cb.workerPlugin!
+        let p = plugins.get(plugin.id)
+        if (p === undefined) {
+          const state: PluginState = { plugin, started: new Set(), hosts: new Set(), detach: () => {} }
+          // the hook's owner closes it (a profiler layer closing): flushed on every worker
+          state.detach = WorkerPlugin.attach(cb, {
+            close: () => {
+              state.detach()
+              plugins.delete(plugin.id)
+              return Effect.runPromise(closePlugins([state]))
+            }
+          })
+          plugins.set(plugin.id, p = state)
+        }
+        ps.push(p)
+      }
+      for (const p of ps) {
+        const todo = ws.filter((w) => w.alive && !p.started.has(w.name))
+        // per host without the driver, the first worker measures it and starts its files
+        const first = new Map<string, WorkerView>()
+        for (const w of todo) {
+          if (w.host === host || p.hosts.has(w.host)) continue
+          const f = first.get(w.host)
+          if (f === undefined || w.index < f.index) first.set(w.host, w)
+        }
+        const start = (w: WorkerView) => {
+          const monitor = first.get(w.host) === w
+          const blob = encodeValue({ start: [{ plugin: p.plugin, monitor, truncate: monitor }], close: [], offset: w.offset } satisfies PluginsRequest)
+          return Effect.exit(clientFor(w.name).Plugins({ blob })).pipe(Effect.flatMap((e) => {
+            // unreachable: lost like any worker that does not answer
+            if (Exit.isFailure(e)) return markDead(w)
+            if (e.value !== null) {
+              return Effect.fail(EngineError.workerPluginFailed(w.name, `${p.plugin.module}#${p.plugin.name}`, e.value))
+            }
+            p.started.add(w.name)
+            p.hosts.add(w.host)
+            return Effect.void
+          }))
+        }
+        yield* Effect.forEach(first.values(), start, { concurrency: "unbounded", discard: true })
+        yield* Effect.forEach(todo.filter((w) => first.get(w.host) !== w), start, { concurrency: "unbounded", discard: true })
+      }
+      return ps.map((p) => p.plugin.id)
+    })
+
   let busy = () => 0
   const built = EngineClock.nowSeconds()
   let computes = 0
@@ -292,7 +372,14 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       const running = new Map<string, Set<number>>()
       const inflight = new Map<string, number>()
       const recovering = new Uint8Array(g.size)
-      const book = job.profile ? new MemoryBook(job, STRIDE * 256, host) : null
+      // hooks with a worker plugin get the workers' records there, not here
+      const hooked = pluginHooks(job)
+      const pluginIds = hooked.length > 0 ? yield* startPlugins(job, [...workers.values()]) : []
+      const local = (cbs: ReadonlyArray<Callbacks>) => cbs.filter((c) => !hooked.includes(c))
+      const view: Job = hooked.length === 0
+        ? job
+        : { ...job, taskCbs: local(job.taskCbs), memoryCbs: local(job.memoryCbs), transferCbs: local(job.transferCbs) }
+      const book = job.profile ? new MemoryBook(view, STRIDE * 256, host) : null
       const releases = new Map<string, Array<string>>()
       const before = s.onRelease
       s.onRelease = (i) => {
@@ -342,7 +429,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             const sp = g.specs[i]!
             return { key: sp.key, module: sp.kernel.module, name: sp.kernel.name, args: sp.args }
           }),
-          inputs: [...inputs]
+          inputs: [...inputs],
+          ...(kind === "run" && pluginIds.length > 0 ? { trace: runTrace(w, tasks, inputs) } : {})
         }
         const blob = encodeValue(req)
         const sent = performance.now()
@@ -363,6 +451,26 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           ),
           inner
         )
+      }
+
+      /** What `w` needs to record a batch for the plugins (see protocol.ts `RunTrace`). */
+      const runTrace = (w: WorkerView, tasks: ReadonlyArray<number>, inputs: ReadonlyMap<string, ReadonlyArray<string>>): RunTrace => {
+        const rows = new Map<string, string>()
+        for (const hs of inputs.values()) {
+          for (const h of hs) {
+            const v = workers.get(h)
+            if (v !== undefined) rows.set(h, threadId(v.host, v.index * STRIDE))
+          }
+        }
+        return {
+          plugins: pluginIds,
+          index: w.index,
+          offset: w.offset,
+          tasks: tasks.map((i) => [...taskLineage(job, i), g.specs[i]!.stage ?? ""] as const),
+          inputs: [...inputs.keys()].map((k) => [k, execKeyOf(job, g.index.get(k)!)] as const),
+          rows: [...rows],
+          peers: [...workers.values()].filter((v) => v.alive && v !== w && v.host === w.host).map((v) => v.pid)
+        }
       }
 
       /** Recomputes the results of `lost` (and the released inputs they need). */
@@ -449,6 +557,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             set.add(i)
             if (job.pre.length > 0) pre(job, i)
           }
+          // a worker that joined since the compute began starts its plugins first
+          if (hooked.length > 0) yield* startPlugins(job, [workers.get(name)!])
           yield* send("run", workers.get(name)!, tasks, job.profile)
         }
       })
@@ -481,7 +591,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           for (const t of reply.transfers) {
             const rec: TransferInfo = { ...t, start: t.start - w.offset, stop: t.stop - w.offset, worker: m.w }
             for (const cb of transferCbs) cb(rec)
-            if (job.transferCbs.length > 0) {
+            if (view.transferCbs.length > 0) {
               // the sender as a row of the trace (like the receiver's), so transfers join the tasks
               const sender = workers.get(t.peer)
               const tr: TransferRecord = {
@@ -495,7 +605,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
                 serialize: t.serialize,
                 deserialize: t.deserialize
               }
-              for (const cb of job.transferCbs) cb.transfer!(tr)
+              for (const cb of view.transferCbs) cb.transfer!(tr)
             }
             for (const k of t.keys) {
               const i = g.index.get(k)
@@ -524,7 +634,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             if (book !== null) {
               if (d.rec !== null) for (let q = 0; q < 6; q++) rec[q] = d.rec[q]! - w.offset
               rec[6] = d.rec?.[6] ?? 0
-              record(job, book, i, undefined, workerId, w.host, rec, 0, "memory", {
+              record(view, book, i, undefined, workerId, w.host, rec, 0, "memory", {
                 nbytes: d.nbytes,
                 chunks: d.chunks,
                 shape: d.shape,
@@ -698,6 +808,24 @@ export interface ClusterHandle {
   readonly stats: Effect.Effect<ReadonlyArray<WorkerStats>>
   /** calls `cb` with each peer transfer of every compute; returns the unsubscribe */
   readonly onTransfer: (cb: (t: TransferInfo) => void) => () => void
+}
+
+/** A worker plugin as this scheduler runs it: the workers and hosts it started on. */
+interface PluginState {
+  readonly plugin: WorkerPlugin.WorkerPlugin
+  readonly started: Set<string>
+  /** hosts where it started (their files are started; later workers there append) */
+  readonly hosts: Set<string>
+  detach: () => void
+}
+
+/** The hooks of `job` that carry a worker plugin. */
+const pluginHooks = (job: Job): Array<Callbacks> => {
+  const out: Array<Callbacks> = []
+  for (const cb of [...job.taskCbs, ...job.memoryCbs, ...job.transferCbs, ...(job.sampler !== undefined ? [job.sampler] : [])]) {
+    if (cb.workerPlugin !== undefined && !out.includes(cb)) out.push(cb)
+  }
+  return out
 }
 
 const aliveCount = (ws: ReadonlyMap<string, WorkerView>): number => {

@@ -1,6 +1,7 @@
 /**
  * Entry point of a worker process started by `LocalCluster`: `node workerMain.js
- * '<WorkerOptions as JSON>'`. Runs the worker until the process is signalled.
+ * '<WorkerOptions as JSON>'`. Imports the `preload` modules, then runs the worker until
+ * the process is signalled.
  *
  * @since 0.1.0
  * @internal
@@ -11,4 +12,6 @@ import { layer } from "./workerProcess.ts"
 import type { WorkerOptions } from "./workerProcess.ts"
 
 const options = JSON.parse(process.argv[2] ?? "{}") as WorkerOptions
+// before joining: an import blocks this process's event loop (pings, shard locks) while it runs
+await Promise.all((options.preload ?? []).map((u) => import(u)))
 NodeRuntime.runMain(Layer.launch(layer(options)), { disableErrorReporting: false })

@@ -10,9 +10,13 @@
  * again when a worker is lost.
  *
  * `clockShift` (seconds, tests only) is added to every timestamp the worker reports, as
- * if its host clock were off.
+ * if its host clock were off; `hostName` (tests only) is the host it reports, as if it
+ * ran on another host.
  *
- * Leaves out: spilling to disk, resource monitoring of the worker host.
+ * Worker plugins (the profiler layers' per-host files) run here, fed by `PluginRunner`
+ * (workerPlugins.ts) with this worker's records.
+ *
+ * Leaves out: spilling to disk.
  *
  * @since 0.1.0
  * @internal
@@ -33,7 +37,8 @@ import { makeJob } from "../job.ts"
 import { describeResult } from "../kernels.ts"
 import * as Registry from "./registry.ts"
 import { decodeValue, encodeValue, TesseraWorker } from "./protocol.ts"
-import type { RunReply, RunRequest, WireTransfer } from "./protocol.ts"
+import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
+import { PluginRunner } from "./workerPlugins.ts"
 
 /**
  * How to start a worker process.
@@ -52,6 +57,10 @@ export interface WorkerOptions {
   readonly threads?: number
   /** test only: seconds added to every timestamp this worker reports */
   readonly clockShift?: number
+  /** module URLs imported before the worker joins (workerMain) */
+  readonly preload?: ReadonlyArray<string>
+  /** test only: the host name this worker reports (as if it ran on another host) */
+  readonly hostName?: string
 }
 
 /**
@@ -78,7 +87,7 @@ const refsKeysOf = (a: unknown): ReadonlyArray<string> => (a as Record<string, A
  * @since 0.1.0
  * @internal
  */
-const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, threads: number) =>
+const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, threads: number, host: string) =>
   Effect.gen(function*() {
     const store = new Map<string, unknown>()
     const stats = { sent: 0, received: 0, tasks: 0, running: 0 }
@@ -95,6 +104,8 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
         }
       })
     const now = () => EngineClock.nowSeconds() + shift
+    const plugins = new PluginRunner(name, shift, host)
+    yield* Effect.addFinalizer(() => Effect.promise(() => plugins.closeAll()))
     const cancelOf = (c: number) => {
       let d = cancels.get(c)
       if (d === undefined) cancels.set(c, d = Deferred.makeUnsafe<void>())
@@ -165,6 +176,10 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
         for (const t of req.tasks) refKeys(t.args, need)
         for (const k of inBatch) need.delete(k)
         const { lost, transfers } = yield* fetchInputs(req.inputs, need)
+        const trace = req.trace
+        if (trace !== undefined) {
+          for (const t of transfers) plugins.transfer(trace, t, new Map(t.keys.map((k) => [k, describeResult(store.get(k)).nbytes])))
+        }
         if (lost.length > 0) {
           return {
             done: [],
@@ -202,6 +217,7 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
         const state = State.init(graph, all)
         const records = new Map<string, TaskRecord>()
         const cbs: Array<Callbacks> = req.profile ? [{ task: (r) => void records.set(r.key, r) }] : []
+        if (trace !== undefined) cbs.push(...plugins.begin(trace))
         const job = makeJob(graph, state, cbs)
         stats.running++
         const exit = yield* Effect.exit(pool.execute(job).pipe(
@@ -210,13 +226,14 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
         ))
         const done: Array<RunReply["done"][number]> = []
         for (let i = 0; i < graph.size; i++) {
+          const r = records.get(graph.keys[i]!)
+          if (trace !== undefined && r !== undefined) plugins.task(trace, i, r)
           if (!state.finished[i]) continue
           stats.tasks++
           const key = graph.keys[i]!
           const v = state.cache[i]
           store.set(key, v)
           const info = describeResult(v)
-          const r = records.get(key)
           done.push({
             key,
             nbytes: info.nbytes,
@@ -270,11 +287,19 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
       Release: ({ payload }) =>
         Rpc.fork(Effect.sync(() => {
           for (const k of payload.keys) store.delete(k)
+          if (plugins.active) plugins.release(payload.keys)
         })),
+      Plugins: ({ payload }) =>
+        Rpc.fork(Effect.promise(() =>
+          plugins.apply(decodeValue<PluginsRequest>(payload.blob)).then(
+            () => null,
+            (e: unknown) => e instanceof Error ? e.message : String(e)
+          )
+        )),
       Cancel: ({ payload }) => Rpc.fork(Effect.asVoid(Deferred.succeed(cancelOf(payload.compute), undefined))),
       Time: () => Rpc.fork(Effect.sync(now)),
       Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats }))),
-      Info: () => Rpc.fork(Effect.sync(() => ({ host: hostname(), threads, pid: process.pid })))
+      Info: () => Rpc.fork(Effect.sync(() => ({ host, threads, pid: process.pid })))
     })
   })
 
@@ -291,7 +316,7 @@ export const layer = (options: WorkerOptions) => {
   const entity = TesseraWorker.toLayer(
     Effect.gen(function*() {
       const pool = yield* Executor.makeWorkers({ workers: options.threads ?? 1 })
-      return yield* handlers(name, pool, options.clockShift ?? 0, options.threads ?? 1)
+      return yield* handlers(name, pool, options.clockShift ?? 0, options.threads ?? 1, options.hostName ?? hostname())
     }),
     { concurrency: "unbounded", maxIdleTime: "1000 days" }
   )
