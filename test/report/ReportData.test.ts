@@ -199,4 +199,24 @@ describe("fromTables", () => {
     assert.deepEqual(device(b), device(a))
     assert.deepEqual(device(a), ["worker-h-0=NaN", "worker-h-2=64"])
   })
+
+  it("keeps every host's resource timeline when several hosts' files load together", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "tessera-hosts-"))
+    const files = await Promise.all(["alpha", "beta"].map(async (host, h) => {
+      const file = join(dir, `run-ResourceMonitor-${host}.msgpack`)
+      await writeFile(file, encodeRecords([0, 1, 2].map((t): TraceEvent => ({
+        name: "Resource Usage", timestamp: 1e9 + t, phase: "I", scope: "g", process_id: host, thread_id: null,
+        args: { cpu: 10 * (h + 1) + t, memory: 1e9 + t, time: 1e9 + t, num_fds: 4 }
+      }))))
+      return file
+    }))
+    const d = fromTables(await loadPromise(files))
+    assert.deepEqual([...d.hosts].sort(), ["alpha", "beta"])
+    const spec = resourceSpecs(d).charts.find((c) => c.field === "cpu")!.spec as { encoding: { color: { scale: { domain: Array<string> } } } }
+    assert.deepEqual(spec.encoding.color.scale.domain, ["alpha", "beta"])
+    const perHost = new Map<string, Array<number>>()
+    d.resources.host.forEach((h, i) => perHost.set(d.hosts[h]!, [...perHost.get(d.hosts[h]!) ?? [], d.resources.values.cpu![i]!]))
+    assert.deepEqual(perHost.get("alpha"), [10, 11, 12])
+    assert.deepEqual(perHost.get("beta"), [20, 21, 22])
+  })
 })
