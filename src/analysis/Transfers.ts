@@ -49,11 +49,15 @@ interface Row {
   readonly start: number
   readonly stop: number
   readonly duration: number
+  /** NaN where absent (device copies) */
   readonly serialize: number
   readonly deserialize: number
 }
 
 const numOr0 = (x: unknown): number => (typeof x === "number" && Number.isFinite(x) ? x : 0)
+const numOrNaN = (x: unknown): number => (typeof x === "number" && Number.isFinite(x) ? x : NaN)
+/** a sum that stays NaN (null in the table) until a value is added */
+const addKnown = (sum: number, x: number) => (x !== x ? sum : sum !== sum ? x : sum + x)
 
 const rowsOf = (t: Table | undefined): Array<Row> => {
   if (t === undefined || t.numRows === 0) return []
@@ -69,8 +73,8 @@ const rowsOf = (t: Table | undefined): Array<Row> => {
       start: numOr0(r.start),
       stop: numOr0(r.stop),
       duration: numOr0(r.duration),
-      serialize: numOr0(r.serialize),
-      deserialize: numOr0(r.deserialize)
+      serialize: numOrNaN(r.serialize),
+      deserialize: numOrNaN(r.deserialize)
     })
   }
   return out
@@ -181,7 +185,8 @@ const byBytes = <T extends { readonly acc: Acc; readonly label: string }>(xs: Ar
 /**
  * From, To, Direction, Transfers, Bytes, Time (s), MB/s, Serialize (s), Deserialize (s):
  * one row per sending and receiving worker and direction, most bytes first. A device
- * copy's other end is `host` (From for host-to-device, To for device-to-host).
+ * copy's other end is `host` (From for host-to-device, To for device-to-host); its
+ * Serialize / Deserialize are null (a peer fetch's sides only).
  *
  * @since 0.1.0
  * @category analysis
@@ -194,10 +199,10 @@ export const transferBandwidth = (tables: Tables): Table => {
     const to = dir === "device-to-host" ? "host" : t.worker
     const label = `${from}\u0000${to}\u0000${dir}`
     let g = groups.get(label)
-    if (g === undefined) groups.set(label, g = { label, from, to, dir, acc: acc(), ser: 0, deser: 0 })
+    if (g === undefined) groups.set(label, g = { label, from, to, dir, acc: acc(), ser: NaN, deser: NaN })
     add(g.acc, e, t.keys.length, t.bytes, t.duration)
-    g.ser += t.serialize
-    g.deser += t.deserialize
+    g.ser = addKnown(g.ser, t.serialize)
+    g.deser = addKnown(g.deser, t.deserialize)
   })
   const rows = byBytes([...groups.values()])
   return buildTable({

@@ -142,7 +142,7 @@ const reference = (spec: Spec) => {
     const dir = dirOf(tr.kind)
     const from = tr.kind === 0 ? workers[(tr.w + 1) % 5]! : tr.kind === 2 ? recv : "host"
     const to = tr.kind === 2 ? "host" : recv
-    const p = pair[`${from}|${to}|${dir}`] ??= { From: from, To: to, Direction: dir, Transfers: 0, Bytes: 0, "Time (s)": 0, "Serialize (s)": 0, "Deserialize (s)": 0 }
+    const p = pair[`${from}|${to}|${dir}`] ??= { From: from, To: to, Direction: dir, Transfers: 0, Bytes: 0, "Time (s)": 0, "Serialize (s)": tr.kind === 0 ? 0 : NaN, "Deserialize (s)": tr.kind === 0 ? 0 : NaN }
     ;(p.Transfers as number)++
     ;(p.Bytes as number) += tr.bytes
     ;(p["Time (s)"] as number) += tr.dur
