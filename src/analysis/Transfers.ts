@@ -28,7 +28,8 @@
  *   the rate while transferring, not over the run (overlapping transfers add up).
  *
  * A trace without transfers (DASF's, one process without GPU workers) gives tables with
- * no rows, except `transferShare`, whose rows then show 0 transfer time.
+ * no rows, except `transferShare`, whose rows then show 0 transfer time (an empty trace:
+ * none).
  *
  * Leaves out: transfers a task's own `transfer` phase covers (that is DASF's
  * `startstops`, in `tasks`), and network time outside Tessera's fetches.
@@ -315,8 +316,8 @@ export const allWorkers = "(all)"
  * Worker, Tasks, Compute (s), Transfers, Transfer (s), Bytes, Transfer share (%): per
  * worker row (a task's or a transfer's; a cluster worker's transfers are on its first
  * row, a GPU worker's copies on its row) its task time and its transfers' time, and a
- * last `(all)` row for the run; share = transfer / (compute + transfer). Rows in
- * worker order.
+ * last `(all)` row for the run (none for an empty trace); share = transfer / (compute +
+ * transfer). Rows in worker order.
  *
  * @since 0.1.0
  * @category analysis
@@ -349,7 +350,8 @@ export const transferShare = (tables: Tables): Table => {
     all.acc.bytes += g.acc.bytes
     all.acc.time += g.acc.time
   }
-  const rows = [...names.map((n) => ({ name: n, ...groups.get(n)! })), { name: allWorkers, ...all }]
+  // an empty trace: no rows (not an `(all)` row of zeros)
+  const rows = names.length === 0 ? [] : [...names.map((n) => ({ name: n, ...groups.get(n)! })), { name: allWorkers, ...all }]
   return buildTable({
     "Worker": { kind: "string", values: rows.map((r) => r.name) },
     "Tasks": { kind: "int", values: rows.map((r) => r.tasks) },

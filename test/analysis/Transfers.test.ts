@@ -174,7 +174,8 @@ const reference = (spec: Spec) => {
     const tt = r["Transfer time (s)"] as number
     return { ...r, Transfers: events.size, "Task time (s)": task, "Transfer share (%)": tt + task > 0 ? (tt / (tt + task)) * 100 : NaN }
   })
-  const shareRows = [...new Set([...tasks.map((t) => t.worker), ...s.transfers.map((t) => workers[t.w]!)]), A.allWorkers].map((w) => {
+  const rowNames = [...new Set([...tasks.map((t) => t.worker), ...s.transfers.map((t) => workers[t.w]!)])]
+  const shareRows = (rowNames.length === 0 ? [] : [...rowNames, A.allWorkers]).map((w) => {
     const mine = <T extends { worker: string }>(xs: Array<T>) => (w === A.allWorkers ? xs : xs.filter((x) => x.worker === w))
     const ts = mine(tasks)
     const trs = mine(s.transfers.map((t) => ({ ...t, worker: workers[t.w]! })))
