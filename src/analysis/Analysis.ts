@@ -16,6 +16,7 @@ import { criticalPath } from "./CriticalPath.ts"
 import { perFunctionSummary } from "./Summary.ts"
 import { timeSummary } from "./TimeSummary.ts"
 import { stageSummary } from "./StageSummary.ts"
+import { transferBandwidth, transferFunctions, transferShare, transferTypes } from "./Transfers.ts"
 import type { Tables } from "./internal/taskView.ts"
 import type { LoadColumns, TasksSchema } from "./Load.ts"
 
@@ -31,12 +32,14 @@ export { dasfFunctionName, functionName } from "./FunctionName.ts"
 export { load, loadBytesUnsafe, loadPromise, parallelMinBytes } from "./Load.ts"
 export type {
   LoadOptions,
+  ClockOffsetsSchema,
   LoadProgress,
   MemorySchema,
   ResourcesSchema,
   StringColumn,
   TasksSchema,
   TraceTables,
+  TransfersSchema,
   TypedTable
 } from "./Load.ts"
 export { perFunctionSummary } from "./Summary.ts"
@@ -44,6 +47,7 @@ export { timeSummary } from "./TimeSummary.ts"
 export { noStage, stageSummary } from "./StageSummary.ts"
 export { driverSegments, driverTable } from "./Driver.ts"
 export type { DriverSegment } from "./Driver.ts"
+export { allWorkers, directionOf, transferBandwidth, transferFunctions, transferShare, transferTypes } from "./Transfers.ts"
 export { criticalPathSteps } from "./CriticalPath.ts"
 export type { CriticalPathSteps, CriticalStep } from "./CriticalPath.ts"
 export type { Tables } from "./internal/taskView.ts"
@@ -80,7 +84,11 @@ const runs: { readonly [K in Exclude<AnalysisName, "profile">]: (tables: Tables)
   worker_utilization: (t) => workerUtilization(t),
   function_summary: perFunctionSummary,
   time_summary: timeSummary,
-  stage_summary: stageSummary
+  stage_summary: stageSummary,
+  transfer_bandwidth: transferBandwidth,
+  transfer_types: transferTypes,
+  transfer_functions: transferFunctions,
+  transfer_share: transferShare
 }
 
 /**

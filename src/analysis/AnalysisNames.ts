@@ -24,7 +24,11 @@ export const analysisTitles = {
   time_summary: "Time summary",
   /** the statistical profiler's samples (Profile.ts): read from the files, not the tables */
   profile: "Profile: top frames",
-  stage_summary: "Stage summary"
+  stage_summary: "Stage summary",
+  transfer_bandwidth: "Transfer bandwidth by worker pair",
+  transfer_types: "Transfer bandwidth by data type",
+  transfer_functions: "Transfer time per function",
+  transfer_share: "Compute vs transfer"
 } as const
 
 /**

@@ -18,18 +18,28 @@
  *   peak_memory, io_bytes (bytes) and cores (`cpu_time / duration`, null when either
  *   is null or the duration is 0) (Float64).
  * - `memory` (`Managed Memory` I events): timestamp, host, worker, key, state, size
- *   (bytes held by the worker), tasks (chunks held).
+ *   (bytes held by the worker), tasks (chunks held), device (bytes a GPU worker holds on
+ *   its device; null for other workers and DASF traces).
  * - `resources` (`Resource Usage` I events): timestamp, host and DASF's numeric args
  *   under DASF's names (cpu, memory, gpu_utilization, gpu_memory_used,
  *   host_net_io.read_bps, ..., num_fds, time); null where a sample lacks the arg
  *   (no GPU: DASF-NOTES 1).
  * - `driver` (`Driver` X events, Tessera's driver segments; see Driver.ts).
+ * - `transfers` (`Transfer` X events: cluster peer fetches and GPU host↔device copies;
+ *   empty for DASF traces and single-process runs): host, worker (receiving row), peer
+ *   (sending worker's row; null for a device copy), direction (`host-to-device` /
+ *   `device-to-host`; null for a peer fetch), keys (List of Utf8), n_keys, bytes, start,
+ *   stop, duration, serialize, deserialize (s; null for a device copy).
+ * - `clockOffsets` (`Clock Offset` I events, one per cluster worker and compute): host,
+ *   worker (its first row), name (`tessera-worker@HOST:PORT`), time, offset (worker
+ *   clock − scheduler clock, s), uncertainty (s: half the fastest round trip).
  *
  * - `metadata`: the metadata events, whole (`TraceEvent`s): the `Pipeline Graph` event
  *   (stage DAG) and any other `M` event; every other event is only counted
- *   (`eventCounts`). `Transfer` events and profiler samples are read by the SQL layer
- *   (internal/duckExtra.ts) with a second pass over the files, only when these counts
- *   show the run has them, so this pass stays as fast for the traces without them.
+ *   (`eventCounts`). `Transfer` and `Clock Offset` events are decoded whole in the same
+ *   pass (few next to `Compute`), and a trace without them pays nothing more.
+ *   Profiler samples are read by the SQL layer (internal/duckExtra.ts) with a second pass
+ *   over the files, only when these counts show the run has them.
  *
  * Each table's columns are typed (`TypedTable<TasksSchema>`, `MemorySchema`,
  * `ResourcesSchema`): `getChild` takes only column names, rows have typed fields.
@@ -77,6 +87,7 @@ import { functionName } from "./FunctionName.ts"
 import { type ArgSkip, ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
 import { decodeParallelPromise } from "./internal/parallelDecode.ts"
+import { extraTables } from "./internal/transferTables.ts"
 
 /**
  * A string column: dictionary-encoded Utf8 with Int32 codes (Arrow's
@@ -155,6 +166,57 @@ export type MemorySchema = {
   readonly size: Float64
   /** chunks held by the worker */
   readonly tasks: Float64
+  /** bytes a GPU worker holds on its device (null for other workers) */
+  readonly device: Float64
+}
+
+/**
+ * Columns of the `transfers` table (`Transfer` events): one row per cluster peer fetch
+ * (peer set, direction null) or GPU host↔device copy (direction set, peer null).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TransfersSchema = {
+  readonly host: StringColumn
+  /** the receiving worker's row (the GPU worker's, for a device copy both ways) */
+  readonly worker: StringColumn
+  /** the sending worker's first row, `worker-{host}-{index × 16}` (peer fetches) */
+  readonly peer: StringColumn
+  /** `host-to-device` | `device-to-host` (GPU copies) */
+  readonly direction: StringColumn
+  /** the keys whose results moved */
+  readonly keys: List<Utf8>
+  readonly n_keys: Int32
+  /** bytes on the wire (encoded) */
+  readonly bytes: Float64
+  /** seconds, on the trace's clock (with the file's shift) */
+  readonly start: Float64
+  readonly stop: Float64
+  readonly duration: Float64
+  /** seconds the sender serialised / the receiver deserialised (peer fetches) */
+  readonly serialize: Float64
+  readonly deserialize: Float64
+}
+
+/**
+ * Columns of the `clockOffsets` table (`Clock Offset` events, cluster runs).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ClockOffsetsSchema = {
+  readonly host: StringColumn
+  /** the worker's first row (`worker-{host}-{index × 16}`) */
+  readonly worker: StringColumn
+  /** the worker's name (`tessera-worker@HOST:PORT`) */
+  readonly name: StringColumn
+  /** seconds: when it was recorded (a compute's start) */
+  readonly time: Float64
+  /** seconds: worker clock − scheduler clock (timestamps are already corrected by it) */
+  readonly offset: Float64
+  /** seconds: half the fastest round trip it was measured with */
+  readonly uncertainty: Float64
 }
 
 /**
@@ -198,6 +260,10 @@ export interface TraceTables {
   readonly resources: TypedTable<ResourcesSchema>
   /** `Driver` events (Tessera's driver segments; empty for DASF traces): see Driver.ts */
   readonly driver: Table
+  /** `Transfer` events (empty without cluster peer fetches or GPU copies) */
+  readonly transfers: TypedTable<TransfersSchema>
+  /** `Clock Offset` events (empty outside cluster runs) */
+  readonly clockOffsets: TypedTable<ClockOffsetsSchema>
   readonly files: ReadonlyArray<string>
   /** events per event name, over all files */
   readonly eventCounts: Readonly<Record<string, number>>
@@ -358,13 +424,14 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
     })
-    return buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds, options?.columns)
+    return buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds, got.fileExtraEnds, options?.columns)
   }
   const dec = new ColumnDecoder(undefined, argSkipOf(options?.columns))
   let dropped = 0
   let done = 0
   let events = 0
   const rowEnds = new Int32Array(3 * files.length)
+  const extraEnds = new Int32Array(files.length)
   for (let f = 0; f < files.length; f++) {
     const file = files[f]
     const it = streamFrames(file, options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : undefined)
@@ -388,8 +455,9 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
       await it.return(undefined as never) // closes the file when decoding threw
     }
     markFile(rowEnds, f, dec)
+    extraEnds[f] = dec.extra.length
   }
-  return buildTablesNamed(dec, files, events, dropped, rowEnds, options?.columns)
+  return buildTablesNamed(dec, files, events, dropped, rowEnds, extraEnds, options?.columns)
 }
 
 const markFile = (rowEnds: Int32Array, f: number, dec: ColumnDecoder) => {
@@ -422,6 +490,7 @@ export const loadBytesUnsafe = (
   let dropped = 0
   let events = 0
   const rowEnds = new Int32Array(3 * databases.length)
+  const extraEnds = new Int32Array(databases.length)
   databases.forEach(({ bytes, file }, f) => {
     let whole = 0
     let stop: number
@@ -435,8 +504,9 @@ export const loadBytesUnsafe = (
     checkTailUnsafe(bytes.subarray(stop), file, stop)
     dropped += bytes.length - stop
     markFile(rowEnds, f, dec)
+    extraEnds[f] = dec.extra.length
   })
-  return buildTablesNamed(dec, databases.map((d) => d.file), events, dropped, rowEnds, columns)
+  return buildTablesNamed(dec, databases.map((d) => d.file), events, dropped, rowEnds, extraEnds, columns)
 }
 
 /**
@@ -640,6 +710,7 @@ const buildTables = (
   events: number,
   dropped: number,
   rowEnds: Int32Array,
+  extraEnds: Int32Array,
   columns?: LoadColumns
 ): TraceTables => {
   dec.tasks.complete()
@@ -749,7 +820,8 @@ const buildTables = (
     key: () => memKeyCol,
     state: () => dictColumn(m.state.view(), strings),
     size: () => f64Column(m.size.view()),
-    tasks: () => f64Column(m.tasks.view())
+    tasks: () => f64Column(m.tasks.view()),
+    device: () => detailColumn(m.device)
   })
   const r = dec.resources
   const resCols: Record<string, () => Data> = {
@@ -770,6 +842,7 @@ const buildTables = (
     fallbackRecords: dec.fallbacks,
     metadata: dec.metadata,
     driver: driverTable(dec.driver.map(driverSegmentOf).filter((x): x is DriverSegment => x !== undefined)),
+    ...extraTables(dec.extra, extraEnds, clocks.map((c) => c.shift)),
     recomputed,
     clocks,
     warnings

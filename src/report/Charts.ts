@@ -96,6 +96,24 @@ const functionPalette = [
 export const transferLabel = "(transfer: gather / send)"
 
 /**
+ * Colour-legend label of the data transfers in the task stream (`Transfer` events: a
+ * cluster worker's fetch from a peer, a GPU worker's copy to or from its device), drawn
+ * on the receiving worker's row as dask draws them.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const dataTransferLabel = "data transfer"
+
+/**
+ * Colour of {@link dataTransferLabel}'s bars.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const dataTransferColour = "#e7298a"
+
+/**
  * Colour-legend label of a driver activity in the task stream.
  *
  * @since 0.1.0
@@ -121,7 +139,8 @@ export const streamRows = (data: ReportData): Array<string> => [
 /**
  * Vega-Lite spec of the task stream: one row per worker (and one for the driver, the
  * main thread), one bar per task coloured by function, its gather and transfer phases
- * drawn in their own colour at its ends (as dask's task stream draws transfers), the
+ * drawn in their own colour at its ends, data transfers (`Transfer` events) in theirs
+ * on the receiving worker's row (as dask's task stream draws transfers), the
  * driver's segments in greys; zoomable in time (the `zoom` interval selection is bound
  * to the x scale). The page feeds the `tasks` source per visible window
  * (`src/report/PageScript.ts`): single tasks, or per-bucket aggregates whose opacity
@@ -132,10 +151,12 @@ export const streamRows = (data: ReportData): Array<string> => [
  * @category specs
  */
 export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
-  const domain = [...data.functions, transferLabel, ...data.activities.map(driverLabel)]
+  const moved = data.transfers.start.length > 0
+  const domain = [...data.functions, transferLabel, ...(moved ? [dataTransferLabel] : []), ...data.activities.map(driverLabel)]
   const range = [
     ...data.functions.map((_, i) => functionPalette[i % functionPalette.length]!),
     "#d62728",
+    ...(moved ? [dataTransferColour] : []),
     ...data.activities.map(driverColour)
   ]
   const color = { domain, range }

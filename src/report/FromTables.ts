@@ -20,7 +20,7 @@ import { codesOf, floatsOf, listCodesOf } from "../analysis/Columns.ts"
 import { driverSegments } from "../analysis/Driver.ts"
 import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
 import type { ReportData } from "./ReportData.ts"
-import { driverColumns, resourceMetrics } from "./ReportData.ts"
+import { clockSummaries, driverColumns, gpuWorkersOf, resourceMetrics, transferColumns } from "./ReportData.ts"
 
 /** A phase's duration (seconds) per task from its start and end columns; NaN where absent. */
 const phaseSeconds = (t: TraceTables, phase: "gather" | "transfer", n: number): Float64Array => {
@@ -151,6 +151,26 @@ export const fromTables = (
   }
   const size = floatsOf(t.tasks.getChild("size"), n)
   const drv = driverColumns(segments, t0)
+  const tr = transferColumns(
+    t.transfers.toArray().map((r) => ({
+      worker: r.worker ?? "",
+      peer: r.peer,
+      direction: r.direction,
+      keys: r.keys === null ? [] : Array.from(r.keys as unknown as Iterable<string | null>).filter((k): k is string => k !== null),
+      bytes: r.bytes ?? NaN,
+      start: r.start ?? NaN,
+      stop: r.stop ?? NaN
+    })),
+    workers.id,
+    t0
+  )
+  const memory = {
+    time: rel(mTime),
+    worker: mWorker,
+    bytes: floatsOf(t.memory.getChild("size"), nm),
+    chunks: floatsOf(t.memory.getChild("tasks"), nm),
+    device: floatsOf(t.memory.getChild("device"), nm)
+  }
   return {
     title: options.title ?? "Tessera run",
     sources: options.sources ?? t.files,
@@ -175,17 +195,21 @@ export const fromTables = (
       peakMemory: floatsOf(t.tasks.getChild("peak_memory"), n),
       ioBytes: floatsOf(t.tasks.getChild("io_bytes"), n)
     },
-    memory: {
-      time: rel(mTime),
-      worker: mWorker,
-      bytes: floatsOf(t.memory.getChild("size"), nm),
-      chunks: floatsOf(t.memory.getChild("tasks"), nm)
-    },
+    memory,
     resources: { time: rel(rTime), host: rHost, values },
     dot: t.metadata.find(isPipelineGraphEvent)?.args.dot,
     stages: stages.names,
     driver: drv.driver,
     driverThreads: drv.threads,
-    activities: drv.activities
+    activities: drv.activities,
+    transfers: tr,
+    clocks: clockSummaries(t.clockOffsets.toArray().map((r) => ({
+      worker: r.worker ?? "",
+      name: r.name ?? "",
+      time: r.time ?? NaN,
+      offset: r.offset ?? NaN,
+      uncertainty: r.uncertainty ?? NaN
+    }))),
+    gpuWorkers: gpuWorkersOf(workers.names, memory, tr)
   }
 }

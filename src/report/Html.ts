@@ -48,6 +48,8 @@ export interface HtmlOptions {
   readonly tables?: ReadonlyArray<ReportTable>
   /** Rows shown per table (the rest are counted, not shown). Default 200. */
   readonly maxTableRows?: number
+  /** the transfer analyses' tables (ReportTables.ts `transferTables`), for the `transfers` section */
+  readonly transferTables?: ReadonlyArray<ReportTable>
   /** Most tasks the task stream draws one bar each for; above, aggregated bars. Default 5,000. */
   readonly maxDetail?: number
 }
@@ -139,9 +141,17 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
   const r = data.resources
   const d = data.driver
   const memUnit = byteUnit(m.bytes.reduce((a, b) => (b > a ? b : a), 0))
+  const devUnit = byteUnit(m.device.reduce((a, b) => (b > a ? b : a), 0))
+  const x = data.transfers
   const resources = resourceSpecs(data)
   const breakdown = timeBreakdown(data)
-  const sections = await reportSections({ data, breakdown, tables: options.tables ?? [], maxTableRows: options.maxTableRows ?? 200 })
+  const sections = await reportSections({
+    data,
+    breakdown,
+    tables: options.tables ?? [],
+    maxTableRows: options.maxTableRows ?? 200,
+    ...(options.transferTables !== undefined ? { transferTables: options.transferTables } : {})
+  })
   const views = sections.flatMap((s) => s.views)
 
   const mi = memorySampleIndices(data)
@@ -156,7 +166,8 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
 "tasks":{"start":${numArray(t.start)},"end":${numArray(t.end)},"worker":${numArray(t.worker)},"fn":${numArray(t.fn)},"size":${numArray(t.size)},"cpu":${numArray(t.cpuTime)},"key":${scriptJson(t.key)},
 "stage":${optArray(t.stage, -1)},"gather":${optArray(t.gather)},"transfer":${optArray(t.transfer)},"bytesIn":${optArray(t.bytesIn, 0)},"peak":${optArray(t.peakMemory)},"io":${optArray(t.ioBytes)}},
 "driver":{"start":${numArray(d.start)},"end":${numArray(d.end)},"thread":${numArray(d.thread)},"activity":${numArray(d.activity)},"compute":${numArray(d.compute)},"tasks":${numArray(d.tasks)},"key":${scriptJson(d.key)}},
-"memory":{"t":${numArray(pick(m.time, mi))},"worker":${numArray(pick(m.worker, mi))},"bytes":${numArray(pick(m.bytes, mi), memUnit.scale)},"chunks":${numArray(pick(m.chunks, mi))}},
+"memory":{"t":${numArray(pick(m.time, mi))},"worker":${numArray(pick(m.worker, mi))},"bytes":${numArray(pick(m.bytes, mi), memUnit.scale)},"chunks":${numArray(pick(m.chunks, mi))},"device":${optArray(pick(m.device, mi).map((v) => v / devUnit.scale))}},
+"transfers":{"start":${numArray(x.start)},"end":${numArray(x.end)},"worker":${numArray(x.worker)},"bytes":${numArray(x.bytes)},"nKeys":${numArray(x.nKeys)},"peer":${scriptJson(x.peer)},"direction":${scriptJson(x.direction)},"keys":${scriptJson(x.keys)}},
 "resources":{"t":${numArray(pick(r.time, ri))},"host":${numArray(pick(r.host, ri))},"cols":{${resourceCols}}}}`
 
   const counts = Object.entries(data.eventCounts)
@@ -190,7 +201,7 @@ th.asc::after{content:" ▲"} th.desc::after{content:" ▼"}
 </style></head><body><main>
 <header><h1>${esc(data.title)}</h1><dl>
 <dt>hosts</dt><dd>${esc(data.hosts.join(", ")) || "—"}</dd>
-<dt>workers</dt><dd>${data.workers.length}</dd>
+<dt>workers</dt><dd>${data.workers.length}${data.gpuWorkers.length > 0 ? ` (GPU: ${esc(data.gpuWorkers.join(", "))})` : ""}</dd>
 <dt>wall time</dt><dd>${fmtSeconds(data.wall)}</dd>
 <dt>tasks</dt><dd>${t.start.length.toLocaleString("en-US")} in ${data.functions.length} functions${data.stages.length > 0 ? `, ${data.stages.length} stages` : ""}</dd>
 <dt>events</dt><dd>${counts || "none"}</dd>

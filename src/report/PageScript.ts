@@ -23,7 +23,8 @@
  * benchmarks.
  *
  * The task stream draws each task's gather and transfer phases at its ends in their own
- * colour and the driver's segments (`tessera.data.driver`) on the driver's row and, for
+ * colour, data transfers (`tessera.data.transfers`: peer fetches, device copies) on the
+ * receiving worker's row in theirs (hover: keys, bytes, peer, MB/s), and the driver's segments (`tessera.data.driver`) on the driver's row and, for
  * `worker start`, on the worker's; time-axis charts take the page's width (and again on
  * resize).
  *
@@ -32,7 +33,7 @@
  * @since 0.1.0
  */
 
-import { transferLabel } from "./Charts.ts"
+import { dataTransferLabel, transferLabel } from "./Charts.ts"
 
 /**
  * A view of the page: its element id, compiled Vega spec, and its windowed data
@@ -72,7 +73,15 @@ function floats(a, empty){ return a == null ? new Float64Array(nT).fill(empty) :
 var tG = floats(T.gather, NaN), tX = floats(T.transfer, NaN), tSt = T.stage == null ? new Int32Array(nT).fill(-1) : Int32Array.from(T.stage);
 var tIn = floats(T.bytesIn, 0), tPk = floats(T.peak, NaN), tIo = floats(T.io, NaN);
 var DR = D.driver, nD = DR.start.length, dS = Float64Array.from(DR.start), dE = Float64Array.from(DR.end);
-var TRANSFER = ${JSON.stringify(transferLabelText)};
+var TRANSFER = ${JSON.stringify(transferLabelText)}, MOVED = ${JSON.stringify(dataTransferLabel)};
+var X = D.transfers, nX = X.start.length, xS = Float64Array.from(X.start), xE = Float64Array.from(X.end);
+// data transfers in a window, on the receiving worker's row: one bar each (a few per
+// fetch or device copy); when zoomed out past the detail limit, only if they are few
+function transferRows(x0, x1, rows, detail){
+  if (!detail && nX > MAX_DETAIL) return;
+  for (var i = 0; i < nX; i++) { if (xE[i] < x0 || xS[i] > x1) continue;
+    rows.push({ _x: i, worker: D.workers[X.worker[i]], c: MOVED, start: xS[i], end: xE[i], _o: 0.9, _sw: 0 }); }
+}
 // the driver's segments in a window: few (a handful per compute), always drawn one each
 function driverRows(x0, x1, rows){
   for (var i = 0; i < nD; i++) { if (dE[i] < x0 || dS[i] > x1) continue;
@@ -105,6 +114,7 @@ function streamRows(x0, x1, width){
       rows.push({ _i: i, _p: "compute", worker: w, c: D.functions[tF[i]], start: cs, end: ce, _o: 1, _sw: 0.6 });
       if (g > 0) rows.push({ _i: i, _p: "gather", worker: w, c: TRANSFER, start: tS[i], end: cs, _o: 1, _sw: 0 });
       if (x > 0) rows.push({ _i: i, _p: "transfer", worker: w, c: TRANSFER, start: ce, end: tE[i], _o: 1, _sw: 0 }); }
+    transferRows(x0, x1, rows, true);
     driverRows(x0, x1, rows);
     return { rows: rows, visible: visible, detail: true };
   }
@@ -136,6 +146,7 @@ function streamRows(x0, x1, width){
       rows.push(prev);
     }
   }
+  transferRows(x0, x1, rows, false);
   driverRows(x0, x1, rows);
   return { rows: rows, visible: visible, detail: false };
 }
@@ -172,11 +183,19 @@ function seriesIdx(t, ser, val, ns, x0, x1){
 }
 var M = D.memory, mT = Float64Array.from(M.t), mW = Int32Array.from(M.worker), mB = Float64Array.from(M.bytes.map(function(x){ return x == null ? NaN : x; })),
   mC = Float64Array.from(M.chunks.map(function(x){ return x == null ? NaN : x; }));
+// device bytes: only the samples that carry them (GPU workers)
+var mDi = [], mDT, mDW, mDV;
+if (M.device != null) M.device.forEach(function(x, i){ if (x != null) mDi.push(i); });
+mDT = Float64Array.from(mDi, function(i){ return mT[i]; }); mDW = Int32Array.from(mDi, function(i){ return mW[i]; });
+mDV = Float64Array.from(mDi, function(i){ return M.device[i]; });
 var R = D.resources, rT = Float64Array.from(R.t), rH = Int32Array.from(R.host), nH = Math.max(1, D.hosts.length);
 var rV = {}; Object.keys(R.cols).forEach(function(c){ rV[c] = Float64Array.from(R.cols[c].map(function(x){ return x == null ? NaN : x; })); });
 function seriesRows(kind, x0, x1){
   var idx, rows = [], j, i;
-  if (kind === "memory:bytes" || kind === "memory:chunks") {
+  if (kind === "memory:device") {
+    idx = seriesIdx(mDT, mDW, mDV, nW, x0, x1);
+    for (j = 0; j < idx.length; j++) { i = idx[j]; rows.push({ t: mDT[i], worker: D.workers[mDW[i]], device: mDV[i] }); }
+  } else if (kind === "memory:bytes" || kind === "memory:chunks") {
     idx = seriesIdx(mT, mW, kind === "memory:bytes" ? mB : mC, nW, x0, x1);
     for (j = 0; j < idx.length; j++) { i = idx[j]; rows.push({ t: mT[i], worker: D.workers[mW[i]], bytes: mB[i], chunks: mC[i] }); }
   } else {
@@ -209,6 +228,14 @@ function driverInfo(i){
   if (DR.tasks[i] > 0) out.push(["tasks", DR.tasks[i]]);
   return out;
 }
+function transferInfo(i){
+  var d = xE[i] - xS[i], keys = X.keys[i], dir = X.direction[i];
+  var out = [["transfer", dir === "peer" ? "peer fetch" : dir], ["worker", D.workers[X.worker[i]]]];
+  if (X.peer[i] !== "") out.push(["from peer", X.peer[i]]);
+  out.push(["keys (" + X.nKeys[i] + ")", keys.length > 400 ? keys.slice(0, 400) + "\u2026" : keys], ["bytes", fmtBytes(X.bytes[i])],
+    ["start", fmtTime(xS[i])], ["duration", fmtTime(d)], ["rate", d > 0 && isFinite(X.bytes[i]) ? (X.bytes[i] / 1e6 / d).toPrecision(3) + " MB/s" : "\u2014"]);
+  return out;
+}
 function describe(value){
   if (value && value._agg) {
     var w = value.end - value.start;
@@ -218,6 +245,7 @@ function describe(value){
   }
   if (value && value._i !== undefined) return taskInfo(value._i, value._p);
   if (value && value._d !== undefined) return driverInfo(value._d);
+  if (value && value._x !== undefined) return transferInfo(value._x);
   if (value && typeof value === "object") return Object.keys(value).filter(function(k){ return k.charAt(0) !== "_" && !/_sort_index$/.test(k); })
     .map(function(k){ return [k, value[k]]; });
   return null;

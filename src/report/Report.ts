@@ -20,7 +20,7 @@ import { isReportInputError, ReportInputError, runName } from "./LoadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
 import { runAll as runUserAnalyses } from "../analysis/Plugin.ts"
 import type { QueryError } from "../analysis/Query.ts"
-import { analysisTables, fromArrow } from "./ReportTables.ts"
+import { analysisTables, fromArrow, transferTables } from "./ReportTables.ts"
 
 export {
   /**
@@ -149,6 +149,7 @@ export const writeReport = (
     const html = yield* Effect.promise(() =>
       renderHtml(input.data, {
         tables: [...(options.tables ?? analysisTables(input.tables)), ...user.map((u) => fromArrow(u.title, u.table))],
+        transferTables: transferTables(input.tables),
         sections: [flameSection(profile, input.data.t0)]
       })
     )

@@ -74,6 +74,47 @@ export interface MemoryColumns {
   readonly worker: Int32Array
   readonly bytes: Float64Array
   readonly chunks: Float64Array
+  /** bytes a GPU worker holds on its device (Tessera's `device` arg; NaN for other workers) */
+  readonly device: Float64Array
+}
+
+/**
+ * `Transfer` events (cluster peer fetches, GPU host↔device copies), columnar, times
+ * relative to `t0`: `worker` indexes `ReportData.workers` (the receiving row, a GPU
+ * worker's for its copies both ways); `peer` is the sending worker's row ("" for a
+ * device copy); `direction` is `peer`, `host-to-device` or `device-to-host`; `keys` the
+ * moved keys joined by ", ".
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TransferColumns {
+  readonly start: Float64Array
+  readonly end: Float64Array
+  readonly worker: Int32Array
+  readonly bytes: Float64Array
+  readonly nKeys: Int32Array
+  readonly peer: Array<string>
+  readonly direction: Array<string>
+  readonly keys: Array<string>
+}
+
+/**
+ * A cluster worker's clock offset to the scheduler (`Clock Offset` events), summarised
+ * per worker: samples, the last offset and its uncertainty, the range of offsets seen.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClockSummary {
+  readonly worker: string
+  readonly name: string
+  readonly samples: number
+  /** seconds: the last sample's offset (worker clock − scheduler clock) and uncertainty */
+  readonly offset: number
+  readonly uncertainty: number
+  readonly minOffset: number
+  readonly maxOffset: number
 }
 
 /**
@@ -132,6 +173,107 @@ export interface ReportData {
   readonly driverThreads: ReadonlyArray<string>
   /** driver activities (`pool start`, `setup`, `wait`, ...) */
   readonly activities: ReadonlyArray<string>
+  readonly transfers: TransferColumns
+  /** per cluster worker, in worker order; empty outside cluster runs */
+  readonly clocks: ReadonlyArray<ClockSummary>
+  /** the workers with device memory or device copies (GPU workers), in worker order */
+  readonly gpuWorkers: ReadonlyArray<string>
+}
+
+/**
+ * One transfer as the builders take it (times absolute).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TransferInput {
+  readonly worker: string
+  readonly peer: string | null
+  readonly direction: string | null
+  readonly keys: ReadonlyArray<string>
+  readonly bytes: number
+  readonly start: number
+  readonly stop: number
+}
+
+/**
+ * Transfer columns from transfers (any order; sorted by start here), worker rows
+ * interned with `worker`, times made relative to `t0`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const transferColumns = (xs: ReadonlyArray<TransferInput>, worker: (w: string) => number, t0: number): TransferColumns => {
+  const s = [...xs].sort((a, b) => a.start - b.start || a.stop - b.stop)
+  const n = s.length
+  const out: TransferColumns = {
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+    worker: new Int32Array(n),
+    bytes: new Float64Array(n),
+    nKeys: new Int32Array(n),
+    peer: new Array<string>(n),
+    direction: new Array<string>(n),
+    keys: new Array<string>(n)
+  }
+  for (let i = 0; i < n; i++) {
+    const x = s[i]!
+    out.start[i] = x.start - t0
+    out.end[i] = x.stop - t0
+    out.worker[i] = worker(x.worker)
+    out.bytes[i] = x.bytes
+    out.nKeys[i] = x.keys.length
+    out.peer[i] = x.peer ?? ""
+    out.direction[i] = x.direction ?? (x.peer !== null ? "peer" : "unknown")
+    out.keys[i] = x.keys.join(", ")
+  }
+  return out
+}
+
+/**
+ * Per-worker clock summaries from `Clock Offset` samples (see {@link ClockSummary}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const clockSummaries = (
+  xs: ReadonlyArray<{ readonly worker: string; readonly name: string; readonly time: number; readonly offset: number; readonly uncertainty: number }>
+): Array<ClockSummary> => {
+  const by = new Map<string, Array<(typeof xs)[number]>>()
+  for (const x of xs) {
+    if (!Number.isFinite(x.offset)) continue
+    let l = by.get(x.worker)
+    if (l === undefined) by.set(x.worker, l = [])
+    l.push(x)
+  }
+  return [...by.entries()]
+    .sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))
+    .map(([worker, l]) => {
+      const last = l.reduce((a, b) => (b.time >= a.time ? b : a))
+      const offsets = l.map((x) => x.offset)
+      return {
+        worker,
+        name: last.name,
+        samples: l.length,
+        offset: last.offset,
+        uncertainty: last.uncertainty,
+        minOffset: Math.min(...offsets),
+        maxOffset: Math.max(...offsets)
+      }
+    })
+}
+
+/**
+ * The GPU workers: rows with `Managed Memory` device bytes or device copies.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const gpuWorkersOf = (workers: ReadonlyArray<string>, memory: MemoryColumns, transfers: TransferColumns): Array<string> => {
+  const gpu = new Set<number>()
+  for (let i = 0; i < memory.time.length; i++) if (Number.isFinite(memory.device[i]!)) gpu.add(memory.worker[i]!)
+  for (let i = 0; i < transfers.start.length; i++) if (transfers.direction[i] !== "peer") gpu.add(transfers.worker[i]!)
+  return workers.filter((_, i) => gpu.has(i))
 }
 
 const asRecord = (u: unknown): Record<string, unknown> =>
@@ -333,8 +475,11 @@ export const fromEvents = (
     time: new Float64Array(nMem),
     worker: new Int32Array(nMem),
     bytes: new Float64Array(nMem),
-    chunks: new Float64Array(nMem)
+    chunks: new Float64Array(nMem),
+    device: new Float64Array(nMem)
   }
+  const transfers: Array<TransferInput> = []
+  const clocks: Array<Parameters<typeof clockSummaries>[0][number]> = []
   const values: Record<string, Float64Array> = {}
   const resources: ResourceColumns = { time: new Float64Array(nRes), host: new Int32Array(nRes), values }
   let it = 0
@@ -384,7 +529,25 @@ export const fromEvents = (
       memory.worker[im] = workers.id(String(e.thread_id ?? host))
       memory.bytes[im] = num(a["size"])
       memory.chunks[im] = num(a["tasks"])
+      memory.device[im] = num(a["device"])
       im++
+    } else if (e.name === "Transfer" && e.phase === "X") {
+      const a = asRecord(e.args)
+      const stop = Number.isFinite(num(a["stop"])) ? num(a["stop"]) : e.timestamp
+      const start = Number.isFinite(num(a["start"])) ? num(a["start"]) : stop - (Number.isFinite(num(e.duration)) ? num(e.duration) : 0)
+      const str = (u: unknown) => (typeof u === "string" ? u : null)
+      transfers.push({
+        worker: str(a["worker"]) ?? String(e.thread_id ?? host),
+        peer: str(a["peer"]),
+        direction: str(a["direction"]),
+        keys: Array.isArray(a["keys"]) ? a["keys"].map(String) : [],
+        bytes: num(a["bytes"]),
+        start,
+        stop
+      })
+    } else if (e.name === "Clock Offset") {
+      const a = asRecord(e.args)
+      clocks.push({ worker: String(e.thread_id ?? host), name: String(a["worker"] ?? ""), time: e.timestamp, offset: num(a["offset"]), uncertainty: num(a["uncertainty"]) })
     } else if (e.name === "Resource Usage") {
       const a = asRecord(e.args)
       resources.time[ir] = e.timestamp - t0
@@ -404,6 +567,7 @@ export const fromEvents = (
   }
   tasks.bytesIn.set(bytesInOf(tasks.key, tasks.end, tasks.size, (i) => deps[i]!))
   const drv = driverColumns(segments, t0)
+  const tr = transferColumns(transfers, workers.id, t0)
   return {
     title: options.title ?? "Tessera run",
     sources: options.sources ?? [],
@@ -420,7 +584,10 @@ export const fromEvents = (
     stages: stages.names,
     driver: drv.driver,
     driverThreads: drv.threads,
-    activities: drv.activities
+    activities: drv.activities,
+    transfers: tr,
+    clocks: clockSummaries(clocks),
+    gpuWorkers: gpuWorkersOf(workers.names, memory, tr)
   }
 }
 

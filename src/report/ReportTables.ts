@@ -100,7 +100,27 @@ export const analysisCaptions: Readonly<Record<string, string>> = {
   task_balance: "DASF's task balance: per one-second interval from the run's begin (rows), the chunks each worker (columns) held",
   worker_utilization: "per one-second interval and worker: seconds busy in tasks, seconds idle, and busy share",
   task_bottleneck: "DASF's slowest tasks: duration, share of the host's time and the memory the task's output uses (Mb)",
-  time_summary: "per worker, the driver and the run: wall time split into tasks, driver and idle (seconds and %)"
+  time_summary: "per worker, the driver and the run: wall time split into tasks, driver and idle (seconds and %)",
+  transfer_bandwidth: "data moved per sending and receiving worker (a GPU copy's other end is host): transfers, bytes, summed transfer time and the rate while transferring (MB/s = bytes ÷ 1e6 ÷ time)",
+  transfer_types: "data moved per data type of the keys (type and dtype of the task that made each key): a transfer of several keys is split among them by their sizes",
+  transfer_functions: "transfer time per function of the task that received the data, beside that function's task time",
+  transfer_share: "per worker row and for the run: task time against transfer time (a cluster worker's transfers sit on its first row)"
+}
+
+/**
+ * The transfer analyses (analysis/Transfers.ts: bandwidth by worker pair and by data
+ * type, transfer time per function, compute vs transfer) as report tables, with their
+ * captions; none when the run moved no data (no `Transfer` events).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const transferTables = (tables: TraceTables): Array<ReportTable> => {
+  if (tables.transfers.numRows === 0) return []
+  return ["transfer_bandwidth", "transfer_types", "transfer_functions", "transfer_share"].flatMap((name) => {
+    const a = analyses.find((x) => x.name === name)
+    return a === undefined ? [] : [fromArrow(a.title, a.run(tables), analysisCaptions[name])]
+  })
 }
 
 /**

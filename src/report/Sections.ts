@@ -9,7 +9,11 @@
  * 2. `stream` — the task stream (phases, the driver's row).
  * 3. `stages` — the stage DAG annotated with each stage's time and tasks, and the
  *    per-stage table.
- * 4. `resources` — resource usage, managed memory and chunks held (aligned timelines).
+ * 4. `resources` — resource usage, managed memory and chunks held (aligned timelines),
+ *    and GPU workers' device memory.
+ * 4b. `transfers` — only where the run moved data or measured clocks: bandwidth tables
+ *    (by worker pair, by data type), transfer time per function, compute vs transfer,
+ *    and the cluster workers' clock offsets.
  * 5. `histograms` — Work Queue style histograms per function, then over all tasks.
  * 6. `analyses` — the analysis tables.
  *
@@ -24,7 +28,7 @@ import { renderDotPromise } from "./Graphviz.ts"
 import type { PageView } from "./PageScript.ts"
 import type { ReportData } from "./ReportData.ts"
 import { sanitize } from "./SafeSvg.ts"
-import { esc, fmtSeconds, renderTable } from "./TableHtml.ts"
+import { esc, fmtNumber, fmtSeconds, renderTable } from "./TableHtml.ts"
 import type { ReportTable } from "./TableHtml.ts"
 import type { StageTime, TimeBreakdown } from "./TimeBreakdown.ts"
 import { functionHistogramsSpec, functionTimeSpec, stageTimeSpec } from "./TimeCharts.ts"
@@ -54,6 +58,8 @@ export interface SectionInput {
   readonly breakdown: TimeBreakdown
   readonly tables: ReadonlyArray<ReportTable>
   readonly maxTableRows: number
+  /** the transfer analyses' tables (ReportTables.ts `transferTables`), shown in `transfers` */
+  readonly transferTables?: ReadonlyArray<ReportTable>
 }
 
 const div = (id: string, cls = "chart") => `<div class="${cls}" id="${id}"></div>`
@@ -98,8 +104,9 @@ ${div("time-stages", "chart wide")}${div("time-functions", "chart wide")}`
 const streamSection = ({ breakdown: b, data }: SectionInput): ReportSection => ({
   id: "stream",
   title: "Task stream",
-  html: `${note(`one row per worker${b.hasDriver ? " and one for the driver (the main thread)" : ""}${
+  html: `${note(`one row per worker${data.gpuWorkers.length > 0 ? ` (GPU workers: ${esc(data.gpuWorkers.join(", "))})` : ""}${b.hasDriver ? " and one for the driver (the main thread)" : ""}${
     b.hasPhases ? "; a task's gather and transfer phases are drawn at its ends in red" : ""}${
+    data.transfers.start.length > 0 ? `; ${data.transfers.start.length.toLocaleString("en-US")} data transfers (peer fetches, device copies) in pink on the receiving worker's row` : ""}${
     b.hasDriver ? "; the driver's segments in browns and greys (light grey: waiting for the workers)" : "; no Driver events: the time between tasks is not explained"}`)}${div("task-stream", "chart wide")}`,
   views: [{ id: "task-stream", spec: taskStreamVega(data), sources: [{ source: "tasks", rows: "stream" }], fit: true }]
 })
@@ -176,6 +183,7 @@ const resourcesSection = ({ data }: SectionInput): ReportSection => {
   const m = data.memory
   const resources = resourceSpecs(data)
   const memUnit = byteUnit(m.bytes.reduce((a, x) => (x > a ? x : a), 0))
+  const devUnit = byteUnit(m.device.reduce((a, x) => (x > a ? x : a), 0))
   const timelines: Array<{ readonly spec: TopLevelSpec; readonly source: string; readonly rows: string }> = [
     ...resources.charts.map((x) => ({ spec: x.spec, source: `res_${x.column}`, rows: `resources:${x.column}` })),
     ...(m.time.length > 0
@@ -183,6 +191,9 @@ const resourcesSection = ({ data }: SectionInput): ReportSection => {
           { spec: timelineSpec("memory_bytes", "bytes", "Managed memory per worker", memUnit.unit, "worker", data.wall, undefined, data.workers), source: "memory_bytes", rows: "memory:bytes" },
           { spec: timelineSpec("memory_chunks", "chunks", "Chunks held per worker", "chunks", "worker", data.wall, undefined, data.workers), source: "memory_chunks", rows: "memory:chunks" }
         ]
+      : []),
+    ...(m.device.some(Number.isFinite)
+      ? [{ spec: timelineSpec("memory_device", "device", "Device memory per GPU worker", devUnit.unit, "worker", data.wall, undefined, data.gpuWorkers), source: "memory_device", rows: "memory:device" }]
       : [])
   ]
   const html = `${note("aligned with the task stream and following its zoom")}${timelines.length > 0 ? div("timelines", "chart wide") : ""}${
@@ -196,6 +207,39 @@ const resourcesSection = ({ data }: SectionInput): ReportSection => {
     views: timelines.length > 0
       ? [{ id: "timelines", spec: toVega(timelinesSpec(timelines.map((x) => x.spec)), { wall: data.wall }), sources: timelines.map((x) => ({ source: x.source, rows: x.rows })), fit: true }]
       : []
+  }
+}
+
+/**
+ * The clock offsets table: per cluster worker, the last measured offset to the
+ * scheduler's clock ± its uncertainty, the range seen and the samples.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const clockTable = (data: ReportData): ReportTable => ({
+  title: "Clock offsets",
+  description:
+    "each worker's clock minus the scheduler's, measured by round trips (NTP-style, the fastest kept); every time in this report is already on the scheduler's clock. ± = half the fastest round trip",
+  columns: ["worker", "name", "offset (s)", "± uncertainty (s)", "min offset (s)", "max offset (s)", "samples"],
+  units: [undefined, undefined, "s", "s", "s", "s", "count"],
+  rows: data.clocks.map((c) => [c.worker, c.name, c.offset, c.uncertainty, c.minOffset, c.maxOffset, c.samples])
+})
+
+const transfersSection = ({ data, maxTableRows, transferTables }: SectionInput): ReportSection => {
+  const x = data.transfers
+  let bytes = 0
+  for (let i = 0; i < x.bytes.length; i++) if (Number.isFinite(x.bytes[i]!)) bytes += x.bytes[i]!
+  const line = x.start.length > 0
+    ? `<p class="summary">${x.start.length.toLocaleString("en-US")} transfers moved ${esc(fmtNumber(bytes, "bytes"))} (peer fetches: ${
+      x.direction.filter((d) => d === "peer").length.toLocaleString("en-US")}, device copies: ${x.direction.filter((d) => d !== "peer").length.toLocaleString("en-US")})</p>`
+    : note("no Transfer events: no data moved between workers or to a device")
+  const tables = [...(transferTables ?? []), ...(data.clocks.length > 0 ? [clockTable(data)] : [])]
+  return {
+    id: "transfers",
+    title: "Transfers and clocks",
+    html: `${line}${tables.map((t, i) => renderTable(t, maxTableRows, `transfers-${i}`)).join("\n")}`,
+    views: []
   }
 }
 
@@ -240,6 +284,7 @@ export const reportSections = async (input: SectionInput): Promise<Array<ReportS
   streamSection(input),
   await stagesSection(input),
   resourcesSection(input),
+  ...(input.data.transfers.start.length > 0 || input.data.clocks.length > 0 ? [transfersSection(input)] : []),
   histogramsSection(input),
   ...(input.tables.length > 0 ? [analysesSection(input)] : [])
 ]

@@ -92,17 +92,55 @@ const driverEvent = fc.record({ ts: time, dur: fc.double({ min: 0, max: 2, noNaN
     duration: dur
   }))
 
-const memoryEvent = fc.record({ key, ts: time, host, worker, size: fc.nat(1e6), tasks: fc.nat(9) }).map(
-  ({ host, key, size, tasks, ts, worker }): TraceEvent => ({
+const memoryEvent = fc.record({ key, ts: time, host, worker, size: fc.nat(1e6), tasks: fc.nat(9), device: fc.option(fc.nat(1e6), { nil: undefined }) }).map(
+  ({ device, host, key, size, tasks, ts, worker }): TraceEvent => ({
     name: "Managed Memory",
     timestamp: ts,
     phase: "I",
     scope: "g",
     process_id: host,
     thread_id: worker,
-    args: { key, state: "memory", size, tasks }
+    args: device === undefined ? { key, state: "memory", size, tasks } : { key, state: "memory", size, tasks, device }
   })
 )
+
+/** A cluster peer fetch or a GPU copy (profiler/Trace.ts `transferEvent`'s layout). */
+const transferEvent = fc.record({
+  keys: fc.array(key, { maxLength: 3 }),
+  ts: time,
+  dur: fc.double({ min: 0, max: 5, noNaN: true }),
+  host,
+  worker,
+  bytes: fc.nat(1e9),
+  peer: fc.boolean()
+}).map(({ bytes, dur, host, keys, peer, ts, worker }): TraceEvent => ({
+  name: "Transfer",
+  timestamp: ts,
+  phase: "X",
+  process_id: host,
+  thread_id: worker,
+  args: {
+    keys,
+    bytes,
+    worker,
+    ...(peer ? { peer: "worker-h1-16" } : {}),
+    start: ts - dur,
+    stop: ts,
+    ...(peer ? { serialize: dur / 4, deserialize: dur / 8 } : { direction: "host-to-device" })
+  },
+  duration: dur
+}))
+
+const clockEvent = fc.record({ ts: time, host, worker, offset: fc.double({ min: -60, max: 60, noNaN: true }), u: fc.double({ min: 0, max: 1, noNaN: true }) })
+  .map(({ host, offset, ts, u, worker }): TraceEvent => ({
+    name: "Clock Offset",
+    timestamp: ts,
+    phase: "I",
+    scope: "t",
+    process_id: host,
+    thread_id: worker,
+    args: { worker: "tessera-worker@127.0.0.1:9", offset, uncertainty: u }
+  }))
 
 const resourceEvent = fc.record({ ts: time, host, cpu: fc.double({ min: 0, max: 100, noNaN: true }), gpu: fc.boolean() })
   .map(({ cpu, gpu, host, ts }): TraceEvent => ({
@@ -138,7 +176,7 @@ const oddRecord = fc.oneof(
 )
 
 const record = fc.oneof(
-  { arbitrary: fc.oneof(computeEvent, memoryEvent, resourceEvent, driverEvent).map((e) => encodeRecords([e])), weight: 8 },
+  { arbitrary: fc.oneof(computeEvent, memoryEvent, resourceEvent, driverEvent, transferEvent, clockEvent).map((e) => encodeRecords([e])), weight: 8 },
   { arbitrary: oddRecord, weight: 1 }
 )
 
@@ -157,6 +195,8 @@ const snapshot = (t: A.TraceTables): string =>
     memory: t.memory.toArray(),
     resources: t.resources.toArray(),
     driver: t.driver.toArray(),
+    transfers: t.transfers.toArray(),
+    clockOffsets: t.clockOffsets.toArray(),
     counts: Object.entries(t.eventCounts).sort(),
     events: t.events,
     droppedBytes: t.droppedBytes,
@@ -222,7 +262,8 @@ const reference = (events: ReadonlyArray<TraceEvent>): string => {
       key: s(a.key),
       state: s(a.state),
       size: n(a.size),
-      tasks: n(a.tasks)
+      tasks: n(a.tasks),
+      device: n(a.device)
     }
   })
   const resourceArgs = ["cpu", "memory", "gpu_utilization", "gpu_memory_used", "host_net_io.read_bps", "host_net_io.write_bps", "host_disk_io.read_bps", "host_disk_io.write_bps", "num_fds", "time"]
@@ -235,9 +276,31 @@ const reference = (events: ReadonlyArray<TraceEvent>): string => {
     const a = args(e)
     return { key: a.key, activity: a.activity, start: e.timestamp - (e.duration ?? 0), end: e.timestamp }
   }).sort((x, y) => x.start - y.start || x.end - y.end)
+  const transfers = events.filter((e) => e.name === "Transfer" && e.phase === "X").map((e) => {
+    const a = args(e)
+    const keys = (a.keys as Array<unknown>).map(String)
+    return {
+      host: s(e.process_id),
+      worker: s(a.worker),
+      peer: s(a.peer),
+      direction: s(a.direction),
+      keys,
+      n_keys: keys.length,
+      bytes: n(a.bytes),
+      start: n(a.start),
+      stop: n(a.stop),
+      duration: (a.stop as number) - (a.start as number),
+      serialize: n(a.serialize),
+      deserialize: n(a.deserialize)
+    }
+  })
+  const clockOffsets = events.filter((e) => e.name === "Clock Offset").map((e) => {
+    const a = args(e)
+    return { host: s(e.process_id), worker: s(e.thread_id), name: s(a.worker), time: e.timestamp, offset: n(a.offset), uncertainty: n(a.uncertainty) }
+  })
   const counts: Record<string, number> = {}
   for (const e of events) counts[e.name] = (counts[e.name] ?? 0) + 1
-  return JSON.stringify({ tasks, memory, resources, driver, counts: Object.entries(counts).sort() })
+  return JSON.stringify({ tasks, memory, resources, driver, transfers, clockOffsets, counts: Object.entries(counts).sort() })
 }
 
 describe("ParallelLoad", () => {
@@ -258,6 +321,8 @@ describe("ParallelLoad", () => {
             memory: t.memory.toArray(),
             resources: t.resources.toArray(),
             driver: t.driver.toArray().map((r) => ({ key: r.key, activity: r.activity, start: r.start, end: r.end })),
+            transfers: t.transfers.toArray(),
+            clockOffsets: t.clockOffsets.toArray(),
             counts: Object.entries(t.eventCounts).sort()
           })
           assert.equal(got, reference(decodeRecordsUnsafe(bytes, f).events))

@@ -20,6 +20,15 @@
  * `maxDetail` the stream draws aggregated bars when zoomed out and single tasks again
  * once zoomed in.
  *
+ * A 2-process cluster run's report (`demo --cluster local:2`): one pink bar per `Transfer`
+ * event on its receiving worker's row, whose tooltip shows keys, bytes, peer and MB/s;
+ * the "Transfers and clocks" section's bandwidth tables and one clock-offset row per
+ * worker (screenshots report-cluster-stream.png, report-cluster-transfer-hover.png,
+ * report-cluster-transfers.png). A GPU run's report (`demo --gpu`; skipped without a
+ * WebGPU adapter): device copies both ways on the GPU worker's row, its device memory
+ * timeline and the header naming it (report-gpu-stream.png, report-gpu-resources.png,
+ * report-gpu-transfers.png).
+ *
  * Skips with a message where /usr/bin/chromium is absent (`.ci/run` installs it).
  */
 import assert from "node:assert/strict"
@@ -39,6 +48,7 @@ import { loadEvents } from "../../src/report/LoadEvents.ts"
 import { fromEvents } from "../../src/report/ReportData.ts"
 import { encodeRecords } from "../../src/trace/TraceFormat.ts"
 import { hostileDot } from "../fixtures/hostile.ts"
+import { skip as gpuSkip } from "../gpu/gpu.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
@@ -83,7 +93,7 @@ const bars = (page: Page, all = false) =>
       for (const child of node.items ?? []) walk(child)
     }
     walk(v.scenegraph().root)
-    if (!all) items.splice(0, items.length, ...items.filter((it) => it.datum._d === undefined && (it.datum._p === undefined || it.datum._p === "compute")))
+    if (!all) items.splice(0, items.length, ...items.filter((it) => it.datum._d === undefined && it.datum._x === undefined && (it.datum._p === undefined || it.datum._p === "compute")))
     const canvas = (globalThis as any).document.querySelector("#task-stream canvas").getBoundingClientRect()
     // the canvas handler's origin is the view's origin plus its padding
     const [ox, oy] = v.origin()
@@ -94,7 +104,8 @@ const bars = (page: Page, all = false) =>
       width: it.width as number,
       datum: {
         i: it.datum._i as number | undefined, agg: it.datum._agg === true, tasks: it.datum.tasks as number | undefined,
-        p: it.datum._p as string | undefined, d: it.datum._d as number | undefined, worker: it.datum.worker as string
+        p: it.datum._p as string | undefined, d: it.datum._d as number | undefined, worker: it.datum.worker as string,
+        x: it.datum._x as number | undefined
       }
     }))
   }, all)
@@ -344,6 +355,97 @@ describe("report (browser)", { skip }, () => {
     })
   })
 
+  describe("a 2-process cluster run's report", () => {
+    let dir: string
+    let page: Page
+    let consoleErrors: Array<string>
+    let transferEvents = 0
+    let clockWorkers = 0
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), "tessera-e2e-cluster-"))
+      await promisify(execFile)(process.execPath, [main, "demo", "--cluster", "local:2", "--workers", "2", "--samples", "20000", "--profile", "c", "--report", "report.html", "--json"], { cwd: dir })
+      const traces = (await readdir(dir)).filter((f) => f.startsWith("c-TracePlugin-")).map((f) => join(dir, f))
+      const { events } = await loadEvents(traces)
+      transferEvents = events.filter((e) => e.name === "Transfer" && e.phase === "X").length
+      clockWorkers = new Set(events.filter((e) => e.name === "Clock Offset").map((e) => String(e.thread_id))).size
+      ;({ page, consoleErrors } = await open(browser, join(dir, "report.html")))
+    })
+
+    it("draws every peer fetch on the receiving worker's row, with keys, bytes, peer and MB/s on hover", async () => {
+      assert.deepEqual(consoleErrors, [])
+      assert.ok(transferEvents > 0, "the run fetched from peers")
+      await showStream(page)
+      await settle(page)
+      const moved = (await bars(page, true)).filter((b) => b.datum.x !== undefined)
+      assert.equal(moved.length, transferEvents)
+      const rows = await page.evaluate(() => {
+        const D = (globalThis as any).tessera.data
+        return D.transfers.worker.map((w: number) => D.workers[w]) as Array<string>
+      })
+      assert.ok(moved.every((b) => b.datum.worker === rows[b.datum.x!]), "each on its receiving worker's row")
+      await page.locator("#stream").screenshot({ path: join(dir, "report-cluster-stream.png") })
+      // zoom in on the first transfer, so its bar is wide enough to hover
+      const box = (await page.locator("#task-stream canvas").boundingBox())!
+      const first = moved[0]!
+      for (let i = 0; i < 8; i++) {
+        await page.mouse.move(first.x, box.y + box.height / 3)
+        await page.mouse.wheel(0, -400)
+        await settle(page)
+      }
+      const bar = (await bars(page, true)).filter((b) => b.datum.x !== undefined).reduce((a, b) => (b.width > a.width ? b : a))
+      await page.mouse.move(bar.x, bar.y)
+      await page.waitForSelector("#tooltip", { state: "visible", timeout: 5000 })
+      const text = (await page.textContent("#tooltip")) ?? ""
+      for (const re of [/peer fetch/, /keys \(\d+\)/, /bytes\s*[\d.]+ (B|KiB|MiB)/, /from peer\s*worker-/, /MB\/s/]) assert.match(text, re)
+      await page.screenshot({ path: join(dir, "report-cluster-transfer-hover.png") })
+    })
+
+    it("shows the bandwidth tables and the clock offsets with their uncertainty", async () => {
+      const section = page.locator("#transfers")
+      const text = (await section.textContent()) ?? ""
+      for (const title of ["Transfer bandwidth by worker pair", "Transfer bandwidth by data type", "Transfer time per function", "Compute vs transfer", "Clock offsets"]) {
+        assert.ok(text.includes(title), title)
+      }
+      assert.match(text, /\d+ transfers moved [\d.]+ (B|KiB|MiB)/)
+      const clockRows = await page.locator("#transfers table").last().locator("tbody tr").count()
+      assert.equal(clockRows, clockWorkers)
+      await section.screenshot({ path: join(dir, "report-cluster-transfers.png") })
+      console.log(`# screenshots: ${join(dir, "report-cluster-stream.png")}, ${join(dir, "report-cluster-transfer-hover.png")}, ${join(dir, "report-cluster-transfers.png")}`)
+    })
+  })
+
+  describe("a GPU run's report", { skip: gpuSkip }, () => {
+    it("draws the GPU worker's own row, its device copies and its device memory", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-gpu-"))
+      await promisify(execFile)(process.execPath, [main, "demo", "--gpu", "--workers", "1", "--samples", "3000", "--chunk-rows", "500", "--profile", "g", "--report", "report.html", "--json"], { cwd: dir })
+      const { consoleErrors, page } = await open(browser, join(dir, "report.html"))
+      assert.deepEqual(consoleErrors, [])
+      const info = await page.evaluate(() => {
+        const t = (globalThis as any).tessera
+        const D = t.data
+        const device = t.views["timelines"].data("memory_device") as Array<{ worker: string; device: number }>
+        return {
+          directions: [...new Set(D.transfers.direction)] as Array<string>,
+          transferRows: [...new Set(D.transfers.worker.map((w: number) => D.workers[w]))] as Array<string>,
+          deviceWorkers: [...new Set(device.map((r) => r.worker))] as Array<string>,
+          deviceMax: Math.max(...device.map((r) => r.device))
+        }
+      })
+      assert.deepEqual(info.directions.sort(), ["device-to-host", "host-to-device"])
+      assert.equal(info.transferRows.length, 1, "device copies on the GPU worker's row")
+      assert.deepEqual(info.deviceWorkers, info.transferRows, "device bytes of the GPU worker only")
+      assert.ok(info.deviceMax > 0)
+      assert.match((await page.textContent("header")) ?? "", new RegExp(`GPU: ${info.transferRows[0]}`))
+      await showStream(page)
+      await settle(page)
+      await page.locator("#stream").screenshot({ path: join(dir, "report-gpu-stream.png") })
+      await page.locator("#resources").screenshot({ path: join(dir, "report-gpu-resources.png") })
+      await page.locator("#transfers").screenshot({ path: join(dir, "report-gpu-transfers.png") })
+      console.log(`# screenshots: ${join(dir, "report-gpu-stream.png")}, ${join(dir, "report-gpu-resources.png")}, ${join(dir, "report-gpu-transfers.png")}`)
+      await page.close()
+    })
+  })
+
   describe("a report of a hostile trace", () => {
     it("runs nothing when every node and edge of its stage DAG is clicked", async () => {
       const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-xss-"))
@@ -388,7 +490,12 @@ describe("report (browser)", { skip }, () => {
         {
           name: "Compute", timestamp: 2, phase: "X", process_id: "h", thread_id: evil, duration: 0.5,
           args: { key: `${evil}-0`, name: evil, stage: evil, state: "memory", size: 8, dependencies: [], dependents: [] }
-        }
+        },
+        {
+          name: "Transfer", timestamp: 1.4, duration: 0.2, phase: "X", process_id: "h", thread_id: evil,
+          args: { keys: [`${evil}-0`], bytes: 8, worker: evil, peer: evil, start: 1.2, stop: 1.4, serialize: 0.01, deserialize: 0.01 }
+        },
+        { name: "Clock Offset", timestamp: 1, phase: "I", scope: "t", process_id: "h", thread_id: evil, args: { worker: evil, offset: 0.001, uncertainty: 0.0005 } }
       ]))
       const file = join(dir, "report.html")
       await writeReport([db], file)
@@ -401,13 +508,14 @@ describe("report (browser)", { skip }, () => {
       await showStream(page)
       await settle(page)
       const all = await bars(page, true)
-      assert.ok(all.some((b) => b.datum.d !== undefined) && all.some((b) => b.datum.i !== undefined), "a task and a driver segment drawn")
+      assert.ok(all.some((b) => b.datum.d !== undefined) && all.some((b) => b.datum.i !== undefined) && all.some((b) => b.datum.x !== undefined), "a task, a driver segment and a transfer drawn")
       for (const b of all) {
         await page.mouse.move(b.x, b.y)
         await page.waitForSelector("#tooltip", { state: "visible", timeout: 5000 })
         assert.ok(((await page.textContent("#tooltip")) ?? "").includes(evil), "the trace's string shown as text")
       }
       assert.ok(((await page.textContent("#table-stages")) ?? "").includes(evil))
+      assert.ok(((await page.textContent("#transfers")) ?? "").includes(evil), "transfer and clock tables show the strings as text")
       assert.ok(((await page.textContent("#run-summary")) ?? "").includes("tasks"))
       assert.equal(await page.evaluate(() => (globalThis as any).document.querySelectorAll("img").length), 0)
       assert.deepEqual(dialogs, [])

@@ -12,7 +12,8 @@ import { decodeEventsUnsafe, loadEvents, ReportInputError } from "../../src/repo
 import { fromEvents, functionOfKey } from "../../src/report/ReportData.ts"
 import { defaultTables } from "../../src/report/ReportTables.ts"
 import { fromTables } from "../../src/report/FromTables.ts"
-import { loadPromise } from "../../src/analysis/Load.ts"
+import { loadBytesUnsafe, loadPromise } from "../../src/analysis/Load.ts"
+import { encodeRecords } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
@@ -171,5 +172,51 @@ describe("fromTables", () => {
     assert.deepEqual(sig(b), sig(a))
     assert.deepEqual(Object.keys(b.resources.values).sort(), Object.keys(a.resources.values).sort())
     assert.equal(b.memory.time.length, a.memory.time.length)
+  })
+
+  it("builds the same transfers, clock offsets, device bytes and GPU workers from the tables as from the events", () => {
+    const events: Array<TraceEvent> = [
+      { name: "Compute", timestamp: 2, phase: "X", process_id: "h", thread_id: "worker-h-0", duration: 1, args: { key: "('a', 0)", state: "memory", size: 8 } },
+      { name: "Compute", timestamp: 3, phase: "X", process_id: "h", thread_id: "worker-h-2", duration: 1, args: { key: "('b', 0)", state: "memory", size: 8, dependencies: ["('a', 0)"] } },
+      { name: "Managed Memory", timestamp: 3, phase: "I", scope: "g", process_id: "h", thread_id: "worker-h-2", args: { key: "('b', 0)", state: "memory", size: 8, tasks: 1, device: 64 } },
+      { name: "Managed Memory", timestamp: 2, phase: "I", scope: "g", process_id: "h", thread_id: "worker-h-0", args: { key: "('a', 0)", state: "memory", size: 8, tasks: 1 } },
+      { name: "Transfer", timestamp: 2.5, phase: "X", process_id: "h", thread_id: "worker-h-2", duration: 0.25, args: { keys: ["('a', 0)"], bytes: 8, worker: "worker-h-2", start: 2.25, stop: 2.5, direction: "host-to-device" } },
+      { name: "Transfer", timestamp: 2.2, phase: "X", process_id: "h", thread_id: "worker-h-16", duration: 0.1, args: { keys: ["('a', 0)", "('c', 1)"], bytes: 80, worker: "worker-h-16", peer: "worker-h-0", start: 2.1, stop: 2.2, serialize: 0.01, deserialize: 0.02 } },
+      { name: "Clock Offset", timestamp: 1, phase: "I", scope: "t", process_id: "h", thread_id: "worker-h-16", args: { worker: "tessera-worker@h:1", offset: 0.5, uncertainty: 0.01 } },
+      { name: "Clock Offset", timestamp: 2, phase: "I", scope: "t", process_id: "h", thread_id: "worker-h-16", args: { worker: "tessera-worker@h:1", offset: 0.25, uncertainty: 0.02 } }
+    ]
+    const a = fromEvents(events)
+    const b = fromTables(loadBytesUnsafe([{ file: "t.msgpack", bytes: encodeRecords(events) }]))
+    const transfers = (d: typeof a) => Array.from(d.transfers.start, (s, i) =>
+      [s, d.transfers.end[i], d.workers[d.transfers.worker[i]!], d.transfers.peer[i], d.transfers.direction[i], d.transfers.keys[i], d.transfers.nKeys[i], d.transfers.bytes[i]])
+    assert.deepEqual(transfers(b), transfers(a))
+    assert.deepEqual(transfers(a).map((r) => r[4]), ["peer", "host-to-device"])
+    assert.deepEqual(b.clocks, a.clocks)
+    assert.deepEqual(a.clocks, [{ worker: "worker-h-16", name: "tessera-worker@h:1", samples: 2, offset: 0.25, uncertainty: 0.02, minOffset: 0.25, maxOffset: 0.5 }])
+    assert.deepEqual(b.gpuWorkers, ["worker-h-2"])
+    assert.deepEqual(a.gpuWorkers, b.gpuWorkers)
+    const device = (d: typeof a) => Array.from(d.memory.device, (x, i) => `${d.workers[d.memory.worker[i]!]}=${x}`).sort()
+    assert.deepEqual(device(b), device(a))
+    assert.deepEqual(device(a), ["worker-h-0=NaN", "worker-h-2=64"])
+  })
+
+  it("keeps every host's resource timeline when several hosts' files load together", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "tessera-hosts-"))
+    const files = await Promise.all(["alpha", "beta"].map(async (host, h) => {
+      const file = join(dir, `run-ResourceMonitor-${host}.msgpack`)
+      await writeFile(file, encodeRecords([0, 1, 2].map((t): TraceEvent => ({
+        name: "Resource Usage", timestamp: 1e9 + t, phase: "I", scope: "g", process_id: host, thread_id: null,
+        args: { cpu: 10 * (h + 1) + t, memory: 1e9 + t, time: 1e9 + t, num_fds: 4 }
+      }))))
+      return file
+    }))
+    const d = fromTables(await loadPromise(files))
+    assert.deepEqual([...d.hosts].sort(), ["alpha", "beta"])
+    const spec = resourceSpecs(d).charts.find((c) => c.field === "cpu")!.spec as { encoding: { color: { scale: { domain: Array<string> } } } }
+    assert.deepEqual(spec.encoding.color.scale.domain, ["alpha", "beta"])
+    const perHost = new Map<string, Array<number>>()
+    d.resources.host.forEach((h, i) => perHost.set(d.hosts[h]!, [...perHost.get(d.hosts[h]!) ?? [], d.resources.values.cpu![i]!]))
+    assert.deepEqual(perHost.get("alpha"), [10, 11, 12])
+    assert.deepEqual(perHost.get("beta"), [20, 21, 22])
   })
 })

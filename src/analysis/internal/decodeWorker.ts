@@ -25,6 +25,7 @@ const dec = new ColumnDecoder(undefined, workerData as ArgSkip)
 const marks: Array<number> = []
 const metadataSeqs: Array<number> = []
 const driverSeqs: Array<number> = []
+const extraSeqs: Array<number> = []
 let events = 0
 let error: WorkerError | undefined
 
@@ -41,6 +42,7 @@ port.on("message", (m: DecodeRequest) => {
       }
       while (metadataSeqs.length < dec.metadata.length) metadataSeqs.push(m.seq)
       while (driverSeqs.length < dec.driver.length) driverSeqs.push(m.seq)
+      while (extraSeqs.length < dec.extra.length) extraSeqs.push(m.seq)
       const t = dec.tasks
       marks.push(t.length, t.deps.length, dec.memory.length, dec.resources.length, t.dependents.length)
     }
@@ -90,13 +92,16 @@ port.on("message", (m: DecodeRequest) => {
       key: mem.key.view(),
       state: mem.state.view(),
       size: mem.size.view(),
-      tasks: mem.tasks.view()
+      tasks: mem.tasks.view(),
+      device: mem.device.view()
     },
     resources: { timestamp: r.timestamp.view(), host: r.host.view(), values: r.values.map((c) => c.view()) },
     metadata: dec.metadata,
     metadataSeqs: Int32Array.from(metadataSeqs),
     driver: dec.driver,
     driverSeqs: Int32Array.from(driverSeqs),
+    extra: dec.extra,
+    extraSeqs: Int32Array.from(extraSeqs),
     ...(error !== undefined ? { error } : {})
   }
   const buffers = new Set<ArrayBuffer>()

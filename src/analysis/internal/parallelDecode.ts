@@ -85,6 +85,7 @@ export interface DecodeResult {
     readonly state: Int32Array
     readonly size: Float64Array
     readonly tasks: Float64Array
+    readonly device: Float64Array
   }
   readonly resources: {
     readonly timestamp: Float64Array
@@ -97,6 +98,9 @@ export interface DecodeResult {
   /** `Driver` events decoded, in order, and the batch each came from */
   readonly driver: ReadonlyArray<TraceEvent>
   readonly driverSeqs: Int32Array
+  /** `Transfer` and `Clock Offset` events decoded, in order, and the batch each came from */
+  readonly extra: ReadonlyArray<TraceEvent>
+  readonly extraSeqs: Int32Array
   readonly error?: WorkerError
 }
 
@@ -118,6 +122,8 @@ export interface ParallelDecoded {
   readonly droppedBytes: number
   /** per file, where its rows end: tasks, memory and resources rows, 3 numbers a file */
   readonly fileRowEnds: Int32Array
+  /** per file, where its `extra` events (`Transfer`, `Clock Offset`) end */
+  readonly fileExtraEnds: Int32Array
 }
 
 /**
@@ -225,11 +231,13 @@ export const decodeParallelPromise = async (
     }
     if (framingError !== undefined) throw framingError
     const fileRowEnds = new Int32Array(3 * files.length)
+    const fileExtraEnds = new Int32Array(files.length)
     return {
-      dec: merge(got, seq, fileEnds, fileRowEnds, options.skip ?? {}),
+      dec: merge(got, seq, fileEnds, fileRowEnds, fileExtraEnds, options.skip ?? {}),
       events: got.reduce((s, g) => s + g.events, 0),
       droppedBytes: dropped,
-      fileRowEnds
+      fileRowEnds,
+      fileExtraEnds
     }
   } finally {
     for (const w of workers) void w.terminate()
@@ -251,6 +259,7 @@ const merge = (
   batches: number,
   fileEnds: ReadonlyArray<number>,
   fileRowEnds: Int32Array,
+  fileExtraEnds: Int32Array,
   skip: ArgSkip
 ): ColumnDecoder => {
   const task = (a: NonNullable<ArgSkip["compute"]>[number]) => !(skip.compute ?? []).includes(a)
@@ -280,9 +289,16 @@ const merge = (
     const all = got.flatMap((g) => events(g).map((event, i) => ({ seq: seqs(g)[i], event })))
     all.sort((a, b) => a.seq - b.seq)
     for (const m of all) into.push(m.event)
+    return all.map((m) => m.seq)
   }
   inOrder((g) => g.metadata, (g) => g.metadataSeqs, out.metadata)
   inOrder((g) => g.driver, (g) => g.driverSeqs, out.driver)
+  const extraSeqs = inOrder((g) => g.extra, (g) => g.extraSeqs, out.extra)
+  // where each file's extra events end: those of the batches before its end
+  for (let f = 0, x = 0; f < fileEnds.length; f++) {
+    while (x < extraSeqs.length && extraSeqs[x]! < fileEnds[f]!) x++
+    fileExtraEnds[f] = x
+  }
   let T = 0
   let D = 0
   let M = 0
@@ -307,7 +323,7 @@ const merge = (
   }
   const mi = () => new Int32Array(M)
   const mf = () => new Float64Array(M)
-  const m = { timestamp: mf(), host: mi(), worker: mi(), key: mi(), state: mi(), size: mf(), tasks: mf() }
+  const m = { timestamp: mf(), host: mi(), worker: mi(), key: mi(), state: mi(), size: mf(), tasks: mf(), device: mf() }
   const r = {
     timestamp: new Float64Array(R),
     host: new Int32Array(R),
@@ -383,6 +399,7 @@ const merge = (
     if (hasMemState) copyIds(m.state, mOut, gm.state, m0, m1, remap)
     if (hasMemSize) m.size.set(gm.size.subarray(m0, m1), mOut)
     if (hasMemTasks) m.tasks.set(gm.tasks.subarray(m0, m1), mOut)
+    m.device.set(gm.device.subarray(m0, m1), mOut)
     mOut += m1 - m0
     const gr = g.resources
     r.timestamp.set(gr.timestamp.subarray(r0, r1), rOut)
@@ -404,7 +421,7 @@ const merge = (
   setI32(ot.dependents, t.dependents, E)
   const om = out.memory
   for (const f of ["host", "worker", "key", "state"] as const) setI32(om[f], m[f], M)
-  for (const f of ["timestamp", "size", "tasks"] as const) setF64(om[f], m[f], M)
+  for (const f of ["timestamp", "size", "tasks", "device"] as const) setF64(om[f], m[f], M)
   setF64(out.resources.timestamp, r.timestamp, R)
   setI32(out.resources.host, r.host, R)
   out.resources.values.forEach((c, j) => setF64(c, r.values[j], R))

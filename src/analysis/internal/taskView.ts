@@ -19,6 +19,8 @@ export interface Tables {
   readonly memory?: Table
   /** `Driver` events (Driver.ts), when the trace has them */
   readonly driver?: Table
+  /** `Transfer` events (Load.ts `transfers`), when the trace has them */
+  readonly transfers?: Table
 }
 
 /**

@@ -6,7 +6,9 @@
  * any `M` event) are kept whole, as `TraceEvent`s in `metadata`, and `Driver` X events
  * (Tessera's driver segments, a few per compute) whole in `driver`, both decoded by the
  * generic decoder in the same pass, so nobody needs to decode a file a second time to
- * find them; every other event is only counted.
+ * find them; `Transfer` and `Clock Offset` events (cluster peer fetches, GPU copies,
+ * clock offsets: few next to `Compute`) likewise whole in `extra`; every other event is
+ * only counted.
  *
  * A `Compute` event's Tessera args (stage, type, dtype, shape, dependents, startstops,
  * peak_memory, io_bytes) fill the task columns' details; DASF's events lack most of them
@@ -55,6 +57,8 @@ const fallback = new Fallback()
 /** Thrown inside the fast path for a metadata event: decoded whole and kept. */
 class Keep {}
 const keep = new Keep()
+/** Events kept whole in `extra` (profiler/Trace.ts `transferEventName`, `clockEventName`). */
+const extraNames = ["Transfer", "Clock Offset"] as const
 
 /**
  * Decodes records into the three raw tables and the metadata events.
@@ -71,6 +75,8 @@ export class ColumnDecoder {
   readonly metadata: Array<TraceEvent> = []
   /** `Driver` X events, in file order */
   readonly driver: Array<TraceEvent> = []
+  /** `Transfer` X and `Clock Offset` events, in file order */
+  readonly extra: Array<TraceEvent> = []
   /** records that took the generic path (metadata events are not counted) */
   fallbacks = 0
 
@@ -135,7 +141,7 @@ export class ColumnDecoder {
     ]
     // Tessera's Compute args and startstops fields, and the Driver event's name
     const details = ["stage", "shape", "dtype", "type", "dependents", "startstops", "peak_memory", "io_bytes", "action", "start", "stop"]
-    this.K = Object.fromEntries([...ids, ...details, ...phaseNames, "Driver"].map((s) => [s, p.intern(s)]))
+    this.K = Object.fromEntries([...ids, ...details, ...phaseNames, "Driver", "device", ...extraNames].map((s) => [s, p.intern(s)]))
     this.resIds = Int32Array.from(resourceArgs, (s) => p.intern(s))
     this.protoId = p.intern("__proto__")
     const enc = new TextEncoder()
@@ -474,7 +480,7 @@ export class ColumnDecoder {
    */
   private isMetadata(name: number, phase: number): boolean {
     const K = this.K
-    return name === K[EventNames.pipelineGraph] || name === K.Driver ||
+    return name === K[EventNames.pipelineGraph] || name === K.Driver || name === K.Transfer || name === K["Clock Offset"] ||
       (phase === K.M && name !== K["Managed Memory"] && name !== K["Resource Usage"])
   }
 
@@ -628,6 +634,7 @@ export class ColumnDecoder {
     let size = NaN
     let tasks = NaN
     const skipped = this.memorySkip
+    let device = NaN
     for (let i = 0; i < n; i++) {
       const k = this.key()
       if (skipped.length > 0 && skipped.includes(k)) this.skip(3)
@@ -635,10 +642,11 @@ export class ColumnDecoder {
       else if (k === K.state) state = this.str(7)
       else if (k === K.size) size = this.num()
       else if (k === K.tasks) tasks = this.num()
+      else if (k === K.device) device = this.num()
       else this.skip(3)
     }
     if (this.pos !== end) throw fallback
-    this.memory.push(ts, host, worker, key, state, size, tasks)
+    this.memory.push(ts, host, worker, key, state, size, tasks, device)
   }
 
   private resourceArgs(host: number, ts: number, end: number): void {
@@ -673,6 +681,10 @@ export class ColumnDecoder {
     this.count(name)
     if (e.name === "Driver") {
       if (e.phase === "X") this.driver.push(e)
+      return
+    }
+    if (e.name === "Clock Offset" || e.name === "Transfer") {
+      if (e.name !== "Transfer" || e.phase === "X") this.extra.push(e)
       return
     }
     if (
@@ -712,7 +724,7 @@ export class ColumnDecoder {
       }
       c.endRow()
     } else if (e.name === EventNames.managedMemory) {
-      this.memory.push(e.timestamp, host, worker, this.id(a.key), this.id(a.state), num(a.size), num(a.tasks))
+      this.memory.push(e.timestamp, host, worker, this.id(a.key), this.id(a.state), num(a.size), num(a.tasks), num(a.device))
     } else if (e.name === "Resource Usage") {
       const c = this.resources
       c.timestamp.push(e.timestamp)

@@ -213,11 +213,13 @@ export class MemoryColumns {
   readonly state = new I32()
   readonly size = new F64()
   readonly tasks = new F64()
+  /** bytes a GPU worker holds on its device (Tessera's `device` arg; NaN when absent) */
+  readonly device = new F64()
   get length(): number {
     return this.timestamp.length
   }
   /** Appends one row. */
-  push(timestamp: number, host: number, worker: number, key: number, state: number, size: number, tasks: number): void {
+  push(timestamp: number, host: number, worker: number, key: number, state: number, size: number, tasks: number, device = NaN): void {
     this.timestamp.push(timestamp)
     this.host.push(host)
     this.worker.push(worker)
@@ -225,6 +227,7 @@ export class MemoryColumns {
     this.state.push(state)
     this.size.push(size)
     this.tasks.push(tasks)
+    this.device.push(device)
   }
 }
 
