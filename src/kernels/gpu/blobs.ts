@@ -86,7 +86,7 @@ const halfBits = (n: number): number => {
  * @since 0.1.0
  * @category kernels
  */
-export const blobsX = async (ctx: Gpu.TaskContext, o: Cpu.BlobsChunkOptions): Promise<Chunk.Chunk> => {
+export const blobsX = async (ctx: Gpu.TaskContext, o: Cpu.BlobsChunkOptions): Promise<Chunk.Chunk | Gpu.DeviceChunk> => {
   const d = o.centers[0]!.length
   if (o.rows === 0 || !Number.isInteger(o.randomState) || o.rowStart + o.rows > 2 ** 32 || halfBits(o.nSamples) > 16) return Cpu.blobsX(o)
   const out = ctx.buffer(o.rows * d)
