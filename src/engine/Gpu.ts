@@ -259,8 +259,9 @@ export const isDeviceChunk = (u: unknown): u is DeviceChunk =>
 
 /**
  * What the live GPU workers of this process report (summed over them): device bytes held
- * and seconds from each submit to its completion (busy time where timestamp queries are
- * not used: an upper bound, queueing included).
+ * and busy seconds, the union of their kernels' intervals: from timestamp queries where the
+ * adapter has the `timestamp-query` feature (each kernel's device time, placed at its
+ * submit), else from each submit to its completion (an upper bound: queueing included).
  *
  * @since 0.1.0
  * @category models

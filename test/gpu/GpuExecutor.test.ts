@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import * as Chunk from "../../src/engine/Chunk.ts"
 import * as Engine from "../../src/engine/Engine.ts"
 import * as EngineError from "../../src/engine/EngineError.ts"
-import type { MemoryRecord, TransferRecord } from "../../src/engine/EngineEvents.ts"
+import type { MemoryRecord, TaskRecord, TransferRecord } from "../../src/engine/EngineEvents.ts"
 import * as Executor from "../../src/engine/Executor.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as Gpu from "../../src/engine/Gpu.ts"
@@ -14,6 +14,8 @@ import * as Moments from "../../src/kernels/moments.ts"
 import { chunkOf, close, cpuKernel, gpuRuntime, skip } from "./gpu.ts"
 
 const rt = skip === false ? gpuRuntime() : null
+/** Whether the GPU worker's adapter has timestamp queries. */
+const timestamps = rt === null ? false : (await rt.runPromise(Effect.service(Executor.Executor))).gpus![0]!.info.timestampQuery
 after(() => rt?.dispose())
 
 const rows = 3000
@@ -109,11 +111,11 @@ describe("GPU executor", { skip }, () => {
     try {
       await own.runPromise(Engine.compute(g, { keys: ["c-0"], callbacks: [{ memory: (m) => memory.push(m) }] }))
       const bytes = rows * d * 4
-      const released = memory.filter((m) => m.workerId === 1 && m.state === "released").map((m) => [m.key, m.device])
+      const released = memory.filter((m) => m.workerId === 1 && m.state === "released").map((m) => [m.key, m.device] as const)
       // a-0 is released when b-0 finishes, b-0 when c-0 does: each takes its device bytes
       // with it, and only c-0's copy (the driver's) is left
       assert.deepEqual(released.map((r) => r[0]), ["a-0", "b-0"])
-      assert.equal(released[0]![1]! - released[1]![1]!, bytes)
+      assert.equal(released[0]![1]! - released[1]![1]!, bytes, JSON.stringify(released))
       assert.equal(released[1]![1], bytes)
       // a-0 and b-0 were device copies only: no host bytes held for them
       const held = memory.filter((m) => m.workerId === 1 && m.state === "memory").map((m) => [m.key, m.bytes])
@@ -142,6 +144,31 @@ describe("GPU executor", { skip }, () => {
     for (let j = 0; j < 70; j++) assert.ok(close(m.mean[j]!, want.mean[j]!, 2, 1e-5), `mean ${j}`)
     // w-0 stayed on the device until m-0's CPU fallback read it back (named as w-0's data)
     assert.deepEqual(transfers.filter((t) => t.direction === "device-to-host").map((t) => [t.keys[0], t.bytes]), [["w-0", 40 * 70 * 4]])
+  })
+
+  it("records each GPU task's kernel time (gpu_time) within its span, none for CPU tasks, and adds it to the workers' busy time", async () => {
+    const ex = await rt!.runPromise(Effect.service(Executor.Executor))
+    const tasks: Array<TaskRecord> = []
+    const busy0 = Gpu.usage()!.busySeconds
+    await rt!.runPromise(Engine.compute(chain(), { callbacks: [{ task: (t) => tasks.push(t) }] }))
+    const byKey = new Map(tasks.map((t) => [t.key, t]))
+    for (const k of ["part-0", "z-0", "twice-0", "part2-0"]) {
+      const t = byKey.get(k)!
+      assert.ok(t.gpuTime !== undefined && t.gpuTime > 0, `${k}: ${t.gpuTime}`)
+      assert.ok(t.gpuTime <= t.phases.transfer[1] - t.phases.gather[0] + 1e-6, `${k}: ${t.gpuTime} within its span`)
+    }
+    for (const k of ["combine-0", "combine2-0"]) assert.equal(byKey.get(k)!.gpuTime, undefined, k)
+    assert.ok(Gpu.usage()!.busySeconds > busy0)
+    // which clock it was: the device's stamps where the adapter has them, else submit to completion
+    assert.equal(typeof ex.gpus![0]!.info.timestampQuery, "boolean")
+  })
+
+  it("times kernels with timestamp queries where the adapter has them", {
+    skip: skip === false && !timestamps ? "this adapter has no timestamp-query feature (llvmpipe has none): kernel times come from submit to completion, tested above" : false
+  }, async () => {
+    const tasks: Array<TaskRecord> = []
+    await rt!.runPromise(Engine.compute(chain(), { callbacks: [{ task: (t) => tasks.push(t) }] }))
+    for (const t of tasks.filter((t) => t.gpuTime !== undefined)) assert.ok(t.gpuTime! > 0 && t.gpuTime! <= t.phases.transfer[1] - t.phases.gather[0] + 1e-6, t.key)
   })
 
   it("finds a GPU result on the device in a later compute too (no upload)", async () => {
