@@ -701,12 +701,12 @@ export class Pool {
     return n
   }
 
-  /** Asks every worker to exit, then terminates those that have not after `graceMs`. */
+  /** Asks every worker to exit (GPU workers one at a time), then terminates those that have not after `graceMs`. */
   async close(graceMs = 1000): Promise<void> {
     await this.stopSampling()
     this.closed = true
     this.unregisterUsage()
-    const exits = this.slots.map((slot) =>
+    const closeOne = (slot: Slot) =>
       new Promise<void>((resolve) => {
         if (!slot.alive) return resolve()
         const timer = setTimeout(() => {
@@ -719,8 +719,13 @@ export class Pool {
         slot.alive = false
         slot.worker.postMessage({ t: "close" })
       })
-    )
-    await Promise.all(exits)
+    // GPU workers one after another: two llvmpipe (Mesa EGL) devices torn down at once by
+    // two exiting threads crash the process (a segmentation fault, every time in
+    // bench/gpu/gpu.ts --gpus 2); one at a time they exit cleanly (docs/gpu.md)
+    const gpuExits = (async () => {
+      for (const slot of this.slots) if (slot.gpu) await closeOne(slot)
+    })()
+    await Promise.all([...this.slots.filter((slot) => !slot.gpu).map(closeOne), gpuExits])
   }
 }
 
