@@ -290,7 +290,10 @@ const makeContext = (dev: GPUDevice, q: number, madeBy: Map<unknown, number>, to
       const t0 = now()
       dev.queue.submit([enc.finish()])
       // the kernel's own time where the device stamps it, else submit to completion
-      pending.push(stamps !== null ? stamps.read().then((s) => interval(t0, t0 + s)) : dev.queue.onSubmittedWorkDone().then(() => interval(t0, now())))
+      const timing = stamps !== null ? stamps.read().then((s) => interval(t0, t0 + s)) : dev.queue.onSubmittedWorkDone().then(() => interval(t0, now()))
+      // awaited only when profiling (`timed`): a device lost later must not be an unhandled rejection
+      timing.catch(() => {})
+      pending.push(timing)
     },
     read: (buffer, words) => readBack(buffer, words, -1),
     async chunk(buffer, shape, dtype = "float64") {
