@@ -7,14 +7,18 @@
  *   their difference over 10 is the time per iteration (start-up and the first
  *   iteration's compiles cancel out);
  * - the demo (DASF tutorial 5) end to end;
- * - per kernel (function name): tasks, mean and total task time, and where it ran;
- *   per direction: transfers, bytes and seconds (GPU only).
+ * - per kernel (function name): tasks, mean and total task time, where it ran, and on
+ *   the GPU its mean kernel time (`gpu_time`: timestamp queries where the adapter has
+ *   them, else submit to completion); per direction: transfers, bytes and seconds (GPU
+ *   only);
+ * - the GPU worker's speed-up over the CPU workers per size (the goal on a real GPU:
+ *   at least 10x for Lloyd on 10M rows).
  *
  * Runs unchanged on a machine with a real GPU (Dawn picks Vulkan / Metal / D3D12 there and
  * the adapter line says so). Usage:
- *   node bench/gpu/gpu.ts [--samples N[,N...]] [--workers N] [--chunk-rows N] [--demo-samples N[,N...]|none] [--only cpu|gpu] [--json]
- * Defaults: 1M and 10M rows, 2 CPU workers (plus the GPU worker), 200,000-row chunks,
- * the demo on 1M rows.
+ *   node bench/gpu/gpu.ts [--samples N[,N...]] [--workers N] [--gpus N] [--chunk-rows N] [--demo-samples N[,N...]|none] [--only cpu|gpu] [--json]
+ * Defaults: 1M and 10M rows, 2 CPU workers (plus one GPU worker; `--gpus N` for one per
+ * GPU), 200,000-row chunks, the demo on 1M rows.
  *
  * @since 0.1.0
  */
@@ -37,6 +41,7 @@ const arg = (name: string, def: string) => {
 const sizes = arg("--samples", "1000000,10000000").split(",").map(Number)
 const demoSizes = arg("--demo-samples", "1000000") === "none" ? [] : arg("--demo-samples", "1000000").split(",").map(Number)
 const workers = Number(arg("--workers", "2"))
+const gpus = Number(arg("--gpus", "1"))
 const chunkRows = Number(arg("--chunk-rows", "200000"))
 const only = arg("--only", "")
 const json = process.argv.includes("--json")
@@ -44,7 +49,7 @@ const centers = [[-6, -6], [0, 0], [9, 1]]
 const now = () => performance.now() / 1000
 
 interface Kernels {
-  readonly tasks: Map<string, { n: number; seconds: number; worker: Set<number> }>
+  readonly tasks: Map<string, { n: number; seconds: number; gpuSeconds: number; worker: Set<number> }>
   readonly transfers: Map<string, { n: number; bytes: number; seconds: number }>
 }
 const collect = (): Kernels & { cb: Hooks.Callbacks } => {
@@ -55,9 +60,10 @@ const collect = (): Kernels & { cb: Hooks.Callbacks } => {
     transfers,
     cb: {
       task: (r: TaskRecord) => {
-        const t = tasks.get(r.name) ?? { n: 0, seconds: 0, worker: new Set() }
+        const t = tasks.get(r.name) ?? { n: 0, seconds: 0, gpuSeconds: 0, worker: new Set() }
         t.n++
         t.seconds += r.phases.transfer[1] - r.phases.gather[0]
+        t.gpuSeconds += r.gpuTime ?? 0
         t.worker.add(r.workerId)
         tasks.set(r.name, t)
       },
@@ -109,6 +115,7 @@ const kernelRows = (label: string, k: Kernels, gpuWorker: number) =>
     on: [...t.worker].every((w) => w >= gpuWorker) ? "GPU" : [...t.worker].some((w) => w >= gpuWorker) ? "both" : "CPU",
     tasks: t.n,
     "mean ms": ms(t.seconds / t.n),
+    "gpu mean ms": t.gpuSeconds > 0 ? ms(t.gpuSeconds / t.n) : "",
     "total s": +t.seconds.toFixed(3)
   }))
 
@@ -117,13 +124,13 @@ const perKernel: Array<Record<string, unknown>> = []
 const transfers: Array<Record<string, unknown>> = []
 const kinds: ReadonlyArray<readonly [string, Layer.Layer<Executor.Executor, unknown>]> = [
   ["cpu", Executor.layerWorkers({ workers })],
-  ["gpu", Executor.layerGpu({ workers, kernels: GpuKernels.kernels })]
+  ["gpu", Executor.layerGpu({ workers, gpus, kernels: GpuKernels.kernels })]
 ]
 for (const [kind, layer] of kinds) {
   if (only !== "" && only !== kind) continue
   const program = Effect.gen(function*() {
     const ex = yield* Effect.service(Executor.Executor)
-    const label = kind === "cpu" ? `${workers} CPU workers` : `${workers} CPU workers + GPU worker (${ex.gpus!.map((g) => Gpu.describe(g.info)).join("; ")})`
+    const label = kind === "cpu" ? `${workers} CPU workers` : `${workers} CPU workers + ${gpus} GPU worker(s) (${ex.gpus!.map((g) => Gpu.describe(g.info)).join("; ")})`
     console.error(`# ${label}`)
     for (const n of sizes) {
       const r = yield* lloyd(n)
@@ -140,10 +147,20 @@ for (const [kind, layer] of kinds) {
   })
   await Effect.runPromise(Effect.provide(program, layer) as Effect.Effect<void, unknown>)
 }
-if (json) console.log(JSON.stringify({ results, perKernel, transfers }))
+/** GPU over CPU per size and measure (how many times faster the GPU run was). */
+const speedups = sizes.concat(demoSizes).flatMap((n) =>
+  (["lloyd ms/iter", "demo s"] as const).flatMap((m) => {
+    const of = (kind: string) => results.find((r) => r.executor === kind && r.rows === n && typeof r[m] === "number")?.[m] as number | undefined
+    const c = of("cpu")
+    const g = of("gpu")
+    return c === undefined || g === undefined ? [] : [{ rows: n, measure: m, cpu: c, gpu: g, "GPU speed-up": +(c / g).toFixed(2), "goal (10M rows, real GPU)": m === "lloyd ms/iter" && n >= 1e7 ? (c / g >= 10 ? "met (>= 10x)" : "not met (< 10x)") : "" }]
+  })
+)
+if (json) console.log(JSON.stringify({ results, perKernel, transfers, speedups }))
 else {
   console.log(`chunks of ${chunkRows} rows; ${workers} CPU worker threads in both runs`)
   console.table(results)
   console.table(perKernel)
   console.table(transfers)
+  console.table(speedups)
 }

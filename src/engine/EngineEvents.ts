@@ -48,6 +48,11 @@ export interface TaskRecord {
   readonly peakMemory?: number
   /** Bytes the task's kernel reported reading from files (`TaskIo.reportBytesRead`). */
   readonly ioBytes?: number
+  /**
+   * GPU tasks: seconds its kernels ran on the device (the `gpu_time` arg): timestamp
+   * queries where the adapter has them, else submit to completion (docs/gpu.md).
+   */
+  readonly gpuTime?: number
   readonly nbytes: number
   readonly shape: ReadonlyArray<number>
   readonly dtype: string

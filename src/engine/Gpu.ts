@@ -10,8 +10,9 @@
  * - A GPU kernel is an exported `async (ctx: TaskContext, ...args)` in a kernel module;
  *   the GPU worker (`internal/gpuWorker.ts`) calls it with the same arguments the CPU
  *   kernel of the same task gets, plus `ctx`: inputs become float32 device buffers
- *   (uploaded, or the buffer a GPU task of the same compute left on the device), outputs
- *   are read back and stay on the device for the tasks after it.
+ *   (uploaded, or the buffer a GPU task left on the device), outputs stay on the device
+ *   for the GPU tasks after it and are read back only when a CPU task or the driver
+ *   needs them (`DeviceChunk`).
  *
  * Precision: WGSL has no float64. Inputs are rounded to float32 on upload, computed in
  * float32 and widened back to float64; results agree with the float64 CPU kernels within
@@ -207,11 +208,12 @@ export interface TaskContext {
   /** Copies `words` words of `buffer` to the host (a device-to-host transfer). */
   read(buffer: GPUBuffer, words: number): Promise<ArrayBuffer>
   /**
-   * The task's result as a chunk of `dtype` (default float64) read back from `buffer`
-   * (f32 words, i32 for int32); a float buffer stays on the device as this result's copy
-   * for later GPU tasks.
+   * The task's result as a chunk of `dtype` (default float64) from `buffer` (f32 words, i32
+   * for int32). A float buffer stays on the device as this result's copy for later GPU
+   * tasks; it is read back now only when a CPU task or the driver takes the result, else
+   * the result is a {@link DeviceChunk} (int32 results are always read back).
    */
-  chunk(buffer: GPUBuffer, shape: ReadonlyArray<number>, dtype?: "float64" | "float32" | "int32"): Promise<Chunk.Chunk>
+  chunk(buffer: GPUBuffer, shape: ReadonlyArray<number>, dtype?: "float64" | "float32" | "int32"): Promise<Chunk.Chunk | DeviceChunk>
 }
 
 /**
@@ -226,9 +228,40 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   let i = gid.x + gid.y * nwg.x * ${WORKGROUP}u;`
 
 /**
+ * A GPU task's result that stayed on the device: what the scheduler caches in place of
+ * the chunk when no CPU task and not the driver needs it (only GPU tasks on the same GPU
+ * worker take it). It names the worker and the device copy; `bytes` is the size of the
+ * data it stands for. A GPU kernel never sees one: the worker hands it a chunk of the
+ * right shape and dtype whose `ctx.input` is the device copy.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DeviceChunk {
+  readonly _tag: "DeviceChunk"
+  /** the GPU worker holding it, and that worker's random salt (a restarted worker has another) */
+  readonly worker: number
+  readonly salt: number
+  readonly tag: number
+  readonly dtype: "float64" | "float32"
+  readonly shape: ReadonlyArray<number>
+  readonly bytes: number
+}
+
+/**
+ * Whether a value is a {@link DeviceChunk}.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isDeviceChunk = (u: unknown): u is DeviceChunk =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "DeviceChunk" && typeof (u as { tag?: unknown }).tag === "number"
+
+/**
  * What the live GPU workers of this process report (summed over them): device bytes held
- * and seconds from each submit to its completion (busy time where timestamp queries are
- * not used: an upper bound, queueing included).
+ * and busy seconds, the union of their kernels' intervals: from timestamp queries where the
+ * adapter has the `timestamp-query` feature (each kernel's device time, placed at its
+ * submit), else from each submit to its completion (an upper bound: queueing included).
  *
  * @since 0.1.0
  * @category models

@@ -78,6 +78,7 @@ export const computeEvent = (r: TaskRecord): TraceEvent => {
   }
   if (r.peakMemory !== undefined) args.peak_memory = r.peakMemory
   if (r.ioBytes !== undefined) args.io_bytes = r.ioBytes
+  if (r.gpuTime !== undefined) args.gpu_time = r.gpuTime
   if (r.stage !== undefined) args.stage = r.stage
   return {
     name: EventNames.compute,

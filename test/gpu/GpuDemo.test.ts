@@ -30,8 +30,12 @@ describe("tessera demo --gpu", { skip }, () => {
     }
     const gpuThread = [...threadOf.get("lloyd")!][0] as string
     assert.match(gpuThread, /^worker-.*-1$/)
-    for (const name of ["make_blobs_X", "moments", "normalize", "lloyd", "som_epoch", "kmeans_predict", "som_predict"]) assert.deepEqual([...threadOf.get(name)!], [gpuThread], name)
-    for (const name of ["make_blobs_y", "lloyd-combine", "som_epoch-combine"]) assert.ok(!threadOf.get(name)!.has(gpuThread), name)
+    for (const name of ["make_blobs_X", "make_blobs_y", "moments", "normalize", "lloyd", "som_epoch", "kmeans_predict", "som_predict"]) assert.deepEqual([...threadOf.get(name)!], [gpuThread], name)
+    for (const name of ["lloyd-combine", "som_epoch-combine"]) assert.ok(!threadOf.get(name)!.has(gpuThread), name)
+    // GPU tasks carry their kernel time, CPU tasks none
+    const computes = events.filter((e) => e.name === "Compute")
+    assert.ok(computes.filter((e) => e.thread_id === gpuThread).every((e) => typeof (e.args as { gpu_time?: number }).gpu_time === "number"))
+    assert.ok(computes.filter((e) => e.thread_id !== gpuThread).every((e) => !("gpu_time" in e.args)))
     const transfers = events.filter((e) => e.name === "Transfer")
     const dirs = new Set(transfers.map((t) => (t.args as { direction: string }).direction))
     assert.deepEqual([...dirs].sort(), ["device-to-host", "host-to-device"])

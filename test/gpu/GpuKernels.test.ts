@@ -177,6 +177,34 @@ describe("GPU kernels agree with the CPU kernels within float32 tolerance", { sk
     )
   })
 
+  it("blobsY: the same labels as the CPU kernel, however chunked", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          nSamples: fc.integer({ min: 1, max: 70000 }),
+          k: fc.integer({ min: 1, max: 9 }),
+          shuffle: fc.boolean(),
+          seed: fc.integer({ min: -(2 ** 40), max: 2 ** 40 }),
+          sizes: fc.array(fc.integer({ min: 1, max: 30000 }), { minLength: 1, maxLength: 3 })
+        }),
+        async ({ nSamples, k, shuffle, seed, sizes }) => {
+          const centers = Array.from({ length: k }, (_, c) => [c, -c])
+          const opts = chunking(nSamples, sizes).map(([rowStart, rows]) => ({ nSamples, centers, clusterStd: 1, shuffle, randomState: seed, rowStart, rows }))
+          const specs = opts.map((o, i) => ({ key: `labels-${i}`, kernel: cpuKernel("blobs", "blobsY"), args: [o] }))
+          const ran = new Set<number>()
+          const out = await rt!.runPromise(Engine.compute(TaskGraph.makeUnsafe(specs), { callbacks: [{ posttask: (_k, _r, _g, _s, w) => ran.add(w) }] }))
+          assert.deepEqual([...ran], [1], "on the GPU worker")
+          opts.forEach((o, i) => {
+            const g = out.get(`labels-${i}`) as Chunk.Chunk
+            assert.equal(g.dtype, "int32")
+            assert.deepEqual(g.data, Blobs.blobsY(o).data, `chunk at row ${o.rowStart}`)
+          })
+        }
+      ),
+      { numRuns: 10 }
+    )
+  })
+
   it("blobsX: the same center per row and coordinates within float32 rounding, however chunked", async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -21,6 +21,8 @@ const taskArb: fc.Arbitrary<TaskRecord> = fc.record({
   // optional (absent from records not made by Tessera's executors): both int and float
   peakMemory: fc.oneof(fc.nat(), fc.double({ min: 0, max: 1e12, noNaN: true })),
   ioBytes: fc.oneof(fc.nat(), fc.constant(0), fc.double({ min: 0, max: 1e12, noNaN: true })),
+  // GPU tasks' kernel seconds
+  gpuTime: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 100, noNaN: true })),
   nbytes: fc.nat(),
   shape: fc.array(fc.nat(100000), { maxLength: 4 }),
   dtype: str,
@@ -55,7 +57,7 @@ describe("TraceEncoding", () => {
     )
   })
 
-  it("writes peak_memory and io_bytes after cpu_time, and only when measured", () => {
+  it("writes peak_memory, io_bytes and gpu_time after cpu_time, and only when measured", () => {
     const base = {
       key: "k", name: "f", host: "h", workerId: 0, threadId: "worker-h-0",
       phases: { gather: [1, 1], compute: [1, 2], transfer: [2, 2] } as const,
@@ -68,12 +70,13 @@ describe("TraceEncoding", () => {
       const [e] = TraceFormat.decodeRecordsUnsafe(enc.buf.slice(0, enc.pos), "mem").events
       return e!.args as Record<string, unknown>
     }
-    const measured = args({ ...base, peakMemory: 1234567, ioBytes: 4096, stage: "s" })
-    assert.deepEqual(Object.keys(measured).slice(-4), ["cpu_time", "peak_memory", "io_bytes", "stage"])
+    const measured = args({ ...base, peakMemory: 1234567, ioBytes: 4096, gpuTime: 0.25, stage: "s" })
+    assert.deepEqual(Object.keys(measured).slice(-5), ["cpu_time", "peak_memory", "io_bytes", "gpu_time", "stage"])
+    assert.equal(measured.gpu_time, 0.25)
     assert.equal(measured.peak_memory, 1234567)
     assert.equal(measured.io_bytes, 4096)
     const plain = args(base)
-    assert.equal("peak_memory" in plain || "io_bytes" in plain, false)
+    assert.equal("peak_memory" in plain || "io_bytes" in plain || "gpu_time" in plain, false)
   })
 
   it("encodes a MemoryRecord straight to the same bytes as its Managed Memory event", () => {

@@ -8,7 +8,7 @@
  */
 import type { MessagePort } from "node:worker_threads"
 import { LOCAL } from "./protocol.ts"
-import type { RunBatch, Samples, TakeSamples, ToWorker } from "./protocol.ts"
+import type { FreeDevice, RunBatch, Samples, TakeSamples, ToWorker } from "./protocol.ts"
 
 const isLocal = (u: unknown): u is { readonly [LOCAL]: number } =>
   typeof u === "object" && u !== null && typeof (u as Record<string, unknown>)[LOCAL] === "number"
@@ -34,7 +34,7 @@ export const resolveLocal = (args: ReadonlyArray<unknown>, results: ReadonlyArra
  * Runs each batch the pool posts on `port` with `run`, one at a time in arrival order;
  * on close, calls `onClose` and closes the port. A request for samples goes to `onTake`;
  * a worker that never samples (the GPU worker) answers it with none, so the pool never
- * waits on it.
+ * waits on it. A `FreeDevice` (GPU workers) goes to `onFree` at once.
  *
  * @since 0.1.0
  * @internal
@@ -43,7 +43,8 @@ export const serve = (
   port: MessagePort,
   run: (m: RunBatch) => Promise<void>,
   onClose?: () => void,
-  onTake: (m: TakeSamples) => void = (m) => port.postMessage(noSamples(m.stop) satisfies Samples)
+  onTake: (m: TakeSamples) => void = (m) => port.postMessage(noSamples(m.stop) satisfies Samples),
+  onFree?: (m: FreeDevice) => void
 ): void => {
   const queue: Array<RunBatch> = []
   let busy = false
@@ -59,6 +60,7 @@ export const serve = (
       return
     }
     if (m.t === "take") return onTake(m)
+    if (m.t === "free") return onFree?.(m)
     queue.push(m)
     if (!busy) void drain()
   })

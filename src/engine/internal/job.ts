@@ -264,7 +264,8 @@ export const record = (
   rec: ArrayLike<number>,
   o: number,
   state: "memory" | "erred",
-  info: ResultInfo = describeResult(result)
+  info: ResultInfo = describeResult(result),
+  gpuTime?: number
 ): void => {
   const run = job.run
   let key = job.graph.keys[i]!
@@ -297,8 +298,10 @@ export const record = (
     }
     if (spec.stage !== undefined) r.stage = spec.stage
     if (job.mainThread) r.mainThread = true
+    if (gpuTime !== undefined) r.gpuTime = gpuTime
     if (job.deferring) job.outbox.push(r)
     else for (const cb of job.taskCbs) cb.task!(r)
   }
-  if (state === "memory") book.hold(i, workerId, info.nbytes, info.chunks)
+  // a result left on a GPU worker's device holds no host bytes (its device bytes are the worker's `device`)
+  if (state === "memory") book.hold(i, workerId, info.device === true ? 0 : info.nbytes, info.chunks)
 }

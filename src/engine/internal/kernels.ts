@@ -8,6 +8,7 @@
  * @internal
  */
 import * as Chunk from "../Chunk.ts"
+import * as Gpu from "../Gpu.ts"
 import type { KernelFn } from "../Kernel.ts"
 
 /**
@@ -93,6 +94,8 @@ export interface ResultInfo {
   readonly shape: ReadonlyArray<number>
   readonly dtype: string
   readonly type: string
+  /** the result stayed on a GPU worker's device (a `Gpu.DeviceChunk`): no host bytes */
+  readonly device?: boolean
 }
 
 /**
@@ -127,6 +130,7 @@ export const describeResult = (r: unknown): ResultInfo => {
       type: r.constructor.name
     }
   }
+  if (Gpu.isDeviceChunk(r)) return { nbytes: r.bytes, chunks: 1, shape: r.shape, dtype: r.dtype, type: "DeviceChunk", device: true }
   if (Chunk.isChunk(r)) return { nbytes: Chunk.nbytes(r), chunks: 1, shape: r.shape, dtype: r.dtype, type: "Chunk" }
   if (r instanceof ArrayBuffer || r instanceof SharedArrayBuffer) {
     return { nbytes: r.byteLength, chunks: 0, shape: [r.byteLength], dtype: "uint8", type: r.constructor.name }

@@ -34,9 +34,10 @@ import type { Callbacks } from "../Hooks.ts"
 import * as Sampling from "../Sampling.ts"
 import type { KernelRef } from "../Kernel.ts"
 import * as State from "../State.ts"
+import { DeviceBook } from "./deviceBook.ts"
 import { deliverRecords, MemoryBook, post, pre, record } from "./job.ts"
 import type { Job } from "./job.ts"
-import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, LOCAL, REC_STRIDE, XFER_STRIDE } from "./protocol.ts"
+import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, KEPT_STRIDE, LOCAL, REC_STRIDE, XFER_STRIDE } from "./protocol.ts"
 import type { BatchDone, Ready, RunBatch, Samples } from "./protocol.ts"
 
 const TARGET_BATCH_MS = 2
@@ -116,6 +117,8 @@ interface Run {
   /** with GPU workers: the GPU kernel id of each task (-1: a CPU task), and ready tasks by kind */
   readonly gpuKernelOf: Int32Array | null
   readonly queues: readonly [cpu: Array<number>, gpu: Array<number>]
+  /** with GPU workers: which results come to the host, and the device copies to free */
+  readonly devices: DeviceBook | null
   avgTaskMs: number
   done: boolean
   readonly settle: Settle
@@ -286,6 +289,7 @@ export class Pool {
       kernelOf[i] = lastId
       if (gpuKernelOf !== null) gpuKernelOf[i] = lastGpu
     }
+    const book = job.profile ? new MemoryBook(job, this.size, this.host) : null
     const run: Run = {
       id: this.nextCompute++,
       job,
@@ -293,9 +297,15 @@ export class Pool {
       attempts: new Uint8Array(graph.size),
       pos: new Int32Array(graph.size).fill(-1),
       hits: new Int32Array(graph.size),
-      book: job.profile ? new MemoryBook(job, this.size, this.host) : null,
+      book,
       gpuKernelOf,
       queues: [[], []],
+      devices: gpuKernelOf === null ? null : new DeviceBook(state, gpuKernelOf, this.size - this.cpuWorkers, (slot, bytes) => {
+        this.gpuHeld.set(slot, Math.max(0, (this.gpuHeld.get(slot) ?? 0) - bytes))
+        if (book !== null) book.device[slot] = Math.max(0, book.device[slot]! - bytes)
+      }, (slot, m) => {
+        if (this.slots[slot]!.alive) this.slots[slot]!.worker.postMessage(m)
+      }),
       avgTaskMs: 0.01,
       done: false,
       settle
@@ -422,7 +432,7 @@ export class Pool {
       ks,
       args,
       loc: locs.length > 0 ? Int32Array.from(locs) : null,
-      ...(slot.gpu ? { plans: list.map((i) => s.graph.argPlan[i] ?? null) } : {})
+      ...(slot.gpu ? { plans: list.map((i) => s.graph.argPlan[i] ?? null), host: Uint8Array.from(list, (i) => run.devices!.toHost[i]!) } : {})
     }
     slot.outstanding.push({ id: msg.b, compute: run.id, ids, fusedFrom: n })
     if (msg.s > 0) {
@@ -447,6 +457,10 @@ export class Pool {
     const run = this.run
     if (batch === undefined) return
     if (run === null || run.id !== m.c || run.done) {
+      // a cancelled compute's results: nobody takes their device copies
+      if (m.device !== undefined && m.device.kept.length > 0 && slot.alive) {
+        slot.worker.postMessage({ t: "free", salt: m.device.salt, tags: m.device.kept.filter((_, o) => o % KEPT_STRIDE === 1) })
+      }
       this.checkDrained()
       return
     }
@@ -455,6 +469,7 @@ export class Pool {
       this.gpuHeld.set(slot.id, m.device.held)
       this.gpuBusySeconds += m.device.busy
       if (run.book !== null) run.book.device[slot.id] = m.device.held
+      run.devices?.done(slot.id, m.device.salt, batch.ids, m.device.kept, m.device.evicted)
     }
     if (m.xfer != null && run.job.transferCbs.length > 0) this.transfers(run, slot, m.xfer, batch.ids)
     // records of this batch are delivered after the next batches are sent (finally)
@@ -462,6 +477,7 @@ export class Pool {
     try {
       this.settleBatch(run, slot, m, batch)
     } finally {
+      run.devices?.flush()
       deliverRecords(run.job)
     }
   }
@@ -478,7 +494,7 @@ export class Pool {
       const r = m.results[q]
       // A fused task's pretask runs now, after its inputs' posttask.
       if (hasPre && q >= batch.fusedFrom) pre(run.job, i)
-      if (book !== null && rec !== null) record(run.job, book, i, r, slot.id, this.host, rec, q * REC_STRIDE, "memory")
+      if (book !== null && rec !== null) record(run.job, book, i, r, slot.id, this.host, rec, q * REC_STRIDE, "memory", undefined, m.gpuTime?.[q])
       State.finishTask(s, i, r)
       if (hasPost) post(run.job, i, r, slot.id)
     }
@@ -617,6 +633,7 @@ export class Pool {
   private finish(run: Run, error: EngineError.ComputeError | null): void {
     if (run.done) return
     run.done = true
+    run.devices?.end()
     if (this.run === run) this.run = null
     run.settle(error)
   }
@@ -632,6 +649,7 @@ export class Pool {
    * Resolves when no worker holds any of its tasks.
    */
   cancel(run: Run): Promise<void> {
+    if (!run.done) run.devices?.end()
     run.done = true
     if (this.run === run) this.run = null
     for (const slot of this.slots) Atomics.store(slot.control, CANCEL, run.id)
@@ -690,12 +708,12 @@ export class Pool {
     return n
   }
 
-  /** Asks every worker to exit, then terminates those that have not after `graceMs`. */
+  /** Asks every worker to exit (GPU workers one at a time), then terminates those that have not after `graceMs`. */
   async close(graceMs = 1000): Promise<void> {
     await this.stopSampling()
     this.closed = true
     this.unregisterUsage()
-    const exits = this.slots.map((slot) =>
+    const closeOne = (slot: Slot) =>
       new Promise<void>((resolve) => {
         if (!slot.alive) return resolve()
         const timer = setTimeout(() => {
@@ -708,8 +726,13 @@ export class Pool {
         slot.alive = false
         slot.worker.postMessage({ t: "close" })
       })
-    )
-    await Promise.all(exits)
+    // GPU workers one after another: two llvmpipe (Mesa EGL) devices torn down at once by
+    // two exiting threads crash the process (a segmentation fault, every time in
+    // bench/gpu/gpu.ts --gpus 2); one at a time they exit cleanly (docs/gpu.md)
+    const gpuExits = (async () => {
+      for (const slot of this.slots) if (slot.gpu) await closeOne(slot)
+    })()
+    await Promise.all([...this.slots.filter((slot) => !slot.gpu).map(closeOne), gpuExits])
   }
 }
 

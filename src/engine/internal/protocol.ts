@@ -53,6 +53,8 @@ export interface RunBatch {
   readonly loc: Int32Array | null
   /** GPU workers: which task made each argument (`TaskGraph` argPlan), to name transfers */
   readonly plans?: ReadonlyArray<ReadonlyArray<number | ArrayLike<number>> | null>
+  /** GPU workers: per position, 1 when a CPU task or the driver takes the result (it is read back) */
+  readonly host?: Uint8Array
 }
 
 /**
@@ -106,8 +108,30 @@ export interface Samples {
   readonly last: boolean
 }
 
+/**
+ * Tells a GPU worker to drop device copies (by tag) the scheduler released; `salt` is the
+ * worker's (copies of a worker since replaced are ignored).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface FreeDevice {
+  readonly t: "free"
+  readonly salt: number
+  readonly tags: Float64Array
+}
+
+/**
+ * Floats per result left on the device in `BatchDone.kept`: batch position, tag, bytes,
+ * and 1 when it has no host copy (a `Gpu.DeviceChunk`).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const KEPT_STRIDE = 4
+
 /** @since 0.1.0 @internal */
-export type ToWorker = RunBatch | Close | TakeSamples
+export type ToWorker = RunBatch | Close | TakeSamples | FreeDevice
 
 /** @since 0.1.0 @internal */
 export interface BatchError {
@@ -151,6 +175,12 @@ export interface BatchDone {
   readonly rec: Float64Array | null
   /** GPU workers: the batch's transfers (XFER_STRIDE floats each) */
   readonly xfer?: Float64Array | null
-  /** GPU workers: device bytes held after the batch, seconds from submits to completion */
-  readonly device?: { readonly held: number; readonly busy: number }
+  /**
+   * GPU workers: device bytes held after the batch, busy seconds over it (timestamp
+   * queries, else submit to completion), the worker's salt, the results left on the
+   * device (KEPT_STRIDE floats each) and the tags of copies it dropped to make room
+   */
+  readonly device?: { readonly held: number; readonly busy: number; readonly salt: number; readonly kept: Float64Array; readonly evicted: Float64Array }
+  /** GPU workers: per completed task, its GPU kernel seconds (see `Gpu.TaskContext.dispatch`) */
+  readonly gpuTime?: Float64Array
 }

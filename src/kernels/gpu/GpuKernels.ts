@@ -14,7 +14,7 @@ import * as Kernel from "../../engine/Kernel.ts"
  * @category constants
  */
 export const names: Readonly<Record<string, ReadonlyArray<string>>> = {
-  blobs: ["blobsX"],
+  blobs: ["blobsX", "blobsY"],
   elementwise: ["elementwise"],
   moments: ["momentsPartial", "standardize"],
   cluster: ["lloydPartial", "assign", "somPartial"]

@@ -1,12 +1,12 @@
 /**
- * The GPU version of `kernels/blobs.ts` `blobsX`: the same counter-based draws
- * (`kernels/random.ts`: mix32, the 53-bit uniform, Box-Muller, the Feistel permutation)
- * in WGSL's u32 arithmetic, which wraps as `Math.imul` does, so every row gets the same
- * center as on the CPU and coordinates within float32 rounding. The chunk is made on the
- * device and stays there for the GPU tasks that read it (normalize's moments, say).
+ * The GPU versions of `kernels/blobs.ts` `blobsX` and `blobsY`: the same counter-based
+ * draws (`kernels/random.ts`: mix32, the 53-bit uniform, Box-Muller, the Feistel
+ * permutation) in WGSL's u32 arithmetic, which wraps as `Math.imul` does, so every row
+ * gets the same center (label) as on the CPU, and coordinates within float32 rounding.
+ * X is made on the device and stays there for the GPU tasks that read it (normalize's
+ * moments, say); the labels (int32) go to the host.
  *
- * Leaves out: `blobsY` (labels: one permutation per row, cheap on the CPU workers), and
- * seeds that are not integers (the CPU kernel runs).
+ * Leaves out: seeds that are not integers, and more than 2^32 rows (the CPU kernel runs).
  *
  * @since 0.1.0
  */
@@ -14,11 +14,9 @@ import type * as Chunk from "../../engine/Chunk.ts"
 import * as Gpu from "../../engine/Gpu.ts"
 import * as Cpu from "../blobs.ts"
 
-const shader = `
+/** What both shaders share: the parameters, the draws, the permutation and a row's center. */
+const common = `
 struct P { rows: u32, rowStart: u32, n: u32, k: u32, d: u32, seed: u32, shuffle: u32, half: u32, sd: f32 }
-@group(0) @binding(0) var<storage, read> cs: array<f32>;
-@group(0) @binding(1) var<storage, read_write> o: array<f32>;
-@group(0) @binding(2) var<uniform> p: P;
 fn mix32(v: u32) -> u32 {
   var x = (v ^ (v >> 16u)) * 0x85ebca6bu;
   x = (x ^ (x >> 13u)) * 0xc2b2ae35u;
@@ -60,12 +58,21 @@ fn permute(seed: u32, n: u32, i: u32) -> u32 {
   }
   return x;
 }
+fn labelOf(row: u32) -> u32 {
+  return select(row, permute(p.seed, p.n, row), p.shuffle == 1u) % p.k;
+}`
+
+const shaderX = `
+@group(0) @binding(0) var<storage, read> cs: array<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+@group(0) @binding(2) var<uniform> p: P;
+${common}
 ${Gpu.indexPrelude}
   if (i >= p.rows * p.d) { return; }
   let r = i / p.d;
   let j = i % p.d;
   let row = p.rowStart + r;
-  let c = select(row, permute(p.seed, p.n, row), p.shuffle == 1u) % p.k;
+  let c = labelOf(row);
   let pair = j >> 1u;
   let rad = sqrt(-2.0 * logU(uniform01(p.seed, row, 2u * pair)));
   let a = 6.283185307179586 * uniform01(p.seed, row, 2u * pair + 1u).x;
@@ -80,21 +87,50 @@ const halfBits = (n: number): number => {
   return bits / 2
 }
 
+const shaderY = `
+@group(0) @binding(0) var<storage, read_write> o: array<i32>;
+@group(0) @binding(1) var<uniform> p: P;
+${common}
+${Gpu.indexPrelude}
+  if (i >= p.rows) { return; }
+  o[i] = i32(labelOf(p.rowStart + i));
+}`
+
+/** Whether the GPU kernels cannot take these options (the CPU kernel runs). */
+const onCpu = (o: Cpu.BlobsChunkOptions): boolean =>
+  o.rows === 0 || !Number.isInteger(o.randomState) || o.rowStart + o.rows > 2 ** 32 || halfBits(o.nSamples) > 16
+
+/** The shaders' parameters (`P`). */
+const params = (ctx: Gpu.TaskContext, o: Cpu.BlobsChunkOptions, d: number): GPUBuffer =>
+  ctx.uniform((v) => {
+    const u = [o.rows, o.rowStart, o.nSamples, o.centers.length, d, o.randomState >>> 0, o.shuffle ? 1 : 0, halfBits(o.nSamples)]
+    u.forEach((x, i) => v.setUint32(i * 4, x, true))
+    v.setFloat32(32, o.clusterStd, true)
+  }, 36)
+
 /**
  * `blobsX` on the GPU (same arguments and result as the CPU kernel).
  *
  * @since 0.1.0
  * @category kernels
  */
-export const blobsX = async (ctx: Gpu.TaskContext, o: Cpu.BlobsChunkOptions): Promise<Chunk.Chunk> => {
+export const blobsX = async (ctx: Gpu.TaskContext, o: Cpu.BlobsChunkOptions): Promise<Chunk.Chunk | Gpu.DeviceChunk> => {
   const d = o.centers[0]!.length
-  if (o.rows === 0 || !Number.isInteger(o.randomState) || o.rowStart + o.rows > 2 ** 32 || halfBits(o.nSamples) > 16) return Cpu.blobsX(o)
+  if (onCpu(o)) return Cpu.blobsX(o)
   const out = ctx.buffer(o.rows * d)
-  const params = ctx.uniform((v) => {
-    const u = [o.rows, o.rowStart, o.nSamples, o.centers.length, d, o.randomState >>> 0, o.shuffle ? 1 : 0, halfBits(o.nSamples)]
-    u.forEach((x, i) => v.setUint32(i * 4, x, true))
-    v.setFloat32(32, o.clusterStd, true)
-  }, 36)
-  ctx.dispatch(await ctx.pipeline(shader), [ctx.input(o.centers.flat()), out, params], o.rows * d)
+  ctx.dispatch(await ctx.pipeline(shaderX), [ctx.input(o.centers.flat()), out, params(ctx, o, d)], o.rows * d)
   return ctx.chunk(out, [o.rows, d])
+}
+
+/**
+ * `blobsY` on the GPU (same arguments and result as the CPU kernel: the labels, int32).
+ *
+ * @since 0.1.0
+ * @category kernels
+ */
+export const blobsY = async (ctx: Gpu.TaskContext, o: Cpu.BlobsChunkOptions): Promise<Chunk.Chunk | Gpu.DeviceChunk> => {
+  if (onCpu(o)) return Cpu.blobsY(o)
+  const out = ctx.buffer(o.rows)
+  ctx.dispatch(await ctx.pipeline(shaderY), [out, params(ctx, o, o.centers[0]!.length)], o.rows)
+  return ctx.chunk(out, [o.rows], "int32")
 }

@@ -121,7 +121,7 @@ export const lloydPartial = (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, centers: 
  * @since 0.1.0
  * @category kernels
  */
-export const assign = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, centers: Float64Array, k: number): Promise<Chunk.Chunk> => {
+export const assign = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, centers: Float64Array, k: number): Promise<Chunk.Chunk | Gpu.DeviceChunk> => {
   const d = centers.length / k
   if (tooWide(chunk, k, d)) return Cpu.assign(chunk, centers, k)
   const rows = chunk.shape[0]!

@@ -67,7 +67,7 @@ ${Gpu.indexPrelude}
  * @since 0.1.0
  * @category kernels
  */
-export const elementwise = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, spec: Cpu.ElementwiseSpec, other?: Chunk.Chunk): Promise<Chunk.Chunk> => {
+export const elementwise = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, spec: Cpu.ElementwiseSpec, other?: Chunk.Chunk): Promise<Chunk.Chunk | Gpu.DeviceChunk> => {
   const operand = spec._tag === "Binary" ? spec.operand : null
   if (!isFloat(chunk.dtype) || !isFloat(spec.out) || (operand?._tag === "Array" && !isFloat(operand.dtype)) || chunk.data.length === 0) {
     return Cpu.elementwise(chunk, spec, other)

@@ -107,7 +107,7 @@ ${Gpu.indexPrelude}
  * @since 0.1.0
  * @category kernels
  */
-export const standardize = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, m: Cpu.Moments): Promise<Chunk.Chunk> => {
+export const standardize = async (ctx: Gpu.TaskContext, chunk: Chunk.Chunk, m: Cpu.Moments): Promise<Chunk.Chunk | Gpu.DeviceChunk> => {
   const d = m.mean.length
   const n = chunk.data.length
   if (n === 0 || chunk.data instanceof BigInt64Array) return Cpu.standardize(chunk, m)

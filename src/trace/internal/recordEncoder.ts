@@ -52,6 +52,8 @@ export interface ComputeRecord {
   readonly peakMemory?: number
   /** bytes read from files (the `io_bytes` arg), when measured */
   readonly ioBytes?: number
+  /** GPU kernel seconds (the `gpu_time` arg), GPU tasks only */
+  readonly gpuTime?: number
   readonly nbytes: number
   readonly shape: ReadonlyArray<number>
   readonly dtype: string
@@ -101,6 +103,7 @@ const P = {
   cpuTime: fixstr("cpu_time"),
   peakMemory: fixstr("peak_memory"),
   ioBytes: fixstr("io_bytes"),
+  gpuTime: fixstr("gpu_time"),
   stage: fixstr("stage"),
   tasks: fixstr("tasks"),
   device: fixstr("device"),
@@ -166,7 +169,7 @@ export class RecordEncoder {
     this.w.string(r.threadId)
     this.w.put(K.args)
     // fixmap: the 11 fields every record has, and the optional ones it carries
-    this.w.byte(0x8b + (r.peakMemory !== undefined ? 1 : 0) + (r.ioBytes !== undefined ? 1 : 0) + (r.stage !== undefined ? 1 : 0))
+    this.w.byte(0x8b + (r.peakMemory !== undefined ? 1 : 0) + (r.ioBytes !== undefined ? 1 : 0) + (r.gpuTime !== undefined ? 1 : 0) + (r.stage !== undefined ? 1 : 0))
     this.w.put(P.key)
     this.w.string(r.key)
     this.w.put(P.name)
@@ -208,6 +211,10 @@ export class RecordEncoder {
     if (r.ioBytes !== undefined) {
       this.w.put(P.ioBytes)
       this.w.number(r.ioBytes)
+    }
+    if (r.gpuTime !== undefined) {
+      this.w.put(P.gpuTime)
+      this.w.number(r.gpuTime)
     }
     if (r.stage !== undefined) {
       this.w.put(P.stage)
