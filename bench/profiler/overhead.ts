@@ -43,7 +43,11 @@
  * range and a bootstrap 95% interval of that median (on a shared 2-core machine single
  * runs vary by +-10%: the interval says how far the median itself can be trusted), the
  * ratio of the two arms' 10th percentiles (their fast runs, least disturbed by other
- * load), and the median per-round difference per task (µs). Trace files are deleted after
+ * load), the median per-round difference per task (µs), and CPU time per run (user +
+ * system of the whole process, all threads, and of the main thread alone: less sensitive
+ * to other load than wall time; the baseline's median against the arm's, and the added
+ * CPU as the median of per-round ratios). The notes give the load average before and
+ * after (a loaded machine's figures are not the quiet machine's). Trace files are deleted after
  * each run (outside the timed part). dask runs fewer rounds: one fan-out takes it ~9 s.
  *
  * Usage: node bench/profiler/overhead.ts [--quick] [--json] [--breakdown] [--rounds N]
@@ -58,7 +62,7 @@
 import { spawnSync } from "node:child_process"
 import { Worker } from "node:worker_threads"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
@@ -117,18 +121,41 @@ interface Arm {
   readonly run: () => Promise<void>
 }
 
-/** Warm-up of each arm, then `rounds` rounds in rotating order; ms per run, by arm. */
+/**
+ * CPU time of a run, ms, by arm and round: `all` is the whole process (user + system,
+ * the main thread and every worker thread: `process.cpuUsage`), `main` the main thread
+ * alone (`process.threadCpuUsage`). Less sensitive to other load on the machine than
+ * wall time (a descheduled thread is not charged), though not immune to it.
+ */
+interface CpuTimes {
+  readonly all: Array<Array<number>>
+  readonly main: Array<Array<number>>
+}
+const cpuByArm = new Map<ReadonlyArray<ReadonlyArray<number>>, CpuTimes>()
+const threadCpu = (): number => {
+  const c = process.threadCpuUsage()
+  return (c.user + c.system) / 1000
+}
+
+/** Warm-up of each arm, then `rounds` rounds in rotating order; ms per run, by arm (CPU times in `cpuByArm`). */
 const interleaved = async (rounds: number, arms: ReadonlyArray<Arm>): Promise<Array<Array<number>>> => {
   for (const a of arms) await a.run()
   const times = arms.map(() => [] as Array<number>)
+  const cpu: CpuTimes = { all: arms.map(() => []), main: arms.map(() => []) }
   for (let r = 0; r < rounds; r++) {
     for (let j = 0; j < arms.length; j++) {
       const k = (r % 2 === 0 ? j : arms.length - 1 - j)
+      const c0 = process.cpuUsage()
+      const m0 = threadCpu()
       const t0 = performance.now()
       await arms[k]!.run()
       times[k]!.push(performance.now() - t0)
+      const c = process.cpuUsage(c0)
+      cpu.main[k]!.push(threadCpu() - m0)
+      cpu.all[k]!.push((c.user + c.system) / 1000)
     }
   }
+  cpuByArm.set(times, cpu)
   return times
 }
 
@@ -157,6 +184,9 @@ interface Row {
   readonly "median's 95% interval": string
   readonly "fast runs (p10 vs p10)": string
   readonly "µs/task added": string
+  readonly "CPU ms, all threads (median [IQR])": string
+  readonly "CPU added, all threads": string
+  readonly "main thread CPU ms (median [IQR])": string
   readonly overhead: number
   readonly overheadInterval: readonly [number, number]
   readonly perTask: number
@@ -171,6 +201,8 @@ const rowsOf = (workload: string, names: ReadonlyArray<string>, times: ReadonlyA
     const ratios = base.map((b, r) => t[r]! / b - 1)
     const perTask = base.map((b, r) => ((t[r]! - b) / tasks) * 1000)
     const interval = medianInterval(ratios)
+    const cpu = cpuByArm.get(times)
+    const cpuRatios = cpu === undefined ? [] : cpu.all[0]!.map((b, r) => cpu.all[i + 1]![r]! / b - 1)
     return {
       workload,
       arm,
@@ -181,6 +213,9 @@ const rowsOf = (workload: string, names: ReadonlyArray<string>, times: ReadonlyA
       "median's 95% interval": `${pct(interval[0])} to ${pct(interval[1])}`,
       "fast runs (p10 vs p10)": pct(quantile(t, 0.1) / quantile(base, 0.1) - 1),
       "µs/task added": tasks > 0 ? quantile(perTask, 0.5).toFixed(2) : "",
+      "CPU ms, all threads (median [IQR])": cpu === undefined ? "" : `${ms(quantile(cpu.all[0]!, 0.5))} vs ${iqr(cpu.all[i + 1]!, ms)}`,
+      "CPU added, all threads": cpu === undefined ? "" : iqr(cpuRatios, pct, " to "),
+      "main thread CPU ms (median [IQR])": cpu === undefined ? "" : `${ms(quantile(cpu.main[0]!, 0.5))} vs ${iqr(cpu.main[i + 1]!, ms)}`,
       overhead: quantile(ratios, 0.5),
       overheadInterval: interval,
       perTask: quantile(perTask, 0.5),
@@ -258,6 +293,8 @@ const tesseraArms = (run: Runner, runSampled: Runner, runSampling: Runner, pipel
 
 const rows: Array<Row> = []
 const notes: Array<string> = []
+const load = () => loadavg().map((x) => x.toFixed(1)).join(" / ")
+const loadBefore = load()
 
 // ------------------------------------------------------------------ 1. fan-out
 if (runs("fanout")) {
@@ -422,6 +459,8 @@ if (demoSampled !== undefined) {
     `demo overhead with the statistical profiler: ${pct(demoSampled.overhead)}, 95% interval ${pct(demoSampled.overheadInterval[0])} to ${pct(demoSampled.overheadInterval[1])} (goal <= 5%)`
   )
 }
+
+notes.push(`load average (1 / 5 / 15 min) before: ${loadBefore}, after: ${load()}`)
 
 if (json) {
   console.log(JSON.stringify({ tasks: TASKS, samples: SAMPLES, workers: WORKERS, rows, notes }))
