@@ -152,3 +152,57 @@ const lastTime = (p: CpuProfileLike): number => {
   for (const d of p.timeDeltas ?? []) t += d
   return t
 }
+
+/** The main thread's shared sampler (see `acquire`). */
+let shared: { sampler: ThreadSampler; inUse: boolean; linger: ReturnType<typeof setTimeout> | undefined } | undefined
+
+/**
+ * A sampler on the calling thread at `intervalMs`, kept running between users: the one
+ * a previous user `release`d (its samples taken for nobody dropped) when it is idle and at
+ * the same interval, else a new one. The main thread pays V8's start (50–300 ms once it
+ * has loaded Effect) once per process instead of once per profiler layer. A second user
+ * while the shared one is taken gets a sampler of its own.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const acquire = (intervalMs: number): ThreadSampler => {
+  if (shared !== undefined && !shared.inUse && shared.sampler.interval === intervalMs && shared.sampler.running) {
+    if (shared.linger !== undefined) clearTimeout(shared.linger)
+    shared.linger = undefined
+    shared.inUse = true
+    shared.sampler.discard(true)
+    return shared.sampler
+  }
+  const sampler = new ThreadSampler(intervalMs)
+  if (shared === undefined || !shared.inUse) {
+    if (shared !== undefined) shared.sampler.close()
+    shared = { sampler, inUse: true, linger: undefined }
+  }
+  return sampler
+}
+
+/**
+ * Gives back a sampler from `acquire`: the shared one keeps running for `lingerMs` (on an
+ * unref'd timer, so it never keeps the process alive), then stops; any other is closed.
+ * Take its samples before (`take`): what it records after is dropped.
+ *
+ * @since 0.1.0
+ * @category destructors
+ */
+export const release = (sampler: ThreadSampler, lingerMs: number): void => {
+  const s = shared
+  if (s === undefined || s.sampler !== sampler) return sampler.close()
+  s.inUse = false
+  if (!sampler.running) {
+    shared = undefined
+    return sampler.close()
+  }
+  s.linger = setTimeout(() => {
+    if (shared === s && !s.inUse) {
+      shared = undefined
+      s.sampler.close()
+    }
+  }, lingerMs)
+  s.linger.unref()
+}

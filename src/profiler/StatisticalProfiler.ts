@@ -44,7 +44,7 @@ import * as Hooks from "../engine/Hooks.ts"
 import * as Kernel from "../engine/Kernel.ts"
 import * as WorkerPlugin from "../engine/WorkerPlugin.ts"
 import * as Sampling from "../engine/Sampling.ts"
-import { ThreadSampler } from "../engine/ThreadSampler.ts"
+import * as ThreadSamplers from "../engine/ThreadSampler.ts"
 import { SampleEncoder } from "../trace/SampleEvents.ts"
 import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
 import { openDatabase, type TraceOptions } from "./Trace.ts"
@@ -226,9 +226,9 @@ export const make = (
       const nodes = r.nodes.map((n) => ({ ...n, url: displayUrl(n.url, roots) }))
       for (const e of enc.encode({ ...r, nodes, ...a })) db.record(e)
     }
-    let driver: ThreadSampler | null = null
+    let driver: ThreadSamplers.ThreadSampler | null = null
     const startDriver = () => {
-      driver ??= new ThreadSampler(interval)
+      driver ??= ThreadSamplers.acquire(interval)
     }
     if (options.driver === true) startDriver()
     const takeDriver = (restart: boolean) => {
@@ -272,15 +272,16 @@ export const make = (
           while (drop < list.length && list[drop]!.end < old) drop++
           list.splice(0, drop)
         }
-        if (driver !== null && performance.now() - (driver as ThreadSampler).startedAt >= Sampling.flushSeconds * 1000) takeDriver(true)
+        if (driver !== null && performance.now() - (driver as ThreadSamplers.ThreadSampler).startedAt >= Sampling.flushSeconds * 1000) takeDriver(true)
       }
     }
     const unregister = options.driver === undefined ? Sampling.onMainThreadTasks(callbacks, startDriver) : () => {}
     yield* Effect.addFinalizer(() =>
       Effect.promise(() => (unregister(), Promise.all([WorkerPlugin.close(callbacks), Sampling.stop(callbacks)]))).pipe(
         Effect.andThen(Effect.sync(() => {
-          takeDriver(false)
-          driver?.close()
+          // the next layer in this process reuses the main thread's running profiler
+          takeDriver(true)
+          if (driver !== null) ThreadSamplers.release(driver, Sampling.lingerSeconds * 1000)
           db.commit()
         }))
       )

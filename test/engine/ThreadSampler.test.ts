@@ -2,12 +2,13 @@
  * `ThreadSampler`'s windows (issue 18): back-to-back console profiles on one V8
  * profiler that never stops, so a `take` does not restart it. Checks that consecutive
  * windows deliver each sample once, one window after the other, that `fromSeconds` drops earlier
- * samples, and that a closed sampler gives nothing.
+ * samples, that a closed sampler gives nothing, and that `acquire`/`release` keep one
+ * running sampler for the next user without handing it what was sampled for nobody.
  */
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import * as EngineClock from "../../src/engine/EngineClock.ts"
-import { ThreadSampler } from "../../src/engine/ThreadSampler.ts"
+import { acquire, release, ThreadSampler } from "../../src/engine/ThreadSampler.ts"
 
 const busy = (ms: number): number => {
   const t = performance.now()
@@ -71,5 +72,32 @@ describe("ThreadSampler", () => {
     } finally {
       s.close()
     }
+  })
+
+  it("acquire reuses the sampler a user released, running, without the samples taken between users", async () => {
+    const a = acquire(1)
+    busy(30)
+    a.take(true)
+    release(a, 60_000)
+    assert.ok(a.running, "released but still sampling (lingering)")
+    busy(40) // sampled for nobody
+    const between = EngineClock.nowSeconds()
+    const b = acquire(1)
+    assert.equal(b, a, "the same sampler: V8's profiler was not restarted")
+    // a second user while the shared one is taken gets its own
+    const c = acquire(1)
+    assert.notEqual(c, b)
+    release(c, 60_000)
+    assert.ok(!c.running, "a sampler of its own is closed on release")
+    busy(40)
+    const got = b.take(true)
+    assert.ok(got.times.length > 0, "no samples after reacquiring")
+    for (const t of got.times) assert.ok(t >= between - 0.002, `a sample at ${t} from before the second user (${between})`)
+    release(b, 0)
+    await new Promise((r) => setTimeout(r, 20))
+    assert.ok(!b.running, "stopped once the linger ran out")
+    const d = acquire(1)
+    assert.notEqual(d, b, "a fresh sampler after the linger")
+    release(d, 0)
   })
 })
