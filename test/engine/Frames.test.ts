@@ -96,11 +96,13 @@ describe("data-plane frames", () => {
     assert.equal(v.y[0].byteOffset % 8, 0)
   })
 
-  it("copies shared memory, keeps an object that looks like a placeholder as it is", () => {
+  it("sends shared memory without a copy and decodes it unshared; keeps an object that looks like a placeholder", () => {
     const s = new Float32Array(new SharedArrayBuffer(8))
     s[1] = 7
     const odd = { "~tessera/buf": 0 }
-    const r = new Decoder().push(concat(encode({ s, odd, t: new Uint8Array([9]) }).parts))!
+    const f = encode({ s, odd, t: new Uint8Array([9]) })
+    assert.ok(f.parts.some((p) => p.buffer === s.buffer))
+    const r = new Decoder().push(concat(f.parts))!
     const v = r.value as { s: Float32Array; odd: unknown; t: Uint8Array }
     assert.equal(v.s.buffer instanceof SharedArrayBuffer, false)
     assert.deepStrictEqual(Array.from(v.s), [0, 7])

@@ -92,7 +92,7 @@ export const encode = (value: unknown, serializeSeconds: () => number = () => 0)
   const bufs: Array<Uint8Array> = []
   const meta: Array<[Kind, number]> = []
   const take = (v: ArrayBufferView | ArrayBuffer | object, opaque = false): unknown => {
-    let bytes: Uint8Array
+    let bytes: Uint8Array<ArrayBufferLike>
     let kind: Kind | undefined
     if (opaque) {
       kind = "v8"
@@ -105,7 +105,6 @@ export const encode = (value: unknown, serializeSeconds: () => number = () => 0)
       kind = "ArrayBuffer"
       bytes = new Uint8Array(v as ArrayBuffer)
     }
-    if (bytes.buffer instanceof SharedArrayBuffer) bytes = bytes.slice()
     bufs.push(bytes)
     meta.push([kind, bytes.byteLength])
     return { [PLACEHOLDER]: meta.length - 1 }
@@ -217,7 +216,8 @@ export class Decoder {
         this.offsets.push(size)
         size = align(size + n)
       }
-      this.payload = new ArrayBuffer(size)
+      // every byte is written below before any view is handed out: no need to zero it first
+      this.payload = Buffer.allocUnsafeSlow(size).buffer as ArrayBuffer
       this.buf = 0
       this.filled = 0
       const rest = this.pending
