@@ -82,6 +82,31 @@ describe("data-plane frames", () => {
     )
   })
 
+  it("reads into the receive buffer in place (target/wrote), reads of any size, frames back to back", () => {
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 1, maxLength: 3 }), fc.array(fc.integer({ min: 1, max: 70000 }), { minLength: 1 }), (vs, sizes) => {
+        const frames = vs.map((v) => encode(v))
+        const all = concat(frames.flatMap((f) => f.parts))
+        const d = new Decoder()
+        const got: Array<unknown> = []
+        let at = 0
+        for (let i = 0; at < all.byteLength; i++) {
+          const into = d.target()
+          const n = Math.min(into.byteLength, sizes[i % sizes.length]!, all.byteLength - at)
+          into.set(all.subarray(at, at + n))
+          at += n
+          let r = d.wrote(into, n)
+          while (r !== undefined) {
+            got.push((r as { value: unknown }).value)
+            r = d.push(new Uint8Array(0))
+          }
+        }
+        assert.deepStrictEqual(got.map(bytesOf), vs.map(bytesOf))
+      }),
+      { numRuns: 200 }
+    )
+  })
+
   it("sends typed arrays as views of their own memory and decodes them into one buffer", () => {
     const a = new Float64Array([1, 2, 3])
     const b = new Int16Array([-1, 5])

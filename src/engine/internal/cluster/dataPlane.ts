@@ -84,14 +84,25 @@ export const serve = (
     return { port: typeof a === "object" && a !== null ? a.port : 0 }
   }))
 
+/** One pooled connection: its socket and the fetch reading from it now, if any. */
+interface Conn {
+  readonly socket: Socket
+  /** the running fetch's decoder; reads land in its `target()` */
+  decoder: Decoder | undefined
+  /** the running fetch's read handler */
+  read: ((n: number, into: Uint8Array) => void) | undefined
+}
+
 /**
- * Connections to peers' data planes, pooled per peer (`host:port`).
+ * Connections to peers' data planes, pooled per peer (`host:port`). Each reads through
+ * `net`'s `onread`, into the running fetch's receive buffer (`Decoder.target`), so the
+ * raw bytes of typed arrays land where the arrays will live, without a copy.
  *
  * @since 0.1.0
  * @internal
  */
 export class DataClient {
-  private readonly idle = new Map<string, Array<Socket>>()
+  private readonly idle = new Map<string, Array<Conn>>()
   private closed = false
 
   /**
@@ -104,48 +115,68 @@ export class DataClient {
     )
   }
 
+  private open(host: string, port: number): Conn {
+    const spare = new Uint8Array(65536)
+    const conn: Conn = { socket: undefined as unknown as Socket, decoder: undefined, read: undefined }
+    const socket = connect({
+      port,
+      host,
+      onread: {
+        // never empty (a read into no room fails with ENOBUFS)
+        buffer: () => conn.decoder?.target() ?? spare,
+        callback: (n: number, into: Uint8Array) => {
+          if (conn.read === undefined) socket.destroy()
+          else conn.read(n, into)
+          return true
+        }
+      }
+    })
+    socket.setNoDelay(true)
+    // an idle pooled connection that fails has no fetch listening
+    socket.on("error", () => {})
+    ;(conn as { socket: Socket }).socket = socket
+    return conn
+  }
+
   private attempt(peer: string, host: string, port: number, keys: ReadonlyArray<string>, forceNew: boolean) {
     return Effect.callback<Decoded, DataPlaneError>((resume, signal) => {
       const id = `${host}:${port}`
-      let socket: Socket | undefined
+      let conn: Conn | undefined
       const pool = this.idle.get(id)
-      while (!forceNew && pool !== undefined && pool.length > 0 && socket === undefined) {
-        const s = pool.pop()!
-        if (s.destroyed || s.readyState !== "open") s.destroy()
-        else socket = s
+      while (!forceNew && pool !== undefined && pool.length > 0 && conn === undefined) {
+        const c = pool.pop()!
+        if (c.socket.destroyed || c.socket.readyState !== "open") c.socket.destroy()
+        else conn = c
       }
-      const fresh = socket === undefined
-      if (socket === undefined) {
-        socket = connect(port, host)
-        socket.setNoDelay(true)
-        // an idle pooled connection that fails has no fetch listening
-        socket.on("error", () => {})
-      }
-      const s = socket
+      const fresh = conn === undefined
+      const c = conn ?? this.open(host, port)
+      const s = c.socket
       const decoder = new Decoder()
       let done = false
       let got = 0
       const finish = (e: Effect.Effect<Decoded, DataPlaneError>, keep: boolean) => {
         if (done) return
         done = true
-        s.off("data", onData)
+        c.decoder = undefined
+        c.read = undefined
         s.off("error", onError)
         s.off("close", onClose)
         signal.removeEventListener("abort", onAbort)
         if (keep && !this.closed) {
           let p = this.idle.get(id)
           if (p === undefined) this.idle.set(id, p = [])
-          p.push(s)
+          p.push(c)
         } else s.destroy()
         resume(e)
       }
       const fail = (message: string) =>
         finish(Effect.fail(new DataPlaneError({ peer, message, stale: !fresh && got === 0 })), false)
-      const onData = (chunk: Buffer) => {
-        got += chunk.byteLength
+      c.decoder = decoder
+      c.read = (n, into) => {
+        got += n
         let r: Decoded | undefined
         try {
-          r = decoder.push(chunk)
+          r = decoder.wrote(into, n)
         } catch (e) {
           return fail(e instanceof Error ? e.message : String(e))
         }
@@ -154,7 +185,6 @@ export class DataClient {
       const onError = (e: Error) => fail(e.message)
       const onClose = () => fail(`connection to ${id} closed mid-fetch`)
       const onAbort = () => finish(Effect.fail(new DataPlaneError({ peer, message: "interrupted", stale: false })), false)
-      s.on("data", onData)
       s.on("error", onError)
       s.on("close", onClose)
       signal.addEventListener("abort", onAbort)
@@ -165,7 +195,7 @@ export class DataClient {
   /** Closes every pooled connection. */
   close(): void {
     this.closed = true
-    for (const p of this.idle.values()) for (const s of p) s.destroy()
+    for (const p of this.idle.values()) for (const c of p) c.socket.destroy()
     this.idle.clear()
   }
 }

@@ -241,7 +241,17 @@ export class Decoder {
     }
     while (this.buf < meta.length && meta[this.buf]![1] === 0) this.buf++
     if (this.buf < meta.length) return undefined
-    const head = this.head
+    const done = this.complete()
+    if (at < chunk.byteLength) {
+      this.pending = [chunk.subarray(at)]
+      this.pendingBytes = chunk.byteLength - at
+    }
+    return done
+  }
+
+  private complete(): Decoded {
+    const head = this.head!
+    const meta = head.meta
     const payload = this.payload!
     const views = meta.map(([k, n], i): unknown =>
       k === "ArrayBuffer"
@@ -255,13 +265,39 @@ export class Decoder {
     for (const [, n] of meta) bytes += n
     this.head = undefined
     this.payload = undefined
-    if (at < chunk.byteLength) {
-      this.pending = [chunk.subarray(at)]
-      this.pendingBytes = chunk.byteLength - at
-    }
     const seconds = this.time / 1000
     this.time = 0
     return { value, bytes, serialize: head.serialize, deserialize: seconds }
+  }
+
+  private scratch: Uint8Array | undefined
+
+  /**
+   * Where the next read from a stream should land (for `net`'s `onread` buffer): while a
+   * frame's raw bytes are due, the rest of the current buffer inside the receive buffer,
+   * so they need no copy; else a scratch buffer. Give what was read to {@link wrote}.
+   */
+  target(): Uint8Array {
+    const head = this.head
+    if (head !== undefined && this.pendingBytes === 0 && this.buf < head.meta.length) {
+      return new Uint8Array(this.payload!, this.offsets[this.buf]! + this.filled, head.meta[this.buf]![1] - this.filled)
+    }
+    return this.scratch ??= new Uint8Array(65536)
+  }
+
+  /** `n` bytes were read into `into` (the last {@link target}). */
+  wrote(into: Uint8Array, n: number): Decoded | undefined {
+    if (into === this.scratch || this.head === undefined || into.buffer !== this.payload) return this.push(into.slice(0, n))
+    const t0 = performance.now()
+    const meta = this.head.meta
+    this.filled += n
+    if (this.filled === meta[this.buf]![1]) {
+      this.buf++
+      this.filled = 0
+    }
+    while (this.buf < meta.length && meta[this.buf]![1] === 0) this.buf++
+    this.time += performance.now() - t0
+    return this.buf < meta.length ? undefined : this.complete()
   }
 
   /** Whether a frame (or part of one) is waiting for more bytes. */
