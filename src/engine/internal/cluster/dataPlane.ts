@@ -49,36 +49,36 @@ export const serve = (
   Effect.suspend(() => {
     const open = new Set<Socket>()
     return Effect.acquireRelease(
-    Effect.callback<Server, DataPlaneError>((resume) => {
-      const server = createServer((socket) => {
-        open.add(socket)
-        socket.once("close", () => open.delete(socket))
-        socket.setNoDelay(true)
-        const reader = new RequestReader()
-        socket.on("data", (chunk) => {
-          try {
-            for (const keys of reader.push(chunk)) {
-              const t0 = performance.now()
-              const values = lookup(keys)
-              const frame = encode(values, () => (performance.now() - t0) / 1000)
-              sent(frame.bytes)
-              for (const p of frame.parts) socket.write(p)
+      Effect.callback<Server, DataPlaneError>((resume) => {
+        const server = createServer((socket) => {
+          open.add(socket)
+          socket.once("close", () => open.delete(socket))
+          socket.setNoDelay(true)
+          const reader = new RequestReader()
+          socket.on("data", (chunk) => {
+            try {
+              for (const keys of reader.push(chunk)) {
+                const t0 = performance.now()
+                const values = lookup(keys)
+                const frame = encode(values, () => (performance.now() - t0) / 1000)
+                sent(frame.bytes)
+                for (const p of frame.parts) socket.write(p)
+              }
+            } catch {
+              socket.destroy()
             }
-          } catch {
-            socket.destroy()
-          }
+          })
+          socket.on("error", () => socket.destroy())
         })
-        socket.on("error", () => socket.destroy())
-      })
-      server.once("error", (e) => resume(Effect.fail(new DataPlaneError({ peer: host, message: e.message, stale: false }))))
-      server.listen(0, host, () => resume(Effect.succeed(server)))
-    }),
-    (server) =>
-      Effect.callback<void>((resume) => {
-        server.close(() => resume(Effect.void))
-        for (const s of open) s.destroy()
-      })
-  )
+        server.once("error", (e) => resume(Effect.fail(new DataPlaneError({ peer: host, message: e.message, stale: false }))))
+        server.listen(0, host, () => resume(Effect.succeed(server)))
+      }),
+      (server) =>
+        Effect.callback<void>((resume) => {
+          server.close(() => resume(Effect.void))
+          for (const s of open) s.destroy()
+        })
+    )
   }).pipe(Effect.map((server) => {
     const a = server.address()
     return { port: typeof a === "object" && a !== null ? a.port : 0 }
@@ -87,9 +87,14 @@ export const serve = (
 /** One pooled connection: its socket and the fetch reading from it now, if any. */
 interface Conn {
   readonly socket: Socket
-  /** the running fetch's decoder; reads land in its `target()` */
+  readonly now: Reader
+}
+
+/** The fetch reading from a connection now. */
+interface Reader {
+  /** its decoder; reads land in its `target()` */
   decoder: Decoder | undefined
-  /** the running fetch's read handler */
+  /** its read handler */
   read: ((n: number, into: Uint8Array) => void) | undefined
 }
 
@@ -117,16 +122,16 @@ export class DataClient {
 
   private open(host: string, port: number): Conn {
     const spare = new Uint8Array(65536)
-    const conn: Conn = { socket: undefined as unknown as Socket, decoder: undefined, read: undefined }
+    const now: Reader = { decoder: undefined, read: undefined }
     const socket = connect({
       port,
       host,
       onread: {
         // never empty (a read into no room fails with ENOBUFS)
-        buffer: () => conn.decoder?.target() ?? spare,
+        buffer: () => now.decoder?.target() ?? spare,
         callback: (n: number, into: Uint8Array) => {
-          if (conn.read === undefined) socket.destroy()
-          else conn.read(n, into)
+          if (now.read === undefined) socket.destroy()
+          else now.read(n, into)
           return true
         }
       }
@@ -134,8 +139,7 @@ export class DataClient {
     socket.setNoDelay(true)
     // an idle pooled connection that fails has no fetch listening
     socket.on("error", () => {})
-    ;(conn as { socket: Socket }).socket = socket
-    return conn
+    return { socket, now }
   }
 
   private attempt(peer: string, host: string, port: number, keys: ReadonlyArray<string>, forceNew: boolean) {
@@ -157,8 +161,8 @@ export class DataClient {
       const finish = (e: Effect.Effect<Decoded, DataPlaneError>, keep: boolean) => {
         if (done) return
         done = true
-        c.decoder = undefined
-        c.read = undefined
+        c.now.decoder = undefined
+        c.now.read = undefined
         s.off("error", onError)
         s.off("close", onClose)
         signal.removeEventListener("abort", onAbort)
@@ -171,8 +175,8 @@ export class DataClient {
       }
       const fail = (message: string) =>
         finish(Effect.fail(new DataPlaneError({ peer, message, stale: !fresh && got === 0 })), false)
-      c.decoder = decoder
-      c.read = (n, into) => {
+      c.now.decoder = decoder
+      c.now.read = (n, into) => {
         got += n
         let r: Decoded | undefined
         try {
