@@ -161,7 +161,7 @@ else {
   console.table(rows)
   console.log(
     `${mib} MiB, ${repeats} repeats: peer fetch at ${(ratio * 100).toFixed(0)}% of raw TCP's bandwidth (medians; goal ≥ 70%)` +
-      (encoded > 0 ? `; of the fetch's median, ${median(codec).toFixed(3)} s is encoding and decoding (head + copying into the receive buffer), ${encoded - bytes} bytes of framing overhead` : "") +
+      (encoded > 0 ? `; of the fetch's median, ${median(codec).toFixed(3)} s is encoding and decoding (the frame's head; the array's bytes are read in place), ${encoded - bytes} bytes of framing overhead` : "") +
       (missed > 0 ? `; ${missed} compute(s) moved no chunk between workers (both producers on one worker) and were run again` : "")
   )
 }
