@@ -4,8 +4,8 @@
  * - `TesseraWorker`, the entity every worker process hosts. Its entity id is the
  *   worker's name and its shard group is that same name (one shard per group), so the
  *   scheduler addresses one worker process exactly; each worker runner is assigned its own
- *   group only. RPCs: `Run` (a batch of tasks), `Get` (results, for the driver and for
- *   peers), `Release`, `Cancel` (a compute's share), `Time` (clock samples, liveness),
+ *   group only. RPCs: `Run` (a batch of tasks), `Get` (results, for the driver),
+ *   `DataPort` (where peers fetch results: the data plane, dataPlane.ts), `Release`, `Cancel` (a compute's share), `Time` (clock samples, liveness),
  *   `Info` (host name, threads, pid), `Stats` (counters), `Plugins` (start and close
  *   worker plugins).
  * - `RunnerStorageRpcs`: the runner registry and shard locks (`RunnerStorage`'s encoded
@@ -43,6 +43,14 @@ export const Get = Rpc.make("Get", {
   payload: { keys: Schema.Array(Schema.String), from: Schema.String },
   success: Schema.Struct({ blob: Blob, serialize: Schema.Number })
 })
+/**
+ * The port of the worker's data plane (dataPlane.ts), on the host of its runner address:
+ * where peers fetch its results.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const DataPort = Rpc.make("DataPort", { success: Schema.Number })
 /** @since 0.1.0 @internal */
 export const Release = Rpc.make("Release", { payload: { keys: Schema.Array(Schema.String) } })
 /** @since 0.1.0 @internal */
@@ -82,7 +90,7 @@ export const Plugins = Rpc.make("Plugins", { payload: { blob: Blob }, success: S
  * @since 0.1.0
  * @internal
  */
-export const TesseraWorker = Entity.make("TesseraWorker", [Run, Get, Release, Cancel, Time, Info, Stats, Plugins])
+export const TesseraWorker = Entity.make("TesseraWorker", [Run, Get, DataPort, Release, Cancel, Time, Info, Stats, Plugins])
   .annotate(ClusterSchema.ShardGroup, (id: string) => id)
 
 const PersistFail = Schema.String

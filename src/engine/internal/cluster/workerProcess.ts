@@ -2,7 +2,8 @@
  * A Tessera worker process: an Effect Cluster runner (`NodeClusterSocket`) that hosts
  * one `TesseraWorker` entity, named after the runner. It keeps the results it makes in
  * its own store, fetches inputs it lacks from the peers that hold them (worker to
- * worker, `Get` on the peer's entity), and runs each batch on its own worker-thread pool
+ * worker, over the data plane: a plain TCP socket per peer, dataPlane.ts, whose port a
+ * peer learns once by `DataPort` on the entity), and runs each batch on its own worker-thread pool
  * (`Executor.makeWorkers`, `threads` threads) through the same job code as one process.
  *
  * Runner storage is the scheduler's registry or PostgreSQL (registry.ts); messages are volatile
@@ -35,6 +36,7 @@ import * as State from "../../State.ts"
 import * as TaskGraph from "../../TaskGraph.ts"
 import { makeJob } from "../job.ts"
 import { describeResult } from "../kernels.ts"
+import { DataClient, serve } from "./dataPlane.ts"
 import * as Registry from "./registry.ts"
 import { decodeValue, encodeValue, TesseraWorker } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
@@ -71,6 +73,14 @@ export interface WorkerOptions {
  */
 export const workerName = (host: string, port: number): string => `tessera-worker@${host}:${port}`
 
+/**
+ * The runner host in a worker's name (`workerName`): where its data plane listens too.
+ */
+const peerHost = (peer: string): string => {
+  const at = peer.slice(peer.indexOf("@") + 1)
+  return at.slice(0, at.lastIndexOf(":"))
+}
+
 const refKeys = (args: ReadonlyArray<unknown>, out: Set<string>): void => {
   for (const a of args) {
     if (TaskGraph.isRef(a)) out.add(a["~tessera/ref" as keyof typeof a] as unknown as string)
@@ -87,10 +97,34 @@ const refsKeysOf = (a: unknown): ReadonlyArray<string> => (a as Record<string, A
  * @since 0.1.0
  * @internal
  */
-const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, threads: number, host: string) =>
+const handlers = (
+  name: string,
+  pool: Executor.ExecutorShape,
+  shift: number,
+  threads: number,
+  host: string,
+  listenHost: string
+) =>
   Effect.gen(function*() {
     const store = new Map<string, unknown>()
     const stats = { sent: 0, received: 0, tasks: 0, running: 0 }
+    const data = yield* serve(listenHost, (keys) => {
+      const out: Record<string, unknown> = {}
+      for (const k of keys) if (store.has(k)) out[k] = store.get(k)
+      return out
+    }, (bytes) => void (stats.sent += bytes)).pipe(Effect.orDie)
+    const client = new DataClient()
+    yield* Effect.addFinalizer(() => Effect.sync(() => client.close()))
+    /** Peers' data-plane ports, asked once each. */
+    const ports = new Map<string, number>()
+    const portOf = (peer: string) =>
+      ports.has(peer) ? Effect.succeed(ports.get(peer)!) : Effect.tap(
+        peers(peer).DataPort(),
+        (p) => Effect.sync(() => ports.set(peer, p))
+      )
+    /** A peer's data-plane fetch: its entity's runner host (from its name), its data port. */
+    const fetchFrom = (peer: string, keys: ReadonlyArray<string>) =>
+      Effect.flatMap(portOf(peer), (port) => client.fetch(peer, peerHost(peer), port, keys))
     const cancels = new Map<number, Deferred.Deferred<void>>()
     const peers = yield* TesseraWorker.client
     const registry = yield* RunnerStorage.RunnerStorage
@@ -133,18 +167,17 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
           yield* Effect.forEach(byPeer, ([peer, keys]) =>
             Effect.gen(function*() {
               const start = now()
-              const got = yield* Effect.exit(peers(peer).Get({ keys, from: name }).pipe(
+              const got = yield* Effect.exit(fetchFrom(peer, keys).pipe(
                 Effect.raceFirst(Effect.andThen(gone(peer), Effect.fail("peer gone" as const)))
               ))
               const stop = now()
               if (Exit.isFailure(got)) {
+                ports.delete(peer)
                 for (const k of keys) next.push(missing.find((m) => m[0] === k)!)
                 return
               }
-              stats.received += got.value.blob.byteLength
-              const d0 = performance.now()
-              const values = decodeValue<Record<string, unknown>>(got.value.blob)
-              const deser = (performance.now() - d0) / 1000
+              stats.received += got.value.bytes
+              const values = got.value.value as Record<string, unknown>
               const have: Array<string> = []
               for (const k of keys) {
                 if (Object.hasOwn(values, k)) {
@@ -155,12 +188,12 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
               if (have.length > 0) {
                 transfers.push({
                   keys: have,
-                  bytes: got.value.blob.byteLength,
+                  bytes: got.value.bytes,
                   peer,
                   start,
-                  stop: stop + deser,
+                  stop,
                   serialize: got.value.serialize,
-                  deserialize: deser
+                  deserialize: got.value.deserialize
                 })
               }
             }), { concurrency: "unbounded", discard: true })
@@ -284,6 +317,7 @@ const handlers = (name: string, pool: Executor.ExecutorShape, shift: number, thr
           if (payload.from !== "scheduler") stats.sent += blob.byteLength
           return { blob, serialize: (performance.now() - t0) / 1000 }
         })),
+      DataPort: () => Rpc.fork(Effect.succeed(data.port)),
       Release: ({ payload }) =>
         Rpc.fork(Effect.sync(() => {
           for (const k of payload.keys) store.delete(k)
@@ -316,7 +350,14 @@ export const layer = (options: WorkerOptions) => {
   const entity = TesseraWorker.toLayer(
     Effect.gen(function*() {
       const pool = yield* Executor.makeWorkers({ workers: options.threads ?? 1 })
-      return yield* handlers(name, pool, options.clockShift ?? 0, options.threads ?? 1, options.hostName ?? hostname())
+      return yield* handlers(
+        name,
+        pool,
+        options.clockShift ?? 0,
+        options.threads ?? 1,
+        options.hostName ?? hostname(),
+        host
+      )
     }),
     { concurrency: "unbounded", maxIdleTime: "1000 days" }
   )
