@@ -103,11 +103,21 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
     // each task once, written by the worker that ran it (peak_memory: the worker's record), on its host's file
     const computes = events.filter((e) => e.name === "Compute")
     assert.deepEqual(computes.map((e) => e.args.key).sort(), [...g.keys].sort())
+    // a worker's row index is its order of joining, which need not be its order of start:
+    // each host's row is worker-{host}-0 or worker-{host}-16, one per host
+    const rowOf = new Map<string, string>()
     for (const e of computes) {
       assert.equal(typeof e.args.peak_memory, "number")
-      assert.ok(e.thread_id === `worker-${here}-0` && e.process_id === here || e.thread_id === "worker-hB-16" && e.process_id === "hB", String(e.thread_id))
+      const host = String(e.process_id)
+      assert.ok(host === here || host === "hB", host)
+      assert.match(String(e.thread_id), new RegExp(`^worker-${host}-(0|16)$`))
+      assert.equal(rowOf.get(host) ?? e.thread_id, e.thread_id, `one row per host (${host})`)
+      rowOf.set(host, String(e.thread_id))
     }
-    assert.equal(new Set(computes.map((e) => e.thread_id)).size, 2, "both workers ran tasks")
+    assert.equal(rowOf.size, 2, "both workers ran tasks")
+    const rowHere = rowOf.get(here)!
+    const rowB = rowOf.get("hB")!
+    assert.notEqual(rowHere.slice(-2), rowB.slice(-2), "the two workers have different indexes")
     // hooks without a worker plugin still get every record in the driver
     assert.equal(driverSide.length, g.size)
     assert.ok((await FileDatabase.readPromise(a.trace)).events.some((e) => e.name === "Driver"), "the driver's own events")
@@ -116,7 +126,7 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
     assert.ok(transfers.length > 0, "inputs crossed between workers")
     const memory = events.filter((e) => e.name === "Managed Memory")
     for (const t of transfers) {
-      assert.ok([`worker-${here}-0`, "worker-hB-16"].includes(t.args.peer as string) && t.args.peer !== t.thread_id)
+      assert.ok([rowHere, rowB].includes(t.args.peer as string) && t.args.peer !== t.thread_id)
       for (const key of t.args.keys as Array<string>) {
         const held = memory.filter((m) => m.args.key === key && m.thread_id === t.thread_id)
         assert.deepEqual(held.map((m) => m.args.state), ["memory", "released"], `${key} held then released on ${t.thread_id}`)
@@ -138,7 +148,7 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
     const hB = [...(await FileDatabase.readPromise(b.trace)).events, ...theirs]
     for (const e of hB) assert.ok(e.timestamp > t0 - 1 && e.timestamp < t1 + 1, `${e.name} at ${e.timestamp - t0} s`)
     // the workers' threads were sampled, on their rows, into their host's file
-    for (const [f, row] of [[a.samples, `worker-${here}-0`], [b.samples, "worker-hB-16"]] as const) {
+    for (const [f, row] of [[a.samples, rowHere], [b.samples, rowB]] as const) {
       const rows = new Set((await FileDatabase.readPromise(f)).events.filter((e) => e.name === "Profile Samples").map((e) => e.thread_id))
       assert.ok(rows.has(row), `${f}: ${[...rows].join(", ")}`)
     }
