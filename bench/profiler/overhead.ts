@@ -21,7 +21,9 @@
  * of their own, so that the unprofiled arms never run on workers whose V8 profiler is
  * still running (a pool keeps it for `Sampling.lingerSeconds` after a layer closes; the
  * first layer on a pool pays V8's start, which the warm-up run takes and `sample-cost`
- * reports). `--only sample-cost` measures the sampler
+ * reports). `--only cluster` runs the demo on a LocalCluster of 2 worker processes
+ * (issue 17): unprofiled, under Trace + ResourceMonitor (each host's files written by the
+ * workers), and on worker threads in this process for comparison. `--only sample-cost` measures the sampler
  * itself on one thread: a fixed CPU loop with and without sampling at 1 ms (the
  * difference over the samples taken: the cost of one sample), and what starting
  * (session + V8's start) and taking a window (`ThreadSampler.take`: serialisation +
@@ -52,7 +54,7 @@
  *
  * Usage: node bench/profiler/overhead.ts [--quick] [--json] [--breakdown] [--rounds N]
  *        [--dask-rounds N] [--cli-rounds N] [--tasks N] [--samples N] [--no-dask]
- *        [--only fanout|demo|cli|dask|sample-cost] [--sample-interval MS]
+ *        [--only fanout|demo|cluster|cli|dask|sample-cost] [--sample-interval MS]
  * Default (8 rounds fan-out, 40 demo, 10 CLI, 4 dask) runs in about 3 minutes on 2 cores,
  * about 5 with --breakdown; --quick (3/3/2 rounds, 20,000 tasks and samples) in about
  * 20 s. Run it on a quiet machine for figures.
@@ -88,11 +90,11 @@ const json = flag("--json")
 const breakdown = flag("--breakdown")
 const onlyAt = argv.indexOf("--only")
 const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
-if (only !== undefined && !["fanout", "demo", "cli", "dask", "sample-cost"].includes(only)) {
-  console.error(`--only takes fanout, demo, cli, dask or sample-cost, got ${only}`)
+if (only !== undefined && !["fanout", "demo", "cluster", "cli", "dask", "sample-cost"].includes(only)) {
+  console.error(`--only takes fanout, demo, cluster, cli, dask or sample-cost, got ${only}`)
   process.exit(2)
 }
-const runs = (workload: "fanout" | "demo" | "cli" | "dask" | "sample-cost") => only === undefined || only === workload
+const runs = (workload: "fanout" | "demo" | "cluster" | "cli" | "dask" | "sample-cost") => only === undefined || only === workload
 const SAMPLE_MS = opt("--sample-interval", 10)
 const cliRounds = opt("--cli-rounds", quick ? 2 : 10)
 const TASKS = opt("--tasks", quick ? 20_000 : 100_000)
@@ -326,6 +328,31 @@ if (runs("demo")) {
   const times = await interleaved(demoRounds, arms)
   for (const r of [rt, rtSampled, rtSampling]) await r.dispose()
   rows.push(...rowsOf(`demo ${SAMPLES} samples x 2, chunks of 5000, ${tasks} tasks (${WORKERS} workers)`, arms.map((a) => a.name), times, tasks))
+}
+
+// ------------------------------------------------------------------ 2b. the demo on a local cluster
+// issue 17: the profiler's overhead on a LocalCluster of WORKERS processes (one thread
+// each; the per-host files written by the workers through the profiler's worker plugins,
+// preloaded as the CLI does), and the same demo on worker threads in this process beside it
+if (runs("cluster")) {
+  const plugins = new URL("../../src/profiler/WorkerPlugins.ts", import.meta.url).href
+  const cluster = ManagedRuntime.make(Executor.layerCluster({ local: WORKERS, threads: 1, preload: [plugins] }))
+  const threads = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
+  const options = { samples: SAMPLES, chunkRows: 5_000, log: quiet }
+  const pipeline = Tutorial5.make(options).pipeline
+  const demo = Tutorial5.run(options)
+  let tasks = 0
+  await cluster.runPromise(demo.pipe(Effect.provide(Hooks.layer({ posttask: () => void tasks++ }))))
+  const on = (r: typeof cluster): Runner => (layer) => r.runPromise(layer === undefined ? demo : demo.pipe(Effect.provide(layer))).then(() => {})
+  // unprofiled and Trace + ResourceMonitor on the cluster (the sampled arms would need
+  // clusters of their own, as the demo's pools do), then worker threads unprofiled
+  const arms = [
+    ...tesseraArms(on(cluster), on(cluster), on(cluster), pipeline).filter((a) => a.name === "unprofiled" || a.name === "Trace + ResourceMonitor"),
+    { name: `worker threads in one process instead (${WORKERS}, unprofiled)`, run: () => on(threads)(undefined) }
+  ]
+  const times = await interleaved(demoRounds, arms)
+  for (const r of [cluster, threads]) await r.dispose()
+  rows.push(...rowsOf(`demo ${SAMPLES} samples x 2 on a LocalCluster of ${WORKERS} processes, ${tasks} tasks`, arms.map((a) => a.name), times, tasks))
 }
 
 // ------------------------------------------------------------------ 3. the demo's CLI
