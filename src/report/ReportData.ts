@@ -13,6 +13,7 @@
  *
  * @since 0.1.0
  */
+import { directionOf } from "../analysis/Transfers.ts"
 import { keySplit } from "../trace/KeySplit.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 
@@ -224,7 +225,7 @@ export const transferColumns = (xs: ReadonlyArray<TransferInput>, worker: (w: st
     out.bytes[i] = x.bytes
     out.nKeys[i] = x.keys.length
     out.peer[i] = x.peer ?? ""
-    out.direction[i] = x.direction ?? (x.peer !== null ? "peer" : "unknown")
+    out.direction[i] = directionOf(x.peer, x.direction)
     out.keys[i] = x.keys.join(", ")
   }
   return out
