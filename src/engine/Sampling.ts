@@ -28,6 +28,7 @@
  *
  * @since 0.1.0
  */
+import * as OwnerRegistry from "./internal/ownerRegistry.ts"
 
 /**
  * One node of a sampled call tree: V8's call frame (function name, script URL, 0-based
@@ -170,7 +171,7 @@ export interface SampleSource {
   readonly stop: () => Promise<void>
 }
 
-const sources = new Map<object, Set<SampleSource>>()
+const sources = OwnerRegistry.make<SampleSource>()
 
 /**
  * Registers `source` as sampling for `owner` (the hook carrying the request) until the
@@ -179,15 +180,7 @@ const sources = new Map<object, Set<SampleSource>>()
  * @since 0.1.0
  * @category registration
  */
-export const attach = (owner: object, source: SampleSource): () => void => {
-  let set = sources.get(owner)
-  if (set === undefined) sources.set(owner, set = new Set())
-  set.add(source)
-  return () => {
-    set.delete(source)
-    if (set.size === 0 && sources.get(owner) === set) sources.delete(owner)
-  }
-}
+export const attach = (owner: object, source: SampleSource): () => void => sources.attach(owner, source)
 
 /**
  * Stops every source sampling for `owner`; resolves when their last samples have been
@@ -197,9 +190,7 @@ export const attach = (owner: object, source: SampleSource): () => void => {
  * @category registration
  */
 export const stop = async (owner: object): Promise<void> => {
-  const set = sources.get(owner)
-  if (set === undefined) return
-  await Promise.all([...set].map((s) => s.stop()))
+  await Promise.all(sources.of(owner).map((s) => s.stop()))
 }
 
 const mainThreadHooks = new Map<object, () => void>()

@@ -25,6 +25,7 @@
  * @since 0.1.0
  */
 import type { Callbacks } from "./Hooks.ts"
+import * as OwnerRegistry from "./internal/ownerRegistry.ts"
 
 /**
  * What a hook asks a worker process to run: `import(module)[name](options, context)`,
@@ -104,7 +105,7 @@ export interface PluginHost {
   readonly close: () => Promise<void>
 }
 
-const hosts = new Map<object, Set<PluginHost>>()
+const hosts = OwnerRegistry.make<PluginHost>()
 
 /**
  * Registers `host` as running the plugin of `owner` (the hook carrying it) until the
@@ -113,15 +114,7 @@ const hosts = new Map<object, Set<PluginHost>>()
  * @since 0.1.0
  * @category registration
  */
-export const attach = (owner: object, host: PluginHost): () => void => {
-  let set = hosts.get(owner)
-  if (set === undefined) hosts.set(owner, set = new Set())
-  set.add(host)
-  return () => {
-    set.delete(host)
-    if (set.size === 0 && hosts.get(owner) === set) hosts.delete(owner)
-  }
-}
+export const attach = (owner: object, host: PluginHost): () => void => hosts.attach(owner, host)
 
 /**
  * Closes the plugin of `owner` wherever it runs; resolves when every worker has flushed
@@ -132,9 +125,7 @@ export const attach = (owner: object, host: PluginHost): () => void => {
  * @category registration
  */
 export const close = async (owner: object): Promise<void> => {
-  const set = hosts.get(owner)
-  if (set === undefined) return
-  await Promise.all([...set].map((h) => h.close().catch(() => undefined)))
+  await Promise.all(hosts.of(owner).map((h) => h.close().catch(() => undefined)))
 }
 
 /**
@@ -143,7 +134,7 @@ export const close = async (owner: object): Promise<void> => {
  * @since 0.1.0
  * @category getters
  */
-export const attached = (owner: object): boolean => hosts.has(owner)
+export const attached = (owner: object): boolean => hosts.of(owner).length > 0
 
 /**
  * A fresh plugin id.
