@@ -28,7 +28,6 @@ import { basename, dirname, join } from "node:path"
 import { Data, Effect, Layer, Option } from "effect"
 import type { DatabaseError } from "../profiler/EventDatabase.ts"
 import * as DefaultProfiler from "../profiler/DefaultProfiler.ts"
-import * as StatisticalProfiler from "../profiler/StatisticalProfiler.ts"
 import type { PipelineLike } from "../profiler/PipelineGraph.ts"
 import { writeReportPromise as writeReport } from "../report/Report.ts"
 import * as Output from "./output.ts"
@@ -138,40 +137,23 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
       : temporary !== undefined
       ? { name: request.defaultName, directory: temporary }
       : undefined
-    const sampleFile = options === undefined || request.sample === false
-      ? undefined
-      : StatisticalProfiler.fileFor(options.name ?? "tessera", undefined, options.directory)
-    const defaults = options === undefined ? Layer.empty : DefaultProfiler.layer({
+    const sample = options !== undefined && request.sample !== false
+    // DASF's two files, and the statistical profiler's on top of them (its registration
+    // line last; cluster workers write their host's sidecar)
+    const layer = options === undefined ? Layer.empty : DefaultProfiler.layer({
       ...options,
       ...(request.pipeline !== undefined ? { pipeline: request.pipeline } : {}),
       ...(request.log !== undefined ? { log: request.log } : {}),
       ...(request.overwrite === true ? { overwrite: true } : {}),
+      ...(sample ? { sample: true } : {}),
       warn: Output.warn
     })
-    // hook layers stack with provideMerge (Hooks' gotcha): DASF's two first (their
-    // registration lines come first), the sampler on top of them
-    const layer = sampleFile === undefined ? defaults : Layer.effectDiscard(Effect.sync(() =>
-      (request.log ?? console.log)(`Registered sampling profiler: ${options!.name ?? "tessera"}-StatisticalProfiler`)
-    )).pipe(
-      Layer.provideMerge(StatisticalProfiler.layer({
-        file: sampleFile,
-        ...(request.overwrite === true ? { overwrite: true } : {}),
-        warn: Output.warn,
-        // cluster workers write their host's sidecar
-        workers: {
-          name: options!.name ?? "tessera",
-          ...(options!.directory !== undefined ? { directory: options!.directory } : {}),
-          ...(request.overwrite === true ? { overwrite: true } : {})
-        }
-      })),
-      Layer.provideMerge(defaults)
-    )
     const t0 = performance.now()
     // the profiler's layer closes here, flushing both databases before the report reads them
     const value = yield* program.pipe(Effect.provide(layer))
     const wallSeconds = (performance.now() - t0) / 1000
     const f = options === undefined ? undefined : DefaultProfiler.files(options, 0)
-    const own = f === undefined ? [] : [f.traceFile, f.resourceFile, ...(sampleFile === undefined ? [] : [sampleFile])]
+    const own = f === undefined ? [] : [f.traceFile, f.resourceFile, ...(sample ? [f.sampleFile] : [])]
     // and the other hosts' files of the same profile (cluster workers on other hosts)
     const databases = [...own, ...otherHosts(own)]
     let report: Profiled<A>["report"] = undefined
