@@ -6,7 +6,8 @@
  * - `--profile NAME`: the default profiler (Trace + ResourceMonitor) for the program's
  *   lifetime, printing DASF's registration lines and writing
  *   `{NAME}-TracePlugin-{host}.msgpack` and `{NAME}-ResourceMonitor-{host}.msgpack` in
- *   the working directory; with a pipeline, the trace also holds its stage DAG (the
+ *   the working directory (NAME may be a path: `--profile runs/demo` writes under
+ *   `runs/`, creating the folder as `--report` does); with a pipeline, the trace also holds its stage DAG (the
  *   "Pipeline Graph" event).
  * - the statistical profiler (`{NAME}-StatisticalProfiler-{host}.msgpack`: stack samples
  *   of the worker threads every 10 ms, profiler/StatisticalProfiler.ts) with
@@ -22,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { Data, Effect, Layer, Option } from "effect"
@@ -138,6 +139,9 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
       ? { name: request.defaultName, directory: temporary }
       : undefined
     const sample = options !== undefined && request.sample !== false
+    // `--profile runs/demo`: the folder is made, as the report's is, rather than failing
+    // on the first database's open
+    if (Option.isSome(request.profile)) mkdirSync(dirname(request.profile.value), { recursive: true })
     // DASF's two files, and the statistical profiler's on top of them (its registration
     // line last; cluster workers write their host's sidecar)
     const layer = options === undefined ? Layer.empty : DefaultProfiler.layer({

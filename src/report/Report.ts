@@ -8,7 +8,8 @@
  */
 import { loadProfilePromise } from "../analysis/Profile.ts"
 import { flameSection } from "./FlameGraph.ts"
-import { writeFile } from "node:fs/promises"
+import { mkdir, writeFile } from "node:fs/promises"
+import { dirname } from "node:path"
 import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
@@ -128,7 +129,8 @@ export interface WriteReportOptions {
 /**
  * Write the HTML report of `files` to `out`; returns the report's size in bytes.
  * Tables are `src/analysis`'s analyses unless `tables` is given; `warnings` are the
- * loader's (`TraceTables.warnings`: recomputations, clocks). Fails with
+ * loader's (`TraceTables.warnings`: recomputations, clocks). `out`'s folder is created
+ * when missing. Fails with
  * `ReportInputError` (an unreadable database, or the output cannot be written).
  *
  * @since 0.1.0
@@ -153,7 +155,8 @@ export const writeReport = (
         sections: [flameSection(profile, input.data.t0)]
       })
     )
-    yield* io(out, () => writeFile(out, html))
+    // `-o runs/today/report.html`: the folder is made, as `plot -o` makes its own
+    yield* io(out, () => mkdir(dirname(out), { recursive: true }).then(() => writeFile(out, html)))
     return { bytes: Buffer.byteLength(html), data: input.data, warnings: input.tables.warnings }
   })
 

@@ -38,6 +38,21 @@ describe("tessera demo", () => {
     assert.match(html, /<h2>Pipeline stages<\/h2><div class="dag"><svg/)
   })
 
+  it("makes the folders --profile and --report name", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tessera-demo-test-"))
+    const out = execFileSync(process.execPath, [main, "demo", "--samples", "2000", "--chunk-rows", "500", "--workers", "2", "--profile", "runs/a/t", "--no-sample", "--report", "html/r.html", "--json"], {
+      cwd: dir,
+      encoding: "utf8"
+    })
+    const summary = JSON.parse(out.trim().split("\n").at(-1)!)
+    assert.equal(summary.databases.length, 2)
+    for (const f of summary.databases) {
+      assert.match(f, /^runs\/a\/t-/)
+      assert.ok(existsSync(join(dir, f)), f)
+    }
+    assert.match(readFileSync(join(dir, "html", "r.html"), "utf8"), /tessera demo/)
+  })
+
   it("--no-sample leaves the statistical profiler out; analyze -a profile reads its database, filtered by function", () => {
     const dir = mkdtempSync(join(tmpdir(), "tessera-demo-test-"))
     const run = (args: ReadonlyArray<string>) => execFileSync(process.execPath, [main, ...args], { cwd: dir, encoding: "utf8" })
