@@ -194,8 +194,22 @@ export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
   }
 }
 
+/** Vega's `tableau10`, Vega-Lite's default colours for nominal series. */
+const TABLEAU10 = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac"]
+
+/** The colour scale of a series chart: its domain sorted, and with `palette` (a larger
+ * domain another chart draws) each series in the colour it has there. */
+const seriesScale = (domain: ReadonlyArray<string>, palette: ReadonlyArray<string> | undefined) => {
+  const sorted = [...domain].sort(natural)
+  if (palette === undefined) return { domain: sorted }
+  const order = [...palette].sort(natural)
+  return { domain: sorted, range: sorted.map((s) => TABLEAU10[Math.max(0, order.indexOf(s)) % TABLEAU10.length]!) }
+}
+
 /**
- * Vega-Lite spec of one time series chart over a shared time axis `[0, wall]`.
+ * Vega-Lite spec of one time series chart over a shared time axis `[0, wall]`. With
+ * `palette`, the series take the colours they have in a chart over that larger domain
+ * (the GPU workers' device memory in their managed-memory colours).
  *
  * @since 0.1.0
  * @category specs
@@ -208,7 +222,8 @@ export const timelineSpec = (
   series: string,
   wall: number,
   width = 940,
-  seriesDomain?: ReadonlyArray<string>
+  seriesDomain?: ReadonlyArray<string>,
+  palette?: ReadonlyArray<string>
 ): TopLevelSpec => ({
   $schema: "https://vega.github.io/schema/vega-lite/v6.json",
   title: `${title} (${unit})`,
@@ -235,7 +250,7 @@ export const timelineSpec = (
       type: "nominal",
       title: series,
       legend: { labelLimit: 200 },
-      ...(seriesDomain === undefined ? {} : { scale: { domain: [...seriesDomain].sort(natural) } })
+      ...(seriesDomain === undefined ? {} : { scale: seriesScale(seriesDomain, palette) })
     }
   }
 })

@@ -193,7 +193,7 @@ const resourcesSection = ({ data }: SectionInput): ReportSection => {
         ]
       : []),
     ...(m.device.some(Number.isFinite)
-      ? [{ spec: timelineSpec("memory_device", "device", "Device memory per GPU worker", devUnit.unit, "worker", data.wall, undefined, data.gpuWorkers), source: "memory_device", rows: "memory:device" }]
+      ? [{ spec: timelineSpec("memory_device", "device", "Device memory per GPU worker", devUnit.unit, "worker", data.wall, undefined, data.gpuWorkers, data.workers), source: "memory_device", rows: "memory:device" }]
       : [])
   ]
   const html = `${note("aligned with the task stream and following its zoom")}${timelines.length > 0 ? div("timelines", "chart wide") : ""}${
