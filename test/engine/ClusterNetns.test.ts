@@ -1,0 +1,314 @@
+/**
+ * A cluster across network namespaces as separate hosts, so that traffic really crosses
+ * an interface: two namespaces (`ip netns`), each with its own host name (`unshare
+ * --uts`) and one veth pair to a bridge in the root namespace; the driver (scheduler and
+ * registry) runs here, in the root namespace, listening on the bridge's address; one
+ * `tessera worker` runs in each namespace. The workers find their own contact address
+ * (their address on the route to the scheduler), one listening on every interface
+ * (`--listen 0.0.0.0:PORT`), the other with no address flag at all.
+ *
+ *   root ns: bridge tbr<pid> 10.A.B.1/24 ── tve<pid>1 ══ eth0 10.A.B.2 (ns …-h1, host tns…h1)
+ *                                      └── tve<pid>2 ══ eth0 10.A.B.3 (ns …-h2, host tns…h2)
+ *
+ * A profiled compute whose last tasks need arrays made on the other worker: the results
+ * are the sync executor's, each host writes its own files, the Transfer events' bytes
+ * equal the bytes the workers sent and received, the root-side veth counters grew by at
+ * least those bytes in each direction, and `tessera analyze` reads every host's files
+ * together.
+ *
+ * Needs root, `ip` (iproute2) and `unshare` (util-linux), and a kernel and container
+ * that allow network namespaces, veth pairs and bridges; otherwise it skips, saying
+ * which. Names and subnet come from the pid (parallel test files do not collide); all
+ * of it is removed in `after`, also when a test fails.
+ */
+import assert from "node:assert/strict"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { connect } from "node:net"
+import { hostname, tmpdir } from "node:os"
+import { join } from "node:path"
+import { after, before, describe, it } from "node:test"
+import { fileURLToPath } from "node:url"
+import { Effect, ManagedRuntime } from "effect"
+import * as Cluster from "../../src/engine/Cluster.ts"
+import * as Engine from "../../src/engine/Engine.ts"
+import * as Executor from "../../src/engine/Executor.ts"
+import * as Kernel from "../../src/engine/Kernel.ts"
+import * as TaskGraph from "../../src/engine/TaskGraph.ts"
+import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
+import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
+import { k } from "./graphs.ts"
+
+const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
+const floats = new URL("../fixtures/kernels/floats.ts", import.meta.url).href
+
+const ip = (args: ReadonlyArray<string>) => spawnSync("ip", args, { encoding: "utf8" })
+
+const pid = process.pid
+/** 10.A.B.0/24 (A in 200..249) from the pid; the next one while this machine has addresses in it. */
+const freeSubnet = (): string => {
+  const taken = ip(["-4", "addr"]).stdout ?? ""
+  for (let k = 0; ; k++) {
+    const n = pid + k * 7919
+    const prefix = `10.${200 + (n % 50)}.${1 + (Math.floor(n / 50) % 250)}`
+    if (!taken.includes(` ${prefix}.`) || k > 100) return prefix
+  }
+}
+const net = {
+  bridge: `tbr${pid}`,
+  prefix: freeSubnet(),
+  hosts: [1, 2].map((i) => ({
+    ns: `tessera-${pid}-h${i}`,
+    veth: `tve${pid}${i}`,
+    name: `tns${pid}h${i}`,
+    index: i
+  }))
+}
+const bridgeIp = `${net.prefix}.1`
+const ipOf = (i: number) => `${net.prefix}.${i + 1}`
+
+/** Removes what `setUp` made (each step may not have happened). */
+const tearDown = () => {
+  for (const h of net.hosts) {
+    ip(["link", "del", h.veth])
+    ip(["netns", "del", h.ns])
+  }
+  ip(["link", "del", net.bridge])
+}
+
+/** Removes the namespaces and bridges of earlier runs whose process is gone (killed mid-test). */
+const sweep = () => {
+  const alive = (p: number) => {
+    try {
+      process.kill(p, 0)
+      return true
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === "EPERM"
+    }
+  }
+  for (const line of (ip(["netns", "list"]).stdout ?? "").split("\n")) {
+    const m = /^tessera-(\d+)-h\d+\b/.exec(line)
+    if (m !== null && !alive(Number(m[1]))) {
+      ip(["netns", "del", m[0]])
+      ip(["link", "del", `tbr${m[1]}`])
+    }
+  }
+}
+
+/** Makes the namespaces and links; the reason to skip when it cannot, else false. */
+const setUp = (): string | false => {
+  if (process.platform !== "linux") return "network namespaces are Linux's"
+  if (process.getuid?.() !== 0) return "not root (ip netns needs CAP_SYS_ADMIN and CAP_NET_ADMIN)"
+  for (const tool of ["ip", "unshare"]) {
+    if (spawnSync(tool, ["-V"], { encoding: "utf8" }).error !== undefined) return `${tool} is not installed (iproute2, util-linux)`
+  }
+  sweep()
+  const steps: ReadonlyArray<ReadonlyArray<string>> = [
+    ...net.hosts.map((h) => ["netns", "add", h.ns]),
+    ["link", "add", net.bridge, "type", "bridge"],
+    ["addr", "add", `${bridgeIp}/24`, "dev", net.bridge],
+    ["link", "set", net.bridge, "up"],
+    ...net.hosts.flatMap((h) => [
+      ["link", "add", h.veth, "type", "veth", "peer", "name", "eth0", "netns", h.ns],
+      ["link", "set", h.veth, "master", net.bridge],
+      ["link", "set", h.veth, "up"],
+      ["-n", h.ns, "addr", "add", `${ipOf(h.index)}/24`, "dev", "eth0"],
+      ["-n", h.ns, "link", "set", "eth0", "up"],
+      ["-n", h.ns, "link", "set", "lo", "up"]
+    ])
+  ]
+  for (const s of steps) {
+    const r = ip(s)
+    if (r.status !== 0) {
+      tearDown()
+      return `ip ${s.join(" ")} failed: ${(r.stderr || r.error?.message || "").trim()}`
+    }
+  }
+  return false
+}
+
+const skip = setUp()
+after(tearDown)
+
+/** A root-side veth's byte counters (rx: sent by its namespace; tx: delivered to it). */
+const counters = (veth: string) => {
+  const read = (what: string) => Number(readFileSync(`/sys/class/net/${veth}/statistics/${what}_bytes`, "utf8"))
+  return { rx: read("rx"), tx: read("tx") }
+}
+
+/** Resolves once something listens on host:port. */
+const listening = async (host: string, port: number) => {
+  for (let i = 0; i < 600; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, host, () => {
+        s.destroy()
+        resolve(true)
+      })
+      s.on("error", () => resolve(false))
+    })
+    if (ok) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(`nothing listens on ${host}:${port}`)
+}
+
+/** 8 arrays of 256 Ki float64 (2 MiB each) spread over the workers, then sums of arrays from both. */
+const N = 8
+const LEN = 256 * 1024
+const graph = (): TaskGraph.TaskGraph => {
+  const specs: Array<TaskGraph.TaskSpec> = []
+  for (let i = 0; i < N; i++) specs.push({ key: `floats-${i}`, kernel: Kernel.ref(floats, "floats"), args: [i, LEN] })
+  const of = (odd: number) => Array.from({ length: N / 2 }, (_, j) => TaskGraph.ref(`floats-${2 * j + odd}`))
+  specs.push({ key: "evens", kernel: Kernel.ref(floats, "sumAll"), args: of(0) })
+  specs.push({ key: "odds", kernel: Kernel.ref(floats, "sumAll"), args: of(1) })
+  specs.push({ key: "all", kernel: Kernel.ref(floats, "sumAll"), args: Array.from({ length: N }, (_, i) => TaskGraph.ref(`floats-${i}`)) })
+  specs.push({ key: "total", kernel: k("sum"), args: [TaskGraph.ref("evens"), TaskGraph.ref("odds")] })
+  return TaskGraph.makeUnsafe(specs)
+}
+const keys = ["evens", "odds", "all", "total"]
+
+describe("a cluster across network namespaces (driver in the root namespace, a worker in each of 2)", { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "tessera-cluster-netns-"))
+  const workers: Array<{ proc: ChildProcess; out: () => string }> = []
+  let rt: ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never> | undefined
+  let port = 0
+
+  before(async () => {
+    port = await Cluster.freePort(bridgeIp)
+    rt = ManagedRuntime.make(Cluster.layerLocal({ local: 0, host: bridgeIp, port, minWorkers: 2, startTimeout: 120 }))
+    const ready = rt.runPromise(Effect.void)
+    await listening(bridgeIp, port)
+    for (const [i, h] of net.hosts.entries()) {
+      // worker 1 listens on every interface of its namespace; worker 2 is given no address
+      const extra = i === 0 ? ["--listen", "0.0.0.0:9001"] : []
+      const proc = spawn("ip", [
+        "netns",
+        "exec",
+        h.ns,
+        "unshare",
+        "--uts",
+        "sh",
+        "-c",
+        "hostname \"$0\" && exec \"$@\"",
+        h.name,
+        process.execPath,
+        main,
+        "worker",
+        "--scheduler",
+        `${bridgeIp}:${port}`,
+        ...extra
+      ], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } })
+      let out = ""
+      proc.stdout!.setEncoding("utf8").on("data", (d: string) => void (out += d))
+      proc.stderr!.setEncoding("utf8").on("data", (d: string) => void (out += d))
+      workers.push({ proc, out: () => out })
+    }
+    await ready.catch((e: unknown) => {
+      throw new Error(`${String(e)}\n${workers.map((w) => w.out()).join("\n")}`)
+    })
+  })
+
+  after(async () => {
+    await rt?.dispose()
+    await Promise.all(workers.map(({ proc }) =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve()
+        const t = setTimeout(() => proc.kill("SIGKILL"), 3000)
+        proc.once("exit", () => {
+          clearTimeout(t)
+          resolve()
+        })
+        proc.kill("SIGTERM")
+      })
+    ))
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("each worker is reached at its namespace's address (its route to the scheduler), not loopback", async () => {
+    const ws = await rt!.runPromise(Effect.map(Cluster.Cluster, (c) => c.workers()))
+    const byHost = new Map(ws.map((w) => [w.host, w]))
+    for (const h of net.hosts) {
+      const w = byHost.get(h.name)
+      assert.ok(w !== undefined, `a worker on ${h.name}: ${ws.map((x) => `${x.name} on ${x.host}`).join(", ")}`)
+      assert.match(w.name, new RegExp(`^tessera-worker@${ipOf(h.index).replaceAll(".", "\\.")}:\\d+$`))
+      assert.ok(w.alive)
+    }
+    assert.match(workers[0]!.out(), new RegExp(`tessera worker at ${ipOf(1).replaceAll(".", "\\.")}:9001 \\(listening on 0\\.0\\.0\\.0:9001\\)`))
+    assert.match(workers[1]!.out(), new RegExp(`tessera worker at ${ipOf(2).replaceAll(".", "\\.")}:\\d+, scheduler`))
+  })
+
+  it("a profiled compute moves arrays between the namespaces over their veths; every host writes its files", async (t) => {
+    const g = graph()
+    const expected = await Effect.runPromise(Effect.provide(Engine.compute(g, { keys }), Executor.layerSync))
+    const hostOfWorker = new Map<string, (typeof net.hosts)[number]>()
+    const before0 = net.hosts.map((h) => counters(h.veth))
+    const { out, after: stats1, before: stats0 } = await rt!.runPromise(Effect.gen(function*() {
+      const c = yield* Cluster.Cluster
+      for (const w of c.workers()) {
+        const h = net.hosts.find((x) => x.name === w.host)
+        if (h !== undefined) hostOfWorker.set(w.name, h)
+      }
+      const before = yield* c.stats
+      const profile = DefaultProfiler.layer({ name: "netns", directory: dir, interval: 50, overwrite: true, log: () => {}, warn: () => {} })
+      const out = yield* Effect.provide(Engine.compute(g, { keys }), profile)
+      return { out, before, after: yield* c.stats }
+    }))
+    const after1 = net.hosts.map((h) => counters(h.veth))
+
+    // the sync executor's answers
+    for (const key of keys) assert.equal(out.get(key), expected.get(key), key)
+
+    // bytes the data plane moved, per namespace, by the workers' own counters
+    const delta = (name: string) => {
+      const a = stats0.find((s) => s.name === name)
+      const b = stats1.find((s) => s.name === name)!
+      return { sent: b.sent - (a?.sent ?? 0), received: b.received - (a?.received ?? 0) }
+    }
+    const moved = net.hosts.map((h) => {
+      const names = [...hostOfWorker].filter(([, x]) => x === h).map(([n]) => n)
+      return names.map(delta).reduce((x, y) => ({ sent: x.sent + y.sent, received: x.received + y.received }), { sent: 0, received: 0 })
+    })
+    const sent = moved.reduce((s, m) => s + m.sent, 0)
+    const received = moved.reduce((s, m) => s + m.received, 0)
+    assert.equal(sent, received, "bytes sent = bytes received")
+    assert.ok(received >= 2 * LEN * 8, `at least two arrays crossed (${received} bytes)`)
+
+    // the Transfer events, in the receiving host's file, add up to those bytes
+    const traceOf = (host: string) => join(dir, `netns-TracePlugin-${host}.msgpack`)
+    const events = (await Promise.all(net.hosts.map((h) => FileDatabase.readPromise(traceOf(h.name))))).map((d) => d.events)
+    const transfers = events.flatMap((es, i) => es.filter((e) => e.name === "Transfer").map((e) => ({ e, host: net.hosts[i]! })))
+    assert.ok(transfers.length > 0, "Transfer events")
+    for (const { e, host } of transfers) assert.equal(e.process_id, host.name, "a transfer is on the receiving host's row")
+    assert.equal(transfers.reduce((s, { e }) => s + (e.args.bytes as number), 0), received, "Transfer bytes = bytes received")
+    // each host's tasks in its own file
+    const computes = events.map((es) => es.filter((e) => e.name === "Compute"))
+    assert.deepEqual(computes.flat().map((e) => e.args.key).sort(), [...g.keys].sort())
+    for (const [i, cs] of computes.entries()) {
+      assert.ok(cs.length > 0, `${net.hosts[i]!.name} ran tasks`)
+      for (const e of cs) assert.equal(e.process_id, net.hosts[i]!.name)
+    }
+    for (const h of net.hosts) {
+      const res = (await FileDatabase.readPromise(join(dir, `netns-ResourceMonitor-${h.name}.msgpack`))).events
+      assert.ok(res.length > 0 && res.every((e) => e.name === "Resource Usage" && e.process_id === h.name), `${h.name}'s resources`)
+    }
+
+    // the traffic crossed the interfaces: each namespace's veth carried at least what its
+    // worker sent (rx on the root side) and received (tx on the root side)
+    for (const [i, h] of net.hosts.entries()) {
+      const rx = after1[i]!.rx - before0[i]!.rx
+      const tx = after1[i]!.tx - before0[i]!.tx
+      t.diagnostic(`${h.veth} (${h.ns}, ${ipOf(h.index)}): rx +${rx} B, tx +${tx} B; its worker sent ${moved[i]!.sent} B, received ${moved[i]!.received} B`)
+      assert.ok(rx >= moved[i]!.sent, `${h.veth}: rx +${rx} >= sent ${moved[i]!.sent}`)
+      assert.ok(tx >= moved[i]!.received, `${h.veth}: tx +${tx} >= received ${moved[i]!.received}`)
+    }
+
+    // tessera analyze reads every host's files together
+    const files = [hostname(), ...net.hosts.map((h) => h.name)].map(traceOf)
+    const r = spawnSync(process.execPath, [main, "analyze", "-d", ...files, "-a", "transfer_bandwidth"], { encoding: "utf8" })
+    assert.equal(r.status, 0, r.stderr)
+    for (const h of net.hosts) {
+      if (transfers.some(({ host }) => host === h)) assert.match(r.stdout, new RegExp(`worker-${h.name}-\\d+`), r.stdout)
+    }
+    t.diagnostic(r.stdout.trim().split("\n").slice(0, 12).join("\n"))
+  })
+})
