@@ -18,12 +18,13 @@
  *
  * Needs root, `ip` (iproute2) and `unshare` (util-linux), and a kernel and container
  * that allow network namespaces, veth pairs and bridges; otherwise it skips, saying
- * which. Names and subnet come from the pid (parallel test files do not collide); all
- * of it is removed in `after`, also when a test fails.
+ * which. The namespaces are bench/netns.ts's `virtualHosts` (shared with `node
+ * bench/engine/transfer.ts --netns`): names and subnet from the pid (parallel runs do not
+ * collide), all of it removed in `after`, also when a test fails.
  */
 import assert from "node:assert/strict"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { connect } from "node:net"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -37,104 +38,17 @@ import * as Kernel from "../../src/engine/Kernel.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
+import { virtualHosts } from "../../bench/netns.ts"
 import { k } from "./graphs.ts"
 
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 const floats = new URL("../fixtures/kernels/floats.ts", import.meta.url).href
 
-const ip = (args: ReadonlyArray<string>) => spawnSync("ip", args, { encoding: "utf8" })
-
-const pid = process.pid
-/** 10.A.B.0/24 (A in 200..249) from the pid; the next one while this machine has addresses in it. */
-const freeSubnet = (): string => {
-  const taken = ip(["-4", "addr"]).stdout ?? ""
-  for (let k = 0; ; k++) {
-    const n = pid + k * 7919
-    const prefix = `10.${200 + (n % 50)}.${1 + (Math.floor(n / 50) % 250)}`
-    if (!taken.includes(` ${prefix}.`) || k > 100) return prefix
-  }
-}
-const net = {
-  bridge: `tbr${pid}`,
-  prefix: freeSubnet(),
-  hosts: [1, 2].map((i) => ({
-    ns: `tessera-${pid}-h${i}`,
-    veth: `tve${pid}${i}`,
-    name: `tns${pid}h${i}`,
-    index: i
-  }))
-}
-const bridgeIp = `${net.prefix}.1`
-const ipOf = (i: number) => `${net.prefix}.${i + 1}`
-
-/** Removes what `setUp` made (each step may not have happened). */
-const tearDown = () => {
-  for (const h of net.hosts) {
-    ip(["link", "del", h.veth])
-    ip(["netns", "del", h.ns])
-  }
-  ip(["link", "del", net.bridge])
-}
-
-/** Removes the namespaces and bridges of earlier runs whose process is gone (killed mid-test). */
-const sweep = () => {
-  const alive = (p: number) => {
-    try {
-      process.kill(p, 0)
-      return true
-    } catch (e) {
-      return (e as NodeJS.ErrnoException).code === "EPERM"
-    }
-  }
-  for (const line of (ip(["netns", "list"]).stdout ?? "").split("\n")) {
-    const m = /^tessera-(\d+)-h\d+\b/.exec(line)
-    if (m !== null && !alive(Number(m[1]))) {
-      ip(["netns", "del", m[0]])
-      ip(["link", "del", `tbr${m[1]}`])
-    }
-  }
-}
-
-/** Makes the namespaces and links; the reason to skip when it cannot, else false. */
-const setUp = (): string | false => {
-  if (process.platform !== "linux") return "network namespaces are Linux's"
-  if (process.getuid?.() !== 0) return "not root (ip netns needs CAP_SYS_ADMIN and CAP_NET_ADMIN)"
-  for (const tool of ["ip", "unshare"]) {
-    if (spawnSync(tool, ["-V"], { encoding: "utf8" }).error !== undefined) return `${tool} is not installed (iproute2, util-linux)`
-  }
-  sweep()
-  const steps: ReadonlyArray<ReadonlyArray<string>> = [
-    ...net.hosts.map((h) => ["netns", "add", h.ns]),
-    ["link", "add", net.bridge, "type", "bridge"],
-    ["addr", "add", `${bridgeIp}/24`, "dev", net.bridge],
-    ["link", "set", net.bridge, "up"],
-    ...net.hosts.flatMap((h) => [
-      ["link", "add", h.veth, "type", "veth", "peer", "name", "eth0", "netns", h.ns],
-      ["link", "set", h.veth, "master", net.bridge],
-      ["link", "set", h.veth, "up"],
-      ["-n", h.ns, "addr", "add", `${ipOf(h.index)}/24`, "dev", "eth0"],
-      ["-n", h.ns, "link", "set", "eth0", "up"],
-      ["-n", h.ns, "link", "set", "lo", "up"]
-    ])
-  ]
-  for (const s of steps) {
-    const r = ip(s)
-    if (r.status !== 0) {
-      tearDown()
-      return `ip ${s.join(" ")} failed: ${(r.stderr || r.error?.message || "").trim()}`
-    }
-  }
-  return false
-}
-
-const skip = setUp()
-after(tearDown)
-
-/** A root-side veth's byte counters (rx: sent by its namespace; tx: delivered to it). */
-const counters = (veth: string) => {
-  const read = (what: string) => Number(readFileSync(`/sys/class/net/${veth}/statistics/${what}_bytes`, "utf8"))
-  return { rx: read("rx"), tx: read("tx") }
-}
+const vh = virtualHosts(2)
+const skip = "reason" in vh ? vh.reason : false
+after(() => {
+  if (!("reason" in vh)) vh.tearDown()
+})
 
 /** Resolves once something listens on host:port. */
 const listening = async (host: string, port: number) => {
@@ -168,6 +82,9 @@ const graph = (): TaskGraph.TaskGraph => {
 const keys = ["evens", "odds", "all", "total"]
 
 describe("a cluster across network namespaces (driver in the root namespace, a worker in each of 2)", { skip }, () => {
+  if ("reason" in vh) return
+  const net = vh
+  const bridgeIp = net.bridgeIp
   const dir = mkdtempSync(join(tmpdir(), "tessera-cluster-netns-"))
   const workers: Array<{ proc: ChildProcess; out: () => string }> = []
   let rt: ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never> | undefined
@@ -181,23 +98,8 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
     for (const [i, h] of net.hosts.entries()) {
       // worker 1 listens on every interface of its namespace; worker 2 is given no address
       const extra = i === 0 ? ["--listen", "0.0.0.0:9001"] : []
-      const proc = spawn("ip", [
-        "netns",
-        "exec",
-        h.ns,
-        "unshare",
-        "--uts",
-        "sh",
-        "-c",
-        "hostname \"$0\" && exec \"$@\"",
-        h.name,
-        process.execPath,
-        main,
-        "worker",
-        "--scheduler",
-        `${bridgeIp}:${port}`,
-        ...extra
-      ], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } })
+      const [cmd, args] = net.exec(h, [process.execPath, main, "worker", "--scheduler", `${bridgeIp}:${port}`, ...extra])
+      const proc = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } })
       let out = ""
       proc.stdout!.setEncoding("utf8").on("data", (d: string) => void (out += d))
       proc.stderr!.setEncoding("utf8").on("data", (d: string) => void (out += d))
@@ -230,18 +132,18 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
     for (const h of net.hosts) {
       const w = byHost.get(h.name)
       assert.ok(w !== undefined, `a worker on ${h.name}: ${ws.map((x) => `${x.name} on ${x.host}`).join(", ")}`)
-      assert.match(w.name, new RegExp(`^tessera-worker@${ipOf(h.index).replaceAll(".", "\\.")}:\\d+$`))
+      assert.match(w.name, new RegExp(`^tessera-worker@${h.ip.replaceAll(".", "\\.")}:\\d+$`))
       assert.ok(w.alive)
     }
-    assert.match(workers[0]!.out(), new RegExp(`tessera worker at ${ipOf(1).replaceAll(".", "\\.")}:9001 \\(listening on 0\\.0\\.0\\.0:9001\\)`))
-    assert.match(workers[1]!.out(), new RegExp(`tessera worker at ${ipOf(2).replaceAll(".", "\\.")}:\\d+, scheduler`))
+    assert.match(workers[0]!.out(), new RegExp(`tessera worker at ${net.hosts[0]!.ip.replaceAll(".", "\\.")}:9001 \\(listening on 0\\.0\\.0\\.0:9001\\)`))
+    assert.match(workers[1]!.out(), new RegExp(`tessera worker at ${net.hosts[1]!.ip.replaceAll(".", "\\.")}:\\d+, scheduler`))
   })
 
   it("a profiled compute moves arrays between the namespaces over their veths; every host writes its files", async (t) => {
     const g = graph()
     const expected = await Effect.runPromise(Effect.provide(Engine.compute(g, { keys }), Executor.layerSync))
     const hostOfWorker = new Map<string, (typeof net.hosts)[number]>()
-    const before0 = net.hosts.map((h) => counters(h.veth))
+    const before0 = net.hosts.map((h) => net.counters(h))
     const { out, after: stats1, before: stats0 } = await rt!.runPromise(Effect.gen(function*() {
       const c = yield* Cluster.Cluster
       for (const w of c.workers()) {
@@ -253,7 +155,7 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
       const out = yield* Effect.provide(Engine.compute(g, { keys }), profile)
       return { out, before, after: yield* c.stats }
     }))
-    const after1 = net.hosts.map((h) => counters(h.veth))
+    const after1 = net.hosts.map((h) => net.counters(h))
 
     // the sync executor's answers
     for (const key of keys) assert.equal(out.get(key), expected.get(key), key)
@@ -297,7 +199,7 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
     for (const [i, h] of net.hosts.entries()) {
       const rx = after1[i]!.rx - before0[i]!.rx
       const tx = after1[i]!.tx - before0[i]!.tx
-      t.diagnostic(`${h.veth} (${h.ns}, ${ipOf(h.index)}): rx +${rx} B, tx +${tx} B; its worker sent ${moved[i]!.sent} B, received ${moved[i]!.received} B`)
+      t.diagnostic(`${h.veth} (${h.ns}, ${h.ip}): rx +${rx} B, tx +${tx} B; its worker sent ${moved[i]!.sent} B, received ${moved[i]!.received} B`)
       assert.ok(rx >= moved[i]!.sent, `${h.veth}: rx +${rx} >= sent ${moved[i]!.sent}`)
       assert.ok(tx >= moved[i]!.received, `${h.veth}: tx +${tx} >= received ${moved[i]!.received}`)
     }
