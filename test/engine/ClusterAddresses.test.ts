@@ -48,6 +48,7 @@ describe("a worker's contact host", () => {
 
   it("defaults to this machine's address on the route to the scheduler (loopback for loopback)", async () => {
     assert.equal(await routeTo("127.0.0.1"), "127.0.0.1")
+    assert.equal(await routeTo("[::1]").then((a) => a === "::1", () => "no IPv6 loopback here"), true)
     assert.equal(await routeTo("localhost").then((a) => a === "127.0.0.1" || a === "::1"), true)
   })
 })

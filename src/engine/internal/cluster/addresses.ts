@@ -1,6 +1,6 @@
 /**
- * How a worker finds its default contact host. Where a worker listens and where it is reached, as dask's `--listen-address` and
- * `--contact-address`: a worker binds its runner socket and data plane to its listen
+ * How a worker finds its default contact host. As dask's `--listen-address` and
+ * `--contact-address`, a worker binds its runner socket and data plane to its listen
  * host (an interface's address, or a wildcard such as `0.0.0.0` for every interface)
  * and advertises a contact host, the one in its name (`tessera-worker@HOST:PORT`) that
  * the scheduler, drivers and peers connect to. A wildcard can never be a contact host.
@@ -33,7 +33,9 @@ import { isIP } from "node:net"
  * @internal
  */
 export const routeTo = async (host: string): Promise<string> => {
-  const target = isIP(host) !== 0 ? { address: host, family: isIP(host) } : await lookup(host)
+  // `[::1]` (a URL's or HOST:PORT's IPv6 host) is ::1
+  const bare = host.replace(/^\[(.*)\]$/, "$1")
+  const target = isIP(bare) !== 0 ? { address: bare, family: isIP(bare) } : await lookup(bare)
   return await new Promise<string>((resolve, reject) => {
     const s = createSocket(target.family === 6 ? "udp6" : "udp4")
     s.once("error", (e) => {
