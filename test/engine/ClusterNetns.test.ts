@@ -1,6 +1,6 @@
 /**
  * A cluster across network namespaces as separate hosts, so that traffic really crosses
- * an interface: two namespaces (`ip netns`), each with its own host name (`unshare
+ * an interface: namespaces (`ip netns`; three, the first two used first), each with its own host name (`unshare
  * --uts`) and one veth pair to a bridge in the root namespace; the driver (scheduler and
  * registry) runs here, in the root namespace, listening on the bridge's address; one
  * `tessera worker` runs in each namespace. The workers find their own contact address
@@ -15,6 +15,12 @@
  * equal the bytes the workers sent and received, the root-side veth counters grew by at
  * least those bytes in each direction, and `tessera analyze` reads every host's files
  * together.
+ *
+ * Then docs/cluster.md's several-machines recipe on three hosts: `tessera scheduler
+ * --host BRIDGE` in the root namespace, a `tessera worker --scheduler BRIDGE:PORT` in the
+ * first two namespaces, and `tessera run … --cluster BRIDGE:PORT --profile` in the third:
+ * it succeeds, the workers' tasks are in their hosts' files, the driver's events in its
+ * host's, and the driver's veth carried its traffic.
  *
  * Needs root, `ip` (iproute2) and `unshare` (util-linux), and a kernel and container
  * that allow network namespaces, veth pairs and bridges; otherwise it skips, saying
@@ -38,13 +44,14 @@ import * as Kernel from "../../src/engine/Kernel.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
-import { virtualHosts } from "../../bench/netns.ts"
+import { type VirtualHost, virtualHosts } from "../../bench/netns.ts"
 import { k } from "./graphs.ts"
 
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 const floats = new URL("../fixtures/kernels/floats.ts", import.meta.url).href
+const fixture = fileURLToPath(new URL("../cli/fixtures/twoStages.ts", import.meta.url))
 
-const vh = virtualHosts(2)
+const vh = virtualHosts(3)
 const skip = "reason" in vh ? vh.reason : false
 after(() => {
   if (!("reason" in vh)) vh.tearDown()
@@ -66,6 +73,40 @@ const listening = async (host: string, port: number) => {
   throw new Error(`nothing listens on ${host}:${port}`)
 }
 
+/** A started process and everything it printed. */
+interface Started {
+  readonly proc: ChildProcess
+  readonly out: () => string
+}
+
+/** Starts `tessera ARGS…` here or in a virtual host, capturing its output. */
+const tessera = (args: ReadonlyArray<string>, at?: (argv: ReadonlyArray<string>) => readonly [string, ReadonlyArray<string>], cwd?: string): Started => {
+  const argv = [process.execPath, main, ...args]
+  const [cmd, rest] = at !== undefined ? at(argv) : [argv[0]!, argv.slice(1)]
+  const proc = spawn(cmd, rest, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" }, ...(cwd !== undefined ? { cwd } : {}) })
+  let out = ""
+  proc.stdout!.setEncoding("utf8").on("data", (d: string) => void (out += d))
+  proc.stderr!.setEncoding("utf8").on("data", (d: string) => void (out += d))
+  return { proc, out: () => out }
+}
+
+/** Stops processes: SIGTERM, SIGKILL after 3 s. */
+const stopAll = (ps: ReadonlyArray<Started>) =>
+  Promise.all(ps.map(({ proc }) =>
+    new Promise<void>((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return resolve()
+      const t = setTimeout(() => proc.kill("SIGKILL"), 3000)
+      proc.once("exit", () => {
+        clearTimeout(t)
+        resolve()
+      })
+      proc.kill("SIGTERM")
+    })
+  ))
+
+/** A pattern matching `s` literally. */
+const literally = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
 /** 8 arrays of 256 Ki float64 (2 MiB each) spread over the workers, then sums of arrays from both. */
 const N = 8
 const LEN = 256 * 1024
@@ -83,10 +124,10 @@ const keys = ["evens", "odds", "all", "total"]
 
 describe("a cluster across network namespaces (driver in the root namespace, a worker in each of 2)", { skip }, () => {
   if ("reason" in vh) return
-  const net = vh
+  const net = { ...vh, hosts: vh.hosts.slice(0, 2) }
   const bridgeIp = net.bridgeIp
   const dir = mkdtempSync(join(tmpdir(), "tessera-cluster-netns-"))
-  const workers: Array<{ proc: ChildProcess; out: () => string }> = []
+  const workers: Array<Started> = []
   let rt: ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never> | undefined
   let port = 0
 
@@ -98,12 +139,7 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
     for (const [i, h] of net.hosts.entries()) {
       // worker 1 listens on every interface of its namespace; worker 2 is given no address
       const extra = i === 0 ? ["--listen", "0.0.0.0:9001"] : []
-      const [cmd, args] = net.exec(h, [process.execPath, main, "worker", "--scheduler", `${bridgeIp}:${port}`, ...extra])
-      const proc = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_OPTIONS: "" } })
-      let out = ""
-      proc.stdout!.setEncoding("utf8").on("data", (d: string) => void (out += d))
-      proc.stderr!.setEncoding("utf8").on("data", (d: string) => void (out += d))
-      workers.push({ proc, out: () => out })
+      workers.push(tessera(["worker", "--scheduler", `${bridgeIp}:${port}`, ...extra], (argv) => net.exec(h, argv)))
     }
     await ready.catch((e: unknown) => {
       throw new Error(`${String(e)}\n${workers.map((w) => w.out()).join("\n")}`)
@@ -112,17 +148,7 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
 
   after(async () => {
     await rt?.dispose()
-    await Promise.all(workers.map(({ proc }) =>
-      new Promise<void>((resolve) => {
-        if (proc.exitCode !== null || proc.signalCode !== null) return resolve()
-        const t = setTimeout(() => proc.kill("SIGKILL"), 3000)
-        proc.once("exit", () => {
-          clearTimeout(t)
-          resolve()
-        })
-        proc.kill("SIGTERM")
-      })
-    ))
+    await stopAll(workers)
     rmSync(dir, { recursive: true, force: true })
   })
 
@@ -132,11 +158,11 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
     for (const h of net.hosts) {
       const w = byHost.get(h.name)
       assert.ok(w !== undefined, `a worker on ${h.name}: ${ws.map((x) => `${x.name} on ${x.host}`).join(", ")}`)
-      assert.match(w.name, new RegExp(`^tessera-worker@${h.ip.replaceAll(".", "\\.")}:\\d+$`))
+      assert.match(w.name, new RegExp(`^${literally(`tessera-worker@${h.ip}:`)}\\d+$`))
       assert.ok(w.alive)
     }
-    assert.match(workers[0]!.out(), new RegExp(`tessera worker at ${net.hosts[0]!.ip.replaceAll(".", "\\.")}:9001 \\(listening on 0\\.0\\.0\\.0:9001\\)`))
-    assert.match(workers[1]!.out(), new RegExp(`tessera worker at ${net.hosts[1]!.ip.replaceAll(".", "\\.")}:\\d+, scheduler`))
+    assert.match(workers[0]!.out(), new RegExp(literally(`tessera worker at ${net.hosts[0]!.ip}:9001 (listening on 0.0.0.0:9001)`)))
+    assert.match(workers[1]!.out(), new RegExp(`${literally(`tessera worker at ${net.hosts[1]!.ip}:`)}\\d+, scheduler`))
   })
 
   it("a profiled compute moves arrays between the namespaces over their veths; every host writes its files", async (t) => {
@@ -212,5 +238,42 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
       if (transfers.some(({ host }) => host === h)) assert.match(r.stdout, new RegExp(`worker-${h.name}-\\d+`), r.stdout)
     }
     t.diagnostic(r.stdout.trim().split("\n").slice(0, 12).join("\n"))
+  })
+})
+
+describe("tessera scheduler, workers and a driver on three hosts (the docs' several-machines recipe)", { skip }, () => {
+  if ("reason" in vh) return
+  const net = vh
+  const [b, c, a] = net.hosts as [VirtualHost, VirtualHost, VirtualHost]
+  const dir = mkdtempSync(join(tmpdir(), "tessera-cluster-netns-cli-"))
+  const procs: Array<Started> = []
+  after(async () => {
+    await stopAll(procs)
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("tessera run --cluster from a third namespace runs on the workers of the scheduler in the root namespace; each host writes its files", async () => {
+    const port = await Cluster.freePort(net.bridgeIp)
+    const sched = tessera(["scheduler", "--host", net.bridgeIp, "--port", String(port)])
+    procs.push(sched)
+    await listening(net.bridgeIp, port)
+    const addr = `${net.bridgeIp}:${port}`
+    for (const h of [b, c]) procs.push(tessera(["worker", "--scheduler", addr], (argv) => net.exec(h, argv)))
+    const before = net.counters(a)
+    const run = tessera(["run", fixture, "--cluster", addr, "--profile", "p"], (argv) => net.exec(a, argv), dir)
+    const status = await new Promise<number | null>((resolve) => run.proc.once("exit", resolve))
+    const moved = { rx: net.counters(a).rx - before.rx, tx: net.counters(a).tx - before.tx }
+    assert.equal(status, 0, run.out() + procs.map((p) => p.out()).join("\n"))
+    assert.match(sched.out(), new RegExp(literally(`workers join with  tessera worker --scheduler ${addr}`)))
+    assert.match(run.out(), new RegExp(literally(`on the cluster of scheduler ${addr}`)))
+    // the workers' tasks in their hosts' files; the driver's events in its host's
+    const tasks = (h: VirtualHost) =>
+      FileDatabase.readPromise(join(dir, `p-TracePlugin-${h.name}.msgpack`)).then((d) => d.events.filter((e) => e.name === "Compute").length)
+    assert.ok((await tasks(b)) + (await tasks(c)) > 0, "the workers ran the pipeline")
+    assert.equal(await tasks(a), 0, "the driver runs no task")
+    const driver = (await FileDatabase.readPromise(join(dir, `p-TracePlugin-${a.name}.msgpack`))).events
+    assert.ok(driver.some((e) => e.name === "Driver" && e.process_id === a.name), "the driver's events, under its host")
+    // the driver's host talked to the others through its veth only
+    assert.ok(moved.rx > 0 && moved.tx > 0, `${a.veth}: rx +${moved.rx}, tx +${moved.tx}`)
   })
 })
