@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { hostname } from "node:os"
 import { after, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 import { Effect, Exit, ManagedRuntime } from "effect"
@@ -78,6 +79,26 @@ describe("Cluster.runWorker's address errors", () => {
     const r = spawnSync(process.execPath, [main, "worker", "--scheduler", "127.0.0.1:1", "--advertise", "0.0.0.0"], { encoding: "utf8" })
     assert.equal(r.status, 2)
     assert.match(r.stderr, /--advertise "0\.0\.0\.0": 0\.0\.0\.0 listens on every interface but reaches none/)
+  })
+})
+
+describe("tessera scheduler --host 0.0.0.0", () => {
+  it("tells workers this machine's name to join at, not the wildcard", async () => {
+    const port = await Cluster.freePort("0.0.0.0")
+    const p = spawn(process.execPath, [main, "scheduler", "--host", "0.0.0.0", "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"] })
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = ""
+        p.stdout!.setEncoding("utf8").on("data", (d: string) => {
+          out += d
+          if (out.includes("\n")) resolve(out)
+        })
+        p.once("exit", (code) => reject(new Error(`exited ${code}: ${out}`)))
+      })
+      assert.equal(line.trim(), `tessera scheduler: workers join with  tessera worker --scheduler ${hostname()}:${port}`)
+    } finally {
+      p.kill("SIGTERM")
+    }
   })
 })
 
