@@ -21,6 +21,8 @@ const scripts: ReadonlyArray<readonly [area: string, file: string, args: Readonl
   ["engine", "engine/scheduler.ts", []],
   ["engine", "engine/dask_side_by_side.ts", []],
   ["cluster", "engine/transfer.ts", []],
+  // the same across two network namespaces (root only; says why and skips elsewhere)
+  ["cluster", "engine/transfer.ts", ["--netns"]],
   ["trace", "profiler/throughput.ts", []],
   ["profiler", "profiler/overhead.ts", []],
   ["profiler", "profiler/attribution.ts", []],

@@ -11,18 +11,23 @@
  *   preallocated buffer on arrival). Timed by the receiver's `Transfer` record: from its request to the
  *   decoded `Float64Array` (start and stop on one clock, so no offset enters).
  * - Raw TCP: a sender process (bench/engine/transferPeers.ts) holding the same N float64s
- *   writes their bytes when asked; this process asks (one byte) and times until all bytes
- *   are in one `Float64Array` (the chunks copied together, as a receiver must).
+ *   writes their bytes when asked; a receiver process asks (one byte) and times until all
+ *   bytes are in one `Float64Array` (the chunks copied together, as a receiver must).
  *
  * Both reuse one connection after an untimed warm-up, as the cluster does. Prints the
  * median and best of `--repeats` (default 5) for each, MiB/s, and peer / raw.
  *
- * Usage: node bench/engine/transfer.ts [--mib 64] [--repeats 5] [--json]
+ * `--netns` (root, Linux): the same across two network namespaces (bench/netns.ts: veth
+ * pairs on a bridge), so the bytes cross real interfaces: the driver here on the bridge,
+ * a `tessera worker` in each namespace, and the raw stream's sender in the first and
+ * receiver in the second; also prints each veth's rx/tx bytes over the run. Where
+ * namespaces cannot be made it says why and exits 0.
+ *
+ * Usage: node bench/engine/transfer.ts [--mib 64] [--repeats 5] [--netns] [--json]
  *
  * @since 0.1.0
  */
-import { spawn } from "node:child_process"
-import { connect, type Socket } from "node:net"
+import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { Effect, ManagedRuntime } from "effect"
 import * as Cluster from "../../src/engine/Cluster.ts"
@@ -30,11 +35,13 @@ import * as Engine from "../../src/engine/Engine.ts"
 import type * as Executor from "../../src/engine/Executor.ts"
 import * as Kernel from "../../src/engine/Kernel.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
+import { type VirtualHost, virtualHosts } from "../netns.ts"
 import { median } from "../stats.ts"
 
 const argv = process.argv.slice(2)
 const mib = argv.includes("--mib") ? Number(argv[argv.indexOf("--mib") + 1]) : 64
 const repeats = argv.includes("--repeats") ? Number(argv[argv.indexOf("--repeats") + 1]) : 5
+const netns = argv.includes("--netns")
 const n = mib * 2 ** 20 / 8
 const bytes = n * 8
 const peers = new URL("./transferPeers.ts", import.meta.url)
@@ -63,47 +70,107 @@ const peerFetch = async (rt: ManagedRuntime.ManagedRuntime<Cluster.Cluster | Exe
   return t === undefined ? null : { seconds: t.stop - t.start, bytes: t.bytes, serialize: t.serialize, deserialize: t.deserialize }
 }
 
-/** The raw baseline: a sender process and one connection to it. */
-const rawPeer = async () => {
-  const sender = spawn(process.execPath, [fileURLToPath(peers), "sender", String(n)], { stdio: ["pipe", "pipe", "inherit"] })
-  const port = await new Promise<number>((resolve) => sender.stdout!.once("data", (d) => resolve(Number(String(d).trim()))))
-  const socket: Socket = await new Promise((resolve) => {
-    const s = connect(port, "127.0.0.1", () => resolve(s))
-    s.setNoDelay(true)
+/** `[command, args]` running `argv` on a host: here, or in a virtual host's namespace. */
+type Place = (argv: ReadonlyArray<string>) => readonly [string, ReadonlyArray<string>]
+const here: Place = (argv) => [argv[0]!, argv.slice(1)]
+
+/** Resolves with the first line a process prints. */
+const firstLine = (p: ChildProcess) =>
+  new Promise<string>((resolve, reject) => {
+    let buf = ""
+    const onData = (d: Buffer) => {
+      buf += String(d)
+      const i = buf.indexOf("\n")
+      if (i < 0) return
+      p.stdout!.off("data", onData)
+      resolve(buf.slice(0, i).trim())
+    }
+    p.stdout!.on("data", onData)
+    p.once("exit", (code) => reject(new Error(`${p.spawnargs.join(" ")} exited (${code}) before printing`)))
   })
-  const once = () =>
-    new Promise<number>((resolve) => {
-      const chunks: Array<Buffer> = []
-      let got = 0
-      const t0 = performance.now()
-      const onData = (d: Buffer) => {
-        chunks.push(d)
-        got += d.length
-        if (got < bytes) return
-        socket.off("data", onData)
-        const all = Buffer.concat(chunks, bytes)
-        const a = new Float64Array(all.buffer, all.byteOffset, n)
-        const t1 = performance.now()
-        if (a[n - 1] !== n - 1) throw new Error("raw stream: wrong bytes")
-        resolve((t1 - t0) / 1000)
-      }
-      socket.on("data", onData)
-      socket.write(Buffer.from([1]))
-    })
+
+/**
+ * The raw baseline: a sender process (at `senderAt`, listening on `host`) and a receiver
+ * process (at `receiverAt`) with one connection to it; `once` times one array.
+ */
+const rawPeer = async (senderAt: Place, receiverAt: Place, host: string) => {
+  const [sc, sa] = senderAt([process.execPath, fileURLToPath(peers), "sender", String(n), host])
+  const sender = spawn(sc, sa, { stdio: ["pipe", "pipe", "inherit"] })
+  const port = Number(await firstLine(sender))
+  const [rc, ra] = receiverAt([process.execPath, fileURLToPath(peers), "receiver", host, String(port), String(n)])
+  const receiver = spawn(rc, ra, { stdio: ["pipe", "pipe", "inherit"] })
+  const once = async () => {
+    const line = firstLine(receiver)
+    receiver.stdin!.write("go\n")
+    return Number(await line)
+  }
   return {
     once,
     close: () => {
-      socket.destroy()
+      receiver.stdin!.end()
       sender.stdin!.end()
     }
   }
 }
 
-// a worker busy (de)serialising 64 MiB on a loaded machine can miss the default 10 s of
-// heartbeats and be taken for dead, after which nothing moves; this measures transfers
-const rt = ManagedRuntime.make(Cluster.layerLocal({ local: 2, heartbeatTimeout: 120 }))
-await rt.runPromise(Effect.void)
-const raw = await rawPeer()
+/**
+ * The cluster, and where the raw stream's ends run: on loopback, a LocalCluster of 2
+ * worker processes; with `--netns`, `tessera worker`s in two network namespaces (the
+ * driver here, on the bridge) and the raw stream between the same two namespaces.
+ */
+const setUp = async () => {
+  // a worker busy (de)serialising 64 MiB on a loaded machine can miss the default 10 s of
+  // heartbeats and be taken for dead, after which nothing moves; this measures transfers
+  if (!netns) {
+    const rt = ManagedRuntime.make(Cluster.layerLocal({ local: 2, heartbeatTimeout: 120 }))
+    await rt.runPromise(Effect.void)
+    return { rt, raw: await rawPeer(here, here, "127.0.0.1"), stop: async () => {}, counters: () => [] }
+  }
+  const vh = virtualHosts(2)
+  if ("reason" in vh) {
+    console.log(`transfer --netns: cannot make network namespaces here: ${vh.reason}`)
+    process.exit(0)
+  }
+  const procs: Array<ChildProcess> = []
+  const stop = async () => {
+    await Promise.all(procs.map((p) =>
+      new Promise<void>((resolve) => {
+        if (p.exitCode !== null || p.signalCode !== null) return resolve()
+        p.once("exit", () => resolve())
+        p.kill("SIGTERM")
+      })
+    ))
+    vh.tearDown()
+  }
+  try {
+    const port = await Cluster.freePort(vh.bridgeIp)
+    const rt = ManagedRuntime.make(
+      Cluster.layerLocal({ local: 0, host: vh.bridgeIp, port, minWorkers: 2, heartbeatTimeout: 120, startTimeout: 120 })
+    )
+    const ready = rt.runPromise(Effect.void)
+    // let the registry listen before the workers look for it
+    await new Promise((r) => setTimeout(r, 1000))
+    const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
+    for (const h of vh.hosts) {
+      const [c, a] = vh.exec(h, [process.execPath, main, "worker", "--scheduler", `${vh.bridgeIp}:${port}`])
+      procs.push(spawn(c, a, { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "" } }))
+    }
+    await ready
+    const at = (h: VirtualHost): Place => (argv) => vh.exec(h, argv)
+    return {
+      rt,
+      raw: await rawPeer(at(vh.hosts[0]!), at(vh.hosts[1]!), vh.hosts[0]!.ip),
+      stop,
+      counters: () => vh.hosts.map((h) => ({ veth: h.veth, ...vh.counters(h) }))
+    }
+  } catch (e) {
+    await stop()
+    throw e
+  }
+}
+
+const { counters, raw, rt, stop } = await setUp()
+const veths0 = counters()
 const peerSeconds: Array<number> = []
 const rawSeconds: Array<number> = []
 const codec: Array<number> = []
@@ -133,11 +200,13 @@ try {
   raw.close()
   await rt.dispose()
 }
+const veths = counters().map((c, i) => ({ veth: c.veth, rx: c.rx - veths0[i]!.rx, tx: c.tx - veths0[i]!.tx }))
+await stop()
 
 const mibps = (s: number) => bytes / 2 ** 20 / s
 const rows = [
-  { path: "cluster peer fetch (data plane)", "median s": median(peerSeconds), "best s": Math.min(...peerSeconds) },
-  { path: "raw TCP, Node to Node", "median s": median(rawSeconds), "best s": Math.min(...rawSeconds) }
+  { path: `cluster peer fetch (data plane${netns ? ", across namespaces" : ""})`, "median s": median(peerSeconds), "best s": Math.min(...peerSeconds) },
+  { path: `raw TCP, Node to Node${netns ? ", across namespaces" : ""}`, "median s": median(rawSeconds), "best s": Math.min(...rawSeconds) }
 ].map((r) => ({
   ...r,
   "median MiB/s": Math.round(mibps(r["median s"])),
@@ -147,6 +216,8 @@ const ratio = median(rawSeconds) / median(peerSeconds)
 const result = {
   mib,
   repeats,
+  path: netns ? "two network namespaces (veth pairs on a bridge)" : "loopback",
+  ...(netns ? { veths } : {}),
   encodedBytes: encoded,
   missedTransfers: missed,
   rows,
@@ -159,6 +230,7 @@ const result = {
 if (argv.includes("--json")) console.log(JSON.stringify(result, null, 2))
 else {
   console.table(rows)
+  if (netns) console.table(veths)
   console.log(
     `${mib} MiB, ${repeats} repeats: peer fetch at ${(ratio * 100).toFixed(0)}% of raw TCP's bandwidth (medians; goal ≥ 70%)` +
       (encoded > 0 ? `; of the fetch's median, ${median(codec).toFixed(3)} s is encoding and decoding (the frame's head; the array's bytes are read in place), ${encoded - bytes} bytes of framing overhead` : "") +

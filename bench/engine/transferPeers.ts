@@ -4,13 +4,20 @@
  *
  * - `filled` / `ends`: the kernels of the peer-fetch graph (a `Float64Array` of `n`
  *   numbers; a number from the first and last elements of two arrays).
- * - run as a program (`node transferPeers.ts sender N`), the raw-TCP baseline's sender:
- *   it fills `N` float64s, listens on a free loopback port, prints the port, and answers
- *   every byte a client sends with the array's bytes, until its stdin closes.
+ * - run as a program (`node transferPeers.ts sender N [HOST]`), the raw-TCP baseline's
+ *   sender: it fills `N` float64s, listens on a free port of HOST (default 127.0.0.1),
+ *   prints the port, and answers every byte a client sends with the array's bytes, until
+ *   its stdin closes.
+ * - `node transferPeers.ts receiver HOST PORT N`, its receiver: connects once, and for
+ *   every line on its stdin asks (one byte), times until all `N` float64s are in one
+ *   `Float64Array` (the chunks copied together, as a receiver must) and prints the
+ *   seconds, until its stdin closes. A process of its own, so that it can run on another
+ *   (virtual) host than the sender and the benchmark.
  *
  * @since 0.1.0
  */
-import { createServer } from "node:net"
+import { connect, createServer } from "node:net"
+import { createInterface } from "node:readline"
 
 /**
  * `n` float64s: `seed`, `seed + 1`, … (written, so every page is real).
@@ -41,10 +48,40 @@ if (process.argv[2] === "sender") {
     })
     socket.on("error", () => socket.destroy())
   })
-  server.listen(0, "127.0.0.1", () => {
+  server.listen(0, process.argv[4] ?? "127.0.0.1", () => {
     const a = server.address()
     process.stdout.write(`${typeof a === "object" && a !== null ? a.port : 0}\n`)
   })
   process.stdin.resume()
   process.stdin.on("end", () => process.exit(0))
+}
+
+if (process.argv[2] === "receiver") {
+  const n = Number(process.argv[5])
+  const bytes = n * 8
+  const socket = connect(Number(process.argv[4]), process.argv[3]!)
+  socket.setNoDelay(true)
+  const once = () =>
+    new Promise<number>((resolve) => {
+      const chunks: Array<Buffer> = []
+      let got = 0
+      const t0 = performance.now()
+      const onData = (d: Buffer) => {
+        chunks.push(d)
+        got += d.length
+        if (got < bytes) return
+        socket.off("data", onData)
+        const all = Buffer.concat(chunks, bytes)
+        const a = new Float64Array(all.buffer, all.byteOffset, n)
+        const t1 = performance.now()
+        if (a[n - 1] !== n - 1) throw new Error("raw stream: wrong bytes")
+        resolve((t1 - t0) / 1000)
+      }
+      socket.on("data", onData)
+      socket.write(Buffer.from([1]))
+    })
+  socket.once("connect", async () => {
+    for await (const _ of createInterface({ input: process.stdin })) process.stdout.write(`${await once()}\n`)
+    socket.destroy()
+  })
 }

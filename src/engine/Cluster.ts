@@ -201,8 +201,21 @@ export interface WorkerProcessOptions {
   readonly scheduler?: string
   /** a PostgreSQL URL to register in instead (see {@link ClusterOptions} `storage`) */
   readonly storage?: string
-  /** `HOST:PORT` this worker listens on and is reached at by the scheduler and its peers */
-  readonly listen: string
+  /**
+   * `HOST:PORT` this worker listens on (its runner socket; its data plane takes another
+   * port on the same host). A wildcard host (`0.0.0.0`, `::`) listens on every interface.
+   * Default: the contact host (below), on a free port.
+   */
+  readonly listen?: string
+  /**
+   * the host the scheduler, drivers and other workers reach this worker at (dask's
+   * contact address). Default: `listen`'s host unless it is a wildcard, else (and when
+   * `listen` is absent too) this machine's address on the route to the scheduler or the
+   * PostgreSQL server, as dask's worker picks its address
+   */
+  readonly advertise?: string
+  /** told the listen `HOST:PORT` and the contact `HOST:PORT` once chosen, before joining */
+  readonly onAddress?: (listen: string, contact: string) => void
   /** kernel threads (default 1) */
   readonly threads?: number
   /** module URLs to import before joining (see `ClusterOptions.preload`) */
@@ -211,7 +224,9 @@ export interface WorkerProcessOptions {
 
 /**
  * Runs this process as a worker until interrupted. Fails with a message naming the bad
- * address when one is not `HOST:PORT` or `storage` is not a PostgreSQL URL, and when
+ * address when one is not `HOST:PORT` or `storage` is not a PostgreSQL URL, when
+ * `advertise` cannot be reached (a wildcard, a port given) or no address of this machine
+ * routes to the scheduler (with `advertise` absent), and when
  * there is not exactly one of `scheduler` and `storage`; with `ClusterStorageError`
  * when PostgreSQL cannot be used.
  *
@@ -229,9 +244,29 @@ export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, C
     const where = options.storage !== undefined
       ? { postgres: yield* storageOf(options.storage, "--storage") }
       : { scheduler: yield* address(() => parseAddress(options.scheduler!, "--scheduler")) }
-    const listen = yield* address(() => parseAddress(options.listen, "--listen"))
+    const at = yield* Effect.promise(() => import("./internal/cluster/addresses.ts"))
+    const bound = options.listen !== undefined ? yield* address(() => parseAddress(options.listen!, "--listen")) : undefined
+    const listenHost = bound?.host.replace(/^\[(.*)\]$/, "$1")
+    if (options.advertise !== undefined) {
+      const why = contactProblem(options.advertise)
+      if (why !== undefined) return yield* new ClusterAddressError({ message: `--advertise: ${why}` })
+    }
+    const toward = where.scheduler?.host ?? new URL(where.postgres!.url).hostname
+    const advertise = options.advertise ??
+      (listenHost !== undefined && !isWildcardHost(listenHost) ? listenHost : yield* Effect.tryPromise({
+        try: () => at.routeTo(toward),
+        catch: (e) =>
+          new ClusterAddressError({
+            message: `--advertise: no address of this machine reaches ${toward} (${(e as Error).message}); give --advertise HOST`
+          })
+      }))
+    const host = listenHost ?? advertise
+    const listen = { host, port: bound?.port ?? (yield* Effect.promise(() => freePort(host))) }
+    options.onAddress?.(`${host}:${listen.port}`, `${advertise}:${listen.port}`)
     yield* Effect.promise(() => Promise.all((options.preload ?? []).map((u) => import(u))))
-    return yield* Layer.launch(worker.layer({ ...where, listen, ...(options.threads !== undefined ? { threads: options.threads } : {}) })).pipe(
+    return yield* Layer.launch(
+      worker.layer({ ...where, listen, advertise, ...(options.threads !== undefined ? { threads: options.threads } : {}) })
+    ).pipe(
       Effect.catch((e) => e instanceof ClusterStorageError ? Effect.fail(e) : Effect.die(e))
     )
   })
@@ -320,6 +355,32 @@ export const hidePassword = (s: string): string => {
   } catch {
     return s.replace(/:[^:@/]*@/, ":***@")
   }
+}
+
+/**
+ * Whether `host` binds every interface (`0.0.0.0`, `::`, `[::]`, empty): a listen host
+ * only, never one to reach a worker at.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const isWildcardHost = (host: string): boolean => host === "" || host === "0.0.0.0" || host === "::" || host === "[::]"
+
+/**
+ * Why `host` cannot be a worker's contact host (`advertise`): empty, a wildcard, with a
+ * port, with spaces; `undefined` when it can.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const contactProblem = (host: string): string | undefined => {
+  if (host.trim() === "") return "expected a host name or IP address, got an empty string"
+  if (isWildcardHost(host)) return `${host} listens on every interface but reaches none: give an address of this machine that the others can reach`
+  if (/\s/.test(host)) return `expected a host name or IP address, got ${JSON.stringify(host)}`
+  // an IPv6 address has colons; anything else with one has a port
+  if (host.includes(":") && !/^[0-9a-fA-F:.]+$/.test(host)) return `expected a host without a port (the port is --listen's), got ${JSON.stringify(host)}`
+  if (/^[^:]+:\d+$/.test(host)) return `expected a host without a port (the port is --listen's), got ${JSON.stringify(host)}`
+  return undefined
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * `tessera scheduler [--host H] [--port P]` and `tessera worker --scheduler HOST:PORT
- * [--listen HOST:PORT] [--threads N]`, as dask's `dask scheduler` / `dask worker`: the
+ * [--listen HOST:PORT] [--advertise HOST] [--threads N]`, as dask's `dask scheduler` / `dask worker`: the
  * scheduler process serves the cluster's runner registry; each worker process is an
  * Effect Cluster runner that registers there and runs the tasks drivers send it
  * (`--cluster HOST:PORT` on `demo`/`run`). Both run until interrupted (Ctrl-C).
@@ -63,7 +63,9 @@ export const scheduler = Command.make(
           `tessera scheduler: runner tables ready in ${shown}; workers join with  tessera worker --storage ${shown}, drivers use --cluster ${shown}`
         )
       }
-      yield* Console.log(`tessera scheduler: workers join with  tessera worker --scheduler ${c.host}:${c.port}`)
+      // a wildcard host is no address to give workers: this machine's name is
+      const reach = Cluster.isWildcardHost(c.host) ? (yield* Effect.promise(() => import("node:os"))).hostname() : c.host
+      yield* Console.log(`tessera scheduler: workers join with  tessera worker --scheduler ${reach}:${c.port}`)
       return yield* Cluster.serveScheduler({ host: c.host, port: c.port })
     })
 ).pipe(Command.withDescription("Serve a cluster's runner registry, where workers register and drivers find them."))
@@ -83,7 +85,15 @@ export const worker = Command.make(
     ),
     storage: storageFlag("register in PostgreSQL runner storage at this URL instead of a scheduler (docs/cluster.md)"),
     listen: Flag.String("listen").pipe(
-      Flag.withDescription("HOST:PORT this worker listens on, reachable by the drivers and the other workers"),
+      Flag.withDescription(
+        "HOST:PORT this worker listens on (0.0.0.0: every interface); default: the --advertise host, a free port"
+      ),
+      Flag.optional
+    ),
+    advertise: Flag.String("advertise").pipe(
+      Flag.withDescription(
+        "the host the scheduler, drivers and other workers reach this worker at; default: --listen's host, else this machine's address on the route to the scheduler (docs/cluster.md)"
+      ),
       Flag.optional
     ),
     threads: intAtLeast("threads", 1, "kernel threads", 1)
@@ -102,14 +112,23 @@ export const worker = Command.make(
         if (e !== undefined) return yield* e
       }
       const Cluster = yield* Effect.promise(() => import("../../engine/Cluster.ts"))
+      if (Option.isSome(c.advertise)) {
+        const why = Cluster.contactProblem(c.advertise.value)
+        if (why !== undefined) return yield* usage("--advertise", c.advertise.value, why)
+      }
       if (Option.isSome(c.storage)) yield* checkedStorage(Cluster, c.storage.value)
-      const listen = Option.isSome(c.listen) ? c.listen.value : `127.0.0.1:${yield* Effect.promise(() => Cluster.freePort("127.0.0.1"))}`
       const where = Option.isSome(c.storage) ? { storage: c.storage.value } : { scheduler: Option.getOrThrow(c.scheduler) }
-      yield* Console.log(
-        `tessera worker at ${listen}, ${
-          where.storage !== undefined ? `storage ${Cluster.hidePassword(where.storage)}` : `scheduler ${where.scheduler}`
-        }, ${c.threads} thread${c.threads === 1 ? "" : "s"}`
-      )
-      return yield* Cluster.runWorker({ ...where, listen, threads: c.threads, preload: [workerPlugins] })
+      const via = where.storage !== undefined ? `storage ${Cluster.hidePassword(where.storage)}` : `scheduler ${where.scheduler}`
+      const threads = `${c.threads} thread${c.threads === 1 ? "" : "s"}`
+      return yield* Cluster.runWorker({
+        ...where,
+        // the default contact address is found by the engine; said once chosen
+        onAddress: (listen, contact) =>
+          console.log(`tessera worker at ${contact}${listen === contact ? "" : ` (listening on ${listen})`}, ${via}, ${threads}`),
+        ...(Option.isSome(c.listen) ? { listen: c.listen.value } : {}),
+        ...(Option.isSome(c.advertise) ? { advertise: c.advertise.value } : {}),
+        threads: c.threads,
+        preload: [workerPlugins]
+      })
     })
 ).pipe(Command.withDescription("Run a worker process of a tessera scheduler's cluster."))

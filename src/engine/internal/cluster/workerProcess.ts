@@ -53,8 +53,10 @@ export interface WorkerOptions {
   readonly scheduler?: { readonly host: string; readonly port: number }
   /** runner storage in PostgreSQL instead of the scheduler's registry */
   readonly postgres?: PostgresStorage
-  /** where this runner listens (and is reached by the scheduler and its peers) */
+  /** where this runner and its data plane listen (a wildcard host: every interface) */
   readonly listen: { readonly host: string; readonly port: number }
+  /** the host the scheduler and peers reach it at, in its name (default `listen.host`; addresses.ts) */
+  readonly advertise?: string
   /** kernel threads (default 1) */
   readonly threads?: number
   /** test only: seconds added to every timestamp this worker reports */
@@ -345,8 +347,12 @@ const handlers = (
  */
 export const layer = (options: WorkerOptions) => {
   const { host, port } = options.listen
-  const name = workerName(host, port)
-  const sharding = shardingConfig({ runner: { host, port }, group: name })
+  const contact = options.advertise ?? host
+  const name = workerName(contact, port)
+  const sharding = {
+    ...shardingConfig({ runner: { host: contact, port }, group: name }),
+    runnerListenAddress: Option.some(RunnerAddress.make(host, port))
+  }
   const entity = TesseraWorker.toLayer(
     Effect.gen(function*() {
       const pool = yield* Executor.makeWorkers({ workers: options.threads ?? 1 })
