@@ -144,14 +144,16 @@ export interface StreamSummary {
  * file). Judges the tail at end of file. Throws (rejects with) `TraceFormatError`.
  * `owned: true` gives every batch a buffer of its own, which the consumer may keep or
  * transfer to another thread (the partial record at its end is copied to the next
- * buffer, not the whole batch).
+ * buffer, not the whole batch); with `owned`, `reuse` may give back a buffer of
+ * `chunkBytes` that a consumer is done with (it is taken instead of a new one: no fresh
+ * pages to fault in and zero, batch after batch).
  *
  * @since 0.1.0
  * @category decoding
  */
 export async function* streamFrames(
   file: string,
-  options?: { readonly chunkBytes?: number; readonly owned?: boolean }
+  options?: { readonly chunkBytes?: number; readonly owned?: boolean; readonly reuse?: () => Uint8Array<ArrayBuffer> | undefined }
 ): AsyncGenerator<FrameBatch, StreamSummary, undefined> {
   const owned = options?.owned === true
   const chunkBytes = Math.max(1024, options?.chunkBytes ?? 4 * 1024 * 1024)
@@ -199,7 +201,8 @@ export async function* streamFrames(
       if (stop > 0) {
         if (owned) {
           // the partial record goes to the next buffer before this one is handed over
-          const next = new Uint8Array(buf.length)
+          const spare = options?.reuse?.()
+          const next = spare !== undefined && spare.length === buf.length ? spare : new Uint8Array(buf.length)
           next.set(buf.subarray(stop, filled))
           buf = next
           yield { bytes: view, end: stop, fileOffset: bufFileOffset }
