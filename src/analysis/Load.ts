@@ -65,19 +65,13 @@
  *
  * @since 0.1.0
  */
-import {
-  Dictionary,
-  Field,
-  Float64,
-  Int32,
-  List,
-  makeData,
-  makeVector,
-  Table,
-  Utf8
-} from "apache-arrow"
+import { makeData } from "apache-arrow/data"
+import { Field } from "apache-arrow/schema"
+import { Table } from "apache-arrow/table"
+import { Dictionary, Float64, Int32, List, Utf8 } from "apache-arrow/type"
+import { makeVector } from "apache-arrow/vector"
 import type { Data, DataType, StructRowProxy, TypeMap, Vector } from "apache-arrow"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { checkTailUnsafe, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import { isTraceFormatError, type TraceFormatError, unexpected } from "../trace/TraceFormatError.ts"

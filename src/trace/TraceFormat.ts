@@ -39,7 +39,7 @@
  * @since 0.1.0
  */
 import { open } from "node:fs/promises"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import {
   checkTailUnsafe,
   type DecodedTrace,
