@@ -29,7 +29,7 @@ export { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
 export { criticalPath, criticalPathRows } from "./CriticalPath.ts"
 export { toCsv, toText } from "./Format.ts"
 export { dasfFunctionName, functionName } from "./FunctionName.ts"
-export { load, loadBytesUnsafe, loadPromise, parallelMinBytes } from "./Load.ts"
+export { decodeThreads, load, loadBytesUnsafe, loadPromise, parallelMinBytes } from "./Load.ts"
 export type {
   LoadOptions,
   ClockOffsetsSchema,

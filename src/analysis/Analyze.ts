@@ -10,8 +10,9 @@
  */
 import { mkdir, open, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { type Table, tableToIPC } from "apache-arrow"
-import { Data, Effect } from "effect"
+import type { Table } from "apache-arrow"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses, columnsOf } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
@@ -201,7 +202,11 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       const table = yield* a.run(tables)
       if (output !== undefined) {
         yield* writeCsv(join(output, `${a.name}.csv`), table)
-        if (options.format === "arrow") yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
+        if (options.format === "arrow") {
+          // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
+          const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
+          yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
+        }
       }
       print("=".repeat(20) + a.title + "=".repeat(20))
       print(toText(table, options.head))

@@ -10,7 +10,10 @@
  *
  * @since 0.1.0
  */
-import { Field, List, Table, Utf8, vectorFromArray } from "apache-arrow"
+import { vectorFromArray } from "apache-arrow/factories"
+import { Field } from "apache-arrow/schema"
+import { Table } from "apache-arrow/table"
+import { List, Utf8 } from "apache-arrow/type"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import { buildTable } from "./internal/access.ts"
 

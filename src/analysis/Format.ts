@@ -10,7 +10,8 @@
  *
  * @since 0.1.0
  */
-import { DataType, type Table, type Vector } from "apache-arrow"
+import { DataType } from "apache-arrow/type"
+import type { Table, Vector } from "apache-arrow"
 
 const summaryKey = "tessera.summary"
 

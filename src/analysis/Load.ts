@@ -65,19 +65,13 @@
  *
  * @since 0.1.0
  */
-import {
-  Dictionary,
-  Field,
-  Float64,
-  Int32,
-  List,
-  makeData,
-  makeVector,
-  Table,
-  Utf8
-} from "apache-arrow"
+import { makeData } from "apache-arrow/data"
+import { Field } from "apache-arrow/schema"
+import { Table } from "apache-arrow/table"
+import { Dictionary, Float64, Int32, List, Utf8 } from "apache-arrow/type"
+import { makeVector } from "apache-arrow/vector"
 import type { Data, DataType, StructRowProxy, TypeMap, Vector } from "apache-arrow"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { checkTailUnsafe, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import { isTraceFormatError, type TraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
@@ -335,8 +329,8 @@ export interface LoadOptions {
   readonly chunkBytes?: number
   /**
    * Decoding threads: 1 decodes on the calling thread; more decode batches of records
-   * on that many worker threads. Default: the machine's available parallelism (at most
-   * 4) when the files hold at least `parallelMinBytes` (16 MiB), else 1.
+   * on that many worker threads. Default: `decodeThreads(availableParallelism())` when
+   * the files hold at least `parallelMinBytes` (16 MiB), else 1.
    */
   readonly threads?: number
   /** load only these columns (the others: all null); default: every column */
@@ -397,6 +391,19 @@ export const argSkipOf = (columns: LoadColumns | undefined): ArgSkip => ({
 export const parallelMinBytes = 16 * 1024 * 1024
 
 /**
+ * Default decoding threads on a machine with `cores` cores (large loads): 1 (the calling
+ * thread) on one or two cores, else `cores`, at most 4. Every worker interns nearly every
+ * task key again (dependencies name keys of other batches) and the merge interns them
+ * once more, so W workers cost ~1.5x the CPU of one thread at W = 2; on two cores,
+ * where the main thread also reads and frames, they finished no sooner than one thread
+ * (BENCHMARKS.md, analyze, 2026-11-24).
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const decodeThreads = (cores: number): number => (cores <= 2 ? 1 : Math.min(4, cores))
+
+/**
  * Load databases into tables. Rejects with `TraceFormatError` naming the file.
  *
  * @since 0.1.0
@@ -414,7 +421,7 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
   }
   const bytesTotal = sizes.reduce((a, b) => a + b, 0)
   const threads = options?.threads ??
-    (bytesTotal >= parallelMinBytes ? Math.min(4, availableParallelism()) : 1)
+    (bytesTotal >= parallelMinBytes ? decodeThreads(availableParallelism()) : 1)
   if (threads > 1) {
     const onProgress = options?.onProgress
     const got = await decodeParallelPromise(files, threads, {

@@ -27,9 +27,12 @@
  *
  * @since 0.1.0
  */
-import { Bool, Float64, Int32, Int64, Table, Utf8, vectorFromArray } from "apache-arrow"
+import { vectorFromArray } from "apache-arrow/factories"
+import { Table } from "apache-arrow/table"
+import { Bool, Float64, Int32, Int64, Utf8 } from "apache-arrow/type"
 import type { DataType, TypeMap, Vector } from "apache-arrow"
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import type { TraceTables, TypedTable } from "./Load.ts"
 import type { ViewName, Views } from "./QueryViews.ts"
 import { viewNames } from "./QueryViews.ts"

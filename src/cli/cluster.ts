@@ -7,8 +7,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option } from "effect"
-import type { Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Layer from "effect/Layer"
 import { Flag } from "effect/cli"
 import type { GpuUnavailable } from "../engine/EngineError.ts"
 import type { Executor } from "../engine/Executor.ts"

@@ -15,7 +15,9 @@
  *
  * @since 0.1.0
  */
-import { Cause, Data, Exit } from "effect"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Exit from "effect/Exit"
 import { CliError } from "effect/cli"
 
 /**

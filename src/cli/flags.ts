@@ -10,7 +10,7 @@
 import { realpathSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { resolve } from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Flag } from "effect/cli"
 import { UsageError } from "./errors.ts"
 

@@ -6,7 +6,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Flag } from "effect/cli"
 import type { GpuUnavailable } from "../engine/EngineError.ts"
 import type * as ExecutorModule from "../engine/Executor.ts"

@@ -11,7 +11,8 @@
  * @since 0.1.0
  */
 import { statSync } from "node:fs"
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import type { LoadProgress } from "../analysis/Load.ts"
 
 const levels = ["all", "trace", "debug", "info", "warn", "error", "fatal", "none"] as const

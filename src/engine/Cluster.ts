@@ -17,7 +17,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Executor } from "./Executor.ts"
 import type { ExecutorShape } from "./Executor.ts"

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /**
  * A kernel threw (or rejected). `stack` is the worker-side stack.

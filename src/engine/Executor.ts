@@ -24,7 +24,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Semaphore } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Semaphore from "effect/Semaphore"
 import * as EngineError from "./EngineError.ts"
 import type * as Gpu from "./Gpu.ts"
 import type { KernelRef } from "./Kernel.ts"

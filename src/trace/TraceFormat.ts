@@ -39,7 +39,7 @@
  * @since 0.1.0
  */
 import { open } from "node:fs/promises"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import {
   checkTailUnsafe,
   type DecodedTrace,
@@ -142,16 +142,19 @@ export interface StreamSummary {
 /**
  * Stream a database file as batches of whole records (read-only; never creates the
  * file). Judges the tail at end of file. Throws (rejects with) `TraceFormatError`.
- * `owned: true` gives every batch a buffer of its own, which the consumer may keep or
- * transfer to another thread (the partial record at its end is copied to the next
- * buffer, not the whole batch).
+ * Without `owned`, the next chunk is read while the consumer works on a batch (two
+ * buffers, each reused two batches later). `owned: true` gives every batch a buffer of
+ * its own, which the consumer may keep or transfer to another thread (the partial record at its end is copied to the next
+ * buffer, not the whole batch); with `owned`, `reuse` may give back a buffer of
+ * `chunkBytes` that a consumer is done with (it is taken instead of a new one: no fresh
+ * pages to fault in and zero, batch after batch).
  *
  * @since 0.1.0
  * @category decoding
  */
 export async function* streamFrames(
   file: string,
-  options?: { readonly chunkBytes?: number; readonly owned?: boolean }
+  options?: { readonly chunkBytes?: number; readonly owned?: boolean; readonly reuse?: () => Uint8Array<ArrayBuffer> | undefined }
 ): AsyncGenerator<FrameBatch, StreamSummary, undefined> {
   const owned = options?.owned === true
   const chunkBytes = Math.max(1024, options?.chunkBytes ?? 4 * 1024 * 1024)
@@ -163,8 +166,13 @@ export async function* streamFrames(
       ? Errors.fileNotFound(file)
       : Errors.notReadable(file, 0, e)
   }
+  // Without `owned`, the next read is started before a batch is yielded, into a second
+  // buffer (the partial record at the batch's end copied there first): the file is read
+  // while the consumer decodes, and each buffer is reused two batches later.
+  let pending: Promise<{ bytesRead: number }> | undefined
   try {
     let buf = new Uint8Array(chunkBytes)
+    let spare: Uint8Array | undefined
     let filled = 0 // bytes valid in buf
     let bufFileOffset = 0 // file position of buf[0]
     for (;;) {
@@ -175,7 +183,9 @@ export async function* streamFrames(
       }
       let read: number
       try {
-        read = (await handle.read(buf, filled, buf.length - filled, null)).bytesRead
+        const reading = pending ?? handle.read(buf, filled, buf.length - filled, null)
+        pending = undefined
+        read = (await reading).bytesRead
       } catch (e) {
         throw Errors.notReadable(file, bufFileOffset + filled, e)
       }
@@ -197,21 +207,28 @@ export async function* streamFrames(
         return { file, bytes: bufFileOffset + filled, droppedBytes: filled - stop }
       }
       if (stop > 0) {
+        let next: Uint8Array<ArrayBuffer>
         if (owned) {
           // the partial record goes to the next buffer before this one is handed over
-          const next = new Uint8Array(buf.length)
+          const given = options?.reuse?.()
+          next = given !== undefined && given.length === buf.length ? given : new Uint8Array(buf.length)
           next.set(buf.subarray(stop, filled))
-          buf = next
-          yield { bytes: view, end: stop, fileOffset: bufFileOffset }
         } else {
-          yield { bytes: view, end: stop, fileOffset: bufFileOffset }
-          buf.copyWithin(0, stop, filled)
+          next = spare !== undefined && spare.length === buf.length ? spare as Uint8Array<ArrayBuffer> : new Uint8Array(buf.length)
+          next.set(buf.subarray(stop, filled))
+          // stop > 0, so the partial record leaves room to read into
+          pending = handle.read(next, filled - stop, next.length - (filled - stop), null)
+          pending.catch(() => undefined) // awaited above, or below when the consumer stops early
+          spare = buf
         }
+        yield { bytes: view, end: stop, fileOffset: bufFileOffset }
+        buf = next
         filled -= stop
         bufFileOffset += stop
       }
     }
   } finally {
+    if (pending !== undefined) await pending.catch(() => undefined)
     await handle.close()
   }
 }

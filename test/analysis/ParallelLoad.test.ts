@@ -428,7 +428,11 @@ describe("ParallelLoad", () => {
     )
   })
 
-  it("loads the parallel path by default for large traces (same tables as one thread)", async () => {
+  it("decodes on the calling thread on one or two cores, else on up to 4 workers", () => {
+    assert.deepEqual([1, 2, 3, 4, 8, 64].map(A.decodeThreads), [1, 1, 3, 4, 4, 4])
+  })
+
+  it("loads large traces on workers with 4 MiB batches whose buffers go back and forth (same tables as one thread)", async () => {
     const dir = tmp()
     try {
       const events: Array<TraceEvent> = []
@@ -440,9 +444,11 @@ describe("ParallelLoad", () => {
       const f = join(dir, "big.msgpack")
       writeFileSync(f, concat(Array.from({ length: copies }, () => one)))
       const seq = await A.loadPromise([f], { threads: 1 })
-      const par = await A.loadPromise([f])
+      const par = await A.loadPromise([f], { threads: 2 })
+      const auto = await A.loadPromise([f]) // decodeThreads of this machine's cores
       assert.equal(par.events, sample.length * copies)
       assert.equal(snapshot(par), snapshot(seq))
+      assert.equal(snapshot(auto), snapshot(seq))
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -126,6 +126,32 @@ describe("TraceFormat", () => {
     })
   })
 
+  it("streams shared batches read ahead: each batch intact until the next is asked for, at any chunk size; stopping early closes the file", async () => {
+    await withDir(async (dir) => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(arbEvent, { maxLength: 40 }), fc.nat(30), fc.integer({ min: 1024, max: 4096 }), fc.nat(5), async (events, cut, chunkBytes, stopAfter) => {
+          const { path, whole } = writeCut(dir, events, cut)
+          const decoded: Array<TraceEvent> = []
+          const it = TraceFormat.streamFrames(path, { chunkBytes })
+          let r = await it.next()
+          // decoded before asking for the next batch, as the loader does: the read
+          // ahead must not touch the batch being decoded
+          while (r.done !== true) {
+            decoded.push(...TraceFormat.decodeRecordsUnsafe(r.value.bytes.subarray(0, r.value.end)).events)
+            r = await it.next()
+          }
+          assert.deepStrictEqual(decoded.map((e) => ({ ...e })), whole.events.map((e) => ({ ...e })))
+          assert.equal(r.value.droppedBytes, whole.droppedBytes)
+          // a consumer that stops after a few batches (a read may be in flight)
+          const early = TraceFormat.streamFrames(path, { chunkBytes })
+          for (let i = 0; i < stopAfter && (await early.next()).done !== true; i++);
+          await early.return(undefined as never)
+        }),
+        { numRuns: 30 }
+      )
+    })
+  })
+
   it("streams owned batches: each its own buffer, kept intact while later batches are read", async () => {
     await withDir(async (dir) => {
       await fc.assert(

@@ -6,7 +6,11 @@
  *
  * @since 0.1.0
  */
-import { DataType, Dictionary, Float64, Int32, makeData, makeVector, Table, Utf8, vectorFromArray } from "apache-arrow"
+import { makeData } from "apache-arrow/data"
+import { vectorFromArray } from "apache-arrow/factories"
+import { Table } from "apache-arrow/table"
+import { DataType, Dictionary, Float64, Int32, Utf8 } from "apache-arrow/type"
+import { makeVector } from "apache-arrow/vector"
 import type { Data, Vector } from "apache-arrow"
 
 /**

@@ -18,7 +18,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads"
 import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
-import type { DecodeRequest, DecodeResult, WorkerError } from "./parallelDecode.ts"
+import type { Ack, DecodeRequest, DecodeResult, WorkerError } from "./parallelDecode.ts"
 import { type ArgSkip, ColumnDecoder } from "../../trace/TraceReader.ts"
 
 const dec = new ColumnDecoder(undefined, workerData as ArgSkip)
@@ -33,6 +33,9 @@ const port = parentPort!
 port.on("message", (m: DecodeRequest) => {
   if (m.type === "batch") {
     let n = 0
+    // events kept whole may hold views of the batch's bytes (msgpack bin values): its
+    // buffer goes back to be reused only when this batch kept none
+    const kept = dec.metadata.length + dec.driver.length + dec.extra.length
     if (error === undefined) {
       try {
         n = dec.decodeFrames(m.bytes, m.end, m.file, m.fileOffset)
@@ -46,7 +49,9 @@ port.on("message", (m: DecodeRequest) => {
       const t = dec.tasks
       marks.push(t.length, t.deps.length, dec.memory.length, dec.resources.length, t.dependents.length)
     }
-    port.postMessage({ type: "ack", seq: m.seq, bytes: m.end, events: n })
+    if (error === undefined && dec.metadata.length + dec.driver.length + dec.extra.length === kept) {
+      port.postMessage({ type: "ack", seq: m.seq, bytes: m.end, events: n, spare: m.bytes } satisfies Ack, [m.bytes.buffer as ArrayBuffer])
+    } else port.postMessage({ type: "ack", seq: m.seq, bytes: m.end, events: n } satisfies Ack)
     return
   }
   const pool = dec.pool.parts()

@@ -104,12 +104,16 @@ export interface DecodeResult {
   readonly error?: WorkerError
 }
 
-/** A worker decoded a batch (`bytes` of records, `events` of them). */
+/**
+ * A worker decoded a batch (`bytes` of records, `events` of them); `spare`: the batch's
+ * buffer, given back for the next batch when nothing decoded from it keeps a view of it.
+ */
 export interface Ack {
   readonly type: "ack"
   readonly seq: number
   readonly bytes: number
   readonly events: number
+  readonly spare?: Uint8Array
 }
 
 // `.ts` when run from the sources, `.js` from the compiled package (dist/).
@@ -170,7 +174,9 @@ export const decodeParallelPromise = async (
   }
   let decodedEvents = 0
   let reading = files[0] ?? ""
+  const spares: Array<Uint8Array<ArrayBuffer>> = []
   const onAck = (m: Ack) => {
+    if (m.spare !== undefined) spares.push(new Uint8Array(m.spare.buffer as ArrayBuffer)) // the whole buffer, not the batch's view of it
     inflight--
     decoded += m.bytes
     decodedEvents += m.events
@@ -187,7 +193,7 @@ export const decodeParallelPromise = async (
     try {
       for (const file of files) {
         reading = file
-        const it = streamFrames(file, { owned: true, ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}) })
+        const it = streamFrames(file, { owned: true, reuse: () => spares.pop(), ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}) })
         for (;;) {
           let next
           try {

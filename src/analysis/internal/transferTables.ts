@@ -12,7 +12,10 @@
  * @since 0.1.0
  * @internal
  */
-import { Dictionary, Field, Float64, Int32, List, Table, Utf8, vectorFromArray } from "apache-arrow"
+import { vectorFromArray } from "apache-arrow/factories"
+import { Field } from "apache-arrow/schema"
+import { Table } from "apache-arrow/table"
+import { Dictionary, Float64, Int32, List, Utf8 } from "apache-arrow/type"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import type { ClockOffsetsSchema, TransfersSchema, TypedTable } from "../Load.ts"
 

@@ -12,7 +12,8 @@
  * @since 0.1.0
  */
 import { join } from "node:path"
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { analysisNames, dasfAnalyses, isUserAnalysis, outputName } from "../../analysis/AnalysisNames.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"

@@ -10,7 +10,8 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
 import { clusterFlag, executorFor } from "../cluster.ts"
 import { intAtLeast, noSampleFlag, overwriteFlag, profileFlag, reportFlag, withDefaultShown, workersFlag } from "../flags.ts"

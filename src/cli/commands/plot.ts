@@ -8,7 +8,8 @@
  */
 import { mkdir } from "node:fs/promises"
 import { join } from "node:path"
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
 import { histogramGroupings, histogramResources } from "../../analysis/HistogramNames.ts"
 import { UsageError } from "../errors.ts"

@@ -16,7 +16,9 @@
  */
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
-import { Console, Data, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import { Argument, Command } from "effect/cli"
 import { clusterFlag, executorFor } from "../cluster.ts"
 import { noSampleFlag, overwriteFlag, profileFlag, reportFlag, workersFlag } from "../flags.ts"

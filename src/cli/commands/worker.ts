@@ -12,7 +12,9 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect, Option } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
 import { workerPlugins } from "../cluster.ts"
 import { UsageError } from "../errors.ts"
