@@ -16,12 +16,11 @@
  * the in-process executor, where every part of the profiler runs on the main thread:
  * `plainsync`, `tracesync`, `defaultsync`.
  *
- * Usage:
- *   git archive <base commit> src examples | (mkdir -p /tmp/base && tar -x -C /tmp/base)
- *   node bench/profiler/compareTrees.ts --base /tmp/base [--rounds 16] [--arms plain,default,sampled]
- * The base directory needs `src/` and `examples/` of that commit; its imports resolve to
- * this checkout's `node_modules` when it lies inside it or its parent has one (make it under
- * the repository's ignored `tmp/` otherwise).
+ * Usage (from the repository's root):
+ *   mkdir -p tmp/base && git archive <base commit> src examples | tar -x -C tmp/base
+ *   node bench/profiler/compareTrees.ts --base tmp/base [--rounds 16] [--arms plain,default,sampled]
+ * The base directory needs `src/` and `examples/` of that commit, somewhere its imports
+ * (`effect`, ...) resolve to a `node_modules`: under the repository (its `tmp/` is ignored).
  *
  * @since 0.1.0
  */
