@@ -48,7 +48,13 @@
  * load), the median per-round difference per task (µs), and CPU time per run (user +
  * system of the whole process, all threads, and of the main thread alone: less sensitive
  * to other load than wall time; the baseline's median against the arm's, and the added
- * CPU as the median of per-round ratios). The notes give the load average before and
+ * CPU as the median of per-round ratios), and on Linux the CPU of each kind of thread
+ * (mean a run, by thread name from /proc: `MainThread`, the pool's `WorkerThread`s, V8's
+ * `V8Worker` GC and compiler threads, `v8:ProfEvntProc` for each thread V8's CPU
+ * profiler samples; bench/profiler/threadCpu.ts). Every pool of the workload lives for the
+ * whole bench, so a sampled pool's profiler threads (sampling for nobody while they
+ * linger, `Sampling.lingerSeconds`) run beside every arm: their CPU shows in each arm's
+ * `v8:ProfEvntProc`. The notes give the load average before and
  * after (a loaded machine's figures are not the quiet machine's). Trace files are deleted after
  * each run (outside the timed part). dask runs fewer rounds: one fan-out takes it ~9 s.
  *
@@ -78,6 +84,7 @@ import * as ResourceMonitor from "../../src/profiler/ResourceMonitor.ts"
 import * as StatisticalProfiler from "../../src/profiler/StatisticalProfiler.ts"
 import * as Trace from "../../src/profiler/Trace.ts"
 import { ThreadSampler } from "../../src/engine/ThreadSampler.ts"
+import { threadTimes, usedByName } from "./threadCpu.ts"
 
 const argv = process.argv.slice(2)
 const flag = (name: string) => argv.includes(name)
@@ -132,6 +139,8 @@ interface Arm {
 interface CpuTimes {
   readonly all: Array<Array<number>>
   readonly main: Array<Array<number>>
+  /** per arm, CPU ms by thread name summed over its rounds (Linux: bench/profiler/threadCpu.ts) */
+  readonly threads: Array<Map<string, number>>
 }
 const cpuByArm = new Map<ReadonlyArray<ReadonlyArray<number>>, CpuTimes>()
 const threadCpu = (): number => {
@@ -143,10 +152,11 @@ const threadCpu = (): number => {
 const interleaved = async (rounds: number, arms: ReadonlyArray<Arm>): Promise<Array<Array<number>>> => {
   for (const a of arms) await a.run()
   const times = arms.map(() => [] as Array<number>)
-  const cpu: CpuTimes = { all: arms.map(() => []), main: arms.map(() => []) }
+  const cpu: CpuTimes = { all: arms.map(() => []), main: arms.map(() => []), threads: arms.map(() => new Map()) }
   for (let r = 0; r < rounds; r++) {
     for (let j = 0; j < arms.length; j++) {
       const k = (r % 2 === 0 ? j : arms.length - 1 - j)
+      const th0 = threadTimes()
       const c0 = process.cpuUsage()
       const m0 = threadCpu()
       const t0 = performance.now()
@@ -155,6 +165,7 @@ const interleaved = async (rounds: number, arms: ReadonlyArray<Arm>): Promise<Ar
       const c = process.cpuUsage(c0)
       cpu.main[k]!.push(threadCpu() - m0)
       cpu.all[k]!.push((c.user + c.system) / 1000)
+      for (const [name, ms] of usedByName(th0, threadTimes())) cpu.threads[k]!.set(name, (cpu.threads[k]!.get(name) ?? 0) + ms)
     }
   }
   cpuByArm.set(times, cpu)
@@ -189,6 +200,7 @@ interface Row {
   readonly "CPU ms, all threads (median [IQR])": string
   readonly "CPU added, all threads": string
   readonly "main thread CPU ms (median [IQR])": string
+  readonly "CPU by thread, mean ms a run (unprofiled -> arm)": string
   readonly overhead: number
   readonly overheadInterval: readonly [number, number]
   readonly perTask: number
@@ -218,12 +230,20 @@ const rowsOf = (workload: string, names: ReadonlyArray<string>, times: ReadonlyA
       "CPU ms, all threads (median [IQR])": cpu === undefined ? "" : `${ms(quantile(cpu.all[0]!, 0.5))} vs ${iqr(cpu.all[i + 1]!, ms)}`,
       "CPU added, all threads": cpu === undefined ? "" : iqr(cpuRatios, pct, " to "),
       "main thread CPU ms (median [IQR])": cpu === undefined ? "" : `${ms(quantile(cpu.main[0]!, 0.5))} vs ${iqr(cpu.main[i + 1]!, ms)}`,
+      "CPU by thread, mean ms a run (unprofiled -> arm)": cpu === undefined ? "" : byThread(cpu.threads[0]!, cpu.threads[i + 1]!, base.length),
       overhead: quantile(ratios, 0.5),
       overheadInterval: interval,
       perTask: quantile(perTask, 0.5),
       armMedianMs: quantile(t, 0.5)
     }
   })
+}
+
+/** "name a -> b" per thread name, mean ms a run, names with at least 1 ms in either. */
+const byThread = (base: ReadonlyMap<string, number>, arm: ReadonlyMap<string, number>, rounds: number): string => {
+  const names = [...new Set([...base.keys(), ...arm.keys()])].sort()
+  const mean = (m: ReadonlyMap<string, number>, n: string) => (m.get(n) ?? 0) / rounds
+  return names.filter((n) => mean(base, n) >= 1 || mean(arm, n) >= 1).map((n) => `${n} ${ms(mean(base, n))} -> ${ms(mean(arm, n))}`).join(", ") || "(no /proc)"
 }
 
 /** Runs one compute under `layer` on the warm runtime. */

@@ -17,7 +17,7 @@ import { Executor, layerSync, layerWorkers } from "./Executor.ts"
 import * as Hooks from "./Hooks.ts"
 import type { Callbacks } from "./Hooks.ts"
 import { driverRecords } from "./internal/driver.ts"
-import { makeJob } from "./internal/job.ts"
+import { makeJob, markOutputs } from "./internal/job.ts"
 import * as Lineage from "./Lineage.ts"
 import * as State from "./State.ts"
 import type { TaskGraph } from "./TaskGraph.ts"
@@ -95,6 +95,7 @@ export const compute = (
       (_, exit) =>
         Effect.sync(() => {
           const failed = Exit.isFailure(exit)
+          if (job !== undefined) markOutputs(job)
           const driverCbs = started.filter((cb) => typeof cb.driver === "function")
           if (driverCbs.length > 0 || run !== undefined) {
             const records = driverRecords({

@@ -120,7 +120,8 @@ const isObject = (u: unknown): u is object => (typeof u === "object" && u !== nu
 
 /**
  * Remembers that `value` was made by the executions `keys` of `run` (the engine calls
- * this for every result of a profiled compute).
+ * this for each requested result of a profiled compute, when the compute ends: only
+ * those reach the driver).
  *
  * @since 0.1.0
  * @category constructors

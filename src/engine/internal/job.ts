@@ -8,7 +8,7 @@
  * @internal
  */
 import type { MemoryRecord, TaskRecord } from "../EngineEvents.ts"
-import { isTaskRecord, threadId } from "../EngineEvents.ts"
+import { threadId } from "../EngineEvents.ts"
 import * as EngineClock from "../EngineClock.ts"
 import type { Callbacks } from "../Hooks.ts"
 import * as Lineage from "../Lineage.ts"
@@ -51,7 +51,8 @@ export interface Job {
    * never stand between a worker and its next batch.
    */
   deferring: boolean
-  readonly outbox: Array<TaskRecord | MemoryRecord>
+  /** queued records; a task's is kept as a `PendingTask` and built when delivered */
+  readonly outbox: Array<PendingTask | MemoryRecord>
   /** the callbacks asking for samples (`sampling` and `samples`), if any */
   readonly sampler: Callbacks | undefined
   /** tasks run on the main thread (the in-process executor, when sampled): records say so */
@@ -110,8 +111,10 @@ export const deliverRecords = (job: Job): void => {
   try {
     for (let k = 0; k < out.length; k++) {
       const x = out[k]!
-      if (isTaskRecord(x)) for (const cb of job.taskCbs) cb.task!(x)
-      else for (const cb of job.memoryCbs) cb.memory!(x)
+      if (x instanceof PendingTask) {
+        const r = taskRecord(job, x)
+        for (const cb of job.taskCbs) cb.task!(r)
+      } else for (const cb of job.memoryCbs) cb.memory!(x)
     }
   } finally {
     out.length = 0
@@ -215,11 +218,18 @@ const execDependencies = (job: Job, run: Lineage.Run, i: number): Array<string> 
   return out
 }
 
-/** Dependents of task `i` as the execution keys they will get when they run. */
+/**
+ * Dependents of task `i` as the execution keys they will get when they run (or got: a
+ * record built after its dependents ran, see `PendingTask`, names the keys they were given).
+ */
 const execDependents = (job: Job, run: Lineage.Run, i: number): Array<string> => {
   const g = job.graph
+  const exec = job.exec!
   const out = new Array<string>(g.dependentStart[i + 1]! - g.dependentStart[i]!)
-  for (let j = g.dependentStart[i]!, q = 0; j < g.dependentStart[i + 1]!; j++, q++) out[q] = Lineage.nextKey(run, g.keys[g.dependentList[j]!]!)
+  for (let j = g.dependentStart[i]!, q = 0; j < g.dependentStart[i + 1]!; j++, q++) {
+    const d = g.dependentList[j]!
+    out[q] = exec[d] ?? Lineage.nextKey(run, g.keys[d]!)
+  }
   return out
 }
 
@@ -247,8 +257,80 @@ export const taskLineage = (job: Job, i: number): [key: string, dependencies: Ar
 export const execKeyOf = (job: Job, i: number): string => execKeyAt(job, i)
 
 /**
- * Builds and emits the TaskRecord of task `i`, and accounts its bytes. With a run, the
- * task gets its execution key first (see Lineage), and its result remembers it. `info`
+ * A task's record while it waits in the outbox (the pool defers records until it has
+ * sent the workers their next batches): what `taskRecord` builds it from, so that the
+ * record's lists of keys are built after the dispatch, off the path between a worker's
+ * reply and its next batch. `rec` must stay unchanged until delivery (the pool's is the
+ * batch's own array).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export class PendingTask {
+  readonly i: number
+  readonly info: ResultInfo
+  readonly workerId: number
+  readonly host: string
+  readonly rec: ArrayLike<number>
+  readonly o: number
+  readonly state: "memory" | "erred"
+  readonly gpuTime: number | undefined
+  constructor(
+    i: number,
+    info: ResultInfo,
+    workerId: number,
+    host: string,
+    rec: ArrayLike<number>,
+    o: number,
+    state: "memory" | "erred",
+    gpuTime: number | undefined
+  ) {
+    this.i = i
+    this.info = info
+    this.workerId = workerId
+    this.host = host
+    this.rec = rec
+    this.o = o
+    this.state = state
+    this.gpuTime = gpuTime
+  }
+}
+
+/** The TaskRecord of a finished task (its execution key already assigned when the job has a run). */
+const taskRecord = (job: Job, p: PendingTask): TaskRecord => {
+  const { i, info, host, workerId, rec, o, gpuTime } = p
+  const run = job.run
+  const spec = job.graph.specs[i]!
+  // one object literal, `stage` added after: a spread inside the literal made V8 build
+  // every record on its slow path (~1.7 µs a task on the demo, 7x the rest of this)
+  const r: Mutable<TaskRecord> = {
+    key: execKeyAt(job, i),
+    name: job.graph.names[i]!,
+    host,
+    workerId,
+    threadId: threadIdCached(host, workerId),
+    phases: { gather: [rec[o]!, rec[o + 1]!], compute: [rec[o + 2]!, rec[o + 3]!], transfer: [rec[o + 4]!, rec[o + 5]!] },
+    cpuTime: rec[o + 6]!,
+    peakMemory: rec[o + 7]!,
+    ioBytes: rec[o + 8]!,
+    nbytes: info.nbytes,
+    shape: info.shape,
+    dtype: info.dtype,
+    type: info.type,
+    dependencies: run === undefined ? dependencyKeysAt(job.graph, i) : execDependencies(job, run, i),
+    dependents: run === undefined ? dependentKeysAt(job.graph, i) : execDependents(job, run, i),
+    state: p.state
+  }
+  if (spec.stage !== undefined) r.stage = spec.stage
+  if (job.mainThread) r.mainThread = true
+  if (gpuTime !== undefined) r.gpuTime = gpuTime
+  return r
+}
+
+/**
+ * Emits the TaskRecord of task `i` (queued as a `PendingTask` while the job defers), and
+ * accounts its bytes. With a run, the task gets its execution key first (see Lineage);
+ * the compute's requested results remember theirs when it ends (`markOutputs`). `info`
  * describes the result where it is not at hand (the cluster executor's stay on workers).
  *
  * @since 0.1.0
@@ -268,40 +350,37 @@ export const record = (
   gpuTime?: number
 ): void => {
   const run = job.run
-  let key = job.graph.keys[i]!
-  if (run !== undefined) {
-    // a key assigned when the task was sent to another process (taskLineage) stays
-    key = job.exec![i] ??= Lineage.executeKey(run, key)
-    if (state === "memory") Lineage.markUnsafe(run, result, [key])
-  }
+  // a key assigned when the task was sent to another process (taskLineage) stays
+  if (run !== undefined) job.exec![i] ??= Lineage.executeKey(run, job.graph.keys[i]!)
   if (job.taskCbs.length > 0) {
-    const spec = job.graph.specs[i]!
-    // one object literal, `stage` added after: a spread inside the literal made V8 build
-    // every record on its slow path (~1.7 µs a task on the demo, 7x the rest of this)
-    const r: Mutable<TaskRecord> = {
-      key,
-      name: job.graph.names[i]!,
-      host,
-      workerId,
-      threadId: threadIdCached(host, workerId),
-      phases: { gather: [rec[o]!, rec[o + 1]!], compute: [rec[o + 2]!, rec[o + 3]!], transfer: [rec[o + 4]!, rec[o + 5]!] },
-      cpuTime: rec[o + 6]!,
-      peakMemory: rec[o + 7]!,
-      ioBytes: rec[o + 8]!,
-      nbytes: info.nbytes,
-      shape: info.shape,
-      dtype: info.dtype,
-      type: info.type,
-      dependencies: run === undefined ? dependencyKeysAt(job.graph, i) : execDependencies(job, run, i),
-      dependents: run === undefined ? dependentKeysAt(job.graph, i) : execDependents(job, run, i),
-      state
+    const p = new PendingTask(i, info, workerId, host, rec, o, state, gpuTime)
+    if (job.deferring) job.outbox.push(p)
+    else {
+      const r = taskRecord(job, p)
+      for (const cb of job.taskCbs) cb.task!(r)
     }
-    if (spec.stage !== undefined) r.stage = spec.stage
-    if (job.mainThread) r.mainThread = true
-    if (gpuTime !== undefined) r.gpuTime = gpuTime
-    if (job.deferring) job.outbox.push(r)
-    else for (const cb of job.taskCbs) cb.task!(r)
   }
   // a result left on a GPU worker's device holds no host bytes (its device bytes are the worker's `device`)
   if (state === "memory") book.hold(i, workerId, info.device === true ? 0 : info.nbytes, info.chunks)
+}
+
+/**
+ * At the end of a compute: each requested result that is an object remembers the
+ * execution key of the task that made it (`Lineage.markUnsafe`), so that tasks of later
+ * computes taking it as an argument depend on that task. Only requested results reach
+ * the driver, so only they are marked (once per compute, not once per task).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const markOutputs = (job: Job): void => {
+  const run = job.run
+  const exec = job.exec
+  if (run === undefined || exec === null) return
+  const s = job.state
+  for (let q = 0; q < s.requested.length; q++) {
+    const i = s.requested[q]!
+    const key = exec[i]
+    if (key !== undefined && s.finished[i]) Lineage.markUnsafe(run, s.cache[i], [key])
+  }
 }
