@@ -164,6 +164,8 @@ export interface RunRequest {
   readonly literals?: ReadonlyArray<readonly [key: string, value: unknown]>
   /** literal keys the worker may drop (the driver's arrays were collected or changed) */
   readonly drop?: ReadonlyArray<string>
+  /** results of this compute the worker drops before the batch (as `Release` does) */
+  readonly release?: ReadonlyArray<string>
   /** keys of this batch the driver asked for: their values come back in the reply */
   readonly want?: ReadonlyArray<string>
   /** present when worker plugins record this compute (see {@link RunTrace}) */

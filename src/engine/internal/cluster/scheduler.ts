@@ -444,6 +444,9 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         for (const i of tasks) if (isRequested[i]) want.push(g.keys[i]!)
         const literals = new Map<string, unknown>()
         const drop = literalBook.takeDropped(w.name)
+        // this worker's pending releases travel with the batch (one message, not two)
+        const release = releases.get(w.name)
+        releases.delete(w.name)
         const req: RunRequest = {
           compute,
           profile,
@@ -455,6 +458,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           ...(literals.size > 0 ? { literals: [...literals] } : {}),
           ...(drop.length > 0 ? { drop } : {}),
           ...(want.length > 0 ? { want } : {}),
+          ...(release !== undefined ? { release } : {}),
           ...(kind === "run" && pluginIds.length > 0 ? { trace: runTrace(w, tasks, inputs) } : {})
         }
         const blob = encodeValue(req)
@@ -789,6 +793,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         if (s.total > 0) yield* waitForWorker
         while (!State.isDone(s)) {
           yield* dispatch
+          // what the dispatch did not carry to its workers
+          yield* flushReleases
           if (outstanding === 0) {
             if (alive().length === 0) {
               yield* waitForWorker
@@ -809,7 +815,6 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           const m = yield* Queue.take(queue)
           yield* handle(m)
           for (const more of yield* Queue.clear(queue)) yield* handle(more)
-          yield* flushReleases
         }
         // the requested results, from their holders
         for (let attempt = 0;; attempt++) {

@@ -150,6 +150,15 @@ const handlers = (
       return d
     }
 
+    /** Drops results of `compute` (and literals by these keys). */
+    const release = (compute: number, keys: ReadonlyArray<string>) => {
+      for (const k of keys) {
+        store.delete(storeKey(compute, k))
+        literals.delete(k)
+      }
+      if (plugins.active) plugins.release(keys)
+    }
+
     /** Fetches `keys` from their holders; the keys no holder could give are returned. */
     const fetchInputs = (compute: number, inputs: RunRequest["inputs"], need: ReadonlySet<string>) =>
       Effect.gen(function*() {
@@ -209,6 +218,7 @@ const handlers = (
 
     const run = (req: RunRequest) =>
       Effect.gen(function*() {
+        if (req.release !== undefined) release(req.compute, req.release)
         for (const k of req.drop ?? []) literals.delete(k)
         for (const [k, v] of req.literals ?? []) literals.set(k, v)
         const missingLiterals = new Set<string>()
@@ -353,14 +363,7 @@ const handlers = (
           return { blob, serialize: (performance.now() - t0) / 1000 }
         })),
       DataPort: () => Rpc.fork(Effect.succeed(data.port)),
-      Release: ({ payload }) =>
-        Rpc.fork(Effect.sync(() => {
-          for (const k of payload.keys) {
-            store.delete(storeKey(payload.compute, k))
-            literals.delete(k)
-          }
-          if (plugins.active) plugins.release(payload.keys)
-        })),
+      Release: ({ payload }) => Rpc.fork(Effect.sync(() => release(payload.compute, payload.keys))),
       Plugins: ({ payload }) =>
         Rpc.fork(Effect.promise(() =>
           plugins.apply(decodeValue<PluginsRequest>(payload.blob)).then(
