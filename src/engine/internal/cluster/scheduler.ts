@@ -7,9 +7,14 @@
  * workers fetch inputs from each other.
  *
  * Placement: a ready task goes to the free worker holding the most bytes of its inputs,
- * else to the least loaded one; at most `MAX_INFLIGHT` batches per worker, each of about
- * `BATCH_SECONDS` of work by the seconds per task measured so far (no-op tasks travel
- * 512 to a batch, 40 ms tasks 2 or 3), so work stays spread and joiners find some.
+ * ties to the worker the previous task went to while its batch has room (siblings
+ * together), else to the least loaded one; at most `MAX_INFLIGHT` batches per worker,
+ * each of about `BATCH_SECONDS` of work by the seconds per task the workers measured so
+ * far (no-op tasks travel 512 to a batch, 40 ms tasks 2 or 3), so work stays spread and
+ * joiners find some. A batch also carries the tasks all of whose unfinished inputs are
+ * in it (fused: one round trip for a chain or a subtree), the requested results come
+ * back in its reply, large literal arguments go to each worker once (literals.ts), and
+ * pending releases for its worker ride along.
  *
  * Faults: a worker is dead when its process exits (local workers), or when a `Time`
  * ping fails or goes unanswered for `heartbeatTimeout`. Its batches are requeued, it is
