@@ -123,8 +123,8 @@ export class LiteralBook {
   private readonly held = new Map<string, Set<string>>()
   private readonly dropped: Array<string> = []
   private readonly registry = new FinalizationRegistry<ReadonlyArray<string>>((keys) => void this.dropped.push(...keys))
-  /** per compute: each literal hashed once */
-  private seen = new Map<object, string>()
+  /** per compute: each literal hashed once (weak: the book keeps no array alive) */
+  private seen = new WeakMap<object, string>()
 
   private readonly prefix: string
 
@@ -134,7 +134,7 @@ export class LiteralBook {
 
   /** Starts a compute: literals are hashed again (an array may have changed since). */
   beginCompute(): void {
-    this.seen = new Map()
+    this.seen = new WeakMap()
   }
 
   private keyOf(v: Big): string {
