@@ -117,6 +117,22 @@ describe("Cluster (3 worker processes on loopback)", () => {
     }
   })
 
+  it("sees large literal arguments changed in place between computes, and the same keys in a row", async () => {
+    // chunks of 4,000 float64s (32 KB): literals sent to each worker once (literals.ts)
+    const chunks = Array.from({ length: 6 }, (_, c) => ({ dtype: "float64" as const, shape: [4000], data: Float64Array.from({ length: 4000 }, (_, i) => i + c) }))
+    const g = TaskGraph.makeUnsafe([
+      ...chunks.map((c, i) => ({ key: `s-${i}`, kernel: k("chunkSum"), args: [c] })),
+      { key: "total", kernel: k("sum"), args: [TaskGraph.refs(chunks.map((_, i) => `s-${i}`))] }
+    ])
+    const expected = () => chunks.reduce((n, c) => n + c.data.reduce((a, b) => a + b, 0), 0)
+    for (let round = 0; round < 4; round++) {
+      if (round === 2) chunks[3]!.data[10] = 1e6
+      const out = await rt.runPromise(Engine.compute(g, { keys: ["total", "s-3"] }))
+      assert.equal(out.get("total"), expected(), `round ${round}`)
+      assert.equal(out.get("s-3"), chunks[3]!.data.reduce((a, b) => a + b, 0))
+    }
+  })
+
   it("fails with the kernel's error, naming the task", async () => {
     const g = TaskGraph.makeUnsafe([
       { key: "a", kernel: k("constant"), args: [1] },

@@ -40,7 +40,7 @@ export const ROW_STRIDE = 16
 export const Run = Rpc.make("Run", { payload: { blob: Blob }, success: Blob })
 /** @since 0.1.0 @internal */
 export const Get = Rpc.make("Get", {
-  payload: { keys: Schema.Array(Schema.String), from: Schema.String },
+  payload: { compute: Schema.Number, keys: Schema.Array(Schema.String), from: Schema.String },
   success: Schema.Struct({ blob: Blob, serialize: Schema.Number })
 })
 /**
@@ -52,7 +52,17 @@ export const Get = Rpc.make("Get", {
  */
 export const DataPort = Rpc.make("DataPort", { success: Schema.Number })
 /** @since 0.1.0 @internal */
-export const Release = Rpc.make("Release", { payload: { keys: Schema.Array(Schema.String) } })
+export const Release = Rpc.make("Release", { payload: { compute: Schema.Number, keys: Schema.Array(Schema.String) } })
+
+/**
+ * Where a worker keeps the result `key` of compute `compute` (its store and its data
+ * plane): results of different computes never meet, so a compute's release that arrives
+ * late cannot drop the same key made by the next compute.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const storeKey = (compute: number, key: string): string => `${compute}:${key}`
 /** @since 0.1.0 @internal */
 export const Cancel = Rpc.make("Cancel", { payload: { compute: Schema.Number } })
 /** @since 0.1.0 @internal */
@@ -150,6 +160,14 @@ export interface RunRequest {
   readonly profile: boolean
   readonly tasks: ReadonlyArray<WireTask>
   readonly inputs: ReadonlyArray<readonly [key: string, holders: ReadonlyArray<string>]>
+  /** large literal arguments this worker does not hold yet (literals.ts), by key */
+  readonly literals?: ReadonlyArray<readonly [key: string, value: unknown]>
+  /** literal keys the worker may drop (the driver's arrays were collected or changed) */
+  readonly drop?: ReadonlyArray<string>
+  /** results of this compute the worker drops before the batch (as `Release` does) */
+  readonly release?: ReadonlyArray<string>
+  /** keys of this batch the driver asked for: their values come back in the reply */
+  readonly want?: ReadonlyArray<string>
   /** present when worker plugins record this compute (see {@link RunTrace}) */
   readonly trace?: RunTrace
 }
@@ -236,16 +254,20 @@ export interface RunReply {
   readonly error:
     | {
       readonly key: string
-      readonly tag: "KernelFailed" | "KernelNotFound" | "Interrupted" | "InputLost"
+      readonly tag: "KernelFailed" | "KernelNotFound" | "Interrupted" | "InputLost" | "LiteralsMissing"
       readonly message: string
       readonly stack: string
       readonly module: string
       readonly name: string
-      /** InputLost: the keys no holder could give */
+      /** InputLost: the keys no holder could give; LiteralsMissing: the literal keys this worker lacks */
       readonly lost: ReadonlyArray<string>
     }
     | null
   readonly transfers: ReadonlyArray<WireTransfer>
+  /** seconds the batch ran on the worker's pool (its tasks' cost, without the trip) */
+  readonly seconds: number
+  /** the values of the batch's `want` keys that completed (the driver's outputs) */
+  readonly values?: Record<string, unknown>
 }
 
 /**

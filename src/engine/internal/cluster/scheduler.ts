@@ -7,9 +7,14 @@
  * workers fetch inputs from each other.
  *
  * Placement: a ready task goes to the free worker holding the most bytes of its inputs,
- * else to the least loaded one; at most `MAX_INFLIGHT` batches per worker, each of about
- * `BATCH_SECONDS` of work by the seconds per task measured so far (no-op tasks travel
- * 512 to a batch, 40 ms tasks 2 or 3), so work stays spread and joiners find some.
+ * ties to the worker the previous task went to while its batch has room (siblings
+ * together), else to the least loaded one; at most `MAX_INFLIGHT` batches per worker,
+ * each of about `BATCH_SECONDS` of work by the seconds per task the workers measured so
+ * far (no-op tasks travel 512 to a batch, 40 ms tasks 2 or 3), so work stays spread and
+ * joiners find some. A batch also carries the tasks all of whose unfinished inputs are
+ * in it (fused: one round trip for a chain or a subtree), the requested results come
+ * back in its reply, large literal arguments go to each worker once (literals.ts), and
+ * pending releases for its worker ride along.
  *
  * Faults: a worker is dead when its process exits (local workers), or when a `Time`
  * ping fails or goes unanswered for `heartbeatTimeout`. Its batches are requeued, it is
@@ -47,6 +52,7 @@ import { shareResult } from "../kernels.ts"
 import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
 import { decodeValue, encodeValue, parseAddress, ROW_STRIDE, TesseraWorker } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
+import { LiteralBook } from "./literals.ts"
 import * as Registry from "./registry.ts"
 import { shardingConfig } from "./workerProcess.ts"
 
@@ -136,6 +142,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
   const heartbeatTimeout = options.heartbeatTimeout ?? 10
 
   const workers = new Map<string, WorkerView>()
+  /** large literal arguments, sent to each worker once (literals.ts) */
+  const literalBook = new LiteralBook(`~tessera/lit/${Math.floor(Math.random() * 2 ** 40).toString(36)}`)
   let current: Queue.Queue<Msg> | null = null
   const notify = (m: Msg) => {
     if (current !== null) Queue.offerUnsafe(current, m)
@@ -146,6 +154,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     Effect.gen(function*() {
       if (!w.alive) return
       w.alive = false
+      literalBook.forgetWorker(w.name)
       yield* Effect.ignore(storage.unregister(w.runner))
       yield* Deferred.succeed(w.lost, undefined)
       notify({ kind: "dead", w: w.name })
@@ -288,6 +297,16 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       },
       { concurrency: "unbounded", discard: true }
     )
+  // before the local workers are stopped: long-lived workers drop this driver's literals
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() =>
+      Effect.forEach(
+        literalBook.allHeld().filter(([w]) => workers.get(w)?.alive === true),
+        ([w, keys]) => Effect.ignore(Effect.timeout(clientFor(w).Release({ compute: 0, keys }), "2 seconds")),
+        { concurrency: "unbounded", discard: true }
+      )
+    )
+  )
   // before the local workers are stopped (finalizers run in reverse): their files flushed
   yield* Effect.addFinalizer(() =>
     Effect.suspend(() => {
@@ -367,6 +386,10 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       yield* Effect.addFinalizer(() => Effect.sync(() => {
         if (current === queue) current = null
       }))
+      literalBook.beginCompute()
+      /** the driver's outputs: their values come back with the batch that makes them */
+      const isRequested = new Uint8Array(g.size)
+      for (const i of s.requested) isRequested[i] = 1
       const holders: Array<Array<string> | undefined> = new Array(g.size)
       const nbytes = new Float64Array(g.size)
       const running = new Map<string, Set<number>>()
@@ -422,31 +445,34 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             inputs.set(g.keys[d]!, hs.includes(w.name) ? [w.name] : hs)
           }
         }
+        const want: Array<string> = []
+        for (const i of tasks) if (isRequested[i]) want.push(g.keys[i]!)
+        const literals = new Map<string, unknown>()
+        const drop = literalBook.takeDropped(w.name)
+        // this worker's pending releases travel with the batch (one message, not two)
+        const release = releases.get(w.name)
+        releases.delete(w.name)
         const req: RunRequest = {
           compute,
           profile,
           tasks: tasks.map((i) => {
             const sp = g.specs[i]!
-            return { key: sp.key, module: sp.kernel.module, name: sp.kernel.name, args: sp.args }
+            return { key: sp.key, module: sp.kernel.module, name: sp.kernel.name, args: literalBook.prepare(sp.args, w.name, literals) }
           }),
           inputs: [...inputs],
+          ...(literals.size > 0 ? { literals: [...literals] } : {}),
+          ...(drop.length > 0 ? { drop } : {}),
+          ...(want.length > 0 ? { want } : {}),
+          ...(release !== undefined ? { release } : {}),
           ...(kind === "run" && pluginIds.length > 0 ? { trace: runTrace(w, tasks, inputs) } : {})
         }
         const blob = encodeValue(req)
-        const sent = performance.now()
         inflight.set(w.name, (inflight.get(w.name) ?? 0) + 1)
         outstanding++
         return Effect.forkIn(
           clientFor(w.name).Run({ blob }).pipe(
             Effect.raceFirst(Effect.andThen(Deferred.await(w.lost), Effect.fail("worker lost" as const))),
             Effect.exit,
-            Effect.tap((exit) =>
-              Effect.sync(() => {
-                if (kind === "run" && Exit.isSuccess(exit)) {
-                  perTask = 0.7 * perTask + 0.3 * ((performance.now() - sent) / 1000 / tasks.length)
-                }
-              })
-            ),
             Effect.flatMap((exit) => Queue.offer(queue, { kind, w: w.name, tasks, exit }))
           ),
           inner
@@ -505,6 +531,58 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         return out
       }
 
+      /** per task: how many of its unfinished inputs are in the batch being built (fusing) */
+      const hits = new Int32Array(g.size)
+
+      const member = new Uint8Array(g.size)
+      /**
+       * True when a list argument of `d` (`TaskGraph.refs`) names tasks both in the batch
+       * and outside it: the worker's batch graph cannot mix results it makes with fetched
+       * values in one list, so `d` waits for its own round.
+       */
+      const mixedRefs = (d: number) => {
+        const plan = g.argPlan[d]
+        if (plan === null || plan === undefined) return false
+        for (const slot of plan) {
+          if (typeof slot === "number") continue
+          let inside = 0
+          for (const t of slot) inside += member[t]!
+          if (inside > 0 && inside < slot.length) return true
+        }
+        return false
+      }
+      /**
+       * Adds to `list` (a batch for one worker) the tasks that are not ready yet but all of
+       * whose unfinished inputs are in it ("fused", as the worker-thread pool does): the
+       * worker runs the batch in order, so a chain or a subtree costs one round trip
+       * instead of one per level. Their finished inputs must have a live holder (fetched
+       * by the worker like any input).
+       */
+      const fuse = (list: Array<number>) => {
+        for (const i of list) member[i] = 1
+        const touched: Array<number> = []
+        for (let q = 0; q < list.length && list.length < BATCH_MAX; q++) {
+          const i = list[q]!
+          for (let j = s.dependents.start[i]!, e = s.dependents.start[i + 1]!; j < e && list.length < BATCH_MAX; j++) {
+            const d = s.dependents.list[j]!
+            if (!s.needed[d] || s.running[d] || s.finished[d]) continue
+            if (hits[d] === 0) touched.push(d)
+            if (++hits[d]! !== s.waiting[d]) continue
+            let inputsLive = true
+            for (let k = g.depStart[d]!; k < g.depStart[d + 1]!; k++) {
+              const x = g.depList[k]!
+              if (s.finished[x] && !liveHolder(x)) inputsLive = false
+            }
+            if (!inputsLive || mixedRefs(d)) continue
+            State.markFused(s, d)
+            list.push(d)
+            member[d] = 1
+          }
+        }
+        for (const d of touched) hits[d] = 0
+        for (const i of list) member[i] = 0
+      }
+
       const dispatch = Effect.gen(function*() {
         const ws = alive()
         const free = ws.filter((w) => (inflight.get(w.name) ?? 0) < MAX_INFLIGHT)
@@ -514,6 +592,10 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         const cap = Math.max(1, Math.min(BATCH_MAX, Math.ceil(s.readyCount / free.length), Math.floor(BATCH_SECONDS / perTask)))
         const batches = new Map<string, Array<number>>()
         const back: Array<number> = []
+        // the worker the previous task went to: ties go to it while its batch has room, so
+        // tasks next to each other in graph order (siblings) land together and their
+        // dependents can be fused into the same batch
+        let last: string | undefined
         while (s.readyCount > 0) {
           const i = State.popReady(s)
           let missing = false
@@ -534,11 +616,15 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             back.push(i)
             continue
           }
+          const sizeOf = (name: string | undefined) => name === undefined ? 0 : batches.get(name)?.length ?? 0
           for (const w of free) {
-            const b = batches.get(w.name)?.length ?? 0
+            const b = sizeOf(w.name)
             if (b >= cap) continue
             const bytes = inputBytes.get(w.name) ?? 0
-            if (bytes > bestBytes || bytes === bestBytes && b < (batches.get(best!)?.length ?? 0)) {
+            if (
+              bytes > bestBytes ||
+              bytes === bestBytes && best !== last && (w.name === last || b < sizeOf(best))
+            ) {
               best = w.name
               bestBytes = bytes
             }
@@ -548,9 +634,11 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             break
           }
           push(batches, best, i)
+          last = best
         }
         for (const i of back) State.requeue(s, i)
         for (const [name, tasks] of batches) {
+          fuse(tasks)
           const set = running.get(name) ?? new Set<number>()
           running.set(name, set)
           for (const i of tasks) {
@@ -612,6 +700,10 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
               if (i !== undefined && holders[i] !== undefined && !holders[i]!.includes(m.w)) holders[i]!.push(m.w)
             }
           }
+          const values = reply.values
+          // batch sizing by what the tasks cost on the worker, not by the round trip (a
+          // loaded machine's latency would shrink batches and add round trips)
+          if (m.kind === "run" && reply.done.length > 0) perTask = 0.7 * perTask + 0.3 * (reply.seconds / reply.done.length)
           const temps: Array<string> = []
           const rec = new Float64Array(7)
           for (const d of reply.done) {
@@ -642,11 +734,13 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
                 type: d.type
               })
             }
-            State.finishTask(s, i, REMOTE)
+            State.finishTask(s, i, values !== undefined && Object.hasOwn(values, d.key) ? shareResult(values[d.key]) : REMOTE)
             if (job.post.length > 0) post(job, i, undefined, workerId)
           }
           if (temps.length > 0) push(releases, m.w, ...temps)
           const err = reply.error
+          // sent again, with the literals, by the next dispatch (or recovery)
+          if (err?.tag === "LiteralsMissing") literalBook.forget(m.w, err.lost)
           if (m.kind === "recover") {
             for (const i of m.tasks) if (recovering[i] && !liveHolder(i)) recovering[i] = 0
             if (err !== null && (err.tag === "KernelFailed" || err.tag === "KernelNotFound")) {
@@ -660,6 +754,12 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           if (err === null) return
           if (err.tag === "KernelFailed" || err.tag === "KernelNotFound") return yield* fail(toComputeError(err))
           if (err.tag === "InputLost") {
+            // every holder it was sent to failed to give these: they hold them no more
+            // (else the batch would come back to the same answer forever)
+            for (const k of err.lost) {
+              const i = g.index.get(k)
+              if (i !== undefined && holders[i] !== undefined) holders[i] = []
+            }
             const lost = lostResults()
             if (lost.length > 0) yield* recover(lost)
           }
@@ -669,7 +769,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         for (const [name, keys] of releases) {
           releases.delete(name)
           if (!isAlive(name)) continue
-          yield* Effect.forkIn(Effect.ignore(clientFor(name).Release({ keys })), scope)
+          yield* Effect.forkIn(Effect.ignore(clientFor(name).Release({ compute, keys })), scope)
         }
       })
 
@@ -698,6 +798,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         if (s.total > 0) yield* waitForWorker
         while (!State.isDone(s)) {
           yield* dispatch
+          // what the dispatch did not carry to its workers
+          yield* flushReleases
           if (outstanding === 0) {
             if (alive().length === 0) {
               yield* waitForWorker
@@ -718,7 +820,6 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           const m = yield* Queue.take(queue)
           yield* handle(m)
           for (const more of yield* Queue.clear(queue)) yield* handle(more)
-          yield* flushReleases
         }
         // the requested results, from their holders
         for (let attempt = 0;; attempt++) {
@@ -739,7 +840,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           }
           yield* Effect.forEach(byHolder, ([name, idx]) =>
             Effect.gen(function*() {
-              const got = yield* Effect.exit(clientFor(name).Get({ keys: idx.map((i) => g.keys[i]!), from: "scheduler" }).pipe(
+              const got = yield* Effect.exit(clientFor(name).Get({ compute, keys: idx.map((i) => g.keys[i]!), from: "scheduler" }).pipe(
                 Effect.raceFirst(Effect.andThen(Deferred.await(workers.get(name)!.lost), Effect.fail("worker lost" as const)))
               ))
               if (Exit.isFailure(got)) return yield* markDead(workers.get(name)!)

@@ -37,8 +37,9 @@ import * as TaskGraph from "../../TaskGraph.ts"
 import { makeJob } from "../job.ts"
 import { describeResult } from "../kernels.ts"
 import { DataClient, serve } from "./dataPlane.ts"
+import { restoreLiterals } from "./literals.ts"
 import * as Registry from "./registry.ts"
-import { decodeValue, encodeValue, TesseraWorker } from "./protocol.ts"
+import { decodeValue, encodeValue, storeKey, TesseraWorker } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
 import { PluginRunner } from "./workerPlugins.ts"
 
@@ -108,7 +109,10 @@ const handlers = (
   listenHost: string
 ) =>
   Effect.gen(function*() {
+    /** results by {@link storeKey} (compute and key): a compute's late release never drops the next one's */
     const store = new Map<string, unknown>()
+    /** the driver's large literal arguments, by key (literals.ts) */
+    const literals = new Map<string, unknown>()
     const stats = { sent: 0, received: 0, tasks: 0, running: 0 }
     const data = yield* serve(listenHost, (keys) => {
       const out: Record<string, unknown> = {}
@@ -148,11 +152,20 @@ const handlers = (
       return d
     }
 
+    /** Drops results of `compute` (and literals by these keys). */
+    const release = (compute: number, keys: ReadonlyArray<string>) => {
+      for (const k of keys) {
+        store.delete(storeKey(compute, k))
+        literals.delete(k)
+      }
+      if (plugins.active) plugins.release(keys)
+    }
+
     /** Fetches `keys` from their holders; the keys no holder could give are returned. */
-    const fetchInputs = (inputs: RunRequest["inputs"], need: ReadonlySet<string>) =>
+    const fetchInputs = (compute: number, inputs: RunRequest["inputs"], need: ReadonlySet<string>) =>
       Effect.gen(function*() {
         const transfers: Array<WireTransfer> = []
-        let missing = inputs.filter(([k]) => need.has(k) && !store.has(k))
+        let missing = inputs.filter(([k]) => need.has(k) && !store.has(storeKey(compute, k)))
         const lost: Array<string> = []
         for (let attempt = 0; missing.length > 0; attempt++) {
           const byPeer = new Map<string, Array<string>>()
@@ -169,7 +182,7 @@ const handlers = (
           yield* Effect.forEach(byPeer, ([peer, keys]) =>
             Effect.gen(function*() {
               const start = now()
-              const got = yield* Effect.exit(fetchFrom(peer, keys).pipe(
+              const got = yield* Effect.exit(fetchFrom(peer, keys.map((k) => storeKey(compute, k))).pipe(
                 Effect.raceFirst(Effect.andThen(gone(peer), Effect.fail("peer gone" as const)))
               ))
               const stop = now()
@@ -182,8 +195,9 @@ const handlers = (
               const values = got.value.value as Record<string, unknown>
               const have: Array<string> = []
               for (const k of keys) {
-                if (Object.hasOwn(values, k)) {
-                  store.set(k, values[k])
+                const sk = storeKey(compute, k)
+                if (Object.hasOwn(values, sk)) {
+                  store.set(sk, values[sk])
                   have.push(k)
                 } else next.push(missing.find((m) => m[0] === k)!)
               }
@@ -206,19 +220,42 @@ const handlers = (
 
     const run = (req: RunRequest) =>
       Effect.gen(function*() {
+        if (req.release !== undefined) release(req.compute, req.release)
+        for (const k of req.drop ?? []) literals.delete(k)
+        for (const [k, v] of req.literals ?? []) literals.set(k, v)
+        const missingLiterals = new Set<string>()
+        const taskArgs = req.tasks.map((t) => restoreLiterals(t.args, literals, missingLiterals))
+        if (missingLiterals.size > 0) {
+          return {
+            done: [],
+            transfers: [],
+            seconds: 0,
+            error: {
+              key: req.tasks[0]!.key,
+              tag: "LiteralsMissing",
+              message: `literal arguments this worker does not hold: ${[...missingLiterals].join(", ")}`,
+              stack: "",
+              module: "",
+              name: "",
+              lost: [...missingLiterals]
+            }
+          } satisfies RunReply
+        }
         const inBatch = new Set(req.tasks.map((t) => t.key))
         const need = new Set<string>()
         for (const t of req.tasks) refKeys(t.args, need)
         for (const k of inBatch) need.delete(k)
-        const { lost, transfers } = yield* fetchInputs(req.inputs, need)
+        const at = (k: string) => storeKey(req.compute, k)
+        const { lost, transfers } = yield* fetchInputs(req.compute, req.inputs, need)
         const trace = req.trace
         if (trace !== undefined) {
-          for (const t of transfers) plugins.transfer(trace, t, new Map(t.keys.map((k) => [k, describeResult(store.get(k)).nbytes])))
+          for (const t of transfers) plugins.transfer(trace, t, new Map(t.keys.map((k) => [k, describeResult(store.get(at(k))).nbytes])))
         }
         if (lost.length > 0) {
           return {
             done: [],
             transfers,
+            seconds: 0,
             error: {
               key: req.tasks[0]!.key,
               tag: "InputLost",
@@ -233,18 +270,18 @@ const handlers = (
         const resolve = (a: unknown): unknown => {
           if (TaskGraph.isRef(a)) {
             const k = refKeyOf(a)
-            return inBatch.has(k) ? a : store.get(k)
+            return inBatch.has(k) ? a : store.get(at(k))
           }
           if (TaskGraph.isRefs(a)) {
             const ks = refsKeysOf(a)
-            return ks.some((k) => inBatch.has(k)) ? a : ks.map((k) => store.get(k))
+            return ks.some((k) => inBatch.has(k)) ? a : ks.map((k) => store.get(at(k)))
           }
           return a
         }
-        const specs: Array<TaskGraph.TaskSpec> = req.tasks.map((t) => ({
+        const specs: Array<TaskGraph.TaskSpec> = req.tasks.map((t, j) => ({
           key: t.key,
           kernel: { module: t.module, name: t.name },
-          args: t.args.map(resolve)
+          args: taskArgs[j]!.map(resolve)
         }))
         const graph = TaskGraph.makeUnsafe(specs)
         const all = new Int32Array(graph.size)
@@ -255,11 +292,15 @@ const handlers = (
         if (trace !== undefined) cbs.push(...plugins.begin(trace))
         const job = makeJob(graph, state, cbs)
         stats.running++
+        const began = performance.now()
         const exit = yield* Effect.exit(pool.execute(job).pipe(
           Effect.raceFirst(Effect.andThen(Deferred.await(cancelOf(req.compute)), Effect.interrupt)),
           Effect.ensuring(Effect.sync(() => stats.running--))
         ))
+        const seconds = (performance.now() - began) / 1000
         const done: Array<RunReply["done"][number]> = []
+        const want = req.want !== undefined && req.want.length > 0 ? new Set(req.want) : null
+        const values: Record<string, unknown> = {}
         for (let i = 0; i < graph.size; i++) {
           const r = records.get(graph.keys[i]!)
           if (trace !== undefined && r !== undefined) plugins.task(trace, i, r)
@@ -267,7 +308,8 @@ const handlers = (
           stats.tasks++
           const key = graph.keys[i]!
           const v = state.cache[i]
-          store.set(key, v)
+          store.set(at(key), v)
+          if (want?.has(key)) values[key] = v
           const info = describeResult(v)
           done.push({
             key,
@@ -293,7 +335,7 @@ const handlers = (
           const e = exit.cause.reasons.find((r) => r._tag === "Fail")
           const ce = e?._tag === "Fail" ? e.error : undefined
           const reason = ce?.reason
-          const key = reason !== undefined && "key" in reason ? reason.key : req.tasks.find((t) => !store.has(t.key))?.key ?? ""
+          const key = reason !== undefined && "key" in reason ? reason.key : req.tasks.find((t) => !store.has(at(t.key)))?.key ?? ""
           const task = req.tasks.find((t) => t.key === key)
           error = {
             key,
@@ -305,7 +347,7 @@ const handlers = (
             lost: []
           }
         }
-        return { done, error, transfers } satisfies RunReply
+        return { done, error, transfers, seconds, ...(want !== null ? { values } : {}) } satisfies RunReply
       })
 
     return TesseraWorker.of({
@@ -314,17 +356,16 @@ const handlers = (
         Rpc.fork(Effect.sync(() => {
           const t0 = performance.now()
           const out: Record<string, unknown> = {}
-          for (const k of payload.keys) if (store.has(k)) out[k] = store.get(k)
+          for (const k of payload.keys) {
+            const sk = storeKey(payload.compute, k)
+            if (store.has(sk)) out[k] = store.get(sk)
+          }
           const blob = encodeValue(out)
           if (payload.from !== "scheduler") stats.sent += blob.byteLength
           return { blob, serialize: (performance.now() - t0) / 1000 }
         })),
       DataPort: () => Rpc.fork(Effect.succeed(data.port)),
-      Release: ({ payload }) =>
-        Rpc.fork(Effect.sync(() => {
-          for (const k of payload.keys) store.delete(k)
-          if (plugins.active) plugins.release(payload.keys)
-        })),
+      Release: ({ payload }) => Rpc.fork(Effect.sync(() => release(payload.compute, payload.keys))),
       Plugins: ({ payload }) =>
         Rpc.fork(Effect.promise(() =>
           plugins.apply(decodeValue<PluginsRequest>(payload.blob)).then(
@@ -353,20 +394,21 @@ export const layer = (options: WorkerOptions) => {
     ...shardingConfig({ runner: { host: contact, port }, group: name }),
     runnerListenAddress: Option.some(RunnerAddress.make(host, port))
   }
-  const entity = TesseraWorker.toLayer(
-    Effect.gen(function*() {
-      const pool = yield* Executor.makeWorkers({ workers: options.threads ?? 1 })
-      return yield* handlers(
-        name,
-        pool,
-        options.clockShift ?? 0,
-        options.threads ?? 1,
-        options.hostName ?? hostname(),
-        host
-      )
-    }),
-    { concurrency: "unbounded", maxIdleTime: "1000 days" }
-  )
+  // the pool, the store and the data plane belong to the process, not to the entity:
+  // Effect Cluster restarts an entity when its shard is reassigned (its lock not refreshed
+  // in time on a loaded machine), and the results made so far must outlive that
+  const entity = Layer.unwrap(Effect.gen(function*() {
+    const pool = yield* Executor.makeWorkers({ workers: options.threads ?? 1 })
+    const h = yield* handlers(
+      name,
+      pool,
+      options.clockShift ?? 0,
+      options.threads ?? 1,
+      options.hostName ?? hostname(),
+      host
+    )
+    return TesseraWorker.toLayer(Effect.succeed(h), { concurrency: "unbounded", maxIdleTime: "1000 days" })
+  }))
   return entity.pipe(
     Layer.provide(
       NodeClusterSocket.layer({

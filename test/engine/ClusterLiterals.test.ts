@@ -1,0 +1,104 @@
+/**
+ * Large literal arguments sent to each cluster worker once
+ * (src/engine/internal/cluster/literals.ts), without processes: placeholders put back
+ * give the original arguments, each literal travels to a worker once, an array changed
+ * in place gets a new key, and a worker that lacks one says which.
+ */
+import assert from "node:assert/strict"
+import { describe, it } from "node:test"
+import { deserialize, serialize } from "node:v8"
+import * as fc from "fast-check"
+import { hashBytes, LITERAL_MIN_BYTES, LiteralBook, restoreLiterals } from "../../src/engine/internal/cluster/literals.ts"
+import * as TaskGraph from "../../src/engine/TaskGraph.ts"
+
+const big = (n: number, seed = 1): Float64Array => Float64Array.from({ length: n }, (_, i) => i * seed)
+const BIG = LITERAL_MIN_BYTES / 8
+
+/** Arguments: small values, refs, big arrays, chunks (plain objects holding one), nested. */
+const argsArb = fc.array(
+  fc.oneof(
+    fc.integer(),
+    fc.string(),
+    fc.constant(null),
+    fc.constant(TaskGraph.ref("a")),
+    fc.integer({ min: 1, max: 4 }).map((s) => big(BIG + s, s)),
+    fc.integer({ min: 1, max: 4 }).map((s) => ({ dtype: "float64", shape: [BIG + s], data: big(BIG + s, s) })),
+    fc.integer({ min: 1, max: 3 }).map((s) => [1, [big(BIG * 2, s)], { x: new Float64Array(4) }]),
+    fc.constant(new Float64Array(8))
+  ),
+  { maxLength: 6 }
+)
+
+describe("cluster literals", () => {
+  it("restores the arguments exactly after the wire, each literal sent once per worker", () => {
+    fc.assert(fc.property(argsArb, argsArb, (a, b) => {
+      const book = new LiteralBook("t")
+      book.beginCompute()
+      const held = new Map<string, unknown>()
+      for (const args of [a, b, a]) {
+        const out = new Map<string, unknown>()
+        const wire = deserialize(serialize(book.prepare(args, "w1", out))) as ReadonlyArray<unknown>
+        for (const [k, v] of deserialize(serialize([...out])) as Array<[string, unknown]>) {
+          assert.ok(!held.has(k), `literal ${k} sent twice`)
+          held.set(k, v)
+        }
+        const missing = new Set<string>()
+        assert.deepStrictEqual(restoreLiterals(wire, held, missing), args)
+        assert.equal(missing.size, 0)
+      }
+    }))
+  })
+
+  it("keeps small values and refs in the batch", () => {
+    const book = new LiteralBook("t")
+    book.beginCompute()
+    const out = new Map<string, unknown>()
+    const args = [1, "x", TaskGraph.ref("a"), new Float64Array(BIG - 1)]
+    assert.equal(book.prepare(args, "w", out), args)
+    assert.equal(out.size, 0)
+  })
+
+  it("sends an array changed in place again, under a new key, and drops the old one", () => {
+    const book = new LiteralBook("t")
+    const arr = big(BIG, 1)
+    book.beginCompute()
+    const first = new Map<string, unknown>()
+    book.prepare([arr], "w", first)
+    arr[7] = -1
+    book.beginCompute()
+    const second = new Map<string, unknown>()
+    book.prepare([arr], "w", second)
+    assert.equal(second.size, 1)
+    assert.notDeepStrictEqual([...first.keys()], [...second.keys()])
+    assert.deepStrictEqual(book.takeDropped("w"), [...first.keys()])
+    // unchanged in the next compute: nothing sent
+    book.beginCompute()
+    const third = new Map<string, unknown>()
+    book.prepare([arr], "w", third)
+    assert.equal(third.size, 0)
+  })
+
+  it("says which literals a worker lacks, and sends them again once forgotten", () => {
+    const book = new LiteralBook("t")
+    book.beginCompute()
+    const out = new Map<string, unknown>()
+    const arr = big(BIG)
+    const wire = book.prepare([arr], "w", out)
+    const missing = new Set<string>()
+    restoreLiterals(wire, new Map(), missing)
+    assert.deepStrictEqual([...missing], [...out.keys()])
+    book.forget("w", [...missing])
+    const again = new Map<string, unknown>()
+    book.prepare([arr], "w", again)
+    assert.deepStrictEqual([...again.keys()], [...out.keys()])
+  })
+
+  it("hashes bytes: equal bytes equal hashes, one changed byte another", () => {
+    fc.assert(fc.property(fc.uint8Array({ minLength: 1, maxLength: 300 }), fc.nat(), (bytes, at) => {
+      const copy = bytes.slice()
+      assert.equal(hashBytes(bytes), hashBytes(copy))
+      copy[at % copy.length] = copy[at % copy.length]! ^ 1
+      assert.notEqual(hashBytes(bytes), hashBytes(copy))
+    }))
+  })
+})
