@@ -139,9 +139,16 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
       ? { name: request.defaultName, directory: temporary }
       : undefined
     const sample = options !== undefined && request.sample !== false
-    // `--profile runs/demo`: the folder is made, as the report's is, rather than failing
-    // on the first database's open
-    if (Option.isSome(request.profile)) mkdirSync(dirname(request.profile.value), { recursive: true })
+    // `--profile runs/demo`: the folder is made, as the report's is; where it cannot be
+    // (a file in the way, no permission) the databases' open fails with its typed error
+    // naming the path
+    if (Option.isSome(request.profile)) {
+      try {
+        mkdirSync(dirname(request.profile.value), { recursive: true })
+      } catch {
+        // reported by the open
+      }
+    }
     // DASF's two files, and the statistical profiler's on top of them (its registration
     // line last; cluster workers write their host's sidecar)
     const layer = options === undefined ? Layer.empty : DefaultProfiler.layer({

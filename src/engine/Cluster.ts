@@ -254,7 +254,9 @@ export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, C
       const why = contactProblem(options.advertise)
       if (why !== undefined) return yield* new ClusterAddressError({ message: `--advertise: ${why}` })
     }
-    const toward = where.scheduler?.host ?? new URL(where.postgres!.url).hostname
+    // a PostgreSQL server on a local socket (no host in its URL): its runners are all on
+    // this machine, reached on loopback
+    const toward = where.scheduler?.host ?? (new URL(where.postgres!.url).hostname || "127.0.0.1")
     const advertise = options.advertise ??
       (listenHost !== undefined && !isWildcardHost(listenHost) ? listenHost : yield* Effect.tryPromise({
         try: () => at.routeTo(toward),
@@ -264,7 +266,18 @@ export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, C
           })
       }))
     const host = listenHost ?? advertise
-    const listen = { host, port: bound?.port ?? (yield* Effect.promise(() => freePort(host))) }
+    const listen = {
+      host,
+      port: bound?.port ?? (yield* Effect.tryPromise({
+        try: () => freePort(host),
+        // `--advertise` alone is also where the worker listens: not an address of this
+        // machine (behind NAT, say) it needs `--listen` too
+        catch: (e) =>
+          new ClusterAddressError({
+            message: `--advertise: cannot listen on ${host} (${(e as Error).message}); give --listen HOST:PORT for the local address`
+          })
+      }))
+    }
     options.onAddress?.(`${host}:${listen.port}`, `${advertise}:${listen.port}`)
     yield* Effect.promise(() => Promise.all((options.preload ?? []).map((u) => import(u))))
     return yield* Layer.launch(

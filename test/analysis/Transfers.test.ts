@@ -243,7 +243,14 @@ describe("Transfers", () => {
     assert.ok(Math.abs(types.reduce((a, r) => a + (r.Bytes as number), 0) - bytes) < 1e-6 * bytes)
     assert.ok(types.every((r) => r.Type !== "(unknown)"), "every moved key was made by a task of the trace")
     const fns = rowsOf(A.transferFunctions(t))
-    assert.ok(fns.every((r) => r.Function !== "(none)"), "every fetched key has its receiving task")
+    // Known (docs/cluster.md "Not done yet"): on a loaded machine a fetch is now and then
+    // recorded with no task using it after it (failed a CI rehearsal; reproduced with two
+    // cluster demos at once: a combine recorded 2 ms before its inputs' fetch ended, the
+    // fetching batch's tasks not recorded). Such keys go to "(none)", as the analysis documents; they must stay
+    // rare, and every other fetched key has its receiving task.
+    const keys = fns.reduce((a, r) => a + (r.Keys as number), 0)
+    const none = fns.find((r) => r.Function === "(none)")?.Keys as number | undefined ?? 0
+    assert.ok(none <= Math.max(2, 0.02 * keys), `${none} of ${keys} fetched keys without a receiving task`)
     const all = rowsOf(A.transferShare(t)).at(-1)!
     assert.equal(all.Worker, A.allWorkers)
     assert.equal(all.Transfers, transfers.length)

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, it } from "node:test"
@@ -51,6 +51,11 @@ describe("tessera demo", () => {
       assert.ok(existsSync(join(dir, f)), f)
     }
     assert.match(readFileSync(join(dir, "html", "r.html"), "utf8"), /tessera demo/)
+    // a file where the folder should be: the database's typed error, naming the path
+    writeFileSync(join(dir, "blocker"), "")
+    const r = spawnSync(process.execPath, [main, "demo", "--samples", "2000", "--profile", "blocker/t", "--no-sample"], { cwd: dir, encoding: "utf8" })
+    assert.notEqual(r.status, 0)
+    assert.match(r.stderr, /blocker\/t-TracePlugin-.*ENOTDIR.*\(OpenFailed\)/)
   })
 
   it("--no-sample leaves the statistical profiler out; analyze -a profile reads its database, filtered by function", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { execFileSync, spawnSync } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, it } from "node:test"
@@ -85,10 +85,12 @@ describe("tessera run", () => {
 
   it("a report that cannot be written fails with a message naming the file, after the databases were written", () => {
     const dir = tempDir()
-    const r = tessera(["run", fixture, "--workers", "1", "--profile", "x", "--report", "no/such/dir/r.html"], dir)
+    // a missing folder is made (Demo.test.ts); a file where the folder should be is not
+    writeFileSync(join(dir, "blocker"), "")
+    const r = tessera(["run", fixture, "--workers", "1", "--profile", "x", "--report", "blocker/r.html"], dir)
     assert.notEqual(r.status, 0)
-    assert.match(r.stdout + r.stderr, /--report no\/such\/dir\/r\.html: .*ENOENT/)
-    assert.deepEqual(readdirSync(dir).sort(), [`x-ResourceMonitor-${host}.msgpack`, `x-StatisticalProfiler-${host}.msgpack`, `x-TracePlugin-${host}.msgpack`])
+    assert.match(r.stdout + r.stderr, /--report blocker\/r\.html: .*(EEXIST|ENOTDIR)/)
+    assert.deepEqual(readdirSync(dir).sort(), ["blocker", `x-ResourceMonitor-${host}.msgpack`, `x-StatisticalProfiler-${host}.msgpack`, `x-TracePlugin-${host}.msgpack`])
   })
 
   it("rejects a bad option with a message naming it", () => {

@@ -52,6 +52,11 @@ describe("a worker's contact host", () => {
     assert.equal(await routeTo("[::1]").then((a) => a === "::1", () => "no IPv6 loopback here"), true)
     assert.equal(await routeTo("localhost").then((a) => a === "127.0.0.1" || a === "::1"), true)
   })
+
+  it("rejects where there is no route or no host, instead of answering a wildcard", async () => {
+    await assert.rejects(routeTo("255.255.255.255"), /no route to 255\.255\.255\.255|EACCES|ENETUNREACH/)
+    await assert.rejects(routeTo(""), /no host to route to/)
+  })
 })
 
 describe("Cluster.runWorker's address errors", () => {
@@ -72,6 +77,14 @@ describe("Cluster.runWorker's address errors", () => {
     assert.match(
       await failure({ scheduler: "no-such-host.invalid:8786" }),
       /^--advertise: no address of this machine reaches no-such-host\.invalid \(.*\); give --advertise HOST$/
+    )
+  })
+
+  it("--advertise alone, not an address of this machine, is a ClusterAddressError asking for --listen", async () => {
+    // 203.0.113.7: TEST-NET-3 (RFC 5737), never an address of this machine
+    assert.match(
+      await failure({ scheduler: "127.0.0.1:1", advertise: "203.0.113.7" }),
+      /^--advertise: cannot listen on 203\.0\.113\.7 \(.*\); give --listen HOST:PORT/
     )
   })
 

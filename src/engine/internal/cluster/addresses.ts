@@ -35,18 +35,26 @@ import { isIP } from "node:net"
 export const routeTo = async (host: string): Promise<string> => {
   // `[::1]` (a URL's or HOST:PORT's IPv6 host) is ::1
   const bare = host.replace(/^\[(.*)\]$/, "$1")
+  if (bare === "") throw new Error("no host to route to")
   const target = isIP(bare) !== 0 ? { address: bare, family: isIP(bare) } : await lookup(bare)
   return await new Promise<string>((resolve, reject) => {
     const s = createSocket(target.family === 6 ? "udp6" : "udp4")
-    s.once("error", (e) => {
+    const fail = (e: Error) => {
       s.close()
       reject(e)
-    })
-    // any port: connect only picks the route, nothing is sent
-    s.connect(9, target.address, () => {
-      const a = s.address().address
-      s.close()
-      resolve(a)
-    })
+    }
+    s.once("error", fail)
+    try {
+      // any port: connect only picks the route, nothing is sent. With no route Node
+      // leaves the socket unbound rather than failing: its address is then a wildcard
+      s.connect(9, target.address, () => {
+        const a = s.address().address
+        if (a === "0.0.0.0" || a === "::") return fail(new Error(`no route to ${target.address}`))
+        s.close()
+        resolve(a)
+      })
+    } catch (e) {
+      fail(e instanceof Error ? e : new Error(String(e)))
+    }
   })
 }
