@@ -95,7 +95,7 @@ describe("Cluster.runWorker's address errors", () => {
   })
 })
 
-describe("tessera scheduler --host 0.0.0.0", () => {
+describe("tessera scheduler --host 0.0.0.0", { timeout: 120_000 }, () => {
   it("tells workers this machine's name to join at, not the wildcard", async () => {
     const port = await Cluster.freePort("0.0.0.0")
     const p = spawn(process.execPath, [main, "scheduler", "--host", "0.0.0.0", "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"] })
@@ -115,7 +115,7 @@ describe("tessera scheduler --host 0.0.0.0", () => {
   })
 })
 
-describe("a worker listening on every interface, reached at loopback", () => {
+describe("a worker listening on every interface, reached at loopback", { timeout: 120_000 }, () => {
   const procs: Array<ChildProcess> = []
   let rt: ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never> | undefined
   after(async () => {

@@ -122,7 +122,7 @@ const graph = (): TaskGraph.TaskGraph => {
 }
 const keys = ["evens", "odds", "all", "total"]
 
-describe("a cluster across network namespaces (driver in the root namespace, a worker in each of 2)", { skip }, () => {
+describe("a cluster across network namespaces (driver in the root namespace, a worker in each of 2)", { skip, timeout: 240_000 }, () => {
   if ("reason" in vh) return
   const net = { ...vh, hosts: vh.hosts.slice(0, 2) }
   const bridgeIp = net.bridgeIp
@@ -241,7 +241,7 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
   })
 })
 
-describe("tessera scheduler, workers and a driver on three hosts (the docs' several-machines recipe)", { skip }, () => {
+describe("tessera scheduler, workers and a driver on three hosts (the docs' several-machines recipe)", { skip, timeout: 240_000 }, () => {
   if ("reason" in vh) return
   const net = vh
   const [b, c, a] = net.hosts as [VirtualHost, VirtualHost, VirtualHost]
