@@ -24,7 +24,10 @@ const argsArb = fc.array(
     fc.integer({ min: 1, max: 4 }).map((s) => big(BIG + s, s)),
     fc.integer({ min: 1, max: 4 }).map((s) => ({ dtype: "float64", shape: [BIG + s], data: big(BIG + s, s) })),
     fc.integer({ min: 1, max: 3 }).map((s) => [1, [big(BIG * 2, s)], { x: new Float64Array(4) }]),
-    fc.constant(new Float64Array(8))
+    fc.constant(new Float64Array(8)),
+    // the user's own objects shaped like the wire's placeholders are data
+    fc.string().map((k) => ({ "~tessera/lit": k })),
+    fc.string().map((k) => ({ "~tessera/esc": { "~tessera/lit": k } }))
   ),
   { maxLength: 6 }
 )

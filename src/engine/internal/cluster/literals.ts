@@ -5,6 +5,7 @@
  * does, instead of inside every batch of every compute that uses them.
  *
  * The scheduler replaces each such value by a placeholder `{ "~tessera/lit": key }`
+ * (a user's object of that shape travels wrapped as `{ "~tessera/esc": object }`)
  * and ships the value itself only to workers that do not hold it yet (`RunRequest.literals`);
  * a worker keeps the values it got and puts them back in place before it runs a batch.
  * A worker missing one (a batch overtaken by a later one, a worker that restarted) answers
@@ -34,6 +35,8 @@ export const LITERAL_MIN_BYTES = 16 * 1024
 
 /** The placeholder's field. */
 const LIT = "~tessera/lit"
+/** wraps a user's object that would read as a placeholder (or as such a wrapper) */
+const ESC = "~tessera/esc"
 
 const MAX_DEPTH = 32
 
@@ -51,6 +54,9 @@ const isPlain = (v: object): boolean => {
   const proto = Object.getPrototypeOf(v)
   return proto === Object.prototype || proto === null
 }
+
+/** Whether `v` is a plain object whose one key is `key`. */
+const soleKey = (v: object, key: string): boolean => isPlain(v) && !Array.isArray(v) && Object.hasOwn(v, key) && Object.keys(v).length === 1
 
 /** `mapDeep`'s "not replaced, look inside". */
 const KEEP: unique symbol = Symbol("keep")
@@ -172,6 +178,8 @@ export class LiteralBook {
     if (held === undefined) this.held.set(worker, held = new Set())
     const h = held
     return mapDeep(args, MAX_DEPTH, (v) => {
+      // the user's own `{ "~tessera/lit": … }` is data, not a placeholder
+      if (soleKey(v, LIT) || soleKey(v, ESC)) return { [ESC]: v }
       const big = bigOf(v)
       if (big === undefined) return KEEP
       const key = this.keyOf(big)
@@ -232,6 +240,7 @@ export const restoreLiterals = (
 ): ReadonlyArray<unknown> =>
   mapDeep(args, MAX_DEPTH + 1, (v) => {
     if (Array.isArray(v) || !isPlain(v)) return KEEP
+    if (soleKey(v, ESC)) return (v as Record<string, unknown>)[ESC]
     const lit = (v as Record<string, unknown>)[LIT]
     if (typeof lit !== "string" || Object.keys(v).length !== 1) return KEEP
     if (!literals.has(lit)) missing.add(lit)

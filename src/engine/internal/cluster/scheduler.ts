@@ -82,6 +82,8 @@ export interface WorkerView {
 const STRIDE = ROW_STRIDE
 const MAX_INFLIGHT = 2
 const BATCH_MAX = 512
+/** `LiteralsMissing` answers a compute takes before it fails (each resends the values) */
+const LITERAL_RETRIES = 64
 const BATCH_SECONDS = 0.1
 
 type Msg =
@@ -433,6 +435,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       }
       const liveHolder = (i: number) => holders[i]?.some(isAlive) === true
       let outstanding = 0
+      /** `LiteralsMissing` answers this compute (a batch overtaken, a worker restarted) */
+      let literalRetries = 0
 
       const send = (kind: "run" | "recover", w: WorkerView, tasks: ReadonlyArray<number>, profile: boolean) => {
         const inBatch = new Set(tasks)
@@ -740,7 +744,19 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           if (temps.length > 0) push(releases, m.w, ...temps)
           const err = reply.error
           // sent again, with the literals, by the next dispatch (or recovery)
-          if (err?.tag === "LiteralsMissing") literalBook.forget(m.w, err.lost)
+          if (err?.tag === "LiteralsMissing") {
+            literalBook.forget(m.w, err.lost)
+            // each answer makes the next batch carry the values: a worker that still lacks
+            // them after that many sends is not going to get them
+            if (++literalRetries > LITERAL_RETRIES) {
+              const reason = new EngineError.WorkerCrashed({
+                key: err.key,
+                attempts: literalRetries,
+                message: `${m.w} still lacks literal arguments it was sent (${err.lost.join(", ")}) after ${LITERAL_RETRIES} sends`
+              })
+              return yield* fail(new EngineError.ComputeError({ reason, message: reason.message }))
+            }
+          }
           if (m.kind === "recover") {
             for (const i of m.tasks) if (recovering[i] && !liveHolder(i)) recovering[i] = 0
             if (err !== null && (err.tag === "KernelFailed" || err.tag === "KernelNotFound")) {
