@@ -40,8 +40,15 @@ import type { Table } from "apache-arrow"
 import { buildTable } from "./internal/access.ts"
 import { str, type Tables, taskView } from "./internal/taskView.ts"
 
-/** One transfer, read from the table. */
-interface Row {
+/**
+ * One transfer: the receiving worker's row, the peer it came from (peer fetches), its
+ * direction (device copies), the keys moved, bytes, and start/stop (epoch seconds). The
+ * report's builders take the same (`report/ReportData.ts` `TransferInput`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TransferRow {
   readonly worker: string
   readonly peer: string | null
   readonly direction: string | null
@@ -49,6 +56,10 @@ interface Row {
   readonly bytes: number
   readonly start: number
   readonly stop: number
+}
+
+/** One transfer, read from the table. */
+interface Row extends TransferRow {
   readonly duration: number
   /** NaN where absent (device copies) */
   readonly serialize: number

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { directionOf } from "../analysis/Transfers.ts"
+import { directionOf, type TransferRow } from "../analysis/Transfers.ts"
 import { keySplit } from "../trace/KeySplit.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 
@@ -182,20 +182,12 @@ export interface ReportData {
 }
 
 /**
- * One transfer as the builders take it (times absolute).
+ * One transfer as the builders take it (times absolute): the analyses' row.
  *
  * @since 0.1.0
  * @category models
  */
-export interface TransferInput {
-  readonly worker: string
-  readonly peer: string | null
-  readonly direction: string | null
-  readonly keys: ReadonlyArray<string>
-  readonly bytes: number
-  readonly start: number
-  readonly stop: number
-}
+export type TransferInput = TransferRow
 
 /**
  * Transfer columns from transfers (any order; sorted by start here), worker rows
