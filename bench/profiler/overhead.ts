@@ -269,6 +269,21 @@ const writing = (run: Runner, name: string, make: (file: string) => Layer.Layer<
  * (`runSampled`): a pool's workers keep V8's profiler running for `Sampling.lingerSeconds`
  * after a layer lets go, and the unprofiled arms must not run on sampled workers.
  */
+/**
+ * The demo (SAMPLES samples, chunks of 5,000) as a workload: its pipeline, the tasks a
+ * run makes (for the per-task column; counted in one warm-up run on `first`), and a
+ * runner on any executor's runtime.
+ */
+const demoWorkload = async (first: ManagedRuntime.ManagedRuntime<Executor.Executor, never>) => {
+  const options = { samples: SAMPLES, chunkRows: 5_000, log: quiet }
+  const demo = Tutorial5.run(options)
+  let tasks = 0
+  await first.runPromise(demo.pipe(Effect.provide(Hooks.layer({ posttask: () => void tasks++ }))))
+  const on = (r: ManagedRuntime.ManagedRuntime<Executor.Executor, never>): Runner => (layer) =>
+    r.runPromise(layer === undefined ? demo : demo.pipe(Effect.provide(layer))).then(() => {})
+  return { pipeline: Tutorial5.make(options).pipeline, tasks, on }
+}
+
 const tesseraArms = (run: Runner, runSampled: Runner, runSampling: Runner, pipeline?: PipelineLike): Array<Arm> => {
   const arms: Array<Arm> = [{ name: "unprofiled", run: () => run(undefined) }]
   if (breakdown) {
@@ -337,13 +352,7 @@ if (runs("demo")) {
   const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
   const rtSampled = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
   const rtSampling = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS, sampleInterval: SAMPLE_MS }))
-  const options = { samples: SAMPLES, chunkRows: 5_000, log: quiet }
-  const pipeline = Tutorial5.make(options).pipeline
-  const demo = Tutorial5.run(options)
-  // tasks per demo run, for the per-task column
-  let tasks = 0
-  await rt.runPromise(demo.pipe(Effect.provide(Hooks.layer({ posttask: () => void tasks++ }))))
-  const on = (r: typeof rt): Runner => (layer) => r.runPromise(layer === undefined ? demo : demo.pipe(Effect.provide(layer))).then(() => {})
+  const { pipeline, tasks, on } = await demoWorkload(rt)
   const arms = tesseraArms(on(rt), on(rtSampled), on(rtSampling), pipeline)
   const times = await interleaved(demoRounds, arms)
   for (const r of [rt, rtSampled, rtSampling]) await r.dispose()
@@ -358,12 +367,7 @@ if (runs("cluster")) {
   const plugins = new URL("../../src/profiler/WorkerPlugins.ts", import.meta.url).href
   const cluster = ManagedRuntime.make(Executor.layerCluster({ local: WORKERS, threads: 1, preload: [plugins] }))
   const threads = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
-  const options = { samples: SAMPLES, chunkRows: 5_000, log: quiet }
-  const pipeline = Tutorial5.make(options).pipeline
-  const demo = Tutorial5.run(options)
-  let tasks = 0
-  await cluster.runPromise(demo.pipe(Effect.provide(Hooks.layer({ posttask: () => void tasks++ }))))
-  const on = (r: typeof cluster): Runner => (layer) => r.runPromise(layer === undefined ? demo : demo.pipe(Effect.provide(layer))).then(() => {})
+  const { pipeline, tasks, on } = await demoWorkload(cluster)
   // unprofiled and Trace + ResourceMonitor on the cluster (the sampled arms would need
   // clusters of their own, as the demo's pools do), then worker threads unprofiled
   const arms = [
