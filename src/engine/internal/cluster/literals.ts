@@ -56,7 +56,7 @@ const isPlain = (v: object): boolean => {
 }
 
 /** Whether `v` is a plain object whose one key is `key`. */
-const soleKey = (v: object, key: string): boolean => isPlain(v) && !Array.isArray(v) && Object.hasOwn(v, key) && Object.keys(v).length === 1
+const soleKey = (v: object, key: string): boolean => isPlain(v) && Object.hasOwn(v, key) && Object.keys(v).length === 1
 
 /** `mapDeep`'s "not replaced, look inside". */
 const KEEP: unique symbol = Symbol("keep")
