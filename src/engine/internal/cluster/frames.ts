@@ -123,7 +123,12 @@ export const encode = (value: unknown, serializeSeconds: () => number = () => 0)
     if (!isPlain(v)) return v
     if (Object.hasOwn(v, PLACEHOLDER)) return take(v, true)
     const out: Record<string, unknown> = Object.getPrototypeOf(v) === null ? Object.create(null) : {}
-    for (const k of Object.keys(v)) out[k] = walk((v as Record<string, unknown>)[k], depth - 1)
+    for (const k of Object.keys(v)) {
+      const x = walk((v as Record<string, unknown>)[k], depth - 1)
+      // an own "__proto__" key stays a key (assigning it would set the prototype)
+      if (k === "__proto__") Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true })
+      else out[k] = x
+    }
     return out
   }
   const skeleton = walk(value, 32)
