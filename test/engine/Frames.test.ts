@@ -6,6 +6,7 @@ import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import * as fc from "fast-check"
 import { Decoder, encode, encodeRequest, FrameError, RequestReader } from "../../src/engine/internal/cluster/frames.ts"
+import { decodeValue, encodeValue } from "../../src/engine/internal/cluster/protocol.ts"
 
 const typed = fc.oneof(
   fc.int8Array(),
@@ -151,5 +152,18 @@ describe("data-plane frames", () => {
     const pre = Buffer.alloc(12)
     pre.writeUInt32LE(head.length, 0)
     assert.throws(() => new Decoder().push(Buffer.concat([pre, head])), FrameError)
+  })
+
+  it("sends RPC values (encodeValue) with shared memory copied and every own key kept, \"__proto__\" included", () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        const shared = new Float64Array(new SharedArrayBuffer(16)).fill(1.5)
+        const sent = { v, shared, ...JSON.parse('{"__proto__":{"x":1}}') }
+        const got = decodeValue<Record<string, unknown>>(encodeValue(sent))
+        assert.deepStrictEqual(bytesOf(got), bytesOf({ ...sent, shared: new Float64Array([1.5, 1.5]) }))
+        assert.ok(Object.hasOwn(got, "__proto__"))
+      }),
+      { numRuns: 100 }
+    )
   })
 })

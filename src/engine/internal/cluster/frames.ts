@@ -63,6 +63,18 @@ const ctorOf = (k: Kind): new(b: ArrayBuffer, o: number, n: number) => ArrayBuff
 const bytesPer = (k: Kind): number =>
   k === "ArrayBuffer" || k === "DataView" || k === "v8" ? 1 : (ctorOf(k) as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT
 
+/**
+ * `out[k] = x` as an own property for every key, "__proto__" included (assigning that
+ * one would set `out`'s prototype and drop the key).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const setKey = (out: Record<string, unknown>, k: string, x: unknown): void => {
+  if (k === "__proto__") Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true })
+  else out[k] = x
+}
+
 const isPlain = (v: object): boolean => {
   const p = Object.getPrototypeOf(v)
   return p === Object.prototype || p === null
@@ -125,9 +137,7 @@ export const encode = (value: unknown, serializeSeconds: () => number = () => 0)
     const out: Record<string, unknown> = Object.getPrototypeOf(v) === null ? Object.create(null) : {}
     for (const k of Object.keys(v)) {
       const x = walk((v as Record<string, unknown>)[k], depth - 1)
-      // an own "__proto__" key stays a key (assigning it would set the prototype)
-      if (k === "__proto__") Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true })
-      else out[k] = x
+      setKey(out, k, x)
     }
     return out
   }

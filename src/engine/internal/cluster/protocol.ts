@@ -24,6 +24,7 @@ import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc, RpcGroup } from "effect/rpc"
 import { deserialize, serialize } from "node:v8"
+import { setKey } from "./frames.ts"
 
 const Blob = Schema.Uint8Array
 
@@ -286,7 +287,7 @@ const unshare = (v: unknown, depth = 32): unknown => {
   const proto = Object.getPrototypeOf(v)
   if (proto === Object.prototype || proto === null) {
     const out: Record<string, unknown> = {}
-    for (const k of Object.keys(v)) out[k] = unshare((v as Record<string, unknown>)[k], depth - 1)
+    for (const k of Object.keys(v)) setKey(out, k, unshare((v as Record<string, unknown>)[k], depth - 1))
     return out
   }
   return v
