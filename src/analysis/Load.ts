@@ -425,13 +425,16 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
   if (threads > 1) {
     const onProgress = options?.onProgress
     const got = await decodeParallelPromise(files, threads, {
+      sizes,
       skip: argSkipOf(options?.columns),
       ...(options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
       ...(onProgress !== undefined
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
     })
-    return buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds, got.fileExtraEnds, options?.columns)
+    // undefined: a cut between two workers' ranges was not where a record begins (a
+    // record holding bytes that look like records): decode on this thread instead
+    if (got !== undefined) return buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds, got.fileExtraEnds, options?.columns)
   }
   const dec = new ColumnDecoder(undefined, argSkipOf(options?.columns))
   let dropped = 0

@@ -46,6 +46,7 @@ import {
   decodeEventUnsafe,
   decodeRecordsUnsafe,
   headerBytes,
+  recordStartUnsafe,
   scanFramesUnsafe
 } from "./internal/framing.ts"
 import { MsgpackWriter } from "./internal/msgpackWriter.ts"
@@ -60,6 +61,7 @@ export {
   headerBytes,
   maxRecordBytes,
   readLength,
+  recordStartUnsafe,
   scanFramesUnsafe
 } from "./internal/framing.ts"
 export {
@@ -149,15 +151,28 @@ export interface StreamSummary {
  * `chunkBytes` that a consumer is done with (it is taken instead of a new one: no fresh
  * pages to fault in and zero, batch after batch).
  *
+ * `start` and `end` stream a byte range of the file (a parallel loader's share): `start`
+ * must be where a record begins (`recordStartNear` finds one). With `end`, reading stops
+ * there and the bytes after the last whole record before it are not judged as a tail:
+ * they are the summary's `droppedBytes`, so a range that should end where a record
+ * begins can check that it did (0).
+ *
  * @since 0.1.0
  * @category decoding
  */
 export async function* streamFrames(
   file: string,
-  options?: { readonly chunkBytes?: number; readonly owned?: boolean; readonly reuse?: () => Uint8Array<ArrayBuffer> | undefined }
+  options?: {
+    readonly chunkBytes?: number
+    readonly owned?: boolean
+    readonly reuse?: () => Uint8Array<ArrayBuffer> | undefined
+    readonly start?: number
+    readonly end?: number
+  }
 ): AsyncGenerator<FrameBatch, StreamSummary, undefined> {
   const owned = options?.owned === true
   const chunkBytes = Math.max(1024, options?.chunkBytes ?? 4 * 1024 * 1024)
+  const rangeEnd = options?.end ?? Infinity
   let handle
   try {
     handle = await open(file, "r")
@@ -170,11 +185,19 @@ export async function* streamFrames(
   // buffer (the partial record at the batch's end copied there first): the file is read
   // while the consumer decodes, and each buffer is reused two batches later.
   let pending: Promise<{ bytesRead: number }> | undefined
+  let readPos = options?.start ?? 0 // file position of the next read
+  const h = handle
+  // reads at explicit positions, never past the range's end (one in flight at a time)
+  const readInto = (into: Uint8Array, at: number): Promise<{ bytesRead: number }> => {
+    const n = Math.min(into.length - at, rangeEnd - readPos)
+    if (n <= 0) return Promise.resolve({ bytesRead: 0 })
+    return h.read(into, at, n, readPos).then((r) => ((readPos += r.bytesRead), r))
+  }
   try {
     let buf = new Uint8Array(chunkBytes)
     let spare: Uint8Array | undefined
     let filled = 0 // bytes valid in buf
-    let bufFileOffset = 0 // file position of buf[0]
+    let bufFileOffset = options?.start ?? 0 // file position of buf[0]
     for (;;) {
       if (filled === buf.length) {
         const bigger = new Uint8Array(buf.length * 2)
@@ -183,7 +206,7 @@ export async function* streamFrames(
       }
       let read: number
       try {
-        const reading = pending ?? handle.read(buf, filled, buf.length - filled, null)
+        const reading = pending ?? readInto(buf, filled)
         pending = undefined
         read = (await reading).bytesRead
       } catch (e) {
@@ -203,7 +226,7 @@ export async function* streamFrames(
       }
       if (read === 0) {
         if (stop > 0) yield { bytes: view, end: stop, fileOffset: bufFileOffset }
-        checkTailUnsafe(view.subarray(stop), file, bufFileOffset + stop)
+        if (options?.end === undefined) checkTailUnsafe(view.subarray(stop), file, bufFileOffset + stop)
         return { file, bytes: bufFileOffset + filled, droppedBytes: filled - stop }
       }
       if (stop > 0) {
@@ -217,7 +240,7 @@ export async function* streamFrames(
           next = spare !== undefined && spare.length === buf.length ? spare as Uint8Array<ArrayBuffer> : new Uint8Array(buf.length)
           next.set(buf.subarray(stop, filled))
           // stop > 0, so the partial record leaves room to read into
-          pending = handle.read(next, filled - stop, next.length - (filled - stop), null)
+          pending = readInto(next, filled - stop)
           pending.catch(() => undefined) // awaited above, or below when the consumer stops early
           spare = buf
         }
@@ -229,6 +252,42 @@ export async function* streamFrames(
     }
   } finally {
     if (pending !== undefined) await pending.catch(() => undefined)
+    await handle.close()
+  }
+}
+
+/**
+ * Where a record plausibly begins at or after byte `near` of a database file: the start
+ * of the first chain of 16 plausible records (fewer where the file ends) within the
+ * `window` bytes read there (default 1 MiB); undefined when there is none (no file, or
+ * records larger than the window). A guess, for splitting a file between readers: the
+ * reader of the part before it must end exactly there (`streamFrames` with `end`,
+ * `droppedBytes` 0) for the split to hold.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const recordStartNear = async (file: string, near: number, window = 1 << 20): Promise<number | undefined> => {
+  let handle
+  try {
+    handle = await open(file, "r")
+  } catch {
+    return undefined
+  }
+  try {
+    const buf = new Uint8Array(window)
+    let filled = 0
+    for (;;) {
+      const { bytesRead } = await handle.read(buf, filled, window - filled, near + filled)
+      if (bytesRead === 0) break
+      filled += bytesRead
+      if (filled === window) break
+    }
+    const at = recordStartUnsafe(buf.subarray(0, filled), 16, filled < window)
+    return at < 0 ? undefined : near + at
+  } catch {
+    return undefined
+  } finally {
     await handle.close()
   }
 }

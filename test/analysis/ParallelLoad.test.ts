@@ -1,5 +1,5 @@
 import assert from "node:assert/strict"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, it } from "node:test"
@@ -7,7 +7,8 @@ import { encode } from "@msgpack/msgpack"
 import type { Table } from "apache-arrow"
 import * as fc from "fast-check"
 import * as A from "../../src/analysis/Analysis.ts"
-import { decodeRecordsUnsafe, encodeRecords, isTraceFormatError } from "../../src/trace/TraceFormat.ts"
+import { planSegments } from "../../src/analysis/internal/parallelDecode.ts"
+import { decodeRecordsUnsafe, encodeRecords, isTraceFormatError, readLength, recordStartNear } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
 const tmp = () => mkdtempSync(join(tmpdir(), "tessera-parallel-"))
@@ -426,6 +427,62 @@ describe("ParallelLoad", () => {
       }),
       { numRuns: 60 }
     )
+  })
+
+  it("cuts files where records begin, one contiguous run of ranges per worker, in file order", async () => {
+    const dir = tmp()
+    try {
+      const files = [0, 1, 2].map((i) => {
+        const f = join(dir, `c${i}.msgpack`)
+        writeFileSync(f, encodeRecords(fc.sample(computeEvent, { numRuns: 200 + 150 * i, seed: i })))
+        return f
+      })
+      const sizes = files.map((f) => statSync(f).size)
+      for (const W of [1, 2, 3, 5]) {
+        const runs = await planSegments(files, sizes, W)
+        assert.ok(runs.length >= 1 && runs.length <= W)
+        const flat = runs.flat()
+        // in file order, each file covered from 0 to its end without gaps
+        for (let f = 0; f < files.length; f++) {
+          const own = flat.filter((s) => s.fileIndex === f)
+          assert.equal(own[0]!.start, 0)
+          own.forEach((s, i) => assert.equal(s.end, own[i + 1]?.start))
+          const bytes = readFileSync(files[f]!)
+          for (const s of own.slice(1)) assert.equal(await recordStartNear(files[f]!, s.start), s.start, "a cut is where a record begins")
+          assert.ok(own.every((s) => s.start < bytes.length))
+        }
+        assert.deepEqual(flat.map((s) => s.fileIndex), [...flat.map((s) => s.fileIndex)].sort((a, b) => a - b))
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("decodes on one thread, with the same tables, when a cut lands on bytes inside a record that look like records", async () => {
+    const dir = tmp()
+    try {
+      // a record whose binary arg holds 40 well-formed fake records after a run of 0xff
+      // bytes: a cut in the middle of the file lands in the 0xff run, and the next
+      // "record start" found from there is the first fake one, inside the big record
+      const fake = concat(Array.from({ length: 40 }, () => rawRecord({ a: "bc" })))
+      const blob = concat([new Uint8Array(60_000).fill(0xff), fake, new Uint8Array(2_000).fill(0xff)])
+      const small = (seed: number) => encodeRecords(fc.sample(computeEvent, { numRuns: 40, seed }))
+      const bytes = concat([small(1), rawRecord({ name: "Compute", timestamp: 1, duration: 0.5, phase: "X", process_id: "h0", thread_id: "w", args: { key: "big", blob } }), small(2)])
+      const f = join(dir, "fake.msgpack")
+      writeFileSync(f, bytes)
+      const runs = await planSegments([f], [bytes.length], 2)
+      assert.equal(runs.length, 2)
+      const cut = runs[1]![0]!.start
+      const starts: Array<number> = []
+      for (let at = 0; at + 8 <= bytes.length; at += 8 + readLength(bytes, at)) starts.push(at)
+      assert.ok(!starts.includes(cut), `the cut ${cut} is inside a record`)
+      const one = await A.loadPromise([f], { threads: 1 })
+      const two = await A.loadPromise([f], { threads: 2 })
+      assert.equal(snapshot(two), snapshot(one))
+      assert.equal(two.events, starts.length)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("decodes on the calling thread on one or two cores, else on up to 4 workers", () => {

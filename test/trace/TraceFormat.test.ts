@@ -152,6 +152,58 @@ describe("TraceFormat", () => {
     })
   })
 
+  it("streams byte ranges: two ranges cut where a record begins give the whole file's records; a range ending inside a record says how many bytes it left", async () => {
+    await withDir(async (dir) => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(arbEvent, { minLength: 1, maxLength: 40 }), fc.nat(30), fc.nat(), fc.integer({ min: 1024, max: 4096 }), async (events, drop, pick, chunkBytes) => {
+          const { path, whole } = writeCut(dir, events, drop)
+          // the records' starts, by walking the lengths
+          const bytes = readFileSync(path)
+          const starts: Array<number> = []
+          for (let at = 0; at + 8 <= bytes.length; at += 8 + TraceFormat.readLength(bytes, at)) starts.push(at)
+          const cut = starts[pick % starts.length]!
+          const range = async (start: number, end?: number) => {
+            const it = TraceFormat.streamFrames(path, { chunkBytes, start, ...(end !== undefined ? { end } : {}) })
+            const got: Array<TraceEvent> = []
+            let r = await it.next()
+            while (r.done !== true) {
+              got.push(...TraceFormat.decodeRecordsUnsafe(r.value.bytes.subarray(0, r.value.end)).events)
+              r = await it.next()
+            }
+            return { got, summary: r.value }
+          }
+          const a = await range(0, cut)
+          const b = await range(cut)
+          assert.equal(a.summary.droppedBytes, 0)
+          assert.equal(b.summary.droppedBytes, whole.droppedBytes)
+          assert.deepStrictEqual([...a.got, ...b.got].map((e) => ({ ...e })), whole.events.map((e) => ({ ...e })))
+          // one byte past a record start: that record is left over, not judged
+          if (cut + 1 < bytes.length) {
+            const c = await range(0, cut + 1)
+            assert.equal(c.summary.droppedBytes, 1)
+            assert.equal(c.got.length, starts.indexOf(cut))
+          }
+        }),
+        { numRuns: 30 }
+      )
+    })
+  })
+
+  it("finds where the next record begins from any byte of DASF's database", async () => {
+    const path = join(dasf, "small-TracePlugin.msgpack")
+    const bytes = readFileSync(path)
+    const starts: Array<number> = []
+    for (let at = 0; at + 8 <= bytes.length; at += 8 + TraceFormat.readLength(bytes, at)) starts.push(at)
+    const next = (o: number) => starts.find((s) => s >= o)
+    // every offset of the first records, then a sample of the rest
+    const offsets = [...Array.from({ length: 4096 }, (_, i) => i), ...fc.sample(fc.nat(bytes.length - 1), { numRuns: 300, seed: 11 })]
+    for (const o of offsets) assert.equal(await TraceFormat.recordStartNear(path, o, 64 * 1024), next(o), `from byte ${o}`)
+    assert.equal(await TraceFormat.recordStartNear(path, bytes.length), undefined)
+    assert.equal(await TraceFormat.recordStartNear(join(dasf, "no-such.msgpack"), 0), undefined)
+    // not a trace: no chain of records anywhere
+    assert.equal(TraceFormat.recordStartUnsafe(new TextEncoder().encode("name,timestamp\n".repeat(100)), 16, true), -1)
+  })
+
   it("streams owned batches: each its own buffer, kept intact while later batches are read", async () => {
     await withDir(async (dir) => {
       await fc.assert(

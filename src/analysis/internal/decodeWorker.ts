@@ -102,11 +102,11 @@ port.on("message", (m: DecodeRequest) => {
     },
     resources: { timestamp: r.timestamp.view(), host: r.host.view(), values: r.values.map((c) => c.view()) },
     metadata: dec.metadata,
-    metadataSeqs: Int32Array.from(metadataSeqs),
+    metadataSeqs: Float64Array.from(metadataSeqs),
     driver: dec.driver,
-    driverSeqs: Int32Array.from(driverSeqs),
+    driverSeqs: Float64Array.from(driverSeqs),
     extra: dec.extra,
-    extraSeqs: Int32Array.from(extraSeqs),
+    extraSeqs: Float64Array.from(extraSeqs),
     ...(error !== undefined ? { error } : {})
   }
   const buffers = new Set<ArrayBuffer>()

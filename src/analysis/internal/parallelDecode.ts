@@ -1,15 +1,27 @@
 /**
- * Parallel decoding for `Load`: the main thread streams each file as batches of whole
- * records (`streamFrames`: framing, tail judgement, read errors) and hands batch `s`
- * to worker `s mod W` (`decodeWorker.ts`, bytes transferred, not copied twice). Each
- * worker decodes into its own columns and string pool; at the end the pools are merged
- * into one (each worker string interned once, by its precomputed hash) and the
- * columns concatenated in batch order with their string ids remapped, so the result is
- * exactly what one `ColumnDecoder` over the same files gives (same rows, same order).
+ * Parallel decoding for `Load`: the files are cut into W contiguous byte ranges, one
+ * run of ranges per worker (`decodeWorker.ts`), cut where a record begins
+ * (`recordStartNear`); the main thread streams each worker's ranges (`streamFrames`
+ * with `start`/`end`: framing, tail judgement, read errors) and hands it their batches
+ * (bytes transferred, not copied). Each worker decodes into its own columns and string
+ * pool; at the end the pools are merged into one (each worker string interned once, by
+ * its precomputed hash) and the columns concatenated in file order with their string
+ * ids remapped, so the result is exactly what one `ColumnDecoder` over the same files
+ * gives (same rows, same order).
+ *
+ * Contiguous ranges, not batches dealt round-robin: a task's dependencies name keys
+ * written shortly before it, so each worker interns mostly its own range's keys and the
+ * merge interns each worker's strings once (round-robin made every worker intern nearly
+ * every key: W workers cost ~1.5x the CPU of one thread at W = 2, and finished no sooner).
+ *
+ * A cut is a guess until checked: the range before it must end exactly where it is (no
+ * partial record left). When it does not (a string inside a record that looks like a
+ * chain of records), the decode answers `undefined` and the caller decodes on one
+ * thread instead.
  *
  * Errors: the first error in file order wins, as in a sequential load: a decoding error
- * in batch `s` (from a worker, with its file and absolute byte offset) beats a framing
- * error the main thread meets later, and vice versa.
+ * in an earlier batch (from a worker, with its file and absolute byte offset) beats a
+ * framing error met later, and vice versa.
  *
  * Leaves out: the table build (`Load.ts`).
  *
@@ -18,7 +30,7 @@
  */
 import { Worker } from "node:worker_threads"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
-import { streamFrames } from "../../trace/TraceFormat.ts"
+import { recordStartNear, streamFrames } from "../../trace/TraceFormat.ts"
 import { fromReasonFields, type TraceFormatErrorFields, unexpected } from "../../trace/TraceFormatError.ts"
 import { type ArgSkip, ColumnDecoder, type F64, type I32, phaseNames, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
 
@@ -94,13 +106,13 @@ export interface DecodeResult {
   }
   /** metadata events decoded, in order, and the batch each came from */
   readonly metadata: ReadonlyArray<TraceEvent>
-  readonly metadataSeqs: Int32Array
+  readonly metadataSeqs: Float64Array
   /** `Driver` events decoded, in order, and the batch each came from */
   readonly driver: ReadonlyArray<TraceEvent>
-  readonly driverSeqs: Int32Array
+  readonly driverSeqs: Float64Array
   /** `Transfer` and `Clock Offset` events decoded, in order, and the batch each came from */
   readonly extra: ReadonlyArray<TraceEvent>
-  readonly extraSeqs: Int32Array
+  readonly extraSeqs: Float64Array
   readonly error?: WorkerError
 }
 
@@ -130,9 +142,58 @@ export interface ParallelDecoded {
   readonly fileExtraEnds: Int32Array
 }
 
+/** A byte range of a file, read by one worker: from `start` to `end` (undefined: to the end of the file). */
+export interface Segment {
+  readonly file: string
+  readonly fileIndex: number
+  readonly start: number
+  readonly end: number | undefined
+}
+
+/** Batch `k` of worker `w`'s ranges: its place in file order (worker blocks are contiguous). */
+const seqOf = (w: number, k: number) => w * 2 ** 32 + k
+
 /**
- * Decode `files` on `threads` worker threads. Rejects with `TraceFormatError` (the
- * first in file order).
+ * Cut `files` (of `sizes` bytes) into at most `W` runs of byte ranges, in file order, each
+ * about a W-th of the bytes: run w is worker w's. A cut inside a file is moved to where a
+ * record begins; a file with no record start found near the cut is not cut there.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const planSegments = async (files: ReadonlyArray<string>, sizes: ReadonlyArray<number>, W: number): Promise<Array<Array<Segment>>> => {
+  const total = sizes.reduce((a, b) => a + b, 0)
+  const segments: Array<Segment & { readonly at: number; readonly bytes: number }> = []
+  let at = 0
+  for (let f = 0; f < files.length; f++) {
+    const size = sizes[f] ?? 0
+    const cuts: Array<number> = []
+    for (let k = 1; k < W; k++) {
+      const local = Math.round((k * total) / W) - at
+      if (local <= 0 || local >= size) continue
+      const c = await recordStartNear(files[f]!, local)
+      if (c !== undefined && c < size && c > (cuts.at(-1) ?? 0)) cuts.push(c)
+    }
+    const bounds = [0, ...cuts]
+    bounds.forEach((s0, i) => {
+      const s1 = bounds[i + 1]
+      segments.push({ file: files[f]!, fileIndex: f, start: s0, end: s1, at: at + s0, bytes: (s1 ?? size) - s0 })
+    })
+    at += size
+  }
+  const runs: Array<Array<Segment>> = Array.from({ length: W }, () => [])
+  for (const s of segments) {
+    // by the range's middle: non-decreasing in file order, so each run is contiguous
+    const w = total === 0 ? 0 : Math.min(W - 1, Math.floor(((s.at + s.bytes / 2) / total) * W))
+    runs[w]!.push({ file: s.file, fileIndex: s.fileIndex, start: s.start, end: s.end })
+  }
+  return runs.filter((r) => r.length > 0)
+}
+
+/**
+ * Decode `files` (of `sizes` bytes) on up to `threads` worker threads. Rejects with
+ * `TraceFormatError` (the first in file order); answers `undefined` when a cut between two
+ * workers' ranges turned out not to be where a record begins (decode on one thread then).
  *
  * @since 0.1.0
  * @internal
@@ -141,14 +202,18 @@ export const decodeParallelPromise = async (
   files: ReadonlyArray<string>,
   threads: number,
   options: {
+    /** the files' sizes in bytes (to cut them into ranges) */
+    readonly sizes: ReadonlyArray<number>
     /** args the workers leave undecoded (a column projection) */
     readonly skip?: ArgSkip
     readonly chunkBytes?: number
-    /** after each decoded batch: the file being read, bytes and events decoded so far */
+    /** after each decoded batch: its file, bytes and events decoded so far */
     readonly onDecoded?: (file: string, bytesDecoded: number, eventsDecoded: number) => void
   }
-): Promise<ParallelDecoded> => {
-  const W = Math.max(1, Math.floor(threads))
+): Promise<ParallelDecoded | undefined> => {
+  const runs = await planSegments(files, options.sizes, Math.max(1, Math.floor(threads)))
+  if (runs.length === 0) runs.push(files.map((file, fileIndex) => ({ file, fileIndex, start: 0, end: undefined })))
+  const W = runs.length
   const workers = Array.from({ length: W }, () => new Worker(workerUrl, { workerData: options.skip ?? {} }))
   let crashed: unknown
   const results: Array<Promise<DecodeResult>> = workers.map((w) =>
@@ -157,89 +222,108 @@ export const decodeParallelPromise = async (
         if (m.type === "result") resolve(m)
         else onAck(m)
       })
-      w.on("error", (e) => (crashed = e, reject(e), wake()))
+      w.on("error", (e) => (crashed = e, reject(e), wakeAll()))
       w.on("exit", (code) => {
-        if (code !== 0) (crashed ??= new Error(`decode worker exited with code ${code}`), reject(crashed), wake())
+        if (code !== 0) (crashed ??= new Error(`decode worker exited with code ${code}`), reject(crashed), wakeAll())
       })
     })
   )
   for (const r of results) r.catch(() => undefined) // surfaced below, once
-  let inflight = 0
-  let decoded = 0
-  let waiting: (() => void) | undefined
-  const wake = () => {
-    const w = waiting
-    waiting = undefined
-    w?.()
+  const inflight = new Int32Array(W)
+  const waiting: Array<(() => void) | undefined> = Array.from({ length: W }, () => undefined)
+  const wake = (w: number) => {
+    const f = waiting[w]
+    waiting[w] = undefined
+    f?.()
   }
+  const wakeAll = () => waiting.forEach((_, w) => wake(w))
+  // batch k of worker w came from file batchFiles[w][k]
+  const batchFiles: Array<Array<number>> = runs.map(() => [])
+  let decoded = 0
   let decodedEvents = 0
-  let reading = files[0] ?? ""
   const spares: Array<Uint8Array<ArrayBuffer>> = []
   const onAck = (m: Ack) => {
+    const w = Math.floor(m.seq / 2 ** 32)
     if (m.spare !== undefined) spares.push(new Uint8Array(m.spare.buffer as ArrayBuffer)) // the whole buffer, not the batch's view of it
-    inflight--
+    inflight[w]--
     decoded += m.bytes
     decodedEvents += m.events
-    options.onDecoded?.(reading, decoded, decodedEvents)
-    wake()
+    options.onDecoded?.(files[batchFiles[w]![m.seq - seqOf(w, 0)]!] ?? "", decoded, decodedEvents)
+    wake(w)
   }
-  const maxInflight = 3 * W // bounded memory: a few batches per worker in flight
-  let seq = 0
+  const maxInflight = 3 // bounded memory: a few batches per worker in flight
   let dropped = 0
+  let misaligned = false
+  // the first framing error in file order, and where (the batch it would have been)
   let framingError: unknown
   let errorSeq = Infinity
-  const fileEnds: Array<number> = [] // batches sent when each file was done
-  try {
+  let at = { file: files[0] ?? "", offset: 0 }
+  const read = async (w: number) => {
+    let k = 0
     try {
-      for (const file of files) {
-        reading = file
-        const it = streamFrames(file, { owned: true, reuse: () => spares.pop(), ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}) })
+      for (const seg of runs[w]!) {
+        const it = streamFrames(seg.file, {
+          owned: true,
+          reuse: () => spares.pop(),
+          start: seg.start,
+          ...(seg.end !== undefined ? { end: seg.end } : {}),
+          ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {})
+        })
         for (;;) {
           let next
           try {
             next = await it.next()
           } catch (e) {
-            framingError = e
-            errorSeq = seq
-            break
+            if (seqOf(w, k) < errorSeq) (framingError = e, errorSeq = seqOf(w, k))
+            return
           }
           if (next.done === true) {
-            dropped += next.value.droppedBytes
-            fileEnds.push(seq)
+            if (seg.end === undefined) dropped += next.value.droppedBytes
+            else if (next.value.droppedBytes !== 0) misaligned = true // the next range did not start at a record
             break
           }
           const { bytes, end, fileOffset } = next.value
-          // an owned buffer: moved to the worker, not copied
-          const req: DecodeRequest = { type: "batch", seq, bytes, end, file, fileOffset }
-          workers[seq % W].postMessage(req, [bytes.buffer as ArrayBuffer])
-          seq++
-          inflight++
-          while (inflight >= maxInflight && crashed === undefined) await new Promise<void>((r) => (waiting = r))
-          if (crashed !== undefined) {
+          if (misaligned || seqOf(w, k) > errorSeq) {
             await it.return(undefined as never)
-            throw unexpected(file, fileOffset, crashed) // keeps the cause, names the file
+            return
+          }
+          // an owned buffer: moved to the worker, not copied
+          const req: DecodeRequest = { type: "batch", seq: seqOf(w, k), bytes, end, file: seg.file, fileOffset }
+          workers[w]!.postMessage(req, [bytes.buffer as ArrayBuffer])
+          batchFiles[w]!.push(seg.fileIndex)
+          k++
+          inflight[w]++
+          while (inflight[w]! >= maxInflight && crashed === undefined) await new Promise<void>((r) => (waiting[w] = r))
+          if (crashed !== undefined) {
+            at = { file: seg.file, offset: fileOffset }
+            await it.return(undefined as never)
+            return
           }
         }
-        if (framingError !== undefined) break
       }
     } finally {
-      for (const w of workers) w.postMessage({ type: "finish" } satisfies DecodeRequest)
+      workers[w]!.postMessage({ type: "finish" } satisfies DecodeRequest)
     }
+  }
+  try {
+    await Promise.all(runs.map((_, w) => read(w)))
+    if (crashed !== undefined) throw unexpected(at.file, at.offset, crashed) // keeps the cause, names the file
     const got = await Promise.all(results).catch((e) => {
-      throw unexpected(reading, 0, e) // a worker died: keep why, name the file being read
+      throw unexpected(at.file, 0, e) // a worker died: keep why, name the file being read
     })
+    // a range that did not end where the next began: what was read after it means
+    // nothing (its errors included); the one-thread decode finds any real error
+    if (misaligned) return undefined
     // the first error in file order: a worker's decoding error in an earlier batch
     // than the framing error, else the framing error
     let first: WorkerError | undefined
     for (const g of got) if (g.error !== undefined && (first === undefined || g.error.seq < first.seq)) first = g.error
-    if (first !== undefined && first.seq < errorSeq) {
-      throw fromReasonFields(first.error)
-    }
+    if (first !== undefined && first.seq < errorSeq) throw fromReasonFields(first.error)
     if (framingError !== undefined) throw framingError
     const fileRowEnds = new Int32Array(3 * files.length)
     const fileExtraEnds = new Int32Array(files.length)
     return {
-      dec: merge(got, seq, fileEnds, fileRowEnds, fileExtraEnds, options.skip ?? {}),
+      dec: merge(got, batchFiles, files.length, fileRowEnds, fileExtraEnds, options.skip ?? {}),
       events: got.reduce((s, g) => s + g.events, 0),
       droppedBytes: dropped,
       fileRowEnds,
@@ -254,16 +338,17 @@ const setI32 = (c: I32, data: Int32Array<ArrayBuffer>, length: number) => ((c.da
 const setF64 = (c: F64, data: Float64Array<ArrayBuffer>, length: number) => ((c.data = data), (c.length = length))
 
 /**
- * Merge worker results: pools into one (ids remapped), columns concatenated in batch
- * order (batch `s` was decoded by worker `s mod W`, as its `floor(s / W)`-th batch).
+ * Merge worker results: pools into one (ids remapped), columns concatenated in file
+ * order (worker 0's batches, then worker 1's, ...: each worker read a contiguous run of
+ * ranges; batch k of worker w came from file `batchFiles[w][k]`).
  * The columns of skipped args (a projection: `skip`) are not copied (left zero / empty:
  * their loader does not read them).
  * Hot path: typed-array loops.
  */
 const merge = (
   got: ReadonlyArray<DecodeResult>,
-  batches: number,
-  fileEnds: ReadonlyArray<number>,
+  batchFiles: ReadonlyArray<ReadonlyArray<number>>,
+  nFiles: number,
   fileRowEnds: Int32Array,
   fileExtraEnds: Int32Array,
   skip: ArgSkip
@@ -291,7 +376,7 @@ const merge = (
     out.fallbacks += g.fallbacks
   })
   // metadata events in batch order (each worker's are in order already; the sort is stable)
-  const inOrder = (events: (g: DecodeResult) => ReadonlyArray<TraceEvent>, seqs: (g: DecodeResult) => Int32Array, into: Array<TraceEvent>) => {
+  const inOrder = (events: (g: DecodeResult) => ReadonlyArray<TraceEvent>, seqs: (g: DecodeResult) => Float64Array, into: Array<TraceEvent>) => {
     const all = got.flatMap((g) => events(g).map((event, i) => ({ seq: seqs(g)[i], event })))
     all.sort((a, b) => a.seq - b.seq)
     for (const m of all) into.push(m.event)
@@ -300,9 +385,13 @@ const merge = (
   inOrder((g) => g.metadata, (g) => g.metadataSeqs, out.metadata)
   inOrder((g) => g.driver, (g) => g.driverSeqs, out.driver)
   const extraSeqs = inOrder((g) => g.extra, (g) => g.extraSeqs, out.extra)
-  // where each file's extra events end: those of the batches before its end
-  for (let f = 0, x = 0; f < fileEnds.length; f++) {
-    while (x < extraSeqs.length && extraSeqs[x]! < fileEnds[f]!) x++
+  const fileOfSeq = (seq: number) => {
+    const w = Math.floor(seq / 2 ** 32)
+    return batchFiles[w]![seq - seqOf(w, 0)]!
+  }
+  // where each file's extra events end: those of its batches and the files' before it
+  for (let f = 0, x = 0; f < nFiles; f++) {
+    while (x < extraSeqs.length && fileOfSeq(extraSeqs[x]!) <= f) x++
     fileExtraEnds[f] = x
   }
   let T = 0
@@ -343,20 +432,18 @@ const merge = (
   let mOut = 0
   let rOut = 0
   let eOut = 0
-  const W = got.length
   let f = 0
-  const fileDone = (s: number) => {
-    for (; f < fileEnds.length && fileEnds[f] <= s; f++) {
+  // every file before `next` is done: its rows end here
+  const filesDone = (next: number) => {
+    for (; f < next; f++) {
       fileRowEnds[3 * f] = tOut
       fileRowEnds[3 * f + 1] = mOut
       fileRowEnds[3 * f + 2] = rOut
     }
   }
-  for (let s = 0; s < batches; s++) {
-    fileDone(s)
-    const w = s % W
-    const g = got[w]
-    const k = Math.floor(s / W)
+  for (let w = 0; w < got.length; w++) for (let k = 0; k < batchFiles[w]!.length; k++) {
+    filesDone(batchFiles[w]![k]!)
+    const g = got[w]!
     const mk = g.marks
     const at = MARKS * k
     if (at + MARKS - 1 >= mk.length) continue // after this worker's error (never reached: errors throw)
@@ -413,7 +500,7 @@ const merge = (
     r.values.forEach((col, j) => col.set(gr.values[j].subarray(r0, r1), rOut))
     rOut += r1 - r0
   }
-  fileDone(batches)
+  filesDone(nFiles)
   const ot = out.tasks
   for (const f of ["host", "worker", "key", "name", "state"] as const) setI32(ot[f], t[f], T)
   for (const f of ["end", "duration", "size", "cpuTime"] as const) setF64(ot[f], t[f], T)

@@ -76,6 +76,34 @@ export const scanFramesUnsafe = (
 }
 
 /**
+ * The first offset in `bytes` where `chain` records in a row plausibly begin: each an
+ * 8-byte length within the limit followed by a msgpack map header, each starting where
+ * the last ends (a chain that ends exactly at `bytes.length` counts when `atEnd`: the
+ * file ends there). -1 when there is none (records larger than the window, or not a
+ * trace). A guess to split a file at, never trusted alone: a parallel reader checks it
+ * against the records read up to it.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const recordStartUnsafe = (bytes: Uint8Array, chain: number, atEnd: boolean): number => {
+  const n = bytes.length
+  for (let p = 0; p + headerBytes < n; p++) {
+    let q = p
+    let links = 0
+    for (;;) {
+      if (links >= chain || (atEnd && q === n && links > 0)) return p
+      if (q + headerBytes >= n) break
+      const len = readLength(bytes, q)
+      if (len === 0 || len > maxRecordBytes || !isMapHeader(bytes[q + headerBytes])) break
+      q += headerBytes + len
+      links++
+    }
+  }
+  return -1
+}
+
+/**
  * Judge the incomplete tail left at the end of a file (see the module comment): return
  * normally when it is a truncated record (its bytes are dropped), throw
  * `TraceFormatError` when it shows the file is not a trace database.
