@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
-import { type AnalysisName, analysisNames, analysisTitles } from "./AnalysisNames.ts"
+import { type AnalysisName, analysisColumns, analysisNames, analysisTitles, unionColumns } from "./AnalysisNames.ts"
 import { perWorkerTaskBalance, workerUtilization } from "./Balance.ts"
 import { perFunctionBottleneck, perTaskBottleneck } from "./Bottleneck.ts"
 import { criticalPath } from "./CriticalPath.ts"
@@ -18,7 +18,7 @@ import { timeSummary } from "./TimeSummary.ts"
 import { stageSummary } from "./StageSummary.ts"
 import { transferBandwidth, transferFunctions, transferShare, transferTypes } from "./Transfers.ts"
 import type { Tables } from "./internal/taskView.ts"
-import type { LoadColumns, TasksSchema } from "./Load.ts"
+import type { LoadColumns } from "./Load.ts"
 
 export { analysisNames, analysisTitles, dasfAnalyses } from "./AnalysisNames.ts"
 export type { AnalysisName } from "./AnalysisNames.ts"
@@ -67,15 +67,6 @@ export interface NamedAnalysis {
   readonly columns?: LoadColumns
 }
 
-/** What `taskView` (internal/taskView.ts) reads. */
-const taskViewColumns: ReadonlyArray<keyof TasksSchema> = ["host", "worker", "key", "function", "start", "end", "duration", "size", "dependencies"]
-
-const declared: { readonly [K in Exclude<AnalysisName, "profile">]?: LoadColumns } = {
-  function_bottleneck: { tasks: taskViewColumns, memory: ["timestamp"] },
-  task_bottleneck: { tasks: taskViewColumns, memory: ["timestamp"] },
-  task_balance: { tasks: taskViewColumns, memory: ["timestamp", "host", "worker", "tasks"] }
-}
-
 const runs: { readonly [K in Exclude<AnalysisName, "profile">]: (tables: Tables) => Table } = {
   function_bottleneck: perFunctionBottleneck,
   task_bottleneck: perTaskBottleneck,
@@ -99,7 +90,7 @@ const runs: { readonly [K in Exclude<AnalysisName, "profile">]: (tables: Tables)
  * @category analysis
  */
 export const analyses: ReadonlyArray<NamedAnalysis> = analysisNames.flatMap((name) =>
-  name === "profile" ? [] : [{ name, title: analysisTitles[name], run: runs[name], ...(declared[name] !== undefined ? { columns: declared[name] } : {}) }]
+  name === "profile" ? [] : [{ name, title: analysisTitles[name], run: runs[name], ...(analysisColumns[name] !== undefined ? { columns: analysisColumns[name] } : {}) }]
 )
 
 /**
@@ -109,13 +100,4 @@ export const analyses: ReadonlyArray<NamedAnalysis> = analysisNames.flatMap((nam
  * @since 0.1.0
  * @category analysis
  */
-export const columnsOf = (chosen: ReadonlyArray<NamedAnalysis>): LoadColumns | undefined => {
-  const tasks = new Set<keyof TasksSchema>()
-  const memory = new Set<NonNullable<LoadColumns["memory"]>[number]>()
-  for (const a of chosen) {
-    if (a.columns?.tasks === undefined || a.columns.memory === undefined) return undefined
-    for (const c of a.columns.tasks) tasks.add(c)
-    for (const c of a.columns.memory) memory.add(c)
-  }
-  return { tasks: [...tasks], memory: [...memory] }
-}
+export const columnsOf = (chosen: ReadonlyArray<NamedAnalysis>): LoadColumns | undefined => unionColumns(chosen.map((a) => a.columns))

@@ -1,11 +1,13 @@
 /**
- * The names and headings of the built-in analyses, in a module that imports nothing, so
+ * The names, headings and columns read of the built-in analyses, in a module that imports nothing, so
  * that the command line can list and validate them without loading the analyses (Arrow,
  * the loaders): `tessera --help` and argument checks stay fast. `Analysis.analyses` is
  * typed by these names, so the two cannot drift apart.
  *
  * @since 0.1.0
  */
+
+import type { LoadColumns, TasksSchema } from "./Load.ts"
 
 /**
  * Every built-in analysis: its CLI name (also the CSV file's base name) and DASF's
@@ -46,6 +48,51 @@ export type AnalysisName = keyof typeof analysisTitles
  * @category models
  */
 export const analysisNames = Object.keys(analysisTitles) as ReadonlyArray<AnalysisName>
+
+/** What `taskView` (internal/taskView.ts) reads. */
+const taskViewColumns: ReadonlyArray<keyof TasksSchema> = ["host", "worker", "key", "function", "start", "end", "duration", "size", "dependencies"]
+
+/**
+ * The columns each built-in analysis reads, where declared (a load for them may leave
+ * the others out); the others read every column.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const analysisColumns: { readonly [K in Exclude<AnalysisName, "profile">]?: LoadColumns } = {
+  function_bottleneck: { tasks: taskViewColumns, memory: ["timestamp"] },
+  task_bottleneck: { tasks: taskViewColumns, memory: ["timestamp"] },
+  task_balance: { tasks: taskViewColumns, memory: ["timestamp", "host", "worker", "tasks"] }
+}
+
+/**
+ * The columns these built-in analyses read together, for a projected load: the union of
+ * their declared columns, or undefined (every column) when one of them declares none
+ * (or is not a built-in analysis, or is `profile`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const columnsOfNames = (names: ReadonlyArray<string>): LoadColumns | undefined =>
+  unionColumns(names.map((n) => (analysisColumns as Record<string, LoadColumns | undefined>)[n]))
+
+/**
+ * The union of column projections, or undefined (every column) when one is undefined or
+ * leaves a table unnamed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const unionColumns = (all: ReadonlyArray<LoadColumns | undefined>): LoadColumns | undefined => {
+  const tasks = new Set<keyof TasksSchema>()
+  const memory = new Set<NonNullable<LoadColumns["memory"]>[number]>()
+  for (const c of all) {
+    if (c?.tasks === undefined || c.memory === undefined) return undefined
+    for (const x of c.tasks) tasks.add(x)
+    for (const x of c.memory) memory.add(x)
+  }
+  return { tasks: [...tasks], memory: [...memory] }
+}
 
 /**
  * DASF's three analyses, the default of `tessera analyze`.

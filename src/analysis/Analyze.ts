@@ -14,12 +14,13 @@ import type { Table } from "apache-arrow"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
-import { analyses, columnsOf } from "./Analysis.ts"
+import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
 import { csvBlocks, summaryOf, toText } from "./Format.ts"
 import { load } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
-import { analysisTitles, isUserAnalysis } from "./AnalysisNames.ts"
+import type { Decoding } from "./Decoding.ts"
+import { analysisTitles, columnsOfNames, isUserAnalysis } from "./AnalysisNames.ts"
 import { loadProfilePromise, profileTable, type SampleFilter } from "./Profile.ts"
 import { loadAll as loadUserAnalyses } from "./Plugin.ts"
 import type { QueryError } from "./Query.ts"
@@ -123,6 +124,8 @@ export interface AnalyzeOptions {
   readonly onAnalysis?: (step: AnalysisStep) => void
   /** `profile`: only the samples of tasks of this function / stage */
   readonly profile?: { readonly function?: string | undefined; readonly stage?: string | undefined }
+  /** decoding of `databases` already started (`Decoding.startDecoding`, with the columns these analyses read): taken over */
+  readonly decoding?: Decoding
 }
 
 /**
@@ -179,10 +182,11 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
     const user = yield* loadUserAnalyses(options.analyses.filter(isUserAnalysis))
     const builtIn = analyses.filter((x) => options.analyses.includes(x.name))
     // only the columns the analyses read (user analyses and `profile` read any)
-    const columns = builtIn.length === options.analyses.length ? columnsOf(builtIn) : undefined
+    const columns = columnsOfNames(options.analyses)
     const tables = yield* load(options.databases, {
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
-      ...(columns !== undefined ? { columns } : {})
+      ...(columns !== undefined ? { columns } : {}),
+      ...(options.decoding !== undefined ? { decoding: options.decoding } : {})
     })
     options.onLoaded?.(tables)
     const output = options.output

@@ -72,15 +72,16 @@ import { Dictionary, Float64, Int32, List, Utf8 } from "apache-arrow/type"
 import { makeVector } from "apache-arrow/vector"
 import type { Data, DataType, StructRowProxy, TypeMap, Vector } from "apache-arrow"
 import * as Effect from "effect/Effect"
-import { checkTailUnsafe, scanFramesUnsafe, streamFrames } from "../trace/TraceFormat.ts"
+import { checkTailUnsafe, scanFramesUnsafe } from "../trace/TraceFormat.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import { isTraceFormatError, type TraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
-import { availableParallelism } from "node:os"
 import { type DriverSegment, driverSegmentOf, driverTable } from "./Driver.ts"
 import { functionName } from "./FunctionName.ts"
-import { type ArgSkip, ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
+import { ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
-import { decodeParallelPromise } from "./internal/parallelDecode.ts"
+import { alwaysLoaded, argSkipOf, type DecodeOptions, decodePromise, type Decoding, markFile, sameDecoding } from "./Decoding.ts"
+
+export { argSkipOf, decodeThreads, parallelMinBytes } from "./Decoding.ts"
 import { extraTables } from "./internal/transferTables.ts"
 
 /**
@@ -324,17 +325,9 @@ export interface LoadProgress {
  * @since 0.1.0
  * @category models
  */
-export interface LoadOptions {
-  readonly onProgress?: (p: LoadProgress) => void
-  readonly chunkBytes?: number
-  /**
-   * Decoding threads: 1 decodes on the calling thread; more decode batches of records
-   * on that many worker threads. Default: `decodeThreads(availableParallelism())` when
-   * the files hold at least `parallelMinBytes` (16 MiB), else 1.
-   */
-  readonly threads?: number
-  /** load only these columns (the others: all null); default: every column */
-  readonly columns?: LoadColumns
+export interface LoadOptions extends DecodeOptions {
+  /** decoding already started (`startDecoding`) of the same files and columns: taken over, not done again */
+  readonly decoding?: Decoding
 }
 
 /**
@@ -350,59 +343,6 @@ export interface LoadColumns {
   readonly memory?: ReadonlyArray<keyof MemorySchema>
 }
 
-/** The task columns every load has (a projection cannot leave them out). */
-const alwaysLoaded: ReadonlyArray<keyof TasksSchema> = ["host", "worker", "key", "function", "start", "end", "duration"]
-
-/** Each skippable arg and the columns that need it. */
-const computeArgColumns: ReadonlyArray<readonly [NonNullable<ArgSkip["compute"]>[number], ReadonlyArray<keyof TasksSchema>]> = [
-  ["state", ["state"]],
-  ["size", ["size"]],
-  ["cpu_time", ["cpu_time", "cores"]],
-  ["dependencies", ["dependencies"]],
-  ["stage", ["stage"]],
-  ["type", ["type"]],
-  ["dtype", ["dtype"]],
-  ["shape", ["shape"]],
-  ["dependents", ["dependents"]],
-  ["startstops", ["gather_start", "gather_end", "compute_start", "compute_end", "transfer_start", "transfer_end"]],
-  ["peak_memory", ["peak_memory"]],
-  ["io_bytes", ["io_bytes"]]
-]
-const memoryArgs = ["key", "state", "size", "tasks"] as const
-
-/**
- * The args the decoder may skip for a projection.
- *
- * @since 0.1.0
- * @category loading
- */
-export const argSkipOf = (columns: LoadColumns | undefined): ArgSkip => ({
-  compute: columns?.tasks === undefined ? [] : computeArgColumns.filter(([, cs]) => !cs.some((c) => columns.tasks!.includes(c))).map(([a]) => a),
-  memory: columns?.memory === undefined ? [] : memoryArgs.filter((a) => !columns.memory!.includes(a))
-})
-
-/**
- * Below this many bytes (all files together) a load decodes on the calling thread by
- * default: starting workers costs more than it saves.
- *
- * @since 0.1.0
- * @category constants
- */
-export const parallelMinBytes = 16 * 1024 * 1024
-
-/**
- * Default decoding threads on a machine with `cores` cores (large loads): 1 (the calling
- * thread) on one or two cores, else `cores`, at most 4. Every worker interns nearly every
- * task key again (dependencies name keys of other batches) and the merge interns them
- * once more, so W workers cost ~1.5x the CPU of one thread at W = 2; on two cores,
- * where the main thread also reads and frames, they finished no sooner than one thread
- * (BENCHMARKS.md, analyze, 2026-11-24).
- *
- * @since 0.1.0
- * @category loading
- */
-export const decodeThreads = (cores: number): number => (cores <= 2 ? 1 : Math.min(4, cores))
-
 /**
  * Load databases into tables. Rejects with `TraceFormatError` naming the file.
  *
@@ -410,70 +350,10 @@ export const decodeThreads = (cores: number): number => (cores <= 2 ? 1 : Math.m
  * @category loading
  */
 export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOptions): Promise<TraceTables> => {
-  const { stat } = await import("node:fs/promises")
-  const sizes: Array<number> = []
-  for (const f of files) {
-    try {
-      sizes.push((await stat(f)).size)
-    } catch {
-      sizes.push(0) // streamFrames reports the missing file with a typed error
-    }
-  }
-  const bytesTotal = sizes.reduce((a, b) => a + b, 0)
-  const threads = options?.threads ??
-    (bytesTotal >= parallelMinBytes ? decodeThreads(availableParallelism()) : 1)
-  if (threads > 1) {
-    const onProgress = options?.onProgress
-    const got = await decodeParallelPromise(files, threads, {
-      sizes,
-      skip: argSkipOf(options?.columns),
-      ...(options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
-      ...(onProgress !== undefined
-        ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
-        : {})
-    })
-    // undefined: a cut between two workers' ranges was not where a record begins (a
-    // record holding bytes that look like records): decode on this thread instead
-    if (got !== undefined) return buildTablesNamed(got.dec, files, got.events, got.droppedBytes, got.fileRowEnds, got.fileExtraEnds, options?.columns)
-  }
-  const dec = new ColumnDecoder(undefined, argSkipOf(options?.columns))
-  let dropped = 0
-  let done = 0
-  let events = 0
-  const rowEnds = new Int32Array(3 * files.length)
-  const extraEnds = new Int32Array(files.length)
-  for (let f = 0; f < files.length; f++) {
-    const file = files[f]
-    const it = streamFrames(file, options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : undefined)
-    let at = 0
-    try {
-      for (;;) {
-        const next = await it.next()
-        if (next.done === true) {
-          dropped += next.value.droppedBytes
-          done += next.value.bytes
-          break
-        }
-        const { bytes, end, fileOffset } = next.value
-        at = fileOffset
-        events += dec.decodeFrames(bytes, end, file, fileOffset)
-        options?.onProgress?.({ file, bytesRead: done + fileOffset + end, bytesTotal, events })
-      }
-    } catch (e) {
-      throw isTraceFormatError(e) ? e : unexpected(file, at, e) // keeps the cause, names the file
-    } finally {
-      await it.return(undefined as never) // closes the file when decoding threw
-    }
-    markFile(rowEnds, f, dec)
-    extraEnds[f] = dec.extra.length
-  }
-  return buildTablesNamed(dec, files, events, dropped, rowEnds, extraEnds, options?.columns)
-}
-
-const markFile = (rowEnds: Int32Array, f: number, dec: ColumnDecoder) => {
-  rowEnds[3 * f] = dec.tasks.length
-  rowEnds[3 * f + 1] = dec.memory.length
-  rowEnds[3 * f + 2] = dec.resources.length
+  const d = options?.decoding !== undefined && sameDecoding(options.decoding, files, options.columns)
+    ? await options.decoding.decoded
+    : await decodePromise(files, options)
+  return buildTablesNamed(d.dec, files, d.events, d.droppedBytes, d.fileRowEnds, d.fileExtraEnds, options?.columns)
 }
 
 /** `buildTables`, its failures (an allocation, ...) named after the files. */

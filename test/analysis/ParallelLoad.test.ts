@@ -7,6 +7,7 @@ import { encode } from "@msgpack/msgpack"
 import type { Table } from "apache-arrow"
 import * as fc from "fast-check"
 import * as A from "../../src/analysis/Analysis.ts"
+import { startDecoding } from "../../src/analysis/Decoding.ts"
 import { planSegments } from "../../src/analysis/internal/parallelDecode.ts"
 import { decodeRecordsUnsafe, encodeRecords, isTraceFormatError, readLength, recordStartNear } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
@@ -548,6 +549,37 @@ describe("ParallelLoad", () => {
       // a missing file among several
       await assert.rejects(A.loadPromise([a, join(dir, "missing.msgpack")], { threads: 2 }), (e: unknown) =>
         isTraceFormatError(e) && e.reason._tag === "FileNotFound" && e.file.endsWith("missing.msgpack"))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe("Decoding", () => {
+  it("a load takes over decoding started for the same files and columns (in any order), and decodes itself otherwise", async () => {
+    const dir = tmp()
+    try {
+      const write = (name: string, seed: number) => {
+        const f = join(dir, name)
+        writeFileSync(f, encodeRecords(fc.sample(computeEvent, { numRuns: 30, seed })))
+        return f
+      }
+      const a = write("a.msgpack", 1)
+      const b = write("b.msgpack", 2)
+      const columns = A.columnsOf(A.analyses.filter((x) => x.name === "task_balance" || x.name === "task_bottleneck"))!
+      const reversed = { tasks: [...columns.tasks!].reverse(), memory: [...columns.memory!].reverse() }
+      // decoding of b presented as if of a: a load that takes it over shows b's tasks
+      const started = { ...startDecoding([b], { columns }), files: [a] }
+      const ofB = snapshotOf((await A.loadPromise([b], { columns })).tasks)
+      const ofA = snapshotOf((await A.loadPromise([a], { columns })).tasks)
+      assert.notEqual(ofA, ofB)
+      assert.equal(snapshotOf((await A.loadPromise([a], { columns: reversed, decoding: started })).tasks), ofB, "taken over")
+      assert.equal(snapshotOf((await A.loadPromise([a], { decoding: started })).tasks.select(["key"])), snapshotOf((await A.loadPromise([a])).tasks.select(["key"])), "other columns: decoded again")
+      assert.equal(snapshotOf((await A.loadPromise([a, b], { columns, decoding: started })).tasks), snapshotOf((await A.loadPromise([a, b], { columns })).tasks), "other files: decoded again")
+      // a failed decoding rejects the load that takes it over, with the trace's typed error
+      const missing = join(dir, "missing.msgpack")
+      const failed = startDecoding([missing], { columns })
+      await assert.rejects(A.loadPromise([missing], { columns, decoding: failed }), (e) => isTraceFormatError(e) && e.message.includes(missing))
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

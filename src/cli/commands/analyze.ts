@@ -15,7 +15,7 @@ import { join } from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { analysisNames, dasfAnalyses, isUserAnalysis, outputName } from "../../analysis/AnalysisNames.ts"
+import { analysisNames, columnsOfNames, dasfAnalyses, isUserAnalysis, outputName } from "../../analysis/AnalysisNames.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 
@@ -83,9 +83,17 @@ export const analyze = Command.make(
         const written = chosen.flatMap((a) => [join(output, `${outputName(a)}.csv`), join(output, `${outputName(a)}.arrow`)])
         yield* refuseInputAsOutput("--output", written, databases)
       }
-      // loaded only now: `tessera --help` and usage errors need none of the analyses
-      const { analyze } = yield* Effect.promise(() => import("../../analysis/Analyze.ts"))
       const progress = Output.progress("analyze", databases)
+      // Decoding starts first (on worker threads for large files), so that loading the
+      // analyses (Arrow, ...) overlaps it; `analyze` takes it over. Loaded only now:
+      // `tessera --help` and usage errors need neither.
+      const { startDecoding } = yield* Effect.promise(() => import("../../analysis/Decoding.ts"))
+      const columns = columnsOfNames(chosen) // as `analyze` asks for them
+      const decoding = startDecoding(databases, {
+        onProgress: progress.onProgress,
+        ...(columns !== undefined ? { columns } : {})
+      })
+      const { analyze } = yield* Effect.promise(() => import("../../analysis/Analyze.ts"))
       yield* analyze({
         databases,
         analyses: chosen,
@@ -96,6 +104,7 @@ export const analyze = Command.make(
           function: c.fn._tag === "Some" ? c.fn.value : undefined,
           stage: c.stage._tag === "Some" ? c.stage.value : undefined
         },
+        decoding,
         print: (s) => lines.push(s),
         onProgress: progress.onProgress,
         onLoaded: (t) => {

@@ -1,0 +1,219 @@
+/**
+ * Decoding trace databases into columns, the first half of `Load` (the second builds the
+ * Arrow tables): a module that loads no Arrow, so a caller can start decoding (on worker
+ * threads, for large files) before it loads the table builder and the analyses
+ * (`startDecoding`; `tessera analyze` does), and the two overlap.
+ *
+ * Leaves out: the tables (`Load.ts`), reading errors' wording (`src/trace`).
+ *
+ * @since 0.1.0
+ */
+import { availableParallelism } from "node:os"
+import { streamFrames } from "../trace/TraceFormat.ts"
+import { isTraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
+import { type ArgSkip, ColumnDecoder } from "../trace/TraceReader.ts"
+import { decodeParallelPromise } from "./internal/parallelDecode.ts"
+import type { LoadColumns, LoadProgress, TasksSchema } from "./Load.ts"
+
+/**
+ * Options for decoding (and loading: `LoadOptions` adds to them).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecodeOptions {
+  readonly onProgress?: (p: LoadProgress) => void
+  readonly chunkBytes?: number
+  /**
+   * Decoding threads: 1 decodes on the calling thread; more decode contiguous byte
+   * ranges of the files on that many worker threads. Default: `decodeThreads(availableParallelism())` when
+   * the files hold at least `parallelMinBytes` (16 MiB), else 1.
+   */
+  readonly threads?: number
+  /** load only these columns (the others: all null); default: every column */
+  readonly columns?: LoadColumns
+}
+
+/**
+ * What decoding found: the decoder holding every column, the events, the dropped tail
+ * bytes, and per file where its rows (tasks, memory, resources: 3 numbers a file) and
+ * its `extra` events end.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Decoded {
+  readonly dec: ColumnDecoder
+  readonly events: number
+  readonly droppedBytes: number
+  readonly fileRowEnds: Int32Array
+  readonly fileExtraEnds: Int32Array
+}
+
+/** The task columns every load has (a projection cannot leave them out). */
+export const alwaysLoaded: ReadonlyArray<keyof TasksSchema> = ["host", "worker", "key", "function", "start", "end", "duration"]
+
+/** Each skippable arg and the columns that need it. */
+const computeArgColumns: ReadonlyArray<readonly [NonNullable<ArgSkip["compute"]>[number], ReadonlyArray<keyof TasksSchema>]> = [
+  ["state", ["state"]],
+  ["size", ["size"]],
+  ["cpu_time", ["cpu_time", "cores"]],
+  ["dependencies", ["dependencies"]],
+  ["stage", ["stage"]],
+  ["type", ["type"]],
+  ["dtype", ["dtype"]],
+  ["shape", ["shape"]],
+  ["dependents", ["dependents"]],
+  ["startstops", ["gather_start", "gather_end", "compute_start", "compute_end", "transfer_start", "transfer_end"]],
+  ["peak_memory", ["peak_memory"]],
+  ["io_bytes", ["io_bytes"]]
+]
+const memoryArgs = ["key", "state", "size", "tasks"] as const
+
+/**
+ * The args the decoder may skip for a projection.
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const argSkipOf = (columns: LoadColumns | undefined): ArgSkip => ({
+  compute: columns?.tasks === undefined ? [] : computeArgColumns.filter(([, cs]) => !cs.some((c) => columns.tasks!.includes(c))).map(([a]) => a),
+  memory: columns?.memory === undefined ? [] : memoryArgs.filter((a) => !columns.memory!.includes(a))
+})
+
+/**
+ * Below this many bytes (all files together) a load decodes on the calling thread by
+ * default: starting workers costs more than it saves.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const parallelMinBytes = 16 * 1024 * 1024
+
+/**
+ * Default decoding threads on a machine with `cores` cores (large loads): 1 (the calling
+ * thread) on one or two cores, else `cores`, at most 4. Every worker interns nearly every
+ * task key again (dependencies name keys of other batches) and the merge interns them
+ * once more, so W workers cost ~1.5x the CPU of one thread at W = 2; on two cores,
+ * where the main thread also reads and frames, they finished no sooner than one thread
+ * (BENCHMARKS.md, analyze, 2026-11-24).
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const decodeThreads = (cores: number): number => (cores <= 2 ? 1 : Math.min(4, cores))
+
+/**
+ * Decode databases into columns. Rejects with `TraceFormatError` naming the file.
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const decodePromise = async (files: ReadonlyArray<string>, options?: DecodeOptions): Promise<Decoded> => {
+  const { stat } = await import("node:fs/promises")
+  const sizes: Array<number> = []
+  for (const f of files) {
+    try {
+      sizes.push((await stat(f)).size)
+    } catch {
+      sizes.push(0) // streamFrames reports the missing file with a typed error
+    }
+  }
+  const bytesTotal = sizes.reduce((a, b) => a + b, 0)
+  const threads = options?.threads ??
+    (bytesTotal >= parallelMinBytes ? decodeThreads(availableParallelism()) : 1)
+  if (threads > 1) {
+    const onProgress = options?.onProgress
+    const got = await decodeParallelPromise(files, threads, {
+      sizes,
+      skip: argSkipOf(options?.columns),
+      ...(options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
+      ...(onProgress !== undefined
+        ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
+        : {})
+    })
+    // undefined: a cut between two workers' ranges was not where a record begins (a
+    // record holding bytes that look like records): decode on this thread instead
+    if (got !== undefined) return got
+  }
+  const dec = new ColumnDecoder(undefined, argSkipOf(options?.columns))
+  let dropped = 0
+  let done = 0
+  let events = 0
+  const rowEnds = new Int32Array(3 * files.length)
+  const extraEnds = new Int32Array(files.length)
+  for (let f = 0; f < files.length; f++) {
+    const file = files[f]
+    const it = streamFrames(file, options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : undefined)
+    let at = 0
+    try {
+      for (;;) {
+        const next = await it.next()
+        if (next.done === true) {
+          dropped += next.value.droppedBytes
+          done += next.value.bytes
+          break
+        }
+        const { bytes, end, fileOffset } = next.value
+        at = fileOffset
+        events += dec.decodeFrames(bytes, end, file, fileOffset)
+        options?.onProgress?.({ file, bytesRead: done + fileOffset + end, bytesTotal, events })
+      }
+    } catch (e) {
+      throw isTraceFormatError(e) ? e : unexpected(file, at, e) // keeps the cause, names the file
+    } finally {
+      await it.return(undefined as never) // closes the file when decoding threw
+    }
+    markFile(rowEnds, f, dec)
+    extraEnds[f] = dec.extra.length
+  }
+  return { dec, events, droppedBytes: dropped, fileRowEnds: rowEnds, fileExtraEnds: extraEnds }
+}
+
+export const markFile = (rowEnds: Int32Array, f: number, dec: ColumnDecoder) => {
+  rowEnds[3 * f] = dec.tasks.length
+  rowEnds[3 * f + 1] = dec.memory.length
+  rowEnds[3 * f + 2] = dec.resources.length
+}
+
+
+/**
+ * Decoding under way: its files and columns (a load asking for the same takes it over)
+ * and its result.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Decoding {
+  readonly files: ReadonlyArray<string>
+  readonly columns: LoadColumns | undefined
+  readonly decoded: Promise<Decoded>
+}
+
+/**
+ * Start decoding now; `load(files, { decoding })` with the same files and columns takes
+ * the result over instead of decoding again. Its rejection is handled here: whoever
+ * awaits `decoded` sees it.
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const startDecoding = (files: ReadonlyArray<string>, options?: DecodeOptions): Decoding => {
+  const decoded = decodePromise(files, options)
+  decoded.catch(() => undefined)
+  return { files: [...files], columns: options?.columns, decoded }
+}
+
+/**
+ * Is `d` decoding exactly these files into exactly these columns?
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const sameDecoding = (d: Decoding, files: ReadonlyArray<string>, columns: LoadColumns | undefined): boolean => {
+  const sameSet = <A>(a: ReadonlyArray<A> | undefined, b: ReadonlyArray<A> | undefined) =>
+    a === undefined || b === undefined ? a === b : new Set(a).size === new Set(b).size && a.every((x) => b.includes(x))
+  return d.files.length === files.length && d.files.every((f, i) => f === files[i]) &&
+    (d.columns === undefined) === (columns === undefined) &&
+    sameSet(d.columns?.tasks, columns?.tasks) && sameSet(d.columns?.memory, columns?.memory)
+}
