@@ -16,7 +16,9 @@ import * as Effect from "effect/Effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
-import { csvBlocks, summaryOf, toText } from "./Format.ts"
+import { csvBlocks, csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
+import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
+import { availableParallelism } from "node:os"
 import { load } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
 import type { Decoding } from "./Decoding.ts"
@@ -154,13 +156,40 @@ const profileAnalysis = (databases: ReadonlyArray<string>, filter: SampleFilter)
 const write = (file: string, data: string | Uint8Array) =>
   Effect.tryPromise({ try: () => writeFile(file, data), catch: (e) => AnalyzeError.writeFailed(file, e) })
 
-/** Writes a table as CSV a block of rows at a time: a 500k-row task table never becomes one string. */
-const writeCsv = (file: string, table: Table) =>
+/**
+ * Tables with at least this many rows are formatted on two threads (on a machine with
+ * more than one core): a worker formats the second half of the rows while this thread
+ * formats and writes the first.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const splitCsvRows = 100_000
+
+/**
+ * Writes a table as CSV a block of rows at a time (a 500k-row task table never becomes
+ * one string); a large one's second half formatted by `helper`'s worker meanwhile (if it
+ * fails, here instead: the bytes are the same either way).
+ */
+const writeCsv = (file: string, table: Table, helper: () => Promise<CsvHelper> | undefined) =>
   Effect.tryPromise({
     try: async () => {
       const handle = await open(file, "w")
       try {
-        for (const block of csvBlocks(table)) await handle.write(block)
+        const n = table.numRows
+        const h = n >= splitCsvRows ? helper() : undefined
+        if (h === undefined) {
+          for (const block of csvBlocks(table)) await handle.write(block)
+          return
+        }
+        const columns = csvColumns(table)
+        const mid = n >> 1
+        const rest = h.then((w) => w.format(sliceColumns(columns, mid, n), n - mid))
+        rest.catch(() => undefined) // awaited below
+        await handle.write(csvHeader(table))
+        for (const block of csvRowBlocks(columns, 0, mid)) await handle.write(block)
+        const blocks = await rest.catch(() => csvRowBlocks(columns, mid, n))
+        for (const block of blocks) await handle.write(block)
       } finally {
         await handle.close()
       }
@@ -174,8 +203,11 @@ const writeCsv = (file: string, table: Table) =>
  * @since 0.1.0
  * @category analysis
  */
-export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeError | TraceFormatError | QueryError> =>
-  Effect.gen(function*() {
+export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeError | TraceFormatError | QueryError> => {
+  // a CSV worker thread, started by the first table large enough to need it
+  let helper: Promise<CsvHelper> | undefined
+  const needHelper = () => (availableParallelism() > 1 ? (helper ??= csvHelper()) : undefined)
+  return Effect.gen(function*() {
     const unknown = options.analyses.filter((a) => !(analysisNames as ReadonlyArray<string>).includes(a) && !isUserAnalysis(a))
     if (unknown.length > 0) return yield* AnalyzeError.unknownAnalysis(unknown)
     if (options.databases.length === 0) return yield* AnalyzeError.noDatabase()
@@ -205,7 +237,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       const t0 = performance.now()
       const table = yield* a.run(tables)
       if (output !== undefined) {
-        yield* writeCsv(join(output, `${a.name}.csv`), table)
+        yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper)
         if (options.format === "arrow") {
           // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
           const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
@@ -220,7 +252,8 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
     }
     print("Analyses finished!")
-  })
+  }).pipe(Effect.ensuring(Effect.promise(() => (helper ?? Promise.resolve(undefined)).then((h) => h?.close(), () => undefined))))
+}
 
 /**
  * {@link analyze} as a Promise.

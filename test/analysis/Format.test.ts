@@ -2,7 +2,8 @@ import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { Dictionary, Float64, Int32, Table, tableFromArrays, Utf8, vectorFromArray } from "apache-arrow"
 import fc from "fast-check"
-import { csvBlocks, toCsv, toText } from "../../src/analysis/Format.ts"
+import { csvBlocks, csvColumns, csvHeader, toCsv, toText } from "../../src/analysis/Format.ts"
+import { csvHelper, csvRowBlocks, sliceColumns } from "../../src/analysis/internal/csvWriter.ts"
 
 /** RFC 4180 by the letter, one cell at a time: the reference the fast writer is checked against. */
 const naiveCsv = (rows: ReadonlyArray<ReadonlyArray<string | number | null>>, names: ReadonlyArray<string>): string => {
@@ -41,38 +42,59 @@ describe("Format", () => {
     assert.equal(toCsv(t), "x\n782719936\n0.0000064373\n")
   })
 
+  const text = fc.oneof(fc.string({ unit: "grapheme" }), fc.string(), fc.constantFrom("a,b", "say \"hi\"", "two\nlines", "cr\r", "", "é,ü"))
+  const float = fc.oneof(fc.double(), fc.constantFrom(Number.NaN, -0, Infinity, 1e-7, 782719936))
+  const int = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })
+  const rows = fc.integer({ min: 0, max: 40 })
+  /** A random table (strings in a dictionary, floats, ints, plain strings; nulls; one or two batches) and its CSV by the letter. */
+  const tables = rows.chain((n) =>
+    fc.record({
+      words: fc.array(fc.option(text, { nil: null }), { minLength: n, maxLength: n }),
+      floats: fc.array(fc.option(float, { nil: null }), { minLength: n, maxLength: n }),
+      ints: fc.array(fc.option(int, { nil: null }), { minLength: n, maxLength: n }),
+      plain: fc.array(fc.option(text, { nil: null }), { minLength: n, maxLength: n }),
+      cut: fc.integer({ min: 0, max: n }),
+      block: fc.integer({ min: 1, max: 7 }),
+      mid: fc.integer({ min: 0, max: n })
+    })
+  ).map(({ block, cut, floats, ints, mid, plain, words }) => {
+    const part = (from: number, to: number) =>
+      new Table({
+        "the word": vectorFromArray(words.slice(from, to), new Dictionary(new Utf8(), new Int32())),
+        "x,y": vectorFromArray(floats.slice(from, to), new Float64()),
+        n: vectorFromArray(ints.slice(from, to), new Int32()),
+        s: vectorFromArray(plain.slice(from, to), new Utf8())
+      })
+    // two record batches, so rows cross from one batch's arrays to the next's
+    const table = cut === 0 || cut === words.length ? part(0, words.length) : part(0, cut).concat(part(cut, words.length))
+    const expected = naiveCsv(words.map((w, i) => [w, floats[i]!, ints[i]!, plain[i]!]), table.schema.fields.map((f) => f.name))
+    return { block, expected, mid, table }
+  })
+
   it("writes CSV cell by cell as RFC 4180 says, whatever the column types, nulls and batches (property)", () => {
-    const text = fc.oneof(fc.string({ unit: "grapheme" }), fc.string(), fc.constantFrom("a,b", "say \"hi\"", "two\nlines", "cr\r", "", "é,ü"))
-    const float = fc.oneof(fc.double(), fc.constantFrom(Number.NaN, -0, Infinity, 1e-7, 782719936))
-    const int = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })
-    const rows = fc.integer({ min: 0, max: 40 })
     fc.assert(
-      fc.property(
-        rows.chain((n) =>
-          fc.record({
-            words: fc.array(fc.option(text, { nil: null }), { minLength: n, maxLength: n }),
-            floats: fc.array(fc.option(float, { nil: null }), { minLength: n, maxLength: n }),
-            ints: fc.array(fc.option(int, { nil: null }), { minLength: n, maxLength: n }),
-            plain: fc.array(fc.option(text, { nil: null }), { minLength: n, maxLength: n }),
-            cut: fc.integer({ min: 0, max: n }),
-            block: fc.integer({ min: 1, max: 7 })
-          })
-        ),
-        ({ block, cut, floats, ints, plain, words }) => {
-          const part = (from: number, to: number) =>
-            new Table({
-              "the word": vectorFromArray(words.slice(from, to), new Dictionary(new Utf8(), new Int32())),
-              "x,y": vectorFromArray(floats.slice(from, to), new Float64()),
-              n: vectorFromArray(ints.slice(from, to), new Int32()),
-              s: vectorFromArray(plain.slice(from, to), new Utf8())
-            })
-          // two record batches, so rows cross from one batch's arrays to the next's
-          const table = cut === 0 || cut === words.length ? part(0, words.length) : part(0, cut).concat(part(cut, words.length))
-          const expected = naiveCsv(words.map((w, i) => [w, floats[i]!, ints[i]!, plain[i]!]), table.schema.fields.map((f) => f.name))
-          assert.equal(toCsv(table), expected)
-          assert.equal(Buffer.concat(Array.from(csvBlocks(table, block))).toString("utf8"), expected)
-        }
-      )
+      fc.property(tables, ({ block, expected, table }) => {
+        assert.equal(toCsv(table), expected)
+        assert.equal(Buffer.concat(Array.from(csvBlocks(table, block))).toString("utf8"), expected)
+      })
     )
+  })
+
+  it("writes the same CSV when a worker thread formats the rows after any split (property)", async () => {
+    const helper = await csvHelper()
+    try {
+      await fc.assert(
+        fc.asyncProperty(tables, async ({ expected, mid, table }) => {
+          const columns = csvColumns(table)
+          const n = table.numRows
+          const rest = await helper.format(sliceColumns(columns, mid, n), n - mid)
+          const got = Buffer.concat([csvHeader(table), ...csvRowBlocks(columns, 0, mid), ...rest]).toString("utf8")
+          assert.equal(got, expected)
+        }),
+        { numRuns: 60 }
+      )
+    } finally {
+      helper.close()
+    }
   })
 })

@@ -1,0 +1,39 @@
+/**
+ * `tessera analyze -o DIR` on a trace large enough for every fast path: decoding started
+ * before the analyses load and taken over, contiguous ranges on worker threads (where
+ * the machine's default says so), the large task table's CSV formatted on two threads.
+ * The files must be byte for byte what one thread computes in process.
+ */
+import assert from "node:assert/strict"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { after, describe, it } from "node:test"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import * as A from "../../src/analysis/Analysis.ts"
+import { splitCsvRows } from "../../src/analysis/Analyze.ts"
+
+const run = promisify(execFile)
+const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
+const generate = fileURLToPath(new URL("../../bench/analysis/generate.ts", import.meta.url))
+const dir = mkdtempSync(join(tmpdir(), "tessera-analyze-large-"))
+after(() => rmSync(dir, { recursive: true, force: true }))
+
+describe("tessera analyze on a large trace", () => {
+  it("writes the CSVs one thread computes in process, byte for byte", async () => {
+    const trace = join(dir, "t.msgpack")
+    await run(process.execPath, [generate, trace, "--events", "300000"])
+    assert.ok(statSync(trace).size >= A.parallelMinBytes, "large enough to decode in parallel")
+    const out = join(dir, "out")
+    const { stderr } = await run(process.execPath, [main, "analyze", "-d", trace, "-o", out], { maxBuffer: 1 << 26 })
+    assert.match(stderr, /loaded \d+ events/)
+    const tables = await A.loadPromise([trace], { threads: 1 })
+    for (const name of A.dasfAnalyses) {
+      const table = A.analyses.find((a) => a.name === name)!.run(tables)
+      if (name === "task_bottleneck") assert.ok(table.numRows >= splitCsvRows, `${table.numRows} rows: formatted on two threads`)
+      assert.equal(readFileSync(join(out, `${name}.csv`), "utf8"), A.toCsv(table), name)
+    }
+  })
+})
