@@ -215,16 +215,17 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
     const builtIn = analyses.filter((x) => options.analyses.includes(x.name))
     // only the columns the analyses read (user analyses and `profile` read any)
     const columns = columnsOfNames(options.analyses)
+    // the output folder first: one that cannot be made fails before a long load
+    const output = options.output
+    if (output !== undefined) {
+      yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
+    }
     const tables = yield* load(options.databases, {
       ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
       ...(columns !== undefined ? { columns } : {}),
       ...(options.decoding !== undefined ? { decoding: options.decoding } : {})
     })
     options.onLoaded?.(tables)
-    const output = options.output
-    if (output !== undefined) {
-      yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
-    }
     const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
     const chosen = [
       ...builtIn.map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),

@@ -32,6 +32,8 @@ export interface DecodeOptions {
   readonly threads?: number
   /** load only these columns (the others: all null); default: every column */
   readonly columns?: LoadColumns
+  /** stops decoding between batches (worker threads terminated); the decoding rejects with the signal's reason */
+  readonly signal?: AbortSignal
 }
 
 /**
@@ -128,6 +130,7 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
       sizes,
       skip: argSkipOf(options?.columns),
       ...(options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
+      ...(options?.signal !== undefined ? { signal: options.signal } : {}),
       ...(onProgress !== undefined
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
@@ -148,6 +151,7 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
     let at = 0
     try {
       for (;;) {
+        options?.signal?.throwIfAborted()
         const next = await it.next()
         if (next.done === true) {
           dropped += next.value.droppedBytes
@@ -160,6 +164,7 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
         options?.onProgress?.({ file, bytesRead: done + fileOffset + end, bytesTotal, events })
       }
     } catch (e) {
+      if (options?.signal?.aborted === true) throw options.signal.reason
       throw isTraceFormatError(e) ? e : unexpected(file, at, e) // keeps the cause, names the file
     } finally {
       await it.return(undefined as never) // closes the file when decoding threw
@@ -188,6 +193,8 @@ export interface Decoding {
   readonly files: ReadonlyArray<string>
   readonly columns: LoadColumns | undefined
   readonly decoded: Promise<Decoded>
+  /** stop decoding (when nobody will take it over: the command failed early); no effect once done */
+  readonly abort: () => void
 }
 
 /**
@@ -198,10 +205,11 @@ export interface Decoding {
  * @since 0.1.0
  * @category loading
  */
-export const startDecoding = (files: ReadonlyArray<string>, options?: DecodeOptions): Decoding => {
-  const decoded = decodePromise(files, options)
+export const startDecoding = (files: ReadonlyArray<string>, options?: Omit<DecodeOptions, "signal">): Decoding => {
+  const stop = new AbortController()
+  const decoded = decodePromise(files, { ...options, signal: stop.signal })
   decoded.catch(() => undefined)
-  return { files: [...files], columns: options?.columns, decoded }
+  return { files: [...files], columns: options?.columns, decoded, abort: () => stop.abort() }
 }
 
 /**

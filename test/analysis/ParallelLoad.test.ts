@@ -576,6 +576,15 @@ describe("Decoding", () => {
       assert.equal(snapshotOf((await A.loadPromise([a], { columns: reversed, decoding: started })).tasks), ofB, "taken over")
       assert.equal(snapshotOf((await A.loadPromise([a], { decoding: started })).tasks.select(["key"])), snapshotOf((await A.loadPromise([a])).tasks.select(["key"])), "other columns: decoded again")
       assert.equal(snapshotOf((await A.loadPromise([a, b], { columns, decoding: started })).tasks), snapshotOf((await A.loadPromise([a, b], { columns })).tasks), "other files: decoded again")
+      // a decoding stopped (nobody will take it over) rejects with the abort, on one thread or several
+      const big = join(dir, "big.msgpack")
+      writeFileSync(big, encodeRecords(fc.sample(computeEvent, { numRuns: 3000, seed: 5 })))
+      for (const threads of [1, 2]) {
+        const stopped = startDecoding([big], { threads, chunkBytes: 1024 })
+        stopped.abort()
+        await assert.rejects(stopped.decoded, (e) => (e as Error).name === "AbortError", `threads ${threads}`)
+        stopped.abort() // twice: no effect
+      }
       // a failed decoding rejects the load that takes it over, with the trace's typed error
       const missing = join(dir, "missing.msgpack")
       const failed = startDecoding([missing], { columns })

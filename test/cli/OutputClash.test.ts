@@ -39,4 +39,11 @@ describe("OutputClash", () => {
       assert.deepEqual(readFileSync(join(dir, shown.replace(/^.*\//, ""))), before)
     })
   }
+
+  it("analyze fails on an output folder it cannot make before it reads the databases", () => {
+    const r = spawnSync(process.execPath, [main, "analyze", "-d", "db.msgpack", "-o", "db.msgpack/out"], { cwd: dir, encoding: "utf8" })
+    assert.equal(r.status, 1, r.stderr)
+    assert.match(r.stderr, /could not write db\.msgpack\/out: ENOTDIR/)
+    assert.doesNotMatch(r.stderr, /loaded \d+ events/)
+  })
 })

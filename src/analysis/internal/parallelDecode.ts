@@ -209,6 +209,8 @@ export const decodeParallelPromise = async (
     readonly chunkBytes?: number
     /** after each decoded batch: its file, bytes and events decoded so far */
     readonly onDecoded?: (file: string, bytesDecoded: number, eventsDecoded: number) => void
+    /** stops reading and the workers; the decode rejects with the signal's reason */
+    readonly signal?: AbortSignal
   }
 ): Promise<ParallelDecoded | undefined> => {
   const runs = await planSegments(files, options.sizes, Math.max(1, Math.floor(threads)))
@@ -283,7 +285,7 @@ export const decodeParallelPromise = async (
             break
           }
           const { bytes, end, fileOffset } = next.value
-          if (misaligned || seqOf(w, k) > errorSeq) {
+          if (misaligned || seqOf(w, k) > errorSeq || options.signal?.aborted === true) {
             await it.return(undefined as never)
             return
           }
@@ -305,8 +307,16 @@ export const decodeParallelPromise = async (
       workers[w]!.postMessage({ type: "finish" } satisfies DecodeRequest)
     }
   }
+  // aborted: wake the readers (they stop at their next batch) and end the workers
+  const onAbort = () => {
+    for (const w of workers) void w.terminate()
+    crashed ??= options.signal?.reason
+    wakeAll()
+  }
+  options.signal?.addEventListener("abort", onAbort, { once: true })
   try {
     await Promise.all(runs.map((_, w) => read(w)))
+    options.signal?.throwIfAborted()
     if (crashed !== undefined) throw unexpected(at.file, at.offset, crashed) // keeps the cause, names the file
     const got = await Promise.all(results).catch((e) => {
       throw unexpected(at.file, 0, e) // a worker died: keep why, name the file being read
@@ -330,6 +340,7 @@ export const decodeParallelPromise = async (
       fileExtraEnds
     }
   } finally {
+    options.signal?.removeEventListener("abort", onAbort)
     for (const w of workers) void w.terminate()
   }
 }

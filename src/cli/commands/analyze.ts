@@ -115,7 +115,7 @@ export const analyze = Command.make(
           s._tag === "Start"
             ? progress.phase(`${s.name} (${s.index}/${s.count})`)
             : progress.done(`${s.name} (${s.index}/${s.count}): ${s.rows} rows in ${s.seconds.toFixed(2)} s`)
-      }).pipe(Effect.ensuring(Effect.sync(() => progress.end())))
+      }).pipe(Effect.ensuring(Effect.sync(() => (decoding.abort(), progress.end()))))
       yield* Console.log(lines.join("\n"))
     })
 ).pipe(Command.withDescription("DASF-style trace analyses: function / task bottleneck, task balance, and more."))
