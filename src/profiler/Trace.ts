@@ -115,7 +115,7 @@ export const memoryEvent = (m: MemoryRecord): TraceEvent => ({
  * @since 0.1.0
  * @category constants
  */
-export const driverEventName = "Driver"
+export const driverEventName = EventNames.driver
 
 /**
  * The `Driver` event of one segment of the driver's time: phase X, `timestamp` = the
@@ -225,7 +225,7 @@ export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callb
     lineage: Lineage.makeRun(),
     task: sink.task,
     memory: sink.memory,
-    driver: (d) => db.record(driverEvent(d)),
+    driver: sink.driver ?? ((d) => db.record(driverEvent(d))),
     transfer: (t) => db.record(transferEvent(t)),
     clock: (c) => db.record(clockEvent(c)),
     finish: () => {

@@ -6,15 +6,15 @@
  * - the fixed field names, and the short strings of the repeated positions (event names,
  *   hosts, thread ids, arg keys), are encoded once and cached as msgpack bytes; string
  *   values inside args (mostly unique task keys) are written directly;
- * - the Trace layer's `Compute` and `Managed Memory` records are written straight from
- *   the engine's records, without building event objects;
+ * - the Trace layer's `Compute`, `Managed Memory` and `Driver` records are written
+ *   straight from the engine's records, without building event objects;
  * - everything goes into one growing buffer, reused between batches.
  *
  * Hot path: plain imperative code on purpose (see STYLE: hot loops may be imperative).
  *
  * The msgpack primitives, framing and generic event layout come from `MsgpackWriter`
  * (shared with `TraceFormat.encodeRecords`); this class adds the Trace layer's two
- * record shapes. Public as `TraceWriter.RecordEncoder`.
+ * record shapes (and the driver's segments). Public as `TraceWriter.RecordEncoder`.
  *
  * Leaves out: decoding (`eventDecoder.ts`, `columnDecoder.ts`), framing rules
  * (`TraceFormat.ts`).
@@ -82,6 +82,25 @@ export interface ManagedMemoryRecord {
   readonly device?: number
 }
 
+/**
+ * What a `Driver` record is written from (the engine's `DriverRecord`, structurally):
+ * one segment of the driver's time, epoch seconds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DriverSegmentRecord {
+  readonly key: string
+  readonly activity: string
+  readonly start: number
+  readonly end: number
+  readonly host: string
+  readonly threadId: string
+  readonly compute: number
+  readonly dependencies: ReadonlyArray<string>
+  readonly tasks: number
+}
+
 const cat = (...parts: ReadonlyArray<Uint8Array | ReadonlyArray<number>>): Uint8Array =>
   Uint8Array.from(parts.flatMap((p) => [...p]))
 // precomputed runs of bytes for the Trace layer's two event shapes (see `compute`, `memory`)
@@ -89,6 +108,9 @@ const P = {
   computeHead: cat([0x87], K.name, fixstr("Compute"), K.timestamp),
   computePhase: cat(K.phase, fixstr("X"), K.process_id),
   memoryHead: cat([0x87], K.name, fixstr("Managed Memory"), K.timestamp),
+  driverHead: cat([0x87], K.name, fixstr("Driver"), K.timestamp),
+  activity: fixstr("activity"),
+  computeNo: fixstr("compute"),
   memoryPhase: cat(K.phase, fixstr("I"), K.scope, fixstr("g"), K.process_id),
   key: fixstr("key"),
   name: fixstr("name"),
@@ -246,6 +268,36 @@ export class RecordEncoder {
       this.w.put(P.device)
       this.w.number(m.device)
     }
+    this.w.frameEnd(at)
+  }
+
+  /**
+   * Appends the Trace layer's `Driver` record for one driver segment: exactly the bytes
+   * `event(Trace.driverEvent(d))` writes (a property test checks), without building the
+   * event and its args.
+   */
+  driver(d: DriverSegmentRecord): void {
+    const at = this.w.frameStart()
+    this.w.put(P.driverHead)
+    this.w.float64(d.end)
+    this.w.put(K.duration)
+    this.w.float64(Math.max(0, d.end - d.start))
+    this.w.put(P.computePhase)
+    this.w.string(d.host)
+    this.w.put(K.thread_id)
+    this.w.string(d.threadId)
+    this.w.put(K.args)
+    this.w.byte(0x85)
+    this.w.put(P.key)
+    this.w.string(d.key)
+    this.w.put(P.activity)
+    this.w.string(d.activity)
+    this.w.put(P.computeNo)
+    this.w.number(d.compute)
+    this.w.put(P.dependencies)
+    this.strings(d.dependencies)
+    this.w.put(P.tasks)
+    this.w.number(d.tasks)
     this.w.frameEnd(at)
   }
 
