@@ -107,6 +107,33 @@ describe("TraceEncoding", () => {
     )
   })
 
+  it("writes the same bytes when records of many rows interleave (the encoder's per-row bytes, found again and evicted)", () => {
+    // 3 hosts x 8 threads x 2 map sizes: more rows than the encoder keeps, each seen many times
+    const host = fc.constantFrom("h", "host-2", "ümlaut")
+    const thread = fc.integer({ min: 0, max: 7 }).map((i) => `worker-h-${i}`)
+    const records = fc.array(
+      fc.oneof(
+        fc.tuple(taskArb, host, thread).map(([r, h, t]): TaskRecord | MemoryRecord | DriverRecord => ({ ...r, host: h, threadId: t })),
+        fc.tuple(memoryArb, host, thread).map(([m, h, t]): TaskRecord | MemoryRecord | DriverRecord => ({ ...m, host: h, threadId: t })),
+        fc.tuple(driverArb, host, thread).map(([d, h, t]): TaskRecord | MemoryRecord | DriverRecord => ({ ...d, host: h, threadId: t }))
+      ),
+      { minLength: 1, maxLength: 120 }
+    )
+    fc.assert(
+      fc.property(records, (rs) => {
+        const enc = new RecordEncoder()
+        for (const r of rs) {
+          if ("phases" in r) enc.compute(r)
+          else if ("activity" in r) enc.driver(r)
+          else enc.memory(r)
+        }
+        const events = rs.map((r) => ("phases" in r ? Trace.computeEvent(r) : "activity" in r ? Trace.driverEvent(r) : Trace.memoryEvent(r)))
+        assert.deepEqual(enc.buf.slice(0, enc.pos), TraceFormat.encodeRecords(events))
+      }),
+      { numRuns: 100 }
+    )
+  })
+
   it("encodes a DriverRecord straight to the same bytes as its Driver event", () => {
     fc.assert(
       fc.property(fc.array(driverArb, { minLength: 1, maxLength: 5 }), (records) => {
