@@ -320,16 +320,6 @@ const memoryRecord = (
   return rec
 }
 
-/**
- * `s` as a flat (sequential) string. Keys made by template literals are cons strings
- * (a tree of the parts), and V8 reads a cons string char by char on a slow path: the
- * trace encoder wrote such a key 2-3x slower than a flat one (~150 against ~55 ns for
- * the demo's 28-char keys, tmp microbenchmark), and an execution key is written ~7 times
- * (its task's record, its dependents' and dependencies' lists, two Managed Memory
- * records). A join of two parts is copied into a new flat string (~130 ns, once a task).
- */
-const flat = (s: string): string => (s.length < 13 ? s : [s.slice(0, 1), s.slice(1)].join(""))
-
 /** The execution key of task `i` (its graph key when the job has no run). */
 const execKeyAt = (job: Job, i: number): string => job.exec?.[i] ?? job.graph.keys[i]!
 
@@ -432,7 +422,7 @@ const fillLists = (job: Job, i: number): void => {
  */
 export const taskLineage = (job: Job, i: number): [key: string, dependencies: Array<string>, dependents: Array<string>] => {
   const run = job.run
-  const key = run === undefined ? job.graph.keys[i]! : (job.exec![i] ??= flat(Lineage.executeKey(run, job.graph.keys[i]!)))
+  const key = run === undefined ? job.graph.keys[i]! : (job.exec![i] ??= Lineage.executeKey(run, job.graph.keys[i]!))
   fillLists(job, i)
   return [key, job.deps.copy(), job.dents.copy()]
 }
@@ -616,7 +606,7 @@ export const record = (
 ): void => {
   const run = job.run
   // a key assigned when the task was sent to another process (taskLineage) stays
-  if (run !== undefined) job.exec![i] ??= flat(Lineage.executeKey(run, job.graph.keys[i]!))
+  if (run !== undefined) job.exec![i] ??= Lineage.executeKey(run, job.graph.keys[i]!)
   if (job.taskCbs.length > 0) {
     const p = pendingTask(job, i, info, workerId, host, rec, o, state, gpuTime)
     if (job.deferring) job.outbox.push(p)
