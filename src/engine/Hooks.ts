@@ -76,6 +76,15 @@ export interface Callbacks {
    */
   readonly lineage?: Run
   /**
+   * Set when `task` and `memory` read each record only during the call (encode it, copy
+   * what they keep) and keep no reference to it or its arrays: the engine may then pass
+   * one TaskRecord and one MemoryRecord, refilled for each task, instead of new objects
+   * (the Trace layer writing a file does: ~2 MB less garbage a demo run). Only used when
+   * every task and memory callback of the compute sets it. In such a record an absent
+   * optional field (`stage`, `gpuTime`, `device`, ...) is present with the value undefined.
+   */
+  readonly transientRecords?: boolean
+  /**
    * The part of this hook that runs in worker processes (see `WorkerPlugin`): an
    * executor whose tasks run in other processes starts it there and gives it those
    * workers' task, memory, transfer and sample records instead of this hook; other

@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { Data, Effect } from "effect"
-import type { MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
+import type { DriverRecord, MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 
 /**
@@ -23,6 +23,8 @@ import type { TraceEvent } from "../trace/TraceEvent.ts"
 export interface RecordSink {
   readonly task: (record: TaskRecord) => void
   readonly memory: (record: MemoryRecord) => void
+  /** the same event as `record(Trace.driverEvent(d))`, when the database has a fast path for it */
+  readonly driver?: (record: DriverRecord) => void
 }
 
 /**

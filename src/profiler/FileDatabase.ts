@@ -33,7 +33,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs"
 import { Effect, type Scope } from "effect"
-import { isTaskRecord, type MemoryRecord, type TaskRecord } from "../engine/EngineEvents.ts"
+import type { DriverRecord, MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import * as TraceFormat from "../trace/TraceFormat.ts"
 import * as TraceFormatError from "../trace/TraceFormatError.ts"
@@ -176,18 +176,22 @@ export class FileDatabase implements EventDatabase {
   /** Records the Trace layer's `Managed Memory` event (same bytes as `record(Trace.memoryEvent(m))`). */
   readonly recordMemory = (m: MemoryRecord): void => this.append(m)
 
-  /** The engine records' fast path (EventDatabase's `records`): `recordTask` and `recordMemory`. */
-  readonly records: RecordSink = { task: this.recordTask, memory: this.recordMemory }
+  /** Records the Trace layer's `Driver` event of a driver segment (same bytes as `record(Trace.driverEvent(d))`). */
+  readonly recordDriver = (d: DriverRecord): void => this.append(d)
+
+  /** The engine records' fast path (EventDatabase's `records`): `recordTask`, `recordMemory` and `recordDriver`. */
+  readonly records: RecordSink = { task: this.recordTask, memory: this.recordMemory, driver: this.recordDriver }
 
   // the fast paths: a method, not a closure per record (this runs per task)
-  private append(x: TaskRecord | MemoryRecord): void {
+  private append(x: TaskRecord | MemoryRecord | DriverRecord): void {
     if (this.closed) {
       throw databaseError(this.path, "Closed", `record "${x.key}" after close`)
     }
     if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
     const at = this.encoder.pos
     try {
-      if (isTaskRecord(x)) this.encoder.compute(x)
+      if ("phases" in x) this.encoder.compute(x)
+      else if ("activity" in x) this.encoder.driver(x)
       else this.encoder.memory(x)
     } catch (e) {
       this.encoder.pos = at

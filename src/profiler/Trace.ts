@@ -115,7 +115,7 @@ export const memoryEvent = (m: MemoryRecord): TraceEvent => ({
  * @since 0.1.0
  * @category constants
  */
-export const driverEventName = "Driver"
+export const driverEventName = EventNames.driver
 
 /**
  * The `Driver` event of one segment of the driver's time: phase X, `timestamp` = the
@@ -223,9 +223,11 @@ export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callb
   let last = -Infinity
   return {
     lineage: Lineage.makeRun(),
+    // a records sink encodes each record in the call (FileDatabase): the engine may refill one
+    transientRecords: db.records !== undefined,
     task: sink.task,
     memory: sink.memory,
-    driver: (d) => db.record(driverEvent(d)),
+    driver: sink.driver ?? ((d) => db.record(driverEvent(d))),
     transfer: (t) => db.record(transferEvent(t)),
     clock: (c) => db.record(clockEvent(c)),
     finish: () => {

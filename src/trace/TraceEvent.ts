@@ -88,6 +88,8 @@ export const EventNames = {
   compute: "Compute",
   managedMemory: "Managed Memory",
   resourceUsage: "Resource Usage",
+  /** Tessera's: the driver's (main thread's) segments of a run (DASF's analyser ignores the name) */
+  driver: "Driver",
   /** Tessera's: the pipeline's stage DAG (DASF's analyser ignores the name) */
   pipelineGraph: "Pipeline Graph"
 } as const

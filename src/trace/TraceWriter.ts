@@ -30,5 +30,7 @@ export {
   /** @since 0.1.0 @category models */
   type ComputeRecord,
   /** @since 0.1.0 @category models */
+  type DriverSegmentRecord,
+  /** @since 0.1.0 @category models */
   type ManagedMemoryRecord
 } from "./internal/recordEncoder.ts"

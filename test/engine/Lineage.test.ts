@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import * as fc from "fast-check"
 import * as Engine from "../../src/engine/Engine.ts"
 import type { Executor } from "../../src/engine/Executor.ts"
-import type { TaskRecord } from "../../src/engine/EngineEvents.ts"
+import type { DriverRecord, TaskRecord } from "../../src/engine/EngineEvents.ts"
 import * as Hooks from "../../src/engine/Hooks.ts"
 import * as Lineage from "../../src/engine/Lineage.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
@@ -77,5 +77,40 @@ describe("Lineage in the engine's records", () => {
       const sum = records.find((r) => r.key === "sum")
       assert.deepEqual(sum?.dependencies, ["kept"], `workers ${workers}`)
     }
+  })
+
+  it("the driver's segments of each compute are keyed driver-{compute}-{i}-{activity}, tile the driver's row, and the first after a compute depends on its requested tasks", async () => {
+    await fc.assert(
+      fc.asyncProperty(dagArb(20), fc.integer({ min: 1, max: 3 }), async (dag, computes) => {
+        const graph = mixGraph(dag)
+        const keys = dag.requested.map((i) => `t-${i}`)
+        const drivers: Array<DriverRecord> = []
+        const tasks: Array<TaskRecord> = []
+        const run = Lineage.makeRun()
+        await runtime(0).runPromise(Effect.gen(function*() {
+          for (let c = 0; c < computes; c++) yield* Engine.compute(graph, { keys })
+        }).pipe(Effect.provide(Hooks.layer({ lineage: run, task: (r) => void tasks.push(r), driver: (d) => void drivers.push(d) }))))
+        const onDriver = drivers.filter((d) => d.threadId === "driver")
+        assert.equal(new Set(drivers.map((d) => d.key)).size, drivers.length, "keys unique in the run")
+        let prev: DriverRecord | undefined
+        for (const d of drivers) {
+          assert.match(d.key, new RegExp(`^driver-${d.compute}-\\d+-${d.activity.replaceAll(" ", "_")}$`))
+        }
+        for (const d of onDriver) {
+          if (prev !== undefined) {
+            assert.equal(d.start, prev.end, `${d.key} starts where ${prev.key} ended`)
+            const outputs = prev.activity === "wait"
+              ? keys.map((key) => (prev!.compute === 1 ? key : `${key}#${prev!.compute}`))
+              : []
+            assert.deepEqual(d.dependencies, [prev.key, ...outputs], d.key)
+          }
+          prev = d
+        }
+        const waits = onDriver.filter((d) => d.activity === "wait")
+        assert.equal(waits.length, computes)
+        assert.equal(waits.reduce((n, d) => n + d.tasks, 0), tasks.length, "wait counts the tasks each compute ran")
+      }),
+      { numRuns: 25 }
+    )
   })
 })

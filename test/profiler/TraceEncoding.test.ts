@@ -1,8 +1,12 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import fc from "fast-check"
-import type { MemoryRecord, TaskRecord } from "../../src/engine/EngineEvents.ts"
+import type { DriverRecord, MemoryRecord, TaskRecord } from "../../src/engine/EngineEvents.ts"
 import { RecordEncoder } from "../../src/trace/TraceWriter.ts"
+import * as FileDatabase from "../../src/profiler/FileDatabase.ts"
 import * as Trace from "../../src/profiler/Trace.ts"
 import * as TraceFormat from "../../src/trace/TraceFormat.ts"
 
@@ -43,6 +47,19 @@ const memoryArb: fc.Arbitrary<MemoryRecord> = fc.record({
   // a GPU worker's device bytes (docs/gpu.md)
   device: fc.nat()
 }, { requiredKeys: ["timestamp", "host", "workerId", "threadId", "key", "state", "bytes", "chunks"] })
+
+const driverArb: fc.Arbitrary<DriverRecord> = fc.record({
+  key: str,
+  activity: fc.constantFrom("pool start" as const, "worker start" as const, "setup" as const, "graph build" as const, "between computes" as const, "submit" as const, "wait" as const),
+  // end before start too: the event's duration is clamped at 0 either way
+  start: time,
+  end: time,
+  host: str,
+  threadId: str,
+  compute: fc.nat(100000),
+  dependencies: fc.array(str, { maxLength: 40 }),
+  tasks: fc.nat()
+})
 
 describe("TraceEncoding", () => {
   it("encodes a TaskRecord straight to the same bytes as its Compute event", () => {
@@ -88,5 +105,65 @@ describe("TraceEncoding", () => {
       }),
       { numRuns: 100 }
     )
+  })
+
+  it("writes the same bytes when records of many rows interleave (the encoder's per-row bytes, found again and evicted)", () => {
+    // 3 hosts x 8 threads x 2 map sizes: more rows than the encoder keeps, each seen many times
+    const host = fc.constantFrom("h", "host-2", "ümlaut")
+    const thread = fc.integer({ min: 0, max: 7 }).map((i) => `worker-h-${i}`)
+    const records = fc.array(
+      fc.oneof(
+        fc.tuple(taskArb, host, thread).map(([r, h, t]): TaskRecord | MemoryRecord | DriverRecord => ({ ...r, host: h, threadId: t })),
+        fc.tuple(memoryArb, host, thread).map(([m, h, t]): TaskRecord | MemoryRecord | DriverRecord => ({ ...m, host: h, threadId: t })),
+        fc.tuple(driverArb, host, thread).map(([d, h, t]): TaskRecord | MemoryRecord | DriverRecord => ({ ...d, host: h, threadId: t }))
+      ),
+      { minLength: 1, maxLength: 120 }
+    )
+    fc.assert(
+      fc.property(records, (rs) => {
+        const enc = new RecordEncoder()
+        for (const r of rs) {
+          if ("phases" in r) enc.compute(r)
+          else if ("activity" in r) enc.driver(r)
+          else enc.memory(r)
+        }
+        const events = rs.map((r) => ("phases" in r ? Trace.computeEvent(r) : "activity" in r ? Trace.driverEvent(r) : Trace.memoryEvent(r)))
+        assert.deepEqual(enc.buf.slice(0, enc.pos), TraceFormat.encodeRecords(events))
+      }),
+      { numRuns: 100 }
+    )
+  })
+
+  it("encodes a DriverRecord straight to the same bytes as its Driver event", () => {
+    fc.assert(
+      fc.property(fc.array(driverArb, { minLength: 1, maxLength: 5 }), (records) => {
+        const enc = new RecordEncoder()
+        for (const d of records) enc.driver(d)
+        assert.deepEqual(enc.buf.slice(0, enc.pos), TraceFormat.encodeRecords(records.map(Trace.driverEvent)))
+      }),
+      { numRuns: 200 }
+    )
+  })
+
+  it("gives a FileDatabase's driver records the same bytes as record(Trace.driverEvent(d))", () => {
+    const dir = mkdtempSync(join(tmpdir(), "trace-encoding-"))
+    try {
+      fc.assert(
+        fc.property(fc.array(driverArb, { minLength: 1, maxLength: 5 }), (records) => {
+          const fast = new FileDatabase.FileDatabase(join(dir, "fast.msgpack"), { overwrite: true })
+          const slow = new FileDatabase.FileDatabase(join(dir, "slow.msgpack"), { overwrite: true })
+          for (const d of records) {
+            fast.records.driver!(d)
+            slow.record(Trace.driverEvent(d))
+          }
+          fast.close()
+          slow.close()
+          assert.deepEqual(readFileSync(join(dir, "fast.msgpack")), readFileSync(join(dir, "slow.msgpack")))
+        }),
+        { numRuns: 50 }
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

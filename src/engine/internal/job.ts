@@ -13,7 +13,6 @@ import * as EngineClock from "../EngineClock.ts"
 import type { Callbacks } from "../Hooks.ts"
 import * as Lineage from "../Lineage.ts"
 import type { SchedulerState } from "../State.ts"
-import { dependencyKeysAt, dependentKeysAt } from "../TaskGraph.ts"
 import type { TaskGraph } from "../TaskGraph.ts"
 import { describeResult } from "./kernels.ts"
 import type { ResultInfo } from "./kernels.ts"
@@ -51,8 +50,27 @@ export interface Job {
    * never stand between a worker and its next batch.
    */
   deferring: boolean
-  /** queued records; a task's is kept as a `PendingTask` and built when delivered */
-  readonly outbox: Array<PendingTask | MemoryRecord>
+  /**
+   * queued records, in order: a task's as a `PendingTask` (its record is built when
+   * delivered), a memory record as its row in `memq` (a number: no object per record)
+   */
+  readonly outbox: Array<PendingTask | number>
+  /** the queued memory records' fields (see `MemoryQueue`) */
+  readonly memq: MemoryQueue
+  /**
+   * true when every task and memory callback reads records only during the call
+   * (`Callbacks.transientRecords`): the records are then one TaskRecord and one
+   * MemoryRecord per job, refilled for each task (no objects per task)
+   */
+  readonly transient: boolean
+  /** the refilled records when `transient` (made on first use) */
+  scratchTask: Mutable<TaskRecord> | null
+  scratchMemory: Mutable<MemoryRecord> | null
+  /** the task being recorded: its dependencies and dependents */
+  readonly deps: KeyList
+  readonly dents: KeyList
+  /** PendingTasks delivered, for reuse (they never leave this module) */
+  readonly spare: Array<PendingTask>
   /** the callbacks asking for samples (`sampling` and `samples`), if any */
   readonly sampler: Callbacks | undefined
   /** tasks run on the main thread (the in-process executor, when sampled): records say so */
@@ -78,6 +96,8 @@ export const makeJob = (
   const taskCbs = callbacks.filter((c) => typeof c.task === "function")
   const memoryCbs = callbacks.filter((c) => typeof c.memory === "function")
   const profile = taskCbs.length > 0 || memoryCbs.length > 0
+  const transient = profile && taskCbs.every((c) => c.transientRecords === true) &&
+    memoryCbs.every((c) => c.transientRecords === true)
   return {
     graph,
     state,
@@ -90,6 +110,13 @@ export const makeJob = (
     profile,
     deferring: false,
     outbox: [],
+    memq: new MemoryQueue(),
+    transient,
+    scratchTask: null,
+    scratchMemory: null,
+    deps: new KeyList(),
+    dents: new KeyList(),
+    spare: [],
     sampler: callbacks.find((c) => c.sampling !== undefined && typeof c.samples === "function"),
     mainThread: false,
     run: profile ? run : undefined,
@@ -111,13 +138,61 @@ export const deliverRecords = (job: Job): void => {
   try {
     for (let k = 0; k < out.length; k++) {
       const x = out[k]!
-      if (x instanceof PendingTask) {
+      if (typeof x === "number") {
+        const m = job.memq.record(job, x)
+        for (const cb of job.memoryCbs) cb.memory!(m)
+      } else {
         const r = taskRecord(job, x)
+        spare(job, x)
         for (const cb of job.taskCbs) cb.task!(r)
-      } else for (const cb of job.memoryCbs) cb.memory!(x)
+      }
     }
   } finally {
     out.length = 0
+    job.memq.clear()
+  }
+}
+
+const memoryStates: ReadonlyArray<MemoryRecord["state"]> = ["memory", "released", "erred"]
+
+/**
+ * Memory records waiting in a job's outbox, one row each in plain arrays (columns), so
+ * that queueing one allocates nothing: the pool queues two a task while it handles a
+ * finished batch. The arrays keep their capacity between batches.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export class MemoryQueue {
+  readonly timestamp: Array<number> = []
+  readonly task: Array<number> = []
+  readonly worker: Array<number> = []
+  /** index into `memoryStates` */
+  readonly state: Array<number> = []
+  readonly bytes: Array<number> = []
+  readonly chunks: Array<number> = []
+  /** NaN: no device bytes (a CPU worker) */
+  readonly device: Array<number> = []
+  length = 0
+  /** the host of the job's MemoryBook (set by it) */
+  host = ""
+  push(timestamp: number, i: number, w: number, state: MemoryRecord["state"], bytes: number, chunks: number, device: number): number {
+    const q = this.length++
+    this.timestamp[q] = timestamp
+    this.task[q] = i
+    this.worker[q] = w
+    this.state[q] = memoryStates.indexOf(state)
+    this.bytes[q] = bytes
+    this.chunks[q] = chunks
+    this.device[q] = device
+    return q
+  }
+  /** Row `q` as a MemoryRecord (the job's refilled one when its records are transient). */
+  record(job: Job, q: number): MemoryRecord {
+    return memoryRecord(job, this.host, this.timestamp[q]!, this.task[q]!, this.worker[q]!, memoryStates[this.state[q]!]!, this.bytes[q]!, this.chunks[q]!, this.device[q]!)
+  }
+  clear(): void {
+    this.length = 0
   }
 }
 
@@ -160,6 +235,7 @@ export class MemoryBook {
     this.size = new Float64Array(n)
     this.count = new Int32Array(n)
     this.device = new Float64Array(workers).fill(NaN)
+    job.memq.host = host
     job.state.onRelease = (i) => this.release(i)
   }
   hold(i: number, workerId: number, nbytes: number, c: number): void {
@@ -179,58 +255,161 @@ export class MemoryBook {
     this.emit(i, w, "released")
   }
   emit(i: number, w: number, state: MemoryRecord["state"]): void {
-    if (this.job.memoryCbs.length === 0) return
-    const rec: Mutable<MemoryRecord> = {
-      timestamp: EngineClock.nowSeconds(),
-      host: this.host,
-      workerId: w,
-      threadId: threadIdCached(this.host, w),
-      key: execKeyAt(this.job, i),
-      state,
-      bytes: this.bytes[w]!,
-      chunks: this.chunks[w]!
+    const job = this.job
+    if (job.memoryCbs.length === 0) return
+    const t = EngineClock.nowSeconds()
+    if (job.deferring) job.outbox.push(job.memq.push(t, i, w, state, this.bytes[w]!, this.chunks[w]!, this.device[w]!))
+    else {
+      const rec = memoryRecord(job, this.host, t, i, w, state, this.bytes[w]!, this.chunks[w]!, this.device[w]!)
+      for (const cb of job.memoryCbs) cb.memory!(rec)
     }
-    // added after the literal, as TaskRecord's stage (a spread there is V8's slow path)
-    if (!Number.isNaN(this.device[w]!)) rec.device = this.device[w]!
-    if (this.job.deferring) this.job.outbox.push(rec)
-    else for (const cb of this.job.memoryCbs) cb.memory!(rec)
   }
+}
+
+/**
+ * A memory record: a new object, or the job's refilled one when its records are
+ * transient. `device` NaN: none (a CPU worker).
+ */
+const memoryRecord = (
+  job: Job,
+  host: string,
+  timestamp: number,
+  i: number,
+  w: number,
+  state: MemoryRecord["state"],
+  bytes: number,
+  chunks: number,
+  device: number
+): MemoryRecord => {
+  if (job.transient) {
+    const m = job.scratchMemory ??= {
+      timestamp: 0,
+      host: "",
+      workerId: 0,
+      threadId: "",
+      key: "",
+      state: "memory",
+      bytes: 0,
+      chunks: 0,
+      device: undefined
+    } as unknown as Mutable<MemoryRecord>
+    m.timestamp = timestamp
+    m.host = host
+    m.workerId = w
+    m.threadId = threadIdCached(host, w)
+    m.key = execKeyAt(job, i)
+    m.state = state
+    m.bytes = bytes
+    m.chunks = chunks
+    // the property stays (one hidden class); absent and undefined read the same
+    ;(m as { device: number | undefined }).device = Number.isNaN(device) ? undefined : device
+    return m
+  }
+  const rec: Mutable<MemoryRecord> = {
+    timestamp,
+    host,
+    workerId: w,
+    threadId: threadIdCached(host, w),
+    key: execKeyAt(job, i),
+    state,
+    bytes,
+    chunks
+  }
+  // added after the literal, as TaskRecord's stage (a spread there is V8's slow path)
+  if (!Number.isNaN(device)) rec.device = device
+  return rec
 }
 
 /** The execution key of task `i` (its graph key when the job has no run). */
 const execKeyAt = (job: Job, i: number): string => job.exec?.[i] ?? job.graph.keys[i]!
 
 /**
- * Dependencies of task `i` as execution keys: its graph dependencies (which ran earlier
- * in this compute), then the tasks of earlier computes that made the values it takes as
- * arguments (Lineage origins).
+ * A list of keys being made: a buffer that only grows (cutting an array's length to 0
+ * makes V8 drop its storage, and the next push allocate it again), and, for refilled
+ * records, one reusable array of each length the lists have had.
+ *
+ * @since 0.1.0
+ * @internal
  */
-const execDependencies = (job: Job, run: Lineage.Run, i: number): Array<string> => {
+export class KeyList {
+  private readonly keys: Array<string> = []
+  private readonly byLength: Array<Array<string>> = []
+  n = 0
+  add(k: string): void {
+    this.keys[this.n++] = k
+  }
+  has(k: string): boolean {
+    for (let q = 0; q < this.n; q++) if (this.keys[q] === k) return true
+    return false
+  }
+  /** The list as a new array. */
+  copy(): Array<string> {
+    return this.keys.slice(0, this.n)
+  }
+  /** The list in this KeyList's own array of that length (valid until the next `reuse` of the same length). */
+  reuse(): Array<string> {
+    const out = this.byLength[this.n] ??= new Array<string>(this.n)
+    for (let q = 0; q < this.n; q++) out[q] = this.keys[q]!
+    return out
+  }
+}
+
+/**
+ * Dependencies of task `i` as execution keys, into `out`: its graph dependencies (which
+ * ran earlier in this compute), then the tasks of earlier computes that made the values
+ * it takes as arguments (Lineage origins).
+ */
+const execDependencies = (job: Job, run: Lineage.Run, i: number, out: KeyList): KeyList => {
   const g = job.graph
-  const out = new Array<string>(g.depStart[i + 1]! - g.depStart[i]!)
-  for (let j = g.depStart[i]!, q = 0; j < g.depStart[i + 1]!; j++, q++) out[q] = execKeyAt(job, g.depList[j]!)
+  out.n = 0
+  for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) out.add(execKeyAt(job, g.depList[j]!))
   const args = g.specs[i]!.args
+  const plan = g.argPlan[i]
   for (let a = 0; a < args.length; a++) {
+    // a ref's value is a task of this compute (listed above), never a marked result
+    if (plan != null && plan[a] !== -1) continue
     const from = Lineage.originOf(run, args[a])
     if (from === undefined) continue
-    for (const k of from) if (!out.includes(k)) out.push(k)
+    for (const k of from) if (!out.has(k)) out.add(k)
   }
   return out
 }
 
 /**
  * Dependents of task `i` as the execution keys they will get when they run (or got: a
- * record built after its dependents ran, see `PendingTask`, names the keys they were given).
+ * record built after its dependents ran, see `PendingTask`, names the keys they were
+ * given), into `out`.
  */
-const execDependents = (job: Job, run: Lineage.Run, i: number): Array<string> => {
+const execDependents = (job: Job, run: Lineage.Run, i: number, out: KeyList): KeyList => {
   const g = job.graph
   const exec = job.exec!
-  const out = new Array<string>(g.dependentStart[i + 1]! - g.dependentStart[i]!)
-  for (let j = g.dependentStart[i]!, q = 0; j < g.dependentStart[i + 1]!; j++, q++) {
+  out.n = 0
+  for (let j = g.dependentStart[i]!; j < g.dependentStart[i + 1]!; j++) {
     const d = g.dependentList[j]!
-    out[q] = exec[d] ?? Lineage.nextKey(run, g.keys[d]!)
+    out.add(exec[d] ?? Lineage.nextKey(run, g.keys[d]!))
   }
   return out
+}
+
+/** Graph keys of task `i`'s dependencies (`first` true) or dependents, into `out` (a job without a run). */
+const graphKeys = (g: TaskGraph, i: number, first: boolean, out: KeyList): KeyList => {
+  const start = first ? g.depStart : g.dependentStart
+  const list = first ? g.depList : g.dependentList
+  out.n = 0
+  for (let j = start[i]!; j < start[i + 1]!; j++) out.add(g.keys[list[j]!]!)
+  return out
+}
+
+/** Task `i`'s dependencies and dependents into the job's two key lists (execution keys with a run). */
+const fillLists = (job: Job, i: number): void => {
+  const run = job.run
+  if (run === undefined) {
+    graphKeys(job.graph, i, true, job.deps)
+    graphKeys(job.graph, i, false, job.dents)
+  } else {
+    execDependencies(job, run, i, job.deps)
+    execDependents(job, run, i, job.dents)
+  }
 }
 
 /**
@@ -243,9 +422,9 @@ const execDependents = (job: Job, run: Lineage.Run, i: number): Array<string> =>
  */
 export const taskLineage = (job: Job, i: number): [key: string, dependencies: Array<string>, dependents: Array<string>] => {
   const run = job.run
-  if (run === undefined) return [job.graph.keys[i]!, dependencyKeysAt(job.graph, i), dependentKeysAt(job.graph, i)]
-  const key = job.exec![i] ??= Lineage.executeKey(run, job.graph.keys[i]!)
-  return [key, execDependencies(job, run, i), execDependents(job, run, i)]
+  const key = run === undefined ? job.graph.keys[i]! : (job.exec![i] ??= Lineage.executeKey(run, job.graph.keys[i]!))
+  fillLists(job, i)
+  return [key, job.deps.copy(), job.dents.copy()]
 }
 
 /**
@@ -267,40 +446,116 @@ export const execKeyOf = (job: Job, i: number): string => execKeyAt(job, i)
  * @internal
  */
 export class PendingTask {
-  readonly i: number
-  readonly info: ResultInfo
-  readonly workerId: number
-  readonly host: string
-  readonly rec: ArrayLike<number>
-  readonly o: number
-  readonly state: "memory" | "erred"
-  readonly gpuTime: number | undefined
-  constructor(
-    i: number,
-    info: ResultInfo,
-    workerId: number,
-    host: string,
-    rec: ArrayLike<number>,
-    o: number,
-    state: "memory" | "erred",
-    gpuTime: number | undefined
-  ) {
-    this.i = i
-    this.info = info
-    this.workerId = workerId
-    this.host = host
-    this.rec = rec
-    this.o = o
-    this.state = state
-    this.gpuTime = gpuTime
-  }
+  // mutable: a delivered PendingTask is refilled for a later task (`pendingTask`)
+  i = 0
+  info: ResultInfo = noInfo
+  workerId = 0
+  host = ""
+  rec: ArrayLike<number> = noRec
+  o = 0
+  state: "memory" | "erred" = "memory"
+  gpuTime: number | undefined = undefined
 }
 
-/** The TaskRecord of a finished task (its execution key already assigned when the job has a run). */
-const taskRecord = (job: Job, p: PendingTask): TaskRecord => {
+const noInfo: ResultInfo = { nbytes: 0, chunks: 0, shape: [], dtype: "", type: "" }
+const noRec: ArrayLike<number> = []
+
+/** A PendingTask for task `i`: a delivered one refilled, else a new one. */
+const pendingTask = (
+  job: Job,
+  i: number,
+  info: ResultInfo,
+  workerId: number,
+  host: string,
+  rec: ArrayLike<number>,
+  o: number,
+  state: "memory" | "erred",
+  gpuTime: number | undefined
+): PendingTask => {
+  const p = job.spare.pop() ?? new PendingTask()
+  p.i = i
+  p.info = info
+  p.workerId = workerId
+  p.host = host
+  p.rec = rec
+  p.o = o
+  p.state = state
+  p.gpuTime = gpuTime
+  return p
+}
+
+/** Gives a delivered PendingTask back for reuse, dropping what it referenced. */
+const spare = (job: Job, p: PendingTask): void => {
+  p.info = noInfo
+  p.rec = noRec
+  job.spare.push(p)
+}
+
+/**
+ * The TaskRecord of a finished task (its execution key already assigned when the job has
+ * a run): a new object, or the job's refilled one when its records are transient.
+ */
+const taskRecord = (job: Job, p: PendingTask): TaskRecord => (job.transient ? refillTask(job, p) : newTaskRecord(job, p))
+
+/** `taskRecord` for transient records: the job's one TaskRecord (its arrays too), refilled. */
+const refillTask = (job: Job, p: PendingTask): TaskRecord => {
+  const { i, info, host, workerId, rec, o } = p
+  const r = job.scratchTask ??= {
+    key: "",
+    name: "",
+    host: "",
+    workerId: 0,
+    threadId: "",
+    phases: { gather: [0, 0], compute: [0, 0], transfer: [0, 0] },
+    cpuTime: 0,
+    peakMemory: 0,
+    ioBytes: 0,
+    nbytes: 0,
+    shape: [],
+    dtype: "",
+    type: "",
+    dependencies: [],
+    dependents: [],
+    state: "memory",
+    // always present (one hidden class); undefined reads as absent
+    stage: undefined,
+    mainThread: undefined,
+    gpuTime: undefined
+  } as unknown as Mutable<TaskRecord>
+  const ph = r.phases as { gather: [number, number]; compute: [number, number]; transfer: [number, number] }
+  r.key = execKeyAt(job, i)
+  r.name = job.graph.names[i]!
+  r.host = host
+  r.workerId = workerId
+  r.threadId = threadIdCached(host, workerId)
+  ph.gather[0] = rec[o]!
+  ph.gather[1] = rec[o + 1]!
+  ph.compute[0] = rec[o + 2]!
+  ph.compute[1] = rec[o + 3]!
+  ph.transfer[0] = rec[o + 4]!
+  ph.transfer[1] = rec[o + 5]!
+  r.cpuTime = rec[o + 6]!
+  r.peakMemory = rec[o + 7]!
+  r.ioBytes = rec[o + 8]!
+  r.nbytes = info.nbytes
+  r.shape = info.shape
+  r.dtype = info.dtype
+  r.type = info.type
+  fillLists(job, i)
+  r.dependencies = job.deps.reuse()
+  r.dependents = job.dents.reuse()
+  r.state = p.state
+  const o2 = r as { stage: string | undefined; mainThread: boolean | undefined; gpuTime: number | undefined }
+  o2.stage = job.graph.specs[i]!.stage
+  o2.mainThread = job.mainThread ? true : undefined
+  o2.gpuTime = p.gpuTime
+  return r
+}
+
+const newTaskRecord = (job: Job, p: PendingTask): TaskRecord => {
   const { i, info, host, workerId, rec, o, gpuTime } = p
-  const run = job.run
   const spec = job.graph.specs[i]!
+  fillLists(job, i)
   // one object literal, `stage` added after: a spread inside the literal made V8 build
   // every record on its slow path (~1.7 µs a task on the demo, 7x the rest of this)
   const r: Mutable<TaskRecord> = {
@@ -317,8 +572,8 @@ const taskRecord = (job: Job, p: PendingTask): TaskRecord => {
     shape: info.shape,
     dtype: info.dtype,
     type: info.type,
-    dependencies: run === undefined ? dependencyKeysAt(job.graph, i) : execDependencies(job, run, i),
-    dependents: run === undefined ? dependentKeysAt(job.graph, i) : execDependents(job, run, i),
+    dependencies: job.deps.copy(),
+    dependents: job.dents.copy(),
     state: p.state
   }
   if (spec.stage !== undefined) r.stage = spec.stage
@@ -353,10 +608,11 @@ export const record = (
   // a key assigned when the task was sent to another process (taskLineage) stays
   if (run !== undefined) job.exec![i] ??= Lineage.executeKey(run, job.graph.keys[i]!)
   if (job.taskCbs.length > 0) {
-    const p = new PendingTask(i, info, workerId, host, rec, o, state, gpuTime)
+    const p = pendingTask(job, i, info, workerId, host, rec, o, state, gpuTime)
     if (job.deferring) job.outbox.push(p)
     else {
       const r = taskRecord(job, p)
+      spare(job, p)
       for (const cb of job.taskCbs) cb.task!(r)
     }
   }
