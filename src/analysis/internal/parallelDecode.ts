@@ -1,13 +1,14 @@
 /**
  * Parallel decoding for `Load`: the files are cut into W contiguous byte ranges, one
- * run of ranges per worker (`decodeWorker.ts`), cut where a record begins
- * (`recordStartNear`); the main thread streams each worker's ranges (`streamFrames`
- * with `start`/`end`: framing, tail judgement, read errors) and hands it their batches
- * (bytes transferred, not copied). Each worker decodes into its own columns and string
- * pool; at the end the pools are merged into one (each worker string interned once, by
- * its precomputed hash) and the columns concatenated in file order with their string
- * ids remapped, so the result is exactly what one `ColumnDecoder` over the same files
- * gives (same rows, same order).
+ * run of ranges per decoder, cut where a record begins (`recordStartNear`). The calling
+ * thread decodes the first run itself and W - 1 worker threads (`decodeWorker.ts`) the
+ * others; it streams every run (`streamFrames` with `start`/`end`: framing, tail
+ * judgement, read errors) and hands each worker its batches (bytes transferred, not
+ * copied). Each decoder (`batchDecoder.ts`) fills its own columns and string pool; at
+ * the end the pools are merged into one (each worker string interned once, by its
+ * precomputed hash) and the columns concatenated in file order with their string ids
+ * remapped, so the result is exactly what one `ColumnDecoder` over the same files gives
+ * (same rows, same order).
  *
  * Contiguous ranges, not batches dealt round-robin: a task's dependencies name keys
  * written shortly before it, so each worker interns mostly its own range's keys and the
@@ -32,6 +33,7 @@ import { Worker } from "node:worker_threads"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import { recordStartNear, streamFrames } from "../../trace/TraceFormat.ts"
 import { fromReasonFields, type TraceFormatErrorFields, unexpected } from "../../trace/TraceFormatError.ts"
+import { BatchDecoder } from "./batchDecoder.ts"
 import { type ArgSkip, ColumnDecoder, type F64, type I32, phaseNames, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
 
 /** Numbers per batch in a worker's `marks` (row ends: tasks, dependencies, memory, resources, dependents). */
@@ -154,41 +156,62 @@ export interface Segment {
 const seqOf = (w: number, k: number) => w * 2 ** 32 + k
 
 /**
- * Cut `files` (of `sizes` bytes) into at most `W` runs of byte ranges, in file order, each
- * about a W-th of the bytes: run w is worker w's. A cut inside a file is moved to where a
- * record begins; a file with no record start found near the cut is not cut there.
+ * Cut `files` (of `sizes` bytes) into at most `W` runs of byte ranges, in file order, run
+ * 0 `firstShare` of a run's bytes and the others equal (the calling thread decodes run
+ * 0 and also reads every run and merges the results: it gets less). A cut inside a file
+ * is moved to where a record begins; a file with no record start found near the cut is
+ * not cut there.
  *
  * @since 0.1.0
  * @internal
  */
-export const planSegments = async (files: ReadonlyArray<string>, sizes: ReadonlyArray<number>, W: number): Promise<Array<Array<Segment>>> => {
+export const planSegments = async (
+  files: ReadonlyArray<string>,
+  sizes: ReadonlyArray<number>,
+  W: number,
+  firstShare = 1
+): Promise<Array<Array<Segment>>> => {
   const total = sizes.reduce((a, b) => a + b, 0)
+  // where run k (k >= 1) starts, in bytes of all files together
+  const bounds = Array.from({ length: W - 1 }, (_, k) => Math.round(((firstShare + k) / (firstShare + W - 1)) * total))
+  const runOf = (at: number) => {
+    let w = 0
+    while (w < bounds.length && at >= bounds[w]!) w++
+    return w
+  }
   const segments: Array<Segment & { readonly at: number; readonly bytes: number }> = []
   let at = 0
   for (let f = 0; f < files.length; f++) {
     const size = sizes[f] ?? 0
     const cuts: Array<number> = []
-    for (let k = 1; k < W; k++) {
-      const local = Math.round((k * total) / W) - at
+    for (const b of bounds) {
+      const local = b - at
       if (local <= 0 || local >= size) continue
       const c = await recordStartNear(files[f]!, local)
       if (c !== undefined && c < size && c > (cuts.at(-1) ?? 0)) cuts.push(c)
     }
-    const bounds = [0, ...cuts]
-    bounds.forEach((s0, i) => {
-      const s1 = bounds[i + 1]
+    const starts = [0, ...cuts]
+    starts.forEach((s0, i) => {
+      const s1 = starts[i + 1]
       segments.push({ file: files[f]!, fileIndex: f, start: s0, end: s1, at: at + s0, bytes: (s1 ?? size) - s0 })
     })
     at += size
   }
   const runs: Array<Array<Segment>> = Array.from({ length: W }, () => [])
-  for (const s of segments) {
-    // by the range's middle: non-decreasing in file order, so each run is contiguous
-    const w = total === 0 ? 0 : Math.min(W - 1, Math.floor(((s.at + s.bytes / 2) / total) * W))
-    runs[w]!.push({ file: s.file, fileIndex: s.fileIndex, start: s.start, end: s.end })
-  }
+  // by the range's middle: non-decreasing in file order, so each run is contiguous
+  for (const s of segments) runs[runOf(s.at + s.bytes / 2)]!.push({ file: s.file, fileIndex: s.fileIndex, start: s.start, end: s.end })
   return runs.filter((r) => r.length > 0)
 }
+
+/**
+ * The calling thread's share of the bytes, against a worker thread's: it also frames
+ * every run, merges the pools and builds the tables. Measured on 2 cores (BENCHMARKS.md,
+ * 2026-11-27).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const callerShare = 0.7
 
 /**
  * Decode `files` (of `sizes` bytes) on up to `threads` worker threads. Rejects with
@@ -213,10 +236,13 @@ export const decodeParallelPromise = async (
     readonly signal?: AbortSignal
   }
 ): Promise<ParallelDecoded | undefined> => {
-  const runs = await planSegments(files, options.sizes, Math.max(1, Math.floor(threads)))
+  const runs = await planSegments(files, options.sizes, Math.max(1, Math.floor(threads)), callerShare)
   if (runs.length === 0) runs.push(files.map((file, fileIndex) => ({ file, fileIndex, start: 0, end: undefined })))
   const W = runs.length
-  const workers = Array.from({ length: W }, () => new Worker(workerUrl, { workerData: options.skip ?? {} }))
+  // run 0 is decoded here, on the calling thread (which also reads every run), runs
+  // 1.. on worker threads: workers[w - 1] decodes run w
+  const workers = Array.from({ length: W - 1 }, () => new Worker(workerUrl, { workerData: options.skip ?? {} }))
+  const here = new BatchDecoder(options.skip ?? {})
   let crashed: unknown
   const results: Array<Promise<DecodeResult>> = workers.map((w) =>
     new Promise((resolve, reject) => {
@@ -289,10 +315,19 @@ export const decodeParallelPromise = async (
             await it.return(undefined as never)
             return
           }
+          batchFiles[w]!.push(seg.fileIndex)
+          if (w === 0) {
+            const done = here.batch(seqOf(0, k), bytes, end, seg.file, fileOffset)
+            if (done.reusable) spares.push(new Uint8Array(bytes.buffer as ArrayBuffer))
+            decoded += end
+            decodedEvents += done.events
+            options.onDecoded?.(seg.file, decoded, decodedEvents)
+            k++
+            continue
+          }
           // an owned buffer: moved to the worker, not copied
           const req: DecodeRequest = { type: "batch", seq: seqOf(w, k), bytes, end, file: seg.file, fileOffset }
-          workers[w]!.postMessage(req, [bytes.buffer as ArrayBuffer])
-          batchFiles[w]!.push(seg.fileIndex)
+          workers[w - 1]!.postMessage(req, [bytes.buffer as ArrayBuffer])
           k++
           inflight[w]++
           while (inflight[w]! >= maxInflight && crashed === undefined) await new Promise<void>((r) => (waiting[w] = r))
@@ -304,7 +339,7 @@ export const decodeParallelPromise = async (
         }
       }
     } finally {
-      workers[w]!.postMessage({ type: "finish" } satisfies DecodeRequest)
+      if (w > 0) workers[w - 1]!.postMessage({ type: "finish" } satisfies DecodeRequest)
     }
   }
   // aborted: wake the readers (they stop at their next batch) and end the workers
@@ -318,7 +353,7 @@ export const decodeParallelPromise = async (
     await Promise.all(runs.map((_, w) => read(w)))
     options.signal?.throwIfAborted()
     if (crashed !== undefined) throw unexpected(at.file, at.offset, crashed) // keeps the cause, names the file
-    const got = await Promise.all(results).catch((e) => {
+    const got = await Promise.all([here.result().result, ...results]).catch((e) => {
       throw unexpected(at.file, 0, e) // a worker died: keep why, name the file being read
     })
     // a range that did not end where the next began: what was read after it means

@@ -1,0 +1,132 @@
+/**
+ * One decoder's share of a parallel load (`parallelDecode.ts`), on a worker thread
+ * (`decodeWorker.ts`) or on the main thread: decodes batches of whole records with its own
+ * `ColumnDecoder` (own string pool, own columns), remembers where each batch's rows end
+ * and which batch each kept event came from, and stops decoding at its first error
+ * (kept with the batch's order key, the file and the absolute byte offset). `result`
+ * gives its columns and pool as typed arrays (no objects, no strings) and the buffers
+ * to transfer.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
+import { type ArgSkip, ColumnDecoder } from "../../trace/TraceReader.ts"
+import type { DecodeResult, WorkerError } from "./parallelDecode.ts"
+
+/**
+ * See the module header.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export class BatchDecoder {
+  private readonly dec: ColumnDecoder
+  private readonly marks: Array<number> = []
+  private readonly metadataSeqs: Array<number> = []
+  private readonly driverSeqs: Array<number> = []
+  private readonly extraSeqs: Array<number> = []
+  private events = 0
+  private error: WorkerError | undefined
+  constructor(skip: ArgSkip) {
+    this.dec = new ColumnDecoder(undefined, skip)
+  }
+
+  /**
+   * Decode one batch (`bytes[0..end)`, at `fileOffset` of `file`); its events, and whether
+   * its buffer may be reused (no event kept whole holds a view of it, no error).
+   */
+  batch(seq: number, bytes: Uint8Array, end: number, file: string, fileOffset: number): { readonly events: number; readonly reusable: boolean } {
+    const dec = this.dec
+    let n = 0
+    // events kept whole may hold views of the batch's bytes (msgpack bin values): its
+    // buffer may be reused only when this batch kept none
+    const kept = dec.metadata.length + dec.driver.length + dec.extra.length
+    if (this.error === undefined) {
+      try {
+        n = dec.decodeFrames(bytes, end, file, fileOffset)
+        this.events += n
+      } catch (e) {
+        this.error = { seq, error: toReasonFields(fromUnknown(e, file, fileOffset)) }
+      }
+      while (this.metadataSeqs.length < dec.metadata.length) this.metadataSeqs.push(seq)
+      while (this.driverSeqs.length < dec.driver.length) this.driverSeqs.push(seq)
+      while (this.extraSeqs.length < dec.extra.length) this.extraSeqs.push(seq)
+      const t = dec.tasks
+      this.marks.push(t.length, t.deps.length, dec.memory.length, dec.resources.length, t.dependents.length)
+    }
+    return { events: n, reusable: this.error === undefined && dec.metadata.length + dec.driver.length + dec.extra.length === kept }
+  }
+
+  /** The columns and pool decoded, and the buffers holding them (to transfer). */
+  result(): { readonly result: DecodeResult; readonly buffers: Array<ArrayBuffer> } {
+    const { dec, error, events, marks, metadataSeqs, driverSeqs, extraSeqs } = this
+    const pool = dec.pool.parts()
+    const t = dec.tasks
+    t.complete()
+    const mem = dec.memory
+    const r = dec.resources
+    const counts = dec.counts
+    const result: DecodeResult = {
+      type: "result",
+      events,
+      fallbacks: dec.fallbacks,
+      marks: Int32Array.from(marks),
+      countIds: Int32Array.from(counts.keys()),
+      countValues: Float64Array.from(counts.values()),
+      pool,
+      tasks: {
+        host: t.host.view(),
+        worker: t.worker.view(),
+        key: t.key.view(),
+        name: t.name.view(),
+        state: t.state.view(),
+        end: t.end.view(),
+        duration: t.duration.view(),
+        size: t.size.view(),
+        cpuTime: t.cpuTime.view(),
+        depOffsets: t.depOffsets.view(),
+        deps: t.deps.view(),
+        stage: t.stage.view(),
+        type: t.type.view(),
+        dtype: t.dtype.view(),
+        shape: t.shape.view(),
+        peakMemory: t.peakMemory.view(),
+        ioBytes: t.ioBytes.view(),
+        phases: t.phases.map((c) => c.view()),
+        dependentOffsets: t.dependentOffsets.view(),
+        dependents: t.dependents.view()
+      },
+      memory: {
+        timestamp: mem.timestamp.view(),
+        host: mem.host.view(),
+        worker: mem.worker.view(),
+        key: mem.key.view(),
+        state: mem.state.view(),
+        size: mem.size.view(),
+        tasks: mem.tasks.view(),
+        device: mem.device.view()
+      },
+      resources: { timestamp: r.timestamp.view(), host: r.host.view(), values: r.values.map((c) => c.view()) },
+      metadata: dec.metadata,
+      metadataSeqs: Float64Array.from(metadataSeqs),
+      driver: dec.driver,
+      driverSeqs: Float64Array.from(driverSeqs),
+      extra: dec.extra,
+      extraSeqs: Float64Array.from(extraSeqs),
+      ...(error !== undefined ? { error } : {})
+    }
+    const buffers = new Set<ArrayBuffer>()
+    const add = (a: ArrayBufferView) => buffers.add(a.buffer as ArrayBuffer)
+    for (const a of [pool.arena, pool.starts, pool.hashes]) add(a)
+    for (const a of Object.values(result.tasks)) {
+      if (Array.isArray(a)) a.forEach(add)
+      else add(a as ArrayBufferView)
+    }
+    for (const a of Object.values(result.memory)) add(a)
+    add(result.resources.timestamp)
+    add(result.resources.host)
+    for (const a of result.resources.values) add(a)
+    return { result, buffers: [...buffers] }
+  }
+}
