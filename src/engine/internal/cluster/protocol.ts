@@ -76,13 +76,21 @@ export const Info = Rpc.make("Info", {
 
 /**
  * A worker's counters since it started: bytes it sent to peers and received from them
- * (encoded sizes), tasks it completed, batches running now.
+ * (encoded sizes), tasks it completed, batches running now; and what it holds now:
+ * results (its own and fetched copies, of every compute) and the drivers' literals.
  *
  * @since 0.1.0
  * @internal
  */
 export const Stats = Rpc.make("Stats", {
-  success: Schema.Struct({ sent: Schema.Number, received: Schema.Number, tasks: Schema.Number, running: Schema.Number })
+  success: Schema.Struct({
+    sent: Schema.Number,
+    received: Schema.Number,
+    tasks: Schema.Number,
+    running: Schema.Number,
+    held: Schema.Number,
+    literals: Schema.Number
+  })
 })
 
 /**

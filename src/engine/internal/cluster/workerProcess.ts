@@ -375,7 +375,7 @@ const handlers = (
         )),
       Cancel: ({ payload }) => Rpc.fork(Effect.asVoid(Deferred.succeed(cancelOf(payload.compute), undefined))),
       Time: () => Rpc.fork(Effect.sync(now)),
-      Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats }))),
+      Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats, held: store.size, literals: literals.size }))),
       Info: () => Rpc.fork(Effect.sync(() => ({ host, threads, pid: process.pid })))
     })
   })
