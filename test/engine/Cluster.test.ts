@@ -52,6 +52,21 @@ const clusterOf = (rt: Rt): Promise<Cluster.ClusterShape> => rt.runPromise(Effec
   return yield* Cluster.Cluster
 }))
 
+/**
+ * Each live worker's count of held results once it stops changing (releases travel
+ * asynchronously): polled until two reads 300 ms apart agree, at most 15 s.
+ */
+const heldSettles = async (c: Cluster.ClusterShape): Promise<ReadonlyArray<number>> => {
+  let last = ""
+  for (let t = 0; t < 50; t++) {
+    const held = (await Effect.runPromise(c.stats)).map((x) => x.held)
+    if (held.every((h) => h === 0) || held.join() === last) return held
+    last = held.join()
+    await new Promise((r) => setTimeout(r, 300))
+  }
+  return (await Effect.runPromise(c.stats)).map((x) => x.held)
+}
+
 const reason = (exit: Exit.Exit<unknown, unknown>): string | undefined => {
   if (!Exit.isFailure(exit)) return undefined
   const f = exit.cause.reasons.find((r) => r._tag === "Fail")
@@ -148,6 +163,18 @@ describe("Cluster (3 worker processes on loopback)", () => {
     assert.equal(ok.get("a"), 1)
   })
 
+  it("releases a failed compute's results on every worker", async () => {
+    const c = await clusterOf(rt)
+    // results spread over the workers, all still needed when the last task fails
+    const specs: Array<TaskGraph.TaskSpec> = []
+    for (let i = 0; i < 24; i++) specs.push({ key: `a-${i}`, kernel: k("arange"), args: [i, 100] })
+    specs.push({ key: "bad", kernel: k("boom"), args: ["at the end", TaskGraph.refs(specs.map((t) => t.key))] })
+    const exit = await rt.runPromiseExit(Engine.compute(TaskGraph.makeUnsafe(specs), { keys: ["bad"] }))
+    assert.equal(reason(exit), "KernelFailed")
+    const held = await heldSettles(c)
+    assert.deepEqual(held, held.map(() => 0), `results left on the workers: ${held.join(", ")}`)
+  })
+
   it("stops every worker's share when the compute is interrupted", async () => {
     const c = await clusterOf(rt)
     const specs: Array<TaskGraph.TaskSpec> = []
@@ -171,6 +198,9 @@ describe("Cluster (3 worker processes on loopback)", () => {
     await new Promise((r) => setTimeout(r, 700))
     const later = await rt.runPromise(c.stats)
     assert.equal(later.reduce((n, x) => n + x.tasks, 0), done, "no task ran after the interruption")
+    assert.ok(done > 0, "some tasks finished before the interruption")
+    const held = await heldSettles(c)
+    assert.deepEqual(held, held.map(() => 0), `results of the interrupted compute left on the workers: ${held.join(", ")}`)
   })
 })
 
