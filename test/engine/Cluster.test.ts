@@ -163,6 +163,32 @@ describe("Cluster (3 worker processes on loopback)", () => {
     assert.equal(ok.get("a"), 1)
   })
 
+  it("spreads a fan-out over idle workers rather than fusing it into one batch", async () => {
+    // one root whose 24 dependents each take 40 ms: fused into the root's batch they would
+    // run one after another on one worker while the other two wait
+    const specs: Array<TaskGraph.TaskSpec> = [{ key: "root", kernel: k("constant"), args: [1] }]
+    for (let i = 0; i < 24; i++) specs.push({ key: `leaf-${i}`, kernel: k("spin"), args: [40, TaskGraph.ref("root")] })
+    const g = TaskGraph.makeUnsafe(specs)
+    const leavesPerWorker = async () => {
+      const rows = new Map<string, number>()
+      const out = await rt.runPromise(Engine.compute(g, {
+        keys: specs.slice(1).map((t) => t.key),
+        callbacks: [{ task: (r) => void rows.set(r.key, Math.floor(r.workerId / 16)) }]
+      }))
+      assert.equal(out.get("leaf-23"), 1)
+      const per = new Map<number, number>()
+      for (const [key, w] of rows) if (key.startsWith("leaf-")) per.set(w, (per.get(w) ?? 0) + 1)
+      assert.equal([...per.values()].reduce((a, b) => a + b, 0), 24)
+      return per
+    }
+    // the scheduler judges a task's cost by its kernel's measured so far: earlier tests
+    // ran `spin` for 0 ms, so the first run may take it for cheap; the second knows better
+    await leavesPerWorker()
+    const per = await leavesPerWorker()
+    assert.ok(per.size >= 2, `leaves per worker: ${JSON.stringify([...per])}`)
+    assert.ok(Math.max(...per.values()) <= 20, `leaves per worker: ${JSON.stringify([...per])}`)
+  })
+
   it("releases a failed compute's results on every worker", async () => {
     const c = await clusterOf(rt)
     // results spread over the workers, all still needed when the last task fails
