@@ -280,8 +280,10 @@ export interface RunReply {
 }
 
 /**
- * A copy of a value without shared memory (v8's serializer refuses SharedArrayBuffers):
- * typed arrays are copied, arrays and object literals are walked.
+ * A value without shared memory (v8's serializer refuses SharedArrayBuffers): typed
+ * arrays over shared memory are copied; arrays and object literals are walked and copied
+ * only where something inside them was (copy on write: a batch's task list, its lineage
+ * and most arguments hold no shared memory, and are not copied).
  */
 const unshare = (v: unknown, depth = 32): unknown => {
   if (typeof v !== "object" || v === null) return v
@@ -291,12 +293,28 @@ const unshare = (v: unknown, depth = 32): unknown => {
   }
   if (v instanceof SharedArrayBuffer) return new Uint8Array(v).slice().buffer
   if (depth === 0) return v
-  if (Array.isArray(v)) return v.map((x) => unshare(x, depth - 1))
+  if (Array.isArray(v)) {
+    let copy: Array<unknown> | undefined
+    for (let i = 0; i < v.length; i++) {
+      const x = unshare(v[i], depth - 1)
+      if (x !== v[i]) (copy ??= v.slice())[i] = x
+    }
+    return copy ?? v
+  }
   const proto = Object.getPrototypeOf(v)
   if (proto === Object.prototype || proto === null) {
-    const out: Record<string, unknown> = {}
-    for (const k of Object.keys(v)) setKey(out, k, unshare((v as Record<string, unknown>)[k], depth - 1))
-    return out
+    const o = v as Record<string, unknown>
+    let copy: Record<string, unknown> | undefined
+    for (const k of Object.keys(o)) {
+      const x = unshare(o[k], depth - 1)
+      if (x === o[k]) continue
+      if (copy === undefined) {
+        copy = {}
+        for (const k2 of Object.keys(o)) setKey(copy, k2, o[k2])
+      }
+      setKey(copy, k, x)
+    }
+    return copy ?? v
   }
   return v
 }
