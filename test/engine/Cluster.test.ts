@@ -5,6 +5,7 @@
  * whose clock is off.
  */
 import assert from "node:assert/strict"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -259,11 +260,48 @@ describe("Cluster faults", () => {
       process.kill(victim.pid, "SIGKILL")
       const out = await Effect.runPromise(Fiber.join(fiber))
       assert.equal(out.get("total"), chunkTotal(n, 20_000))
+      // its exit is seen asynchronously: when the kill came after its last result was
+      // fetched (each worker's tasks can travel in one fused batch), the compute may end first
+      for (let t = 0; t < 100 && c.workers().find((w) => w.name === victim.name)?.alive !== false; t++) {
+        await new Promise((r) => setTimeout(r, 100))
+      }
       assert.equal(c.workers().find((w) => w.name === victim.name)?.alive, false)
       // the cluster goes on with the others
       const again = await rt.runPromise(Engine.compute(chunkGraph(4, 100), { keys: ["total"] }))
       assert.equal(again.get("total"), chunkTotal(4, 100))
     } finally {
+      await rt.dispose()
+    }
+  })
+
+  it("drops the literals of a driver that dies without closing its cluster", async () => {
+    const rt: Rt = ManagedRuntime.make(Cluster.layerLocal({ local: 1, heartbeat: 0.2 }))
+    const driver = new URL("../fixtures/literalDriver.ts", import.meta.url).pathname
+    let child: ChildProcess | undefined
+    try {
+      const c = await clusterOf(rt)
+      const literals = async () => (await rt.runPromise(c.stats)).reduce((n, x) => n + x.literals, 0)
+      child = spawn(process.execPath, [driver, c.address], { stdio: ["ignore", "pipe", "pipe"] })
+      let err = ""
+      child.stderr!.on("data", (d) => void (err += d))
+      await new Promise<void>((resolve, reject) => {
+        child!.stdout!.on("data", (d) => String(d).includes("computed") && resolve())
+        child!.on("exit", (code) => reject(new Error(`the driver exited (${code}) before computing: ${err}`)))
+      })
+      assert.equal(await literals(), 1, "the worker holds the driver's literal")
+      child.kill("SIGKILL")
+      // gone after 10 of its 0.2 s pings missed, at least 5 s; the worker looks every second
+      let left = 1
+      for (let t = 0; t < 300 && left > 0; t++) {
+        await new Promise((r) => setTimeout(r, 100))
+        left = await literals()
+      }
+      assert.equal(left, 0, "the dead driver's literal is dropped")
+      // the cluster serves on
+      const out = await rt.runPromise(Engine.compute(TaskGraph.makeUnsafe([{ key: "a", kernel: k("constant"), args: [7] }])))
+      assert.equal(out.get("a"), 7)
+    } finally {
+      child?.kill("SIGKILL")
       await rt.dispose()
     }
   })

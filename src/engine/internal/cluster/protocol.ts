@@ -66,8 +66,15 @@ export const Release = Rpc.make("Release", { payload: { compute: Schema.Number, 
 export const storeKey = (compute: number, key: string): string => `${compute}:${key}`
 /** @since 0.1.0 @internal */
 export const Cancel = Rpc.make("Cancel", { payload: { compute: Schema.Number } })
-/** @since 0.1.0 @internal */
-export const Time = Rpc.make("Time", { success: Schema.Number })
+/**
+ * A clock sample and liveness, both ways: the worker answers its clock; the ping says
+ * which driver sent it (its literals' key prefix, literals.ts) and how often that driver
+ * pings, so a worker can drop the literals of a driver that stopped pinging (it died).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const Time = Rpc.make("Time", { payload: { driver: Schema.String, every: Schema.Number }, success: Schema.Number })
 
 /** @since 0.1.0 @internal */
 export const Info = Rpc.make("Info", {

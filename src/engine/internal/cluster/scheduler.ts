@@ -146,7 +146,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
 
   const workers = new Map<string, WorkerView>()
   /** large literal arguments, sent to each worker once (literals.ts) */
-  const literalBook = new LiteralBook(`~tessera/lit/${Math.floor(Math.random() * 2 ** 40).toString(36)}`)
+  const literalPrefix = `~tessera/lit/${Math.floor(Math.random() * 2 ** 40).toString(36)}`
+  const literalBook = new LiteralBook(literalPrefix)
   let current: Queue.Queue<Msg> | null = null
   const notify = (m: Msg) => {
     if (current !== null) Queue.offerUnsafe(current, m)
@@ -169,7 +170,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       let best = Infinity
       for (let k = 0; k < n; k++) {
         const t0 = EngineClock.nowSeconds()
-        const tw = yield* clientFor(w.name).Time()
+        const tw = yield* clientFor(w.name).Time({ driver: literalPrefix, every: heartbeat })
         const t1 = EngineClock.nowSeconds()
         const rtt = t1 - t0
         if (rtt < best) {

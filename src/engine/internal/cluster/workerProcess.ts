@@ -113,6 +113,21 @@ const handlers = (
     const store = new Map<string, unknown>()
     /** the driver's large literal arguments, by key (literals.ts) */
     const literals = new Map<string, unknown>()
+    /**
+     * Drivers by their literals' key prefix: when one last pinged (`Time`) and how often
+     * it pings. A driver that has not pinged for {@link DRIVER_MISSED_PINGS} of its
+     * periods (and at least {@link DRIVER_GONE_MIN_SECONDS}) is gone, killed without
+     * closing its cluster: its literals are dropped here.
+     */
+    const drivers = new Map<string, { seen: number; every: number }>()
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep("1 second"), Effect.sync(() => {
+      const t = performance.now()
+      for (const [driver, d] of drivers) {
+        if (t - d.seen < Math.max(DRIVER_MISSED_PINGS * d.every, DRIVER_GONE_MIN_SECONDS) * 1000) continue
+        drivers.delete(driver)
+        for (const k of literals.keys()) if (k.startsWith(driver + "-")) literals.delete(k)
+      }
+    }))))
     const stats = { sent: 0, received: 0, tasks: 0, running: 0 }
     const data = yield* serve(listenHost, (keys) => {
       const out: Record<string, unknown> = {}
@@ -407,11 +422,20 @@ const handlers = (
           )
         )),
       Cancel: ({ payload }) => Rpc.fork(Effect.asVoid(Effect.suspend(() => end(payload.compute)))),
-      Time: () => Rpc.fork(Effect.sync(now)),
+      Time: ({ payload }) =>
+        Rpc.fork(Effect.sync(() => {
+          drivers.set(payload.driver, { seen: performance.now(), every: payload.every })
+          return now()
+        })),
       Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats, held: store.size, literals: literals.size }))),
       Info: () => Rpc.fork(Effect.sync(() => ({ host, threads, pid: process.pid })))
     })
   })
+
+/** A driver whose pings stopped for this many of its periods is gone (its literals dropped). */
+const DRIVER_MISSED_PINGS = 10
+/** ... and for at least this many seconds (a loaded machine delays pings). */
+const DRIVER_GONE_MIN_SECONDS = 5
 
 /** How many computes a worker remembers (whether each ended: see `handlers`). */
 const COMPUTES_KEPT = 1024
