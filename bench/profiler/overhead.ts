@@ -51,7 +51,8 @@
  * CPU as the median of per-round ratios), and on Linux the CPU of each kind of thread
  * (mean a run, by thread name from /proc: `MainThread`, the pool's `WorkerThread`s, V8's
  * `V8Worker` GC and compiler threads, `v8:ProfEvntProc` for each thread V8's CPU
- * profiler samples; bench/profiler/threadCpu.ts). Every pool of the workload lives for the
+ * profiler samples; bench/profiler/threadCpu.ts; on the cluster the worker processes'
+ * threads too, as `child MainThread`, `child WorkerThread`, ...). Every pool of the workload lives for the
  * whole bench, so a sampled pool's profiler threads (sampling for nobody while they
  * linger, `Sampling.lingerSeconds`) run beside every arm: their CPU shows in each arm's
  * `v8:ProfEvntProc`. The notes give the load average before and
@@ -149,14 +150,14 @@ const threadCpu = (): number => {
 }
 
 /** Warm-up of each arm, then `rounds` rounds in rotating order; ms per run, by arm (CPU times in `cpuByArm`). */
-const interleaved = async (rounds: number, arms: ReadonlyArray<Arm>): Promise<Array<Array<number>>> => {
+const interleaved = async (rounds: number, arms: ReadonlyArray<Arm>, children = false): Promise<Array<Array<number>>> => {
   for (const a of arms) await a.run()
   const times = arms.map(() => [] as Array<number>)
   const cpu: CpuTimes = { all: arms.map(() => []), main: arms.map(() => []), threads: arms.map(() => new Map()) }
   for (let r = 0; r < rounds; r++) {
     for (let j = 0; j < arms.length; j++) {
       const k = (r % 2 === 0 ? j : arms.length - 1 - j)
-      const th0 = threadTimes()
+      const th0 = threadTimes(children)
       const c0 = process.cpuUsage()
       const m0 = threadCpu()
       const t0 = performance.now()
@@ -165,7 +166,7 @@ const interleaved = async (rounds: number, arms: ReadonlyArray<Arm>): Promise<Ar
       const c = process.cpuUsage(c0)
       cpu.main[k]!.push(threadCpu() - m0)
       cpu.all[k]!.push((c.user + c.system) / 1000)
-      for (const [name, ms] of usedByName(th0, threadTimes())) cpu.threads[k]!.set(name, (cpu.threads[k]!.get(name) ?? 0) + ms)
+      for (const [name, ms] of usedByName(th0, threadTimes(children))) cpu.threads[k]!.set(name, (cpu.threads[k]!.get(name) ?? 0) + ms)
     }
   }
   cpuByArm.set(times, cpu)
@@ -374,7 +375,8 @@ if (runs("cluster")) {
     ...tesseraArms(on(cluster), on(cluster), on(cluster), pipeline).filter((a) => a.name === "unprofiled" || a.name === "Trace + ResourceMonitor"),
     { name: `worker threads in one process instead (${WORKERS}, unprofiled)`, run: () => on(threads)(undefined) }
   ]
-  const times = await interleaved(demoRounds, arms)
+  // the worker processes' threads too ("child MainThread", "child WorkerThread", ...)
+  const times = await interleaved(demoRounds, arms, true)
   for (const r of [cluster, threads]) await r.dispose()
   rows.push(...rowsOf(`demo ${SAMPLES} samples x 2 on a LocalCluster of ${WORKERS} processes, ${tasks} tasks`, arms.map((a) => a.name), times, tasks))
 }

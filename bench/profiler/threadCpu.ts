@@ -18,31 +18,55 @@ const tickMs = 10
 
 /**
  * CPU ms so far of every live thread, by thread id (with its name); empty without /proc.
+ * With `children`, the threads of this process's child processes too (cluster worker
+ * processes), named `child ` + their name.
  *
  * @since 0.1.0
  * @category getters
  */
-export const threadTimes = (): Map<string, { readonly name: string; readonly ms: number }> => {
+export const threadTimes = (children = false): Map<string, { readonly name: string; readonly ms: number }> => {
   const out = new Map<string, { readonly name: string; readonly ms: number }>()
+  readTasks("self", "", out)
+  if (children) for (const pid of childPids()) readTasks(pid, "child ", out)
+  return out
+}
+
+/** Pids of this process's children (every thread's `children` list). */
+const childPids = (): Array<string> => {
+  const out: Array<string> = []
+  try {
+    for (const tid of readdirSync("/proc/self/task")) {
+      try {
+        out.push(...readFileSync(`/proc/self/task/${tid}/children`, "latin1").split(" ").filter((x) => x !== ""))
+      } catch {
+        // the thread ended, or no `children` file (CONFIG_PROC_CHILDREN)
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return out
+}
+
+const readTasks = (pid: string, prefix: string, out: Map<string, { readonly name: string; readonly ms: number }>): void => {
   let tids: Array<string>
   try {
-    tids = readdirSync("/proc/self/task")
+    tids = readdirSync(`/proc/${pid}/task`)
   } catch {
-    return out
+    return
   }
   for (const tid of tids) {
     try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "latin1")
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "latin1")
       // fields after "(comm)": state is field 3; utime and stime are fields 14 and 15
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
       let name = names.get(tid)
-      if (name === undefined) names.set(tid, name = readFileSync(`/proc/self/task/${tid}/comm`, "latin1").trim())
+      if (name === undefined) names.set(tid, name = prefix + readFileSync(`/proc/${pid}/task/${tid}/comm`, "latin1").trim())
       out.set(tid, { name, ms: (Number(f[11]) + Number(f[12])) * tickMs })
     } catch {
       // the thread ended between the listing and the read
     }
   }
-  return out
 }
 
 /**

@@ -123,6 +123,10 @@ export interface WorkerStats {
   readonly received: number
   readonly tasks: number
   readonly running: number
+  /** results held now (made here or fetched, of every compute not yet released) */
+  readonly held: number
+  /** drivers' large literal arguments held now */
+  readonly literals: number
 }
 
 /**
@@ -144,7 +148,7 @@ export interface ClusterShape {
   readonly onTransfer: (f: (t: TransferInfo) => void) => () => void
   /**
    * each live worker's counters: bytes sent to and received from peers (encoded), tasks
-   * completed, batches running now
+   * completed, batches running now, results and literals held now
    */
   readonly stats: Effect.Effect<ReadonlyArray<WorkerStats>>
   /** starts one more worker process on this machine; it joins within a heartbeat and gets work */

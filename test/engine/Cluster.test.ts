@@ -5,6 +5,7 @@
  * whose clock is off.
  */
 import assert from "node:assert/strict"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -51,6 +52,21 @@ const chunkTotal = (n: number, size: number): number => {
 const clusterOf = (rt: Rt): Promise<Cluster.ClusterShape> => rt.runPromise(Effect.gen(function*() {
   return yield* Cluster.Cluster
 }))
+
+/**
+ * Each live worker's count of held results once it stops changing (releases travel
+ * asynchronously): polled until two reads 300 ms apart agree, at most 15 s.
+ */
+const heldSettles = async (c: Cluster.ClusterShape): Promise<ReadonlyArray<number>> => {
+  let last = ""
+  for (let t = 0; t < 50; t++) {
+    const held = (await Effect.runPromise(c.stats)).map((x) => x.held)
+    if (held.every((h) => h === 0) || held.join() === last) return held
+    last = held.join()
+    await new Promise((r) => setTimeout(r, 300))
+  }
+  return (await Effect.runPromise(c.stats)).map((x) => x.held)
+}
 
 const reason = (exit: Exit.Exit<unknown, unknown>): string | undefined => {
   if (!Exit.isFailure(exit)) return undefined
@@ -148,6 +164,44 @@ describe("Cluster (3 worker processes on loopback)", () => {
     assert.equal(ok.get("a"), 1)
   })
 
+  it("spreads a fan-out over idle workers rather than fusing it into one batch", async () => {
+    // one root whose 24 dependents each take 40 ms: fused into the root's batch they would
+    // run one after another on one worker while the other two wait
+    const specs: Array<TaskGraph.TaskSpec> = [{ key: "root", kernel: k("constant"), args: [1] }]
+    for (let i = 0; i < 24; i++) specs.push({ key: `leaf-${i}`, kernel: k("spin"), args: [40, TaskGraph.ref("root")] })
+    const g = TaskGraph.makeUnsafe(specs)
+    const leavesPerWorker = async () => {
+      const rows = new Map<string, number>()
+      const out = await rt.runPromise(Engine.compute(g, {
+        keys: specs.slice(1).map((t) => t.key),
+        callbacks: [{ task: (r) => void rows.set(r.key, Math.floor(r.workerId / 16)) }]
+      }))
+      assert.equal(out.get("leaf-23"), 1)
+      const per = new Map<number, number>()
+      for (const [key, w] of rows) if (key.startsWith("leaf-")) per.set(w, (per.get(w) ?? 0) + 1)
+      assert.equal([...per.values()].reduce((a, b) => a + b, 0), 24)
+      return per
+    }
+    // the scheduler judges a task's cost by its kernel's measured so far: earlier tests
+    // ran `spin` for 0 ms, so the first run may take it for cheap; the second knows better
+    await leavesPerWorker()
+    const per = await leavesPerWorker()
+    assert.ok(per.size >= 2, `leaves per worker: ${JSON.stringify([...per])}`)
+    assert.ok(Math.max(...per.values()) <= 20, `leaves per worker: ${JSON.stringify([...per])}`)
+  })
+
+  it("releases a failed compute's results on every worker", async () => {
+    const c = await clusterOf(rt)
+    // results spread over the workers, all still needed when the last task fails
+    const specs: Array<TaskGraph.TaskSpec> = []
+    for (let i = 0; i < 24; i++) specs.push({ key: `a-${i}`, kernel: k("arange"), args: [i, 100] })
+    specs.push({ key: "bad", kernel: k("boom"), args: ["at the end", TaskGraph.refs(specs.map((t) => t.key))] })
+    const exit = await rt.runPromiseExit(Engine.compute(TaskGraph.makeUnsafe(specs), { keys: ["bad"] }))
+    assert.equal(reason(exit), "KernelFailed")
+    const held = await heldSettles(c)
+    assert.deepEqual(held, held.map(() => 0), `results left on the workers: ${held.join(", ")}`)
+  })
+
   it("stops every worker's share when the compute is interrupted", async () => {
     const c = await clusterOf(rt)
     const specs: Array<TaskGraph.TaskSpec> = []
@@ -171,6 +225,9 @@ describe("Cluster (3 worker processes on loopback)", () => {
     await new Promise((r) => setTimeout(r, 700))
     const later = await rt.runPromise(c.stats)
     assert.equal(later.reduce((n, x) => n + x.tasks, 0), done, "no task ran after the interruption")
+    assert.ok(done > 0, "some tasks finished before the interruption")
+    const held = await heldSettles(c)
+    assert.deepEqual(held, held.map(() => 0), `results of the interrupted compute left on the workers: ${held.join(", ")}`)
   })
 })
 
@@ -203,11 +260,48 @@ describe("Cluster faults", () => {
       process.kill(victim.pid, "SIGKILL")
       const out = await Effect.runPromise(Fiber.join(fiber))
       assert.equal(out.get("total"), chunkTotal(n, 20_000))
+      // its exit is seen asynchronously: when the kill came after its last result was
+      // fetched (each worker's tasks can travel in one fused batch), the compute may end first
+      for (let t = 0; t < 100 && c.workers().find((w) => w.name === victim.name)?.alive !== false; t++) {
+        await new Promise((r) => setTimeout(r, 100))
+      }
       assert.equal(c.workers().find((w) => w.name === victim.name)?.alive, false)
       // the cluster goes on with the others
       const again = await rt.runPromise(Engine.compute(chunkGraph(4, 100), { keys: ["total"] }))
       assert.equal(again.get("total"), chunkTotal(4, 100))
     } finally {
+      await rt.dispose()
+    }
+  })
+
+  it("drops the literals of a driver that dies without closing its cluster", async () => {
+    const rt: Rt = ManagedRuntime.make(Cluster.layerLocal({ local: 1, heartbeat: 0.2 }))
+    const driver = new URL("../fixtures/literalDriver.ts", import.meta.url).pathname
+    let child: ChildProcess | undefined
+    try {
+      const c = await clusterOf(rt)
+      const literals = async () => (await rt.runPromise(c.stats)).reduce((n, x) => n + x.literals, 0)
+      child = spawn(process.execPath, [driver, c.address], { stdio: ["ignore", "pipe", "pipe"] })
+      let err = ""
+      child.stderr!.on("data", (d) => void (err += d))
+      await new Promise<void>((resolve, reject) => {
+        child!.stdout!.on("data", (d) => String(d).includes("computed") && resolve())
+        child!.on("exit", (code) => reject(new Error(`the driver exited (${code}) before computing: ${err}`)))
+      })
+      assert.equal(await literals(), 1, "the worker holds the driver's literal")
+      child.kill("SIGKILL")
+      // gone after 10 of its 0.2 s pings missed, at least 5 s; the worker looks every second
+      let left = 1
+      for (let t = 0; t < 300 && left > 0; t++) {
+        await new Promise((r) => setTimeout(r, 100))
+        left = await literals()
+      }
+      assert.equal(left, 0, "the dead driver's literal is dropped")
+      // the cluster serves on
+      const out = await rt.runPromise(Engine.compute(TaskGraph.makeUnsafe([{ key: "a", kernel: k("constant"), args: [7] }])))
+      assert.equal(out.get("a"), 7)
+    } finally {
+      child?.kill("SIGKILL")
       await rt.dispose()
     }
   })

@@ -158,10 +158,14 @@ describe("data-plane frames", () => {
     fc.assert(
       fc.property(value, (v) => {
         const shared = new Float64Array(new SharedArrayBuffer(16)).fill(1.5)
-        const sent = { v, shared, ...JSON.parse('{"__proto__":{"x":1}}') }
+        // shared memory at the top and deeper (beside values copied only where it is)
+        const sent = { v, shared, nested: [v, { s: shared }], ...JSON.parse('{"__proto__":{"x":1}}') }
         const got = decodeValue<Record<string, unknown>>(encodeValue(sent))
-        assert.deepStrictEqual(bytesOf(got), bytesOf({ ...sent, shared: new Float64Array([1.5, 1.5]) }))
+        const copied = new Float64Array([1.5, 1.5])
+        assert.deepStrictEqual(bytesOf(got), bytesOf({ ...sent, shared: copied, nested: [v, { s: copied }] }))
         assert.ok(Object.hasOwn(got, "__proto__"))
+        // the sender's value is left as it was
+        assert.equal((sent.nested[1] as { s: Float64Array }).s, shared)
       }),
       { numRuns: 100 }
     )

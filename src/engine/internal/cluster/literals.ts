@@ -15,8 +15,8 @@
  * type) plus a 64-bit hash of its bytes, so an array changed in place between computes
  * gets a new key and is sent again: the workers never compute with stale data. The hash
  * is taken once per compute and literal. Workers drop a literal when the driver's array
- * is garbage-collected (`FinalizationRegistry`, the next batch says so) or the driver's
- * cluster closes.
+ * is garbage-collected (`FinalizationRegistry`, the next batch says so), when the
+ * driver's cluster closes, or when the driver stops pinging (it died; workerProcess.ts).
  *
  * Leaves out: sharing literals between drivers (each driver's keys are its own), literals
  * in class instances (sent inside each batch, as before).

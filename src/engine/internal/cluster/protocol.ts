@@ -66,8 +66,15 @@ export const Release = Rpc.make("Release", { payload: { compute: Schema.Number, 
 export const storeKey = (compute: number, key: string): string => `${compute}:${key}`
 /** @since 0.1.0 @internal */
 export const Cancel = Rpc.make("Cancel", { payload: { compute: Schema.Number } })
-/** @since 0.1.0 @internal */
-export const Time = Rpc.make("Time", { success: Schema.Number })
+/**
+ * A clock sample and liveness, both ways: the worker answers its clock; the ping says
+ * which driver sent it (its literals' key prefix, literals.ts) and how often that driver
+ * pings, so a worker can drop the literals of a driver that stopped pinging (it died).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const Time = Rpc.make("Time", { payload: { driver: Schema.String, every: Schema.Number }, success: Schema.Number })
 
 /** @since 0.1.0 @internal */
 export const Info = Rpc.make("Info", {
@@ -76,13 +83,21 @@ export const Info = Rpc.make("Info", {
 
 /**
  * A worker's counters since it started: bytes it sent to peers and received from them
- * (encoded sizes), tasks it completed, batches running now.
+ * (encoded sizes), tasks it completed, batches running now; and what it holds now:
+ * results (its own and fetched copies, of every compute) and the drivers' literals.
  *
  * @since 0.1.0
  * @internal
  */
 export const Stats = Rpc.make("Stats", {
-  success: Schema.Struct({ sent: Schema.Number, received: Schema.Number, tasks: Schema.Number, running: Schema.Number })
+  success: Schema.Struct({
+    sent: Schema.Number,
+    received: Schema.Number,
+    tasks: Schema.Number,
+    running: Schema.Number,
+    held: Schema.Number,
+    literals: Schema.Number
+  })
 })
 
 /**
@@ -272,8 +287,10 @@ export interface RunReply {
 }
 
 /**
- * A copy of a value without shared memory (v8's serializer refuses SharedArrayBuffers):
- * typed arrays are copied, arrays and object literals are walked.
+ * A value without shared memory (v8's serializer refuses SharedArrayBuffers): typed
+ * arrays over shared memory are copied; arrays and object literals are walked and copied
+ * only where something inside them was (copy on write: a batch's task list, its lineage
+ * and most arguments hold no shared memory, and are not copied).
  */
 const unshare = (v: unknown, depth = 32): unknown => {
   if (typeof v !== "object" || v === null) return v
@@ -283,12 +300,28 @@ const unshare = (v: unknown, depth = 32): unknown => {
   }
   if (v instanceof SharedArrayBuffer) return new Uint8Array(v).slice().buffer
   if (depth === 0) return v
-  if (Array.isArray(v)) return v.map((x) => unshare(x, depth - 1))
+  if (Array.isArray(v)) {
+    let copy: Array<unknown> | undefined
+    for (let i = 0; i < v.length; i++) {
+      const x = unshare(v[i], depth - 1)
+      if (x !== v[i]) (copy ??= v.slice())[i] = x
+    }
+    return copy ?? v
+  }
   const proto = Object.getPrototypeOf(v)
   if (proto === Object.prototype || proto === null) {
-    const out: Record<string, unknown> = {}
-    for (const k of Object.keys(v)) setKey(out, k, unshare((v as Record<string, unknown>)[k], depth - 1))
-    return out
+    const o = v as Record<string, unknown>
+    let copy: Record<string, unknown> | undefined
+    for (const k of Object.keys(o)) {
+      const x = unshare(o[k], depth - 1)
+      if (x === o[k]) continue
+      if (copy === undefined) {
+        copy = {}
+        for (const k2 of Object.keys(o)) setKey(copy, k2, o[k2])
+      }
+      setKey(copy, k, x)
+    }
+    return copy ?? v
   }
   return v
 }

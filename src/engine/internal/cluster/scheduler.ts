@@ -12,7 +12,8 @@
  * each of about `BATCH_SECONDS` of work by the seconds per task the workers measured so
  * far (no-op tasks travel 512 to a batch, 40 ms tasks 2 or 3), so work stays spread and
  * joiners find some. A batch also carries the tasks all of whose unfinished inputs are
- * in it (fused: one round trip for a chain or a subtree), the requested results come
+ * in it (fused: one round trip for a chain or a subtree; while a worker is idle, no wider
+ * than its lines plus a round trip's worth of work, so idle workers get the rest), the requested results come
  * back in its reply, large literal arguments go to each worker once (literals.ts), and
  * pending releases for its worker ride along.
  *
@@ -86,9 +87,9 @@ const BATCH_MAX = 512
 const LITERAL_RETRIES = 64
 const BATCH_SECONDS = 0.1
 
+/** `wall`: seconds from sending the batch to its reply (the round trip and the work) */
 type Msg =
-  | { readonly kind: "run"; readonly w: string; readonly tasks: ReadonlyArray<number>; readonly exit: Exit.Exit<Uint8Array, unknown> }
-  | { readonly kind: "recover"; readonly w: string; readonly tasks: ReadonlyArray<number>; readonly exit: Exit.Exit<Uint8Array, unknown> }
+  | { readonly kind: "run" | "recover"; readonly w: string; readonly tasks: ReadonlyArray<number>; readonly exit: Exit.Exit<Uint8Array, unknown>; readonly wall: number }
   | { readonly kind: "dead"; readonly w: string }
   | { readonly kind: "joined" }
 
@@ -145,7 +146,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
 
   const workers = new Map<string, WorkerView>()
   /** large literal arguments, sent to each worker once (literals.ts) */
-  const literalBook = new LiteralBook(`~tessera/lit/${Math.floor(Math.random() * 2 ** 40).toString(36)}`)
+  const literalPrefix = `~tessera/lit/${Math.floor(Math.random() * 2 ** 40).toString(36)}`
+  const literalBook = new LiteralBook(literalPrefix)
   let current: Queue.Queue<Msg> | null = null
   const notify = (m: Msg) => {
     if (current !== null) Queue.offerUnsafe(current, m)
@@ -168,7 +170,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       let best = Infinity
       for (let k = 0; k < n; k++) {
         const t0 = EngineClock.nowSeconds()
-        const tw = yield* clientFor(w.name).Time()
+        const tw = yield* clientFor(w.name).Time({ driver: literalPrefix, every: heartbeat })
         const t1 = EngineClock.nowSeconds()
         const rtt = t1 - t0
         if (rtt < best) {
@@ -373,6 +375,14 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
   let computes = 0
   /** seconds per task, smoothed over the batches of every compute (batch sizing) */
   let perTask = BATCH_SECONDS / 16
+  /**
+   * seconds a batch's trip costs beyond its work (its wall time less the seconds it ran on
+   * the worker's pool), smoothed; until a batch has come back, the fastest `Time` ping
+   */
+  let tripCost = -1
+  /** seconds per task by kernel (`module#name`), smoothed: what fusing wider would cost */
+  const kernelCost = new Map<string, number>()
+  const kernelOf = (sp: { readonly kernel: Kernel.KernelRef }) => `${sp.kernel.module}#${sp.kernel.name}`
   const computeBase = Math.floor(Math.random() * 2 ** 40) * 1024
   const transferCbs: Array<(t: TransferInfo) => void> = []
 
@@ -473,11 +483,12 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         const blob = encodeValue(req)
         inflight.set(w.name, (inflight.get(w.name) ?? 0) + 1)
         outstanding++
+        const sent = performance.now()
         return Effect.forkIn(
           clientFor(w.name).Run({ blob }).pipe(
             Effect.raceFirst(Effect.andThen(Deferred.await(w.lost), Effect.fail("worker lost" as const))),
             Effect.exit,
-            Effect.flatMap((exit) => Queue.offer(queue, { kind, w: w.name, tasks, exit }))
+            Effect.flatMap((exit) => Queue.offer(queue, { kind, w: w.name, tasks, exit, wall: (performance.now() - sent) / 1000 }))
           ),
           inner
         )
@@ -562,22 +573,29 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
        * instead of one per level. Their finished inputs must have a live holder (fetched
        * by the worker like any input).
        */
-      const fuse = (list: Array<number>) => {
+      const fuse = (list: Array<number>, widen: number) => {
+        const costOf = (d: number) => kernelCost.get(kernelOf(g.specs[d]!)) ?? BATCH_SECONDS / 16
         for (const i of list) member[i] = 1
         const touched: Array<number> = []
         for (let q = 0; q < list.length && list.length < BATCH_MAX; q++) {
           const i = list[q]!
+          let continued = false
           for (let j = s.dependents.start[i]!, e = s.dependents.start[i + 1]!; j < e && list.length < BATCH_MAX; j++) {
             const d = s.dependents.list[j]!
             if (!s.needed[d] || s.running[d] || s.finished[d]) continue
             if (hits[d] === 0) touched.push(d)
             if (++hits[d]! !== s.waiting[d]) continue
+            // i's first fused dependent continues its line (a chain, a reduction); each
+            // further one widens the batch, which idle workers could have shared
+            if (continued && (widen <= 0 || costOf(d) > widen)) continue
             let inputsLive = true
             for (let k = g.depStart[d]!; k < g.depStart[d + 1]!; k++) {
               const x = g.depList[k]!
               if (s.finished[x] && !liveHolder(x)) inputsLive = false
             }
             if (!inputsLive || mixedRefs(d)) continue
+            if (continued && widen !== Infinity) widen -= costOf(d)
+            continued = true
             State.markFused(s, d)
             list.push(d)
             member[d] = 1
@@ -585,6 +603,25 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         }
         for (const d of touched) hits[d] = 0
         for (const i of list) member[i] = 0
+      }
+
+      /**
+       * The seconds of work fusing may add to a batch beyond continuing its lines, while
+       * `idle` workers get nothing this round: fusing tasks of w seconds in all saves a
+       * round trip but runs them on one worker, where spread they would finish about
+       * w·idle/(idle+1) sooner; so fuse while that is under the trip's cost. A task's
+       * seconds are its kernel's measured so far (unknown: `BATCH_SECONDS / 16`). No idle
+       * worker: no limit.
+       */
+      const widthFor = (idle: number): number => {
+        if (idle === 0) return Infinity
+        if (tripCost < 0) {
+          // no batch back yet: the fastest ping of the live workers
+          let ping = Infinity
+          for (const w of alive()) ping = Math.min(ping, 2 * w.uncertainty)
+          tripCost = Number.isFinite(ping) ? ping : 0
+        }
+        return tripCost * (idle + 1) / idle
       }
 
       const dispatch = Effect.gen(function*() {
@@ -641,8 +678,12 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           last = best
         }
         for (const i of back) State.requeue(s, i)
+        // free workers with nothing running that this round gives nothing either
+        let idle = 0
+        for (const w of free) if ((inflight.get(w.name) ?? 0) === 0 && !batches.has(w.name)) idle++
+        const widen = widthFor(idle)
         for (const [name, tasks] of batches) {
-          fuse(tasks)
+          fuse(tasks, widen)
           const set = running.get(name) ?? new Set<number>()
           running.set(name, set)
           for (const i of tasks) {
@@ -707,7 +748,21 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           const values = reply.values
           // batch sizing by what the tasks cost on the worker, not by the round trip (a
           // loaded machine's latency would shrink batches and add round trips)
-          if (m.kind === "run" && reply.done.length > 0) perTask = 0.7 * perTask + 0.3 * (reply.seconds / reply.done.length)
+          if (m.kind === "run" && reply.done.length > 0) {
+            const each = reply.seconds / reply.done.length
+            perTask = 0.7 * perTask + 0.3 * each
+            // the batch's seconds shared evenly by its kernels' tasks (exact for one kernel)
+            const seen = new Set<string>()
+            for (const d of reply.done) {
+              const kn = kernelOf(g.specs[g.index.get(d.key)!]!)
+              if (seen.has(kn)) continue
+              seen.add(kn)
+              const c = kernelCost.get(kn)
+              kernelCost.set(kn, c === undefined ? each : 0.7 * c + 0.3 * each)
+            }
+            const trip = Math.max(0, m.wall - reply.seconds)
+            tripCost = tripCost < 0 ? trip : 0.7 * tripCost + 0.3 * trip
+          }
           const temps: Array<string> = []
           const rec = new Float64Array(7)
           for (const d of reply.done) {

@@ -113,6 +113,21 @@ const handlers = (
     const store = new Map<string, unknown>()
     /** the driver's large literal arguments, by key (literals.ts) */
     const literals = new Map<string, unknown>()
+    /**
+     * Drivers by their literals' key prefix: when one last pinged (`Time`) and how often
+     * it pings. A driver that has not pinged for {@link DRIVER_MISSED_PINGS} of its
+     * periods (and at least {@link DRIVER_GONE_MIN_SECONDS}) is gone, killed without
+     * closing its cluster: its literals are dropped here.
+     */
+    const drivers = new Map<string, { seen: number; every: number }>()
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep("1 second"), Effect.sync(() => {
+      const t = performance.now()
+      for (const [driver, d] of drivers) {
+        if (t - d.seen < Math.max(DRIVER_MISSED_PINGS * d.every, DRIVER_GONE_MIN_SECONDS) * 1000) continue
+        drivers.delete(driver)
+        for (const k of literals.keys()) if (k.startsWith(driver + "-")) literals.delete(k)
+      }
+    }))))
     const stats = { sent: 0, received: 0, tasks: 0, running: 0 }
     const data = yield* serve(listenHost, (keys) => {
       const out: Record<string, unknown> = {}
@@ -131,7 +146,14 @@ const handlers = (
     /** A peer's data-plane fetch: its entity's runner host (from its name), its data port. */
     const fetchFrom = (peer: string, keys: ReadonlyArray<string>) =>
       Effect.flatMap(portOf(peer), (port) => client.fetch(peer, peerHost(peer), port, keys))
-    const cancels = new Map<number, Deferred.Deferred<void>>()
+    /**
+     * Per compute: its cancel signal, and whether it ended here (cancelled: the driver's
+     * compute failed or was interrupted). An ended compute keeps nothing: a batch still
+     * running or arriving late drops what it made or fetched. Kept for the last
+     * {@link COMPUTES_KEPT} computes only (insertion order; a worker serves drivers for
+     * as long as it lives).
+     */
+    const computes = new Map<number, { readonly cancel: Deferred.Deferred<void>; ended: boolean }>()
     const peers = yield* TesseraWorker.client
     const registry = yield* RunnerStorage.RunnerStorage
     /** Completes when `peer` is no longer registered (the scheduler found it dead). */
@@ -146,11 +168,15 @@ const handlers = (
     const now = () => EngineClock.nowSeconds() + shift
     const plugins = new PluginRunner(name, shift, host)
     yield* Effect.addFinalizer(() => Effect.promise(() => plugins.closeAll()))
-    const cancelOf = (c: number) => {
-      let d = cancels.get(c)
-      if (d === undefined) cancels.set(c, d = Deferred.makeUnsafe<void>())
-      return d
+    const computeOf = (c: number) => {
+      let e = computes.get(c)
+      if (e === undefined) {
+        computes.set(c, e = { cancel: Deferred.makeUnsafe<void>(), ended: false })
+        if (computes.size > COMPUTES_KEPT) computes.delete(computes.keys().next().value!)
+      }
+      return e
     }
+    const ended = (c: number) => computes.get(c)?.ended === true
 
     /** Drops results of `compute` (and literals by these keys). */
     const release = (compute: number, keys: ReadonlyArray<string>) => {
@@ -159,6 +185,22 @@ const handlers = (
         literals.delete(k)
       }
       if (plugins.active) plugins.release(keys)
+    }
+
+    /**
+     * Ends `compute` here (it failed or was interrupted in the driver): its running batch
+     * stops, and every result of it, made here or fetched, is dropped.
+     */
+    const end = (compute: number) => {
+      const e = computeOf(compute)
+      e.ended = true
+      const prefix = storeKey(compute, "")
+      const keys: Array<string> = []
+      for (const sk of store.keys()) if (sk.startsWith(prefix)) keys.push(sk.slice(prefix.length))
+      // results only: the driver's literals outlive its computes
+      for (const k of keys) store.delete(prefix + k)
+      if (plugins.active && keys.length > 0) plugins.release(keys)
+      return Deferred.succeed(e.cancel, undefined)
     }
 
     /** Fetches `keys` from their holders; the keys no holder could give are returned. */
@@ -194,10 +236,11 @@ const handlers = (
               stats.received += got.value.bytes
               const values = got.value.value as Record<string, unknown>
               const have: Array<string> = []
+              const keep = !ended(compute)
               for (const k of keys) {
                 const sk = storeKey(compute, k)
                 if (Object.hasOwn(values, sk)) {
-                  store.set(sk, values[sk])
+                  if (keep) store.set(sk, values[sk])
                   have.push(k)
                 } else next.push(missing.find((m) => m[0] === k)!)
               }
@@ -220,6 +263,7 @@ const handlers = (
 
     const run = (req: RunRequest) =>
       Effect.gen(function*() {
+        if (ended(req.compute)) return interrupted(req)
         if (req.release !== undefined) release(req.compute, req.release)
         for (const k of req.drop ?? []) literals.delete(k)
         for (const [k, v] of req.literals ?? []) literals.set(k, v)
@@ -251,6 +295,8 @@ const handlers = (
         if (trace !== undefined) {
           for (const t of transfers) plugins.transfer(trace, t, new Map(t.keys.map((k) => [k, describeResult(store.get(at(k))).nbytes])))
         }
+        // ended while it fetched: nothing of it runs
+        if (ended(req.compute)) return { ...interrupted(req), transfers }
         if (lost.length > 0) {
           return {
             done: [],
@@ -294,7 +340,7 @@ const handlers = (
         stats.running++
         const began = performance.now()
         const exit = yield* Effect.exit(pool.execute(job).pipe(
-          Effect.raceFirst(Effect.andThen(Deferred.await(cancelOf(req.compute)), Effect.interrupt)),
+          Effect.raceFirst(Effect.andThen(Deferred.await(computeOf(req.compute).cancel), Effect.interrupt)),
           Effect.ensuring(Effect.sync(() => stats.running--))
         ))
         const seconds = (performance.now() - began) / 1000
@@ -330,6 +376,8 @@ const handlers = (
             ]
           })
         }
+        // ended while it ran: what it made is recorded (above) but not kept
+        if (ended(req.compute)) release(req.compute, done.map((d) => d.key))
         let error: RunReply["error"] = null
         if (Exit.isFailure(exit)) {
           const e = exit.cause.reasons.find((r) => r._tag === "Fail")
@@ -373,12 +421,32 @@ const handlers = (
             (e: unknown) => e instanceof Error ? e.message : String(e)
           )
         )),
-      Cancel: ({ payload }) => Rpc.fork(Effect.asVoid(Deferred.succeed(cancelOf(payload.compute), undefined))),
-      Time: () => Rpc.fork(Effect.sync(now)),
-      Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats }))),
+      Cancel: ({ payload }) => Rpc.fork(Effect.asVoid(Effect.suspend(() => end(payload.compute)))),
+      Time: ({ payload }) =>
+        Rpc.fork(Effect.sync(() => {
+          drivers.set(payload.driver, { seen: performance.now(), every: payload.every })
+          return now()
+        })),
+      Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats, held: store.size, literals: literals.size }))),
       Info: () => Rpc.fork(Effect.sync(() => ({ host, threads, pid: process.pid })))
     })
   })
+
+/** A driver whose pings stopped for this many of its periods is gone (its literals dropped). */
+const DRIVER_MISSED_PINGS = 10
+/** ... and for at least this many seconds (a loaded machine delays pings). */
+const DRIVER_GONE_MIN_SECONDS = 5
+
+/** How many computes a worker remembers (whether each ended: see `handlers`). */
+const COMPUTES_KEPT = 1024
+
+/** The reply to a batch of a compute that ended here: nothing done, interrupted. */
+const interrupted = (req: RunRequest): RunReply => ({
+  done: [],
+  transfers: [],
+  seconds: 0,
+  error: { key: req.tasks[0]?.key ?? "", tag: "Interrupted", message: "interrupted", stack: "", module: "", name: "", lost: [] }
+})
 
 /**
  * The worker as a layer: launch it (`Layer.launch`) to run until interrupted.
