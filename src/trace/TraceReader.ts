@@ -66,3 +66,13 @@ export {
   /** @since 0.1.0 @category models */
   TaskColumns
 } from "./internal/columns.ts"
+export {
+  /**
+   * Stream a database file as batches of whole records (`TraceFormat.streamFrames`),
+   * here for readers that load no Effect.
+   *
+   * @since 0.1.0
+   * @category decoding
+   */
+  streamFrames
+} from "./internal/streaming.ts"

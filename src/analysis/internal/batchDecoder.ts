@@ -11,8 +11,17 @@
  * @internal
  */
 import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
-import { type ArgSkip, ColumnDecoder } from "../../trace/TraceReader.ts"
-import type { DecodeResult, WorkerError } from "./parallelDecode.ts"
+import { type ArgSkip, ColumnDecoder, streamFrames } from "../../trace/TraceReader.ts"
+import type { DecodeResult, Segment, WorkerError } from "./parallelDecode.ts"
+
+/**
+ * Batch `k` of run `w`: its place in file order (each run is a contiguous stretch of the
+ * files, in order).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const seqOf = (w: number, k: number): number => w * 2 ** 32 + k
 
 /**
  * See the module header.
@@ -58,8 +67,13 @@ export class BatchDecoder {
     return { events: n, reusable: this.error === undefined && dec.metadata.length + dec.driver.length + dec.extra.length === kept }
   }
 
+  /** Has a batch failed to decode (later batches are not decoded)? */
+  get failed(): boolean {
+    return this.error !== undefined
+  }
+
   /** The columns and pool decoded, and the buffers holding them (to transfer). */
-  result(): { readonly result: DecodeResult; readonly buffers: Array<ArrayBuffer> } {
+  result(): { readonly result: Omit<DecodeResult, "run">; readonly buffers: Array<ArrayBuffer> } {
     const { dec, error, events, marks, metadataSeqs, driverSeqs, extraSeqs } = this
     const pool = dec.pool.parts()
     const t = dec.tasks
@@ -67,7 +81,7 @@ export class BatchDecoder {
     const mem = dec.memory
     const r = dec.resources
     const counts = dec.counts
-    const result: DecodeResult = {
+    const result: Omit<DecodeResult, "run"> = {
       type: "result",
       events,
       fallbacks: dec.fallbacks,
@@ -129,4 +143,80 @@ export class BatchDecoder {
     for (const a of result.resources.values) add(a)
     return { result, buffers: [...buffers] }
   }
+}
+
+/**
+ * What reading a run found: the file of each batch (in order), the bytes dropped from
+ * truncated file tails, whether a range that should have ended where the next run began
+ * ended inside a record (`misaligned`: the cut was not a record start), and the first
+ * framing error (with the order key of the batch it would have been).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface RunSummary {
+  readonly batchFiles: Int32Array
+  readonly dropped: number
+  readonly misaligned: boolean
+  readonly framing?: WorkerError
+}
+
+/**
+ * Read run `w`'s ranges and decode them into `decoder`, batch by batch (each batch in a
+ * buffer of its own, reused once nothing decoded from it keeps a view of it); stops at a
+ * framing error, at a misplaced cut, and when `signal` aborts (rejecting with its reason).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const decodeRun = async (
+  decoder: BatchDecoder,
+  w: number,
+  run: ReadonlyArray<Segment>,
+  options: {
+    readonly chunkBytes?: number
+    readonly signal?: AbortSignal
+    readonly onBatch?: (file: string, bytes: number, events: number) => void
+  }
+): Promise<RunSummary> => {
+  const batchFiles: Array<number> = []
+  const spares: Array<Uint8Array<ArrayBuffer>> = []
+  let dropped = 0
+  for (const seg of run) {
+    const it = streamFrames(seg.file, {
+      owned: true,
+      reuse: () => spares.pop(),
+      start: seg.start,
+      ...(seg.end !== undefined ? { end: seg.end } : {}),
+      ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {})
+    })
+    for (;;) {
+      options.signal?.throwIfAborted()
+      if (decoder.failed) {
+        // nothing after a decoding error counts: stop reading
+        await it.return(undefined as never)
+        return { batchFiles: Int32Array.from(batchFiles), dropped, misaligned: false }
+      }
+      const seq = seqOf(w, batchFiles.length)
+      let next
+      try {
+        next = await it.next()
+      } catch (e) {
+        const framing = { seq, error: toReasonFields(fromUnknown(e, seg.file, seg.start)) }
+        return { batchFiles: Int32Array.from(batchFiles), dropped, misaligned: false, framing }
+      }
+      if (next.done === true) {
+        if (seg.end === undefined) dropped += next.value.droppedBytes
+        // the range ended inside a record: the next run did not start at one
+        else if (next.value.droppedBytes !== 0) return { batchFiles: Int32Array.from(batchFiles), dropped, misaligned: true }
+        break
+      }
+      const { bytes, end, fileOffset } = next.value
+      batchFiles.push(seg.fileIndex)
+      const done = decoder.batch(seq, bytes, end, seg.file, fileOffset)
+      if (done.reusable) spares.push(new Uint8Array(bytes.buffer as ArrayBuffer))
+      options.onBatch?.(seg.file, end, done.events)
+    }
+  }
+  return { batchFiles: Int32Array.from(batchFiles), dropped, misaligned: false }
 }

@@ -1,35 +1,29 @@
 /**
- * Worker-thread side of the parallel loader (`ParallelDecode.ts`): decodes the batches
- * of whole records it is sent with its own `ColumnDecoder` (own string pool, own
- * columns), remembers where each batch's rows end, and on `finish` sends its columns
- * and pool back as transferred typed arrays (no objects, no strings).
- *
- * A decoding error stops the worker's decoding (later batches are only acknowledged);
- * it is sent back with the batch's sequence number, the file and the absolute byte
- * offset the `TraceFormatError` named, so the main thread can report the first error
- * in file order.
+ * Worker-thread side of the parallel loader (`parallelDecode.ts`): reads and decodes the
+ * run of byte ranges it is given (`batchDecoder.ts`: its own `ColumnDecoder`, own string
+ * pool, own columns), tells the main thread how far it is after each batch (progress),
+ * and sends its columns and pool back as transferred typed arrays (no objects, no
+ * strings), with what reading found (each batch's file, dropped tail bytes, a misplaced
+ * cut, its first framing or decoding error with the batch's order key, the file and the
+ * absolute byte offset, so the main thread can report the first error in file order).
  *
  * `workerData` is the `ArgSkip` of a column projection (args left undecoded).
- *
- * Leaves out: reading files and framing (the main thread does both).
  *
  * @since 0.1.0
  * @internal
  */
 import { parentPort, workerData } from "node:worker_threads"
-import { BatchDecoder } from "./batchDecoder.ts"
-import type { Ack, DecodeRequest } from "./parallelDecode.ts"
+import { BatchDecoder, decodeRun } from "./batchDecoder.ts"
+import type { Ack, DecodeRequest, DecodeResult } from "./parallelDecode.ts"
 import type { ArgSkip } from "../../trace/TraceReader.ts"
 
-const decoder = new BatchDecoder(workerData as ArgSkip)
 const port = parentPort!
-port.on("message", (m: DecodeRequest) => {
-  if (m.type === "batch") {
-    const { events, reusable } = decoder.batch(m.seq, m.bytes, m.end, m.file, m.fileOffset)
-    if (reusable) port.postMessage({ type: "ack", seq: m.seq, bytes: m.end, events, spare: m.bytes } satisfies Ack, [m.bytes.buffer as ArrayBuffer])
-    else port.postMessage({ type: "ack", seq: m.seq, bytes: m.end, events } satisfies Ack)
-    return
-  }
+port.once("message", async (m: DecodeRequest) => {
+  const decoder = new BatchDecoder(workerData as ArgSkip)
+  const run = await decodeRun(decoder, m.w, m.run, {
+    ...(m.chunkBytes !== undefined ? { chunkBytes: m.chunkBytes } : {}),
+    onBatch: (file, bytes, events) => port.postMessage({ type: "ack", file, bytes, events } satisfies Ack)
+  })
   const { buffers, result } = decoder.result()
-  port.postMessage(result, buffers)
+  port.postMessage({ ...result, run } satisfies DecodeResult, [...buffers, run.batchFiles.buffer as ArrayBuffer])
 })

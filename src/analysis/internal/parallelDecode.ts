@@ -31,25 +31,21 @@
  */
 import { Worker } from "node:worker_threads"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
-import { recordStartNear, streamFrames } from "../../trace/TraceFormat.ts"
+import { recordStartNear } from "../../trace/TraceFormat.ts"
 import { fromReasonFields, type TraceFormatErrorFields, unexpected } from "../../trace/TraceFormatError.ts"
-import { BatchDecoder } from "./batchDecoder.ts"
+import { BatchDecoder, decodeRun, type RunSummary, seqOf } from "./batchDecoder.ts"
 import { type ArgSkip, ColumnDecoder, type F64, type I32, phaseNames, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
 
 /** Numbers per batch in a worker's `marks` (row ends: tasks, dependencies, memory, resources, dependents). */
 export const MARKS = 5
 
-/** A batch of whole records for a worker, or the request for its result. */
-export type DecodeRequest =
-  | {
-    readonly type: "batch"
-    readonly seq: number
-    readonly bytes: Uint8Array
-    readonly end: number
-    readonly file: string
-    readonly fileOffset: number
-  }
-  | { readonly type: "finish" }
+/** A worker's task: decode run `w` (it reads the files itself). */
+export interface DecodeRequest {
+  readonly type: "run"
+  readonly w: number
+  readonly run: ReadonlyArray<Segment>
+  readonly chunkBytes?: number
+}
 
 /** A worker's first decoding error. */
 export interface WorkerError {
@@ -116,18 +112,16 @@ export interface DecodeResult {
   readonly extra: ReadonlyArray<TraceEvent>
   readonly extraSeqs: Float64Array
   readonly error?: WorkerError
+  /** what reading the run found (batches' files, dropped tail bytes, a misplaced cut, a framing error) */
+  readonly run: RunSummary
 }
 
-/**
- * A worker decoded a batch (`bytes` of records, `events` of them); `spare`: the batch's
- * buffer, given back for the next batch when nothing decoded from it keeps a view of it.
- */
+/** A worker decoded a batch (`bytes` of records, `events` of them), for progress. */
 export interface Ack {
   readonly type: "ack"
-  readonly seq: number
+  readonly file: string
   readonly bytes: number
   readonly events: number
-  readonly spare?: Uint8Array
 }
 
 // `.ts` when run from the sources, `.js` from the compiled package (dist/).
@@ -152,8 +146,6 @@ export interface Segment {
   readonly end: number | undefined
 }
 
-/** Batch `k` of worker `w`'s ranges: its place in file order (worker blocks are contiguous). */
-const seqOf = (w: number, k: number) => w * 2 ** 32 + k
 
 /**
  * Cut `files` (of `sizes` bytes) into at most `W` runs of byte ranges, in file order, run
@@ -240,138 +232,69 @@ export const decodeParallelPromise = async (
   const runs = await planSegments(files, options.sizes, Math.max(1, Math.floor(threads)), callerShare)
   if (runs.length === 0) runs.push(files.map((file, fileIndex) => ({ file, fileIndex, start: 0, end: undefined })))
   const W = runs.length
-  // run 0 is decoded here, on the calling thread (which also reads every run), runs
-  // 1.. on worker threads: workers[w - 1] decodes run w
+  // run 0 is read and decoded here, on the calling thread; runs 1.. by worker threads,
+  // each reading its own ranges (workers[w - 1] has run w)
   const workers = Array.from({ length: W - 1 }, () => new Worker(workerUrl, { workerData: options.skip ?? {} }))
-  const here = new BatchDecoder(options.skip ?? {})
-  let crashed: unknown
-  const results: Array<Promise<DecodeResult>> = workers.map((w) =>
+  let decoded = 0
+  let decodedEvents = 0
+  const progress = (file: string, bytes: number, events: number) => {
+    decoded += bytes
+    decodedEvents += events
+    options.onDecoded?.(file, decoded, decodedEvents)
+  }
+  let crashed: { readonly error: unknown } | undefined
+  const results: Array<Promise<DecodeResult>> = workers.map((worker, i) =>
     new Promise((resolve, reject) => {
-      w.on("message", (m: DecodeResult | Ack) => {
+      worker.on("message", (m: DecodeResult | Ack) => {
         if (m.type === "result") resolve(m)
-        else onAck(m)
+        else progress(m.file, m.bytes, m.events)
       })
-      w.on("error", (e) => (crashed = e, reject(e), wakeAll()))
-      w.on("exit", (code) => {
-        if (code !== 0) (crashed ??= new Error(`decode worker exited with code ${code}`), reject(crashed), wakeAll())
+      worker.on("error", (e) => (crashed ??= { error: e }, reject(e)))
+      worker.on("exit", (code) => {
+        if (code !== 0) (crashed ??= { error: new Error(`decode worker exited with code ${code}`) }, reject(crashed.error))
       })
+      worker.postMessage({
+        type: "run",
+        w: i + 1,
+        run: runs[i + 1]!,
+        ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {})
+      } satisfies DecodeRequest)
     })
   )
   for (const r of results) r.catch(() => undefined) // surfaced below, once
-  const inflight = new Int32Array(W)
-  const waiting: Array<(() => void) | undefined> = Array.from({ length: W }, () => undefined)
-  const wake = (w: number) => {
-    const f = waiting[w]
-    waiting[w] = undefined
-    f?.()
-  }
-  const wakeAll = () => waiting.forEach((_, w) => wake(w))
-  // batch k of worker w came from file batchFiles[w][k]
-  const batchFiles: Array<Array<number>> = runs.map(() => [])
-  let decoded = 0
-  let decodedEvents = 0
-  const spares: Array<Uint8Array<ArrayBuffer>> = []
-  const onAck = (m: Ack) => {
-    const w = Math.floor(m.seq / 2 ** 32)
-    if (m.spare !== undefined) spares.push(new Uint8Array(m.spare.buffer as ArrayBuffer)) // the whole buffer, not the batch's view of it
-    inflight[w]--
-    decoded += m.bytes
-    decodedEvents += m.events
-    options.onDecoded?.(files[batchFiles[w]![m.seq - seqOf(w, 0)]!] ?? "", decoded, decodedEvents)
-    wake(w)
-  }
-  const maxInflight = 3 // bounded memory: a few batches per worker in flight
-  let dropped = 0
-  let misaligned = false
-  // the first framing error in file order, and where (the batch it would have been)
-  let framingError: unknown
-  let errorSeq = Infinity
-  let at = { file: files[0] ?? "", offset: 0 }
-  const read = async (w: number) => {
-    let k = 0
-    try {
-      for (const seg of runs[w]!) {
-        const it = streamFrames(seg.file, {
-          owned: true,
-          reuse: () => spares.pop(),
-          start: seg.start,
-          ...(seg.end !== undefined ? { end: seg.end } : {}),
-          ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {})
-        })
-        for (;;) {
-          let next
-          try {
-            next = await it.next()
-          } catch (e) {
-            if (seqOf(w, k) < errorSeq) (framingError = e, errorSeq = seqOf(w, k))
-            return
-          }
-          if (next.done === true) {
-            if (seg.end === undefined) dropped += next.value.droppedBytes
-            else if (next.value.droppedBytes !== 0) misaligned = true // the next range did not start at a record
-            break
-          }
-          const { bytes, end, fileOffset } = next.value
-          if (misaligned || seqOf(w, k) > errorSeq || options.signal?.aborted === true) {
-            await it.return(undefined as never)
-            return
-          }
-          batchFiles[w]!.push(seg.fileIndex)
-          if (w === 0) {
-            const done = here.batch(seqOf(0, k), bytes, end, seg.file, fileOffset)
-            if (done.reusable) spares.push(new Uint8Array(bytes.buffer as ArrayBuffer))
-            decoded += end
-            decodedEvents += done.events
-            options.onDecoded?.(seg.file, decoded, decodedEvents)
-            k++
-            continue
-          }
-          // an owned buffer: moved to the worker, not copied
-          const req: DecodeRequest = { type: "batch", seq: seqOf(w, k), bytes, end, file: seg.file, fileOffset }
-          workers[w - 1]!.postMessage(req, [bytes.buffer as ArrayBuffer])
-          k++
-          inflight[w]++
-          while (inflight[w]! >= maxInflight && crashed === undefined) await new Promise<void>((r) => (waiting[w] = r))
-          if (crashed !== undefined) {
-            at = { file: seg.file, offset: fileOffset }
-            await it.return(undefined as never)
-            return
-          }
-        }
-      }
-    } finally {
-      if (w > 0) workers[w - 1]!.postMessage({ type: "finish" } satisfies DecodeRequest)
-    }
-  }
-  // aborted: wake the readers (they stop at their next batch) and end the workers
   const onAbort = () => {
     for (const w of workers) void w.terminate()
-    crashed ??= options.signal?.reason
-    wakeAll()
   }
   options.signal?.addEventListener("abort", onAbort, { once: true })
   try {
-    await Promise.all(runs.map((_, w) => read(w)))
-    options.signal?.throwIfAborted()
-    if (crashed !== undefined) throw unexpected(at.file, at.offset, crashed) // keeps the cause, names the file
-    const got = await Promise.all([here.result().result, ...results]).catch((e) => {
-      throw unexpected(at.file, 0, e) // a worker died: keep why, name the file being read
+    const here = new BatchDecoder(options.skip ?? {})
+    const summary = await decodeRun(here, 0, runs[0]!, {
+      ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      onBatch: progress
     })
+    const mine: DecodeResult = { ...here.result().result, run: summary }
+    const got = [mine, ...await Promise.all(results).catch((e) => {
+      options.signal?.throwIfAborted()
+      throw unexpected(files[0] ?? "", 0, crashed?.error ?? e) // a worker died: keep why
+    })]
+    options.signal?.throwIfAborted()
     // a range that did not end where the next began: what was read after it means
     // nothing (its errors included); the one-thread decode finds any real error
-    if (misaligned) return undefined
-    // the first error in file order: a worker's decoding error in an earlier batch
-    // than the framing error, else the framing error
+    if (got.some((g) => g.run.misaligned)) return undefined
+    // the first error in file order, whether met decoding (a worker's) or framing
     let first: WorkerError | undefined
-    for (const g of got) if (g.error !== undefined && (first === undefined || g.error.seq < first.seq)) first = g.error
-    if (first !== undefined && first.seq < errorSeq) throw fromReasonFields(first.error)
-    if (framingError !== undefined) throw framingError
+    for (const g of got) {
+      for (const e of [g.error, g.run.framing]) if (e !== undefined && (first === undefined || e.seq < first.seq)) first = e
+    }
+    if (first !== undefined) throw fromReasonFields(first.error)
+    const batchFiles = got.map((g) => Array.from(g.run.batchFiles))
     const fileRowEnds = new Int32Array(3 * files.length)
     const fileExtraEnds = new Int32Array(files.length)
     return {
       dec: merge(got, batchFiles, files.length, fileRowEnds, fileExtraEnds, options.skip ?? {}),
       events: got.reduce((s, g) => s + g.events, 0),
-      droppedBytes: dropped,
+      droppedBytes: got.reduce((s, g) => s + g.run.dropped, 0),
       fileRowEnds,
       fileExtraEnds
     }
