@@ -94,11 +94,10 @@ export const parallelMinBytes = 16 * 1024 * 1024
 
 /**
  * Default decoding threads on a machine with `cores` cores (large loads): 1 (the calling
- * thread) on one or two cores, else `cores`, at most 4. Every worker interns nearly every
- * task key again (dependencies name keys of other batches) and the merge interns them
- * once more, so W workers cost ~1.5x the CPU of one thread at W = 2; on two cores,
- * where the main thread also reads and frames, they finished no sooner than one thread
- * (BENCHMARKS.md, analyze, 2026-11-24).
+ * thread) on one or two cores, else `cores`, at most 4. On two cores, two decoders (the
+ * calling thread and a worker, each reading its own run of the files) finished no sooner
+ * than one: each ran ~1.4x slower beside the other, and the merge of their pools and the
+ * table build stay on the calling thread (BENCHMARKS.md, 2026-11-27).
  *
  * @since 0.1.0
  * @category loading
