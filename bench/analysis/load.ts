@@ -8,7 +8,7 @@
  * `os.tmpdir()/tessera-bench-1M.msgpack`, written by `bench/analysis/generate.ts`.
  * Timed runs (not tinybench: one iteration is seconds long); reports the median wall
  * time, the median main-thread CPU time and the median process CPU time (all threads:
- * the default load decodes on worker threads on machines with more than two cores,
+ * the default load decodes on the main thread and worker threads on machines with more than one core,
  * `decodeThreads`). `tessera load, 1 thread` is the same
  * load decoding on the main thread only (`{ threads: 1 }`), for comparison; `DASF analyses'
  * columns` the load `tessera analyze` does for them (a column projection: docs/analysis.md).

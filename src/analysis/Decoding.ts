@@ -94,15 +94,15 @@ export const parallelMinBytes = 16 * 1024 * 1024
 
 /**
  * Default decoding threads on a machine with `cores` cores (large loads): 1 (the calling
- * thread) on one or two cores, else `cores`, at most 4. On two cores, two decoders (the
- * calling thread and a worker, each reading its own run of the files) finished no sooner
- * than one: each ran ~1.4x slower beside the other, and the merge of their pools and the
- * table build stay on the calling thread (BENCHMARKS.md, 2026-11-27).
+ * thread) on one core, else `cores`, at most 4. On two cores, the calling thread and one
+ * worker, each reading its own run of the files, made `tessera analyze` 7-12% faster end
+ * to end than one thread (BENCHMARKS.md, 2026-11-27), though each decodes ~1.4x slower
+ * beside the other and the merge and the table build stay on the calling thread.
  *
  * @since 0.1.0
  * @category loading
  */
-export const decodeThreads = (cores: number): number => (cores <= 2 ? 1 : Math.min(4, cores))
+export const decodeThreads = (cores: number): number => (cores <= 1 ? 1 : Math.min(4, cores))
 
 /**
  * Decode databases into columns. Rejects with `TraceFormatError` naming the file.
