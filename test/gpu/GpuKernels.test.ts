@@ -244,15 +244,43 @@ describe("GPU kernels agree with the CPU kernels within float32 tolerance", { sk
         const gy = k
         const weights = Float64Array.from({ length: gx * gy * d }, (_, i) => centers[i % centers.length]! + Math.floor(i / centers.length))
         const parts = await perChunk<Cluster.Partial>("cluster", "somPartial", chunks, [weights, gx, gy, sigma])
+        const nodes = gx * gy
         chunks.forEach((c, i) => {
           const cpu = Cluster.somPartial(c, weights, gx, gy, sigma)
           const g = parts[i]!
-          for (let n = 0; n < cpu.counts.length; n++) assert.ok(close(g.counts[n]!, cpu.counts[n]!, cpu.rows), `counts ${g.counts[n]} ${cpu.counts[n]}`)
-          for (let m = 0; m < cpu.sums.length; m++) assert.ok(close(g.sums[m]!, cpu.sums[m]!, 250 * cpu.rows), `sums ${g.sums[m]} ${cpu.sums[m]}`)
+          // rows whose two nearest units are equally near within float32's precision may
+          // pick either (80.5000009923 is 80.5 in float32, halfway between units at 80 and
+          // 81): each such row moves a unit's count by at most 1 and its sums by at most |x|
+          const x = c.data as Float64Array
+          let ties = 0
+          let maxAbs = 0
+          for (let r = 0; r < cpu.rows; r++) {
+            let d1 = Infinity
+            let d2 = Infinity
+            let norm = 1
+            for (let j = 0; j < d; j++) (norm += x[r * d + j]! ** 2, maxAbs = Math.max(maxAbs, Math.abs(x[r * d + j]!)))
+            for (let n = 0; n < nodes; n++) {
+              let s = 0
+              for (let j = 0; j < d; j++) s += (x[r * d + j]! - weights[n * d + j]!) ** 2
+              if (s < d1) (d2 = d1, d1 = s)
+              else if (s < d2) d2 = s
+            }
+            if (d2 - d1 <= 1e-5 * norm) ties++
+          }
+          for (let n = 0; n < cpu.counts.length; n++) {
+            assert.ok(close(g.counts[n]!, cpu.counts[n]!, cpu.rows) || Math.abs(g.counts[n]! - cpu.counts[n]!) <= ties + 2e-5 * cpu.rows, `counts ${g.counts[n]} ${cpu.counts[n]} (${ties} near ties)`)
+          }
+          for (let m = 0; m < cpu.sums.length; m++) {
+            assert.ok(close(g.sums[m]!, cpu.sums[m]!, 250 * cpu.rows) || Math.abs(g.sums[m]! - cpu.sums[m]!) <= ties * maxAbs + 2e-5 * 250 * cpu.rows, `sums ${g.sums[m]} ${cpu.sums[m]} (${ties} near ties)`)
+          }
           assert.ok(close(g.error, cpu.error, 10 * cpu.rows, 1e-4), `error ${g.error} ${cpu.error}`)
         })
       }),
-      { numRuns: 8 }
+      // the counterexample that found the float32 tie (seed -109427397 in a CI rehearsal), cut down
+      {
+        numRuns: 8,
+        examples: [[{ k: 3, d: 1, rows: 6, centers: Float64Array.from([0, 40, 80]), chunks: [chunkOf(Float64Array.from([1.7, 41.1, 82.1, 80.5000009923242, 40.4, 0.2]), [6, 1])] }, 2, 0]]
+      }
     )
   })
 })
