@@ -84,6 +84,17 @@ export const noSampleFlag = Flag.Boolean("no-sample").pipe(
 )
 
 /**
+ * `--sample-driver`: the statistical profiler samples the driver's main thread too (demo,
+ * run); by default only the workers (and the main thread when tasks run on it).
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const sampleDriverFlag = Flag.Boolean("sample-driver").pipe(
+  withDefaultShown("with --profile/--report: sample the driver's main thread too (its samples outside tasks read \"driver\"; starting V8's profiler there costs 50-300 ms once)", false)
+)
+
+/**
  * `--profile NAME` (demo, run).
  *
  * @since 0.1.0

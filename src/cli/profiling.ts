@@ -68,6 +68,8 @@ export interface ProfileRequest {
   readonly overwrite?: boolean
   /** the statistical profiler too (default true; `--no-sample`: false) */
   readonly sample?: boolean
+  /** it samples the driver's main thread too (`--sample-driver`) */
+  readonly sampleDriver?: boolean
 }
 
 /**
@@ -157,6 +159,7 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
       ...(request.log !== undefined ? { log: request.log } : {}),
       ...(request.overwrite === true ? { overwrite: true } : {}),
       ...(sample ? { sample: true } : {}),
+      ...(sample && request.sampleDriver === true ? { sampleDriver: true } : {}),
       warn: Output.warn
     })
     const t0 = performance.now()

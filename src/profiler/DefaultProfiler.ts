@@ -100,6 +100,11 @@ export interface DefaultProfilerOptions {
   readonly sample?: boolean
   /** its sampling interval in milliseconds (default 10) */
   readonly sampleInterval?: number
+  /**
+   * it samples the driver's main thread too (`StatisticalProfiler` `driver: true`; the
+   * CLI's `--sample-driver`); default: only once tasks run on it (the in-process executor)
+   */
+  readonly sampleDriver?: boolean
 }
 
 /**
@@ -180,6 +185,7 @@ const samplerAt = (options: DefaultProfilerOptions, f: DefaultProfilerFiles): La
         ...(options.overwrite === true ? { overwrite: true } : {})
       },
       ...(options.sampleInterval !== undefined ? { interval: options.sampleInterval } : {}),
+      ...(options.sampleDriver === true ? { driver: true } : {}),
       ...(options.host !== undefined ? { host: options.host } : {})
     }))
   )

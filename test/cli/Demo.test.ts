@@ -5,11 +5,28 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
+import { readProfilePromise } from "../../src/trace/SampleEvents.ts"
 import { decodeRecordsUnsafe as decodeRecords } from "../../src/trace/TraceFormat.ts"
 
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 
 describe("tessera demo", () => {
+  it("samples the driver's main thread with --sample-driver, and only the workers without it", async () => {
+    const threadsOf = async (extra: ReadonlyArray<string>) => {
+      const dir = mkdtempSync(join(tmpdir(), "tessera-demo-driver-"))
+      const out = execFileSync(process.execPath, [main, "demo", "--samples", "20000", "--workers", "2", "--profile", "s", "--json", ...extra], { cwd: dir, encoding: "utf8" })
+      const summary = JSON.parse(out.trim().split("\n").at(-1)!)
+      const { samples } = await readProfilePromise([join(dir, summary.databases[2])])
+      return { threads: new Set(samples.thread), names: new Set(samples.name.filter((_, i) => samples.thread[i] === "driver")) }
+    }
+    const plain = await threadsOf([])
+    assert.ok(!plain.threads.has("driver"), `threads ${[...plain.threads]}`)
+    assert.ok(plain.threads.size >= 2, "both workers sampled")
+    const withDriver = await threadsOf(["--sample-driver"])
+    assert.ok(withDriver.threads.has("driver"), `threads ${[...withDriver.threads]}`)
+    assert.deepEqual([...withDriver.names], ["driver"], "the main thread runs no task: its samples are the driver's")
+  })
+
   it("writes both trace databases and a report with --profile and --report, one Compute event per task", () => {
     const dir = mkdtempSync(join(tmpdir(), "tessera-demo-test-"))
     const out = execFileSync(process.execPath, [main, "demo", "--samples", "3000", "--chunk-rows", "500", "--workers", "2", "--profile", "t", "--report", "r.html", "--json"], {

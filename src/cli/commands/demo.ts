@@ -1,5 +1,5 @@
 /**
- * `tessera demo [--workers N [--gpu] | --cluster local:N|HOST:PORT] [--samples N] [--chunk-rows N] [--profile NAME [--overwrite] [--no-sample]] [--report FILE] [--json]`:
+ * `tessera demo [--workers N [--gpu] | --cluster local:N|HOST:PORT] [--samples N] [--chunk-rows N] [--profile NAME [--overwrite] [--no-sample] [--sample-driver]] [--report FILE] [--json]`:
  * DASF's tutorial 5 (blobs -> Normalize -> KMeans and SOM -> Persist) on the
  * worker-thread executor (`--gpu`: plus a GPU worker, src/cli/gpu.ts). `--profile NAME` registers the default profiler (trace and
  * resource databases named as DASF names them, in the working directory, the trace with
@@ -14,7 +14,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
 import { clusterFlag, executorFor } from "../cluster.ts"
-import { intAtLeast, noSampleFlag, overwriteFlag, profileFlag, reportFlag, withDefaultShown, workersFlag } from "../flags.ts"
+import { intAtLeast, noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, withDefaultShown, workersFlag } from "../flags.ts"
 import { gpuFlag } from "../gpu.ts"
 
 const fmt = (p: ReadonlyArray<number>) => `(${p.map((v) => v.toFixed(3)).join(", ")})`
@@ -37,6 +37,7 @@ export const demo = Command.make(
     report: reportFlag,
     overwrite: overwriteFlag,
     noSample: noSampleFlag,
+    sampleDriver: sampleDriverFlag,
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON summary only", false))
   },
   (c) =>
@@ -59,6 +60,7 @@ export const demo = Command.make(
         report: c.report,
         overwrite: c.overwrite,
         sample: !c.noSample,
+        sampleDriver: c.sampleDriver,
         defaultName: "demo",
         title: "tessera demo (DASF tutorial 5)",
         pipeline,

@@ -1,5 +1,5 @@
 /**
- * `tessera run FILE.ts [--workers N [--gpu] | --cluster local:N|HOST:PORT] [--profile NAME [--overwrite] [--no-sample]] [--report FILE]`: loads a user
+ * `tessera run FILE.ts [--workers N [--gpu] | --cluster local:N|HOST:PORT] [--profile NAME [--overwrite] [--no-sample] [--sample-driver]] [--report FILE]`: loads a user
  * pipeline module and runs it on the worker-thread executor (`--gpu`: plus a GPU worker,
  * src/cli/gpu.ts; `--cluster`: worker processes, src/cli/cluster.ts). The module's default export
  * is a `Pipeline` (from src/dsl/Pipeline.ts) or a function (possibly async) returning
@@ -21,7 +21,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { Argument, Command } from "effect/cli"
 import { clusterFlag, executorFor } from "../cluster.ts"
-import { noSampleFlag, overwriteFlag, profileFlag, reportFlag, workersFlag } from "../flags.ts"
+import { noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, workersFlag } from "../flags.ts"
 import { gpuFlag } from "../gpu.ts"
 
 class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
@@ -77,7 +77,8 @@ export const run = Command.make(
     profile: profileFlag,
     report: reportFlag,
     overwrite: overwriteFlag,
-    noSample: noSampleFlag
+    noSample: noSampleFlag,
+    sampleDriver: sampleDriverFlag
   },
   (c) =>
     Effect.gen(function*() {
@@ -89,6 +90,7 @@ export const run = Command.make(
         report: c.report,
         overwrite: c.overwrite,
         sample: !c.noSample,
+        sampleDriver: c.sampleDriver,
         defaultName: p.name,
         title: `tessera run: ${p.name}`,
         pipeline: p
