@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { mkdir, open, stat, writeFile } from "node:fs/promises"
+import { availableParallelism } from "node:os"
 import { join } from "node:path"
 import type { Table } from "apache-arrow"
 import * as Data from "effect/Data"
@@ -18,7 +19,6 @@ import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
 import { csvBlocks, csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
 import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
-import { availableParallelism } from "node:os"
 import { load, parallelMinBytes } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
 import type { Decoding } from "./Decoding.ts"
@@ -209,61 +209,62 @@ const totalBytes = async (files: ReadonlyArray<string>): Promise<number> => {
  * @since 0.1.0
  * @category analysis
  */
-export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeError | TraceFormatError | QueryError> => {
-  // a CSV worker thread, started by the first table large enough to need it
-  let helper: Promise<CsvHelper> | undefined
-  const needHelper = () => (availableParallelism() > 1 ? (helper ??= csvHelper()) : undefined)
-  return Effect.gen(function*() {
-    const unknown = options.analyses.filter((a) => !(analysisNames as ReadonlyArray<string>).includes(a) && !isUserAnalysis(a))
-    if (unknown.length > 0) return yield* AnalyzeError.unknownAnalysis(unknown)
-    if (options.databases.length === 0) return yield* AnalyzeError.noDatabase()
-    const user = yield* loadUserAnalyses(options.analyses.filter(isUserAnalysis))
-    const builtIn = analyses.filter((x) => options.analyses.includes(x.name))
-    // only the columns the analyses read (user analyses and `profile` read any)
-    const columns = columnsOfNames(options.analyses)
-    // the output folder first: one that cannot be made fails before a long load
-    const output = options.output
-    if (output !== undefined) {
-      yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
-      // large inputs make large tables: the CSV worker starts while they load
-      const bytes = yield* Effect.promise(() => totalBytes(options.databases))
-      if (bytes >= parallelMinBytes) void needHelper()?.catch(() => undefined)
-    }
-    const tables = yield* load(options.databases, {
-      ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
-      ...(columns !== undefined ? { columns } : {}),
-      ...(options.decoding !== undefined ? { decoding: options.decoding } : {})
-    })
-    options.onLoaded?.(tables)
-    const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
-    const chosen = [
-      ...builtIn.map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
-      ...(options.analyses.includes("profile") ? [profileAnalysis(options.databases, options.profile ?? {})] : []),
-      ...user
-    ]
-    for (const [i, a] of chosen.entries()) {
-      const step = { name: a.name, index: i + 1, count: chosen.length }
-      options.onAnalysis?.({ _tag: "Start", ...step })
-      const t0 = performance.now()
-      const table = yield* a.run(tables)
+export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeError | TraceFormatError | QueryError> =>
+  Effect.suspend(() => {
+    // a CSV worker thread (one per run of this effect), started by a large input or the first table large enough to need it
+    let helper: Promise<CsvHelper> | undefined
+    const needHelper = () => (availableParallelism() > 1 ? (helper ??= csvHelper()) : undefined)
+    return Effect.gen(function*() {
+      const unknown = options.analyses.filter((a) => !(analysisNames as ReadonlyArray<string>).includes(a) && !isUserAnalysis(a))
+      if (unknown.length > 0) return yield* AnalyzeError.unknownAnalysis(unknown)
+      if (options.databases.length === 0) return yield* AnalyzeError.noDatabase()
+      const user = yield* loadUserAnalyses(options.analyses.filter(isUserAnalysis))
+      const builtIn = analyses.filter((x) => options.analyses.includes(x.name))
+      // only the columns the analyses read (user analyses and `profile` read any)
+      const columns = columnsOfNames(options.analyses)
+      // the output folder first: one that cannot be made fails before a long load
+      const output = options.output
       if (output !== undefined) {
-        yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper)
-        if (options.format === "arrow") {
-          // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
-          const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
-          yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
-        }
+        yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
+        // large inputs make large tables: the CSV worker starts while they load
+        const bytes = yield* Effect.promise(() => totalBytes(options.databases))
+        if (bytes >= parallelMinBytes) void needHelper()?.catch(() => undefined)
       }
-      print("=".repeat(20) + a.title + "=".repeat(20))
-      print(toText(table, options.head))
-      const summary = summaryOf(table)
-      if (summary !== undefined) print(summary)
-      print("=".repeat(80) + "\n")
-      options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
-    }
-    print("Analyses finished!")
-  }).pipe(Effect.ensuring(Effect.promise(() => (helper ?? Promise.resolve(undefined)).then((h) => h?.close(), () => undefined))))
-}
+      const tables = yield* load(options.databases, {
+        ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+        ...(columns !== undefined ? { columns } : {}),
+        ...(options.decoding !== undefined ? { decoding: options.decoding } : {})
+      })
+      options.onLoaded?.(tables)
+      const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
+      const chosen = [
+        ...builtIn.map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
+        ...(options.analyses.includes("profile") ? [profileAnalysis(options.databases, options.profile ?? {})] : []),
+        ...user
+      ]
+      for (const [i, a] of chosen.entries()) {
+        const step = { name: a.name, index: i + 1, count: chosen.length }
+        options.onAnalysis?.({ _tag: "Start", ...step })
+        const t0 = performance.now()
+        const table = yield* a.run(tables)
+        if (output !== undefined) {
+          yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper)
+          if (options.format === "arrow") {
+            // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
+            const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
+            yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
+          }
+        }
+        print("=".repeat(20) + a.title + "=".repeat(20))
+        print(toText(table, options.head))
+        const summary = summaryOf(table)
+        if (summary !== undefined) print(summary)
+        print("=".repeat(80) + "\n")
+        options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
+      }
+      print("Analyses finished!")
+    }).pipe(Effect.ensuring(Effect.promise(() => (helper ?? Promise.resolve(undefined)).then((h) => h?.close(), () => undefined))))
+  })
 
 /**
  * {@link analyze} as a Promise.
