@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { mkdir, open, stat, writeFile } from "node:fs/promises"
+import { mkdir, open, writeFile } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { join } from "node:path"
 import type { Table } from "apache-arrow"
@@ -21,7 +21,7 @@ import { csvBlocks, csvColumns, csvHeader, summaryOf, toText } from "./Format.ts
 import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
 import { load, parallelMinBytes } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
-import type { Decoding } from "./Decoding.ts"
+import { type Decoding, fileSizes } from "./Decoding.ts"
 import { analysisTitles, columnsOfNames, isUserAnalysis } from "./AnalysisNames.ts"
 import { loadProfilePromise, profileTable, type SampleFilter } from "./Profile.ts"
 import { loadAll as loadUserAnalyses } from "./Plugin.ts"
@@ -197,12 +197,6 @@ const writeCsv = (file: string, table: Table, helper: () => Promise<CsvHelper> |
     catch: (e) => AnalyzeError.writeFailed(file, e)
   })
 
-/** The files' sizes added up (a file that cannot be read counts 0: the load reports it). */
-const totalBytes = async (files: ReadonlyArray<string>): Promise<number> => {
-  const sizes = await Promise.all(files.map((f) => stat(f).then((s) => s.size, () => 0)))
-  return sizes.reduce((a, b) => a + b, 0)
-}
-
 /**
  * Load, analyse, print and write (see the module header).
  *
@@ -227,7 +221,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       if (output !== undefined) {
         yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
         // large inputs make large tables: the CSV worker starts while they load
-        const bytes = yield* Effect.promise(() => totalBytes(options.databases))
+        const bytes = (yield* Effect.promise(() => fileSizes(options.databases))).reduce((a, b) => a + b, 0)
         if (bytes >= parallelMinBytes) void needHelper()?.catch(() => undefined)
       }
       const tables = yield* load(options.databases, {

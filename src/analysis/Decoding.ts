@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import { stat } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { streamFrames } from "../trace/TraceFormat.ts"
 import { isTraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
@@ -111,15 +112,7 @@ export const decodeThreads = (cores: number): number => (cores <= 1 ? 1 : Math.m
  * @category loading
  */
 export const decodePromise = async (files: ReadonlyArray<string>, options?: DecodeOptions): Promise<Decoded> => {
-  const { stat } = await import("node:fs/promises")
-  const sizes: Array<number> = []
-  for (const f of files) {
-    try {
-      sizes.push((await stat(f)).size)
-    } catch {
-      sizes.push(0) // streamFrames reports the missing file with a typed error
-    }
-  }
+  const sizes = await fileSizes(files)
   const bytesTotal = sizes.reduce((a, b) => a + b, 0)
   const threads = options?.threads ??
     (bytesTotal >= parallelMinBytes ? decodeThreads(availableParallelism()) : 1)
@@ -174,12 +167,28 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
   return { dec, events, droppedBytes: dropped, fileRowEnds: rowEnds, fileExtraEnds: extraEnds }
 }
 
-export const markFile = (rowEnds: Int32Array, f: number, dec: ColumnDecoder) => {
+/**
+ * Each file's size in bytes; 0 for one that cannot be read (reading it reports that with
+ * a typed error).
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const fileSizes = (files: ReadonlyArray<string>): Promise<Array<number>> =>
+  Promise.all(files.map((f) => stat(f).then((s) => s.size, () => 0)))
+
+/**
+ * Where file `f`'s rows end (tasks, memory, resources: 3 numbers a file): the decoder's
+ * row counts once that file is decoded.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const markFile = (rowEnds: Int32Array, f: number, dec: ColumnDecoder): void => {
   rowEnds[3 * f] = dec.tasks.length
   rowEnds[3 * f + 1] = dec.memory.length
   rowEnds[3 * f + 2] = dec.resources.length
 }
-
 
 /**
  * Decoding under way: its files and columns (a load asking for the same takes it over)

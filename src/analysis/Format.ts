@@ -12,7 +12,7 @@
  */
 import { DataType } from "apache-arrow/type"
 import type { Table, Vector } from "apache-arrow"
-import { type CsvColumn, csvRowBlocks } from "./internal/csvWriter.ts"
+import { type CsvColumn, csvRowBlocks, type NumberArray } from "./internal/csvWriter.ts"
 
 const summaryKey = "tessera.summary"
 
@@ -60,8 +60,7 @@ const csvColumn = (column: Vector): CsvColumn => {
   if ((DataType.isFloat(type) || DataType.isInt(type)) && !bigints) {
     const only = column.data[0]
     if (column.data.length === 1 && column.nullCount === 0 && only !== undefined) {
-      const v = only.values as ArrayLike<number> & { subarray?: (a: number, b: number) => ArrayLike<number> }
-      return { kind: "numbers", values: v.subarray !== undefined ? v.subarray(only.offset, only.offset + n) : Array.from({ length: n }, (_, i) => v[only.offset + i]!) }
+      return { kind: "numbers", values: (only.values as NumberArray).subarray(only.offset, only.offset + n) }
     }
     const values = new Float64Array(n)
     let at = 0

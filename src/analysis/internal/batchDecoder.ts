@@ -182,6 +182,8 @@ export const decodeRun = async (
   const batchFiles: Array<number> = []
   const spares: Array<Uint8Array<ArrayBuffer>> = []
   let dropped = 0
+  const summary = (misaligned: boolean, framing?: WorkerError): RunSummary =>
+    ({ batchFiles: Int32Array.from(batchFiles), dropped, misaligned, ...(framing !== undefined ? { framing } : {}) })
   for (const seg of run) {
     const it = streamFrames(seg.file, {
       owned: true,
@@ -195,20 +197,19 @@ export const decodeRun = async (
       if (decoder.failed) {
         // nothing after a decoding error counts: stop reading
         await it.return(undefined as never)
-        return { batchFiles: Int32Array.from(batchFiles), dropped, misaligned: false }
+        return summary(false)
       }
       const seq = seqOf(w, batchFiles.length)
       let next
       try {
         next = await it.next()
       } catch (e) {
-        const framing = { seq, error: toReasonFields(fromUnknown(e, seg.file, seg.start)) }
-        return { batchFiles: Int32Array.from(batchFiles), dropped, misaligned: false, framing }
+        return summary(false, { seq, error: toReasonFields(fromUnknown(e, seg.file, seg.start)) })
       }
       if (next.done === true) {
         if (seg.end === undefined) dropped += next.value.droppedBytes
         // the range ended inside a record: the next run did not start at one
-        else if (next.value.droppedBytes !== 0) return { batchFiles: Int32Array.from(batchFiles), dropped, misaligned: true }
+        else if (next.value.droppedBytes !== 0) return summary(true)
         break
       }
       const { bytes, end, fileOffset } = next.value
@@ -218,5 +219,5 @@ export const decodeRun = async (
       options.onBatch?.(seg.file, end, done.events)
     }
   }
-  return { batchFiles: Int32Array.from(batchFiles), dropped, misaligned: false }
+  return summary(false)
 }

@@ -87,9 +87,17 @@ export class CsvSink {
  * @internal
  */
 export type CsvColumn =
-  | { readonly kind: "numbers"; readonly values: ArrayLike<number> }
-  | { readonly kind: "dictionary"; readonly codes: ArrayLike<number>; readonly bytes: Uint8Array; readonly offsets: ArrayLike<number> }
+  | { readonly kind: "numbers"; readonly values: NumberArray }
+  | { readonly kind: "dictionary"; readonly codes: Int32Array; readonly bytes: Uint8Array; readonly offsets: ArrayLike<number> }
   | { readonly kind: "text"; readonly cells: ReadonlyArray<string> }
+
+/**
+ * A numeric column's values: a typed array of its own type (an Arrow column's values).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export type NumberArray = Float64Array | Float32Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array
 
 const longestNumber = 32 // "-1.2345678901234567e-308" and the like
 const [QUOTE, COMMA, LF, CR] = [0x22, 0x2c, 0x0a, 0x0d]
@@ -180,9 +188,9 @@ export const csvRowBlocks = function*(columns: ReadonlyArray<CsvColumn>, from: n
 export const sliceColumns = (columns: ReadonlyArray<CsvColumn>, from: number, to: number): Array<CsvColumn> =>
   columns.map((c) =>
     c.kind === "numbers"
-      ? { kind: "numbers", values: Float64Array.from({ length: to - from }, (_, i) => c.values[from + i]!) }
+      ? { kind: "numbers", values: c.values.slice(from, to) }
       : c.kind === "dictionary"
-      ? { ...c, codes: Int32Array.from({ length: to - from }, (_, i) => c.codes[from + i]!) }
+      ? { ...c, codes: c.codes.slice(from, to) }
       : { kind: "text", cells: c.cells.slice(from, to) }
   )
 

@@ -1,14 +1,13 @@
 /**
- * Parallel decoding for `Load`: the files are cut into W contiguous byte ranges, one
- * run of ranges per decoder, cut where a record begins (`recordStartNear`). The calling
- * thread decodes the first run itself and W - 1 worker threads (`decodeWorker.ts`) the
- * others; it streams every run (`streamFrames` with `start`/`end`: framing, tail
- * judgement, read errors) and hands each worker its batches (bytes transferred, not
- * copied). Each decoder (`batchDecoder.ts`) fills its own columns and string pool; at
- * the end the pools are merged into one (each worker string interned once, by its
- * precomputed hash) and the columns concatenated in file order with their string ids
- * remapped, so the result is exactly what one `ColumnDecoder` over the same files gives
- * (same rows, same order).
+ * Parallel decoding for `Load`: the files are cut into W contiguous runs of byte ranges,
+ * one run per decoder, each cut where a record begins (`recordStartNear`). The calling
+ * thread reads and decodes the first run itself, W - 1 worker threads (`decodeWorker.ts`)
+ * one run each; every decoder streams its own ranges (`decodeRun` in `batchDecoder.ts`:
+ * `streamFrames` with `start`/`end`, framing, tail judgement, read errors) into its own
+ * columns and string pool. At the end the pools are merged into one (each worker string
+ * interned once, by its precomputed hash) and the columns concatenated in file order
+ * with their string ids remapped, so the result is exactly what one `ColumnDecoder` over
+ * the same files gives (same rows, same order).
  *
  * Contiguous ranges, not batches dealt round-robin: a task's dependencies name keys
  * written shortly before it, so each worker interns mostly its own range's keys and the
@@ -21,8 +20,8 @@
  * thread instead.
  *
  * Errors: the first error in file order wins, as in a sequential load: a decoding error
- * in an earlier batch (from a worker, with its file and absolute byte offset) beats a
- * framing error met later, and vice versa.
+ * in an earlier batch (with its file and absolute byte offset) beats a framing error met
+ * later, and vice versa.
  *
  * Leaves out: the table build (`Load.ts`).
  *
@@ -146,11 +145,10 @@ export interface Segment {
   readonly end: number | undefined
 }
 
-
 /**
  * Cut `files` (of `sizes` bytes) into at most `W` runs of byte ranges, in file order, run
  * 0 `firstShare` of a run's bytes and the others equal (the calling thread decodes run
- * 0 and also reads every run and merges the results: it gets less). A cut inside a file
+ * 0 and also merges the results: it gets less). A cut inside a file
  * is moved to where a record begins; a file with no record start found near the cut is
  * not cut there.
  *
@@ -196,10 +194,10 @@ export const planSegments = async (
 }
 
 /**
- * The calling thread's share of the bytes, against a worker thread's: it also frames
- * every run and merges the pools (and then builds the tables). Chosen from a CPU profile
- * of a 2-thread load of a 1M-event trace, where the calling thread's framing, merge and
- * garbage collection came to about 40% of its decoding.
+ * The calling thread's share of the bytes, against a worker thread's: it also merges the
+ * pools (and then builds the tables). Chosen from a CPU profile of a 2-thread load of a
+ * 1M-event trace in which the calling thread still framed every run; its framing, merge
+ * and garbage collection came to about 40% of its decoding.
  *
  * @since 0.1.0
  * @internal
@@ -288,7 +286,7 @@ export const decodeParallelPromise = async (
       for (const e of [g.error, g.run.framing]) if (e !== undefined && (first === undefined || e.seq < first.seq)) first = e
     }
     if (first !== undefined) throw fromReasonFields(first.error)
-    const batchFiles = got.map((g) => Array.from(g.run.batchFiles))
+    const batchFiles = got.map((g) => g.run.batchFiles)
     const fileRowEnds = new Int32Array(3 * files.length)
     const fileExtraEnds = new Int32Array(files.length)
     return {
@@ -317,7 +315,7 @@ const setF64 = (c: F64, data: Float64Array<ArrayBuffer>, length: number) => ((c.
  */
 const merge = (
   got: ReadonlyArray<DecodeResult>,
-  batchFiles: ReadonlyArray<ReadonlyArray<number>>,
+  batchFiles: ReadonlyArray<ArrayLike<number>>,
   nFiles: number,
   fileRowEnds: Int32Array,
   fileExtraEnds: Int32Array,
