@@ -75,9 +75,55 @@ export const setKey = (out: Record<string, unknown>, k: string, x: unknown): voi
   else out[k] = x
 }
 
-const isPlain = (v: object): boolean => {
+/**
+ * Is `v` an object literal (its prototype `Object.prototype`, or none)?
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const isPlain = (v: object): boolean => {
   const p = Object.getPrototypeOf(v)
   return p === Object.prototype || p === null
+}
+
+/**
+ * `mapDeep`'s "not replaced, look inside".
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const KEEP: unique symbol = Symbol("keep")
+
+/**
+ * `v` with each object `replace` answers for (other than {@link KEEP}) replaced, inside
+ * arrays and plain objects down to `depth` levels; what is unchanged is not copied (copy
+ * on write; a copied object keeps every own key, "__proto__" included).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const mapDeep = (v: unknown, depth: number, replace: (o: object) => unknown): unknown => {
+  if (typeof v !== "object" || v === null || depth < 0) return v
+  const r = replace(v)
+  if (r !== KEEP) return r
+  if (depth === 0) return v
+  if (Array.isArray(v)) {
+    let copy: Array<unknown> | undefined
+    for (let i = 0; i < v.length; i++) {
+      const x = mapDeep(v[i], depth - 1, replace)
+      if (x !== v[i]) (copy ??= v.slice())[i] = x
+    }
+    return copy ?? v
+  }
+  if (!isPlain(v)) return v
+  let copy: Record<string, unknown> | undefined
+  for (const k of Object.keys(v)) {
+    const x0 = (v as Record<string, unknown>)[k]
+    const x = mapDeep(x0, depth - 1, replace)
+    // the spread copies every own key, "__proto__" too, and setKey keeps it an own key
+    if (x !== x0) setKey(copy ??= { ...(v as Record<string, unknown>) }, k, x)
+  }
+  return copy ?? v
 }
 
 /**

@@ -24,6 +24,7 @@
  * @since 0.1.0
  * @internal
  */
+import { isPlain, KEEP, mapDeep } from "./frames.ts"
 
 /**
  * Typed arrays and `ArrayBuffer`s smaller than this travel inside every batch.
@@ -50,43 +51,8 @@ const bigOf = (v: object): Big | undefined => {
   return undefined
 }
 
-const isPlain = (v: object): boolean => {
-  const proto = Object.getPrototypeOf(v)
-  return proto === Object.prototype || proto === null
-}
-
 /** Whether `v` is a plain object whose one key is `key`. */
 const soleKey = (v: object, key: string): boolean => isPlain(v) && Object.hasOwn(v, key) && Object.keys(v).length === 1
-
-/** `mapDeep`'s "not replaced, look inside". */
-const KEEP: unique symbol = Symbol("keep")
-
-/**
- * `v` with each object `replace` answers for (other than {@link KEEP}) replaced, inside
- * arrays and plain objects down to `depth` levels; what is unchanged is not copied.
- */
-const mapDeep = (v: unknown, depth: number, replace: (o: object) => unknown): unknown => {
-  if (typeof v !== "object" || v === null || depth < 0) return v
-  const r = replace(v)
-  if (r !== KEEP) return r
-  if (depth === 0) return v
-  if (Array.isArray(v)) {
-    let copy: Array<unknown> | undefined
-    for (let i = 0; i < v.length; i++) {
-      const x = mapDeep(v[i], depth - 1, replace)
-      if (x !== v[i]) (copy ??= v.slice())[i] = x
-    }
-    return copy ?? v
-  }
-  if (!isPlain(v)) return v
-  let copy: Record<string, unknown> | undefined
-  for (const k of Object.keys(v)) {
-    const x0 = (v as Record<string, unknown>)[k]
-    const x = mapDeep(x0, depth - 1, replace)
-    if (x !== x0) (copy ??= { ...(v as Record<string, unknown>) })[k] = x
-  }
-  return copy ?? v
-}
 
 /**
  * A 64-bit hash (two 32-bit multiplicative hashes) of a value's bytes, as 16 hex digits.

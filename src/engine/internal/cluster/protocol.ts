@@ -24,7 +24,7 @@ import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc, RpcGroup } from "effect/rpc"
 import { deserialize, serialize } from "node:v8"
-import { setKey } from "./frames.ts"
+import { KEEP, mapDeep } from "./frames.ts"
 
 const Blob = Schema.Uint8Array
 
@@ -292,39 +292,12 @@ export interface RunReply {
  * only where something inside them was (copy on write: a batch's task list, its lineage
  * and most arguments hold no shared memory, and are not copied).
  */
-const unshare = (v: unknown, depth = 32): unknown => {
-  if (typeof v !== "object" || v === null) return v
-  if (ArrayBuffer.isView(v)) {
-    if (v.buffer instanceof SharedArrayBuffer) return (v as unknown as { slice: () => unknown }).slice()
-    return v
-  }
-  if (v instanceof SharedArrayBuffer) return new Uint8Array(v).slice().buffer
-  if (depth === 0) return v
-  if (Array.isArray(v)) {
-    let copy: Array<unknown> | undefined
-    for (let i = 0; i < v.length; i++) {
-      const x = unshare(v[i], depth - 1)
-      if (x !== v[i]) (copy ??= v.slice())[i] = x
-    }
-    return copy ?? v
-  }
-  const proto = Object.getPrototypeOf(v)
-  if (proto === Object.prototype || proto === null) {
-    const o = v as Record<string, unknown>
-    let copy: Record<string, unknown> | undefined
-    for (const k of Object.keys(o)) {
-      const x = unshare(o[k], depth - 1)
-      if (x === o[k]) continue
-      if (copy === undefined) {
-        copy = {}
-        for (const k2 of Object.keys(o)) setKey(copy, k2, o[k2])
-      }
-      setKey(copy, k, x)
-    }
-    return copy ?? v
-  }
-  return v
-}
+const unshare = (v: unknown): unknown =>
+  mapDeep(v, 32, (o) => {
+    if (ArrayBuffer.isView(o)) return o.buffer instanceof SharedArrayBuffer ? (o as unknown as { slice: () => unknown }).slice() : o
+    if (o instanceof SharedArrayBuffer) return new Uint8Array(o).slice().buffer
+    return KEEP
+  })
 
 /**
  * Encodes a value for the wire (typed arrays as raw bytes).
