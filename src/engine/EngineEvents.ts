@@ -88,12 +88,20 @@ export interface MemoryRecord {
 }
 
 /**
- * Whether an engine record is a task's (and not a memory change's).
+ * Whether an engine record is a task's (and not a memory change's or a driver segment's).
  *
  * @since 0.1.0
  * @category guards
  */
-export const isTaskRecord = (r: TaskRecord | MemoryRecord): r is TaskRecord => "phases" in r
+export const isTaskRecord = (r: TaskRecord | MemoryRecord | DriverRecord): r is TaskRecord => "phases" in r
+
+/**
+ * Whether an engine record is a driver segment's.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isDriverRecord = (r: TaskRecord | MemoryRecord | DriverRecord): r is DriverRecord => "activity" in r
 
 /**
  * The thread id string for worker `i` on `host`.

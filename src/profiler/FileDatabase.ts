@@ -33,7 +33,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs"
 import { Effect, type Scope } from "effect"
-import type { DriverRecord, MemoryRecord, TaskRecord } from "../engine/EngineEvents.ts"
+import { type DriverRecord, isDriverRecord, isTaskRecord, type MemoryRecord, type TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
 import * as TraceFormat from "../trace/TraceFormat.ts"
 import * as TraceFormatError from "../trace/TraceFormatError.ts"
@@ -190,8 +190,8 @@ export class FileDatabase implements EventDatabase {
     if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
     const at = this.encoder.pos
     try {
-      if ("phases" in x) this.encoder.compute(x)
-      else if ("activity" in x) this.encoder.driver(x)
+      if (isTaskRecord(x)) this.encoder.compute(x)
+      else if (isDriverRecord(x)) this.encoder.driver(x)
       else this.encoder.memory(x)
     } catch (e) {
       this.encoder.pos = at
