@@ -173,6 +173,25 @@ export class StringPool {
     this.rehash(size)
   }
 
+  /**
+   * Make room for `n` strings in all (the table at most half full), so that interning
+   * up to that many rehashes nothing: for a caller that can estimate how many strings
+   * it will meet (a load of many megabytes). Never shrinks.
+   */
+  reserve(n: number): void {
+    if (n + 2 > this.starts.length) {
+      const s = new Int32Array(n + 2)
+      s.set(this.starts.subarray(0, this.size + 1))
+      this.starts = s
+      const hs = new Int32Array(n + 2)
+      hs.set(this.hashes.subarray(0, this.size))
+      this.hashes = hs
+    }
+    let size = this.table.length
+    while (n * 2 > size - 1) size *= 2
+    if (size > this.table.length) this.rehash(size)
+  }
+
   private rehash(size: number): void {
     const table = new Int32Array(size)
     const mask = size - 1
@@ -193,8 +212,11 @@ export class StringPool {
     return { arena: this.arena, starts: this.starts, hashes: this.hashes, size: this.size }
   }
 
-  /** A pool over storage taken from `parts()` of another (the arrays are adopted, not copied). */
-  static fromParts(parts: StringPoolParts): StringPool {
+  /**
+   * A pool over storage taken from `parts()` of another (the arrays are adopted, not
+   * copied), with its table made for `reserve` strings in all (default: the ones it has).
+   */
+  static fromParts(parts: StringPoolParts, reserve = 0): StringPool {
     const p = new StringPool()
     p.arena = parts.arena
     p.arenaView = new DataView(parts.arena.buffer, parts.arena.byteOffset, parts.arena.byteLength)
@@ -203,8 +225,9 @@ export class StringPool {
     p.size = parts.size
     p.arenaLength = parts.size === 0 ? 0 : parts.starts[parts.size]
     let size = p.table.length
-    while (p.size * 2 > size - 1) size *= 2
+    while (Math.max(p.size, reserve) * 2 > size - 1) size *= 2
     p.rehash(size)
+    if (reserve > p.size) p.reserve(reserve)
     return p
   }
 

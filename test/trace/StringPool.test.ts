@@ -1,0 +1,47 @@
+import assert from "node:assert/strict"
+import { describe, it } from "node:test"
+import * as fc from "fast-check"
+import { StringPool } from "../../src/trace/TraceReader.ts"
+
+/** Strings with repeats: a few short names, dask-like keys, and any unicode. */
+const strings = fc.array(
+  fc.oneof(
+    fc.constantFrom("Compute", "node0", "worker-node0-1", ""),
+    fc.nat(300).map((i) => `('sum-partial-7fea1a81987ab1ec3d9a045b27e06dfe', ${i}, 0)`),
+    fc.string({ unit: "grapheme", maxLength: 40 })
+  ),
+  { maxLength: 400 }
+)
+
+const idsOf = (pool: StringPool, xs: ReadonlyArray<string>) => xs.map((s) => pool.intern(s))
+
+describe("StringPool", () => {
+  it("gives the same ids, strings and lengths with room reserved up front, midway, or after moving to another pool (property)", () => {
+    fc.assert(
+      fc.property(strings, fc.nat(5000), fc.nat(400), (xs, room, at) => {
+        const plain = new StringPool()
+        const want = idsOf(plain, xs)
+        const early = new StringPool()
+        early.reserve(room)
+        assert.deepEqual(idsOf(early, xs), want)
+        const midway = new StringPool()
+        const head = idsOf(midway, xs.slice(0, at))
+        midway.reserve(room)
+        assert.deepEqual([...head, ...idsOf(midway, xs.slice(at))], want)
+        // adopted storage with room for more: the first part's ids stay, the rest follow
+        const first = new StringPool()
+        idsOf(first, xs.slice(0, at))
+        const moved = StringPool.fromParts(first.parts(), room)
+        assert.deepEqual(idsOf(moved, xs), want)
+        for (const p of [early, midway, moved]) {
+          assert.equal(p.size, plain.size)
+          for (let id = 0; id < plain.size; id++) {
+            assert.equal(p.get(id), plain.get(id))
+            assert.equal(p.byteLength(id), plain.byteLength(id))
+          }
+        }
+      }),
+      { numRuns: 200 }
+    )
+  })
+})
