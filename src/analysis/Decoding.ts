@@ -10,9 +10,8 @@
  */
 import { stat } from "node:fs/promises"
 import { availableParallelism } from "node:os"
-import { streamFrames } from "../trace/TraceFormat.ts"
 import { isTraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
-import { type ArgSkip, ColumnDecoder } from "../trace/TraceReader.ts"
+import { type ArgSkip, ColumnDecoder, streamFrames } from "../trace/TraceReader.ts"
 import { decodeParallelPromise } from "./internal/parallelDecode.ts"
 import type { LoadColumns, LoadProgress, TasksSchema } from "./Load.ts"
 
@@ -31,10 +30,17 @@ export interface DecodeOptions {
    * the files hold at least `parallelMinBytes` (16 MiB), else 1.
    */
   readonly threads?: number
+  /**
+   * Pieces to cut the files into for a decode on several threads, which the threads
+   * claim one at a time (default: 8 per thread).
+   */
+  readonly pieces?: number
   /** load only these columns (the others: all null); default: every column */
   readonly columns?: LoadColumns
   /** stops decoding between batches (worker threads terminated); the decoding rejects with the signal's reason */
   readonly signal?: AbortSignal
+  /** called once decoding has begun (worker threads started, the first bytes being read) */
+  readonly onStarted?: () => void
 }
 
 /**
@@ -112,6 +118,8 @@ export const decodeThreads = (cores: number): number => (cores <= 1 ? 1 : Math.m
  * @category loading
  */
 export const decodePromise = async (files: ReadonlyArray<string>, options?: DecodeOptions): Promise<Decoded> => {
+  let started = false
+  const onStarted = () => (started ? undefined : (started = true, options?.onStarted?.()))
   const sizes = await fileSizes(files)
   const bytesTotal = sizes.reduce((a, b) => a + b, 0)
   const threads = options?.threads ??
@@ -122,7 +130,9 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
       sizes,
       skip: argSkipOf(options?.columns),
       ...(options?.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
+      ...(options?.pieces !== undefined ? { pieces: options.pieces } : {}),
       ...(options?.signal !== undefined ? { signal: options.signal } : {}),
+      onStarted,
       ...(onProgress !== undefined
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
@@ -131,6 +141,7 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
     // record holding bytes that look like records): decode on this thread instead
     if (got !== undefined) return got
   }
+  onStarted()
   const dec = new ColumnDecoder(undefined, argSkipOf(options?.columns))
   let dropped = 0
   let done = 0

@@ -74,5 +74,13 @@ export {
    * @since 0.1.0
    * @category decoding
    */
-  streamFrames
+  streamFrames,
+  /**
+   * Where a record begins near a byte offset of a file (`TraceFormat.recordStartNear`),
+   * here for readers that load no Effect.
+   *
+   * @since 0.1.0
+   * @category decoding
+   */
+  recordStartNear
 } from "./internal/streaming.ts"

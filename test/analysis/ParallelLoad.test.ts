@@ -8,7 +8,7 @@ import type { Table } from "apache-arrow"
 import * as fc from "fast-check"
 import * as A from "../../src/analysis/Analysis.ts"
 import { startDecoding } from "../../src/analysis/Decoding.ts"
-import { planSegments } from "../../src/analysis/internal/parallelDecode.ts"
+import { planPieces } from "../../src/analysis/internal/parallelDecode.ts"
 import { decodeRecordsUnsafe, encodeRecords, isTraceFormatError, readLength, recordStartNear } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
@@ -345,7 +345,8 @@ describe("ParallelLoad", () => {
           fc.array(fc.array(record, { minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 3 }),
           fc.nat(30),
           fc.constantFrom(2, 3),
-          async (filesRecords, cut, threads) => {
+          fc.constantFrom(undefined, 1, 2, 5, 40),
+          async (filesRecords, cut, threads, pieces) => {
             const files = filesRecords.map((records, i) => {
               const bytes = concat(records)
               // cut the last file inside its last record (a truncated tail)
@@ -356,14 +357,14 @@ describe("ParallelLoad", () => {
             })
             const paths = files.map((x) => x.f)
             const one = await A.loadPromise(paths, { threads: 1, chunkBytes: 1024 })
-            const many = await A.loadPromise(paths, { threads, chunkBytes: 1024 })
+            const many = await A.loadPromise(paths, { threads, chunkBytes: 1024, ...(pieces !== undefined ? { pieces } : {}) })
             assert.equal(snapshot(many), snapshot(one))
             // and the same number of events as the generic decoder finds
             const generic = files.reduce((s, x) => s + decodeRecordsUnsafe(x.keep, x.f).events.length, 0)
             assert.equal(many.events, generic)
           }
         ),
-        { numRuns: 10 } // each parallel load starts its worker threads
+        { numRuns: 16 } // each parallel load starts its worker threads
       )
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -430,7 +431,7 @@ describe("ParallelLoad", () => {
     )
   })
 
-  it("cuts files where records begin, one contiguous run of ranges per worker, in file order", async () => {
+  it("cuts files into pieces where records begin, in file order, each file covered without gaps", async () => {
     const dir = tmp()
     try {
       const files = [0, 1, 2].map((i) => {
@@ -439,19 +440,18 @@ describe("ParallelLoad", () => {
         return f
       })
       const sizes = files.map((f) => statSync(f).size)
-      for (const W of [1, 2, 3, 5]) {
-        const runs = await planSegments(files, sizes, W)
-        assert.ok(runs.length >= 1 && runs.length <= W)
-        const flat = runs.flat()
+      for (const count of [1, 2, 3, 5, 16]) {
+        const pieces = await planPieces(files, sizes, count)
+        assert.ok(pieces.length >= files.length && pieces.length <= count + files.length - 1)
         // in file order, each file covered from 0 to its end without gaps
         for (let f = 0; f < files.length; f++) {
-          const own = flat.filter((s) => s.fileIndex === f)
+          const own = pieces.filter((s) => s.fileIndex === f)
           assert.equal(own[0]!.start, 0)
           own.forEach((s, i) => assert.equal(s.end, own[i + 1]?.start))
           for (const s of own.slice(1)) assert.equal(await recordStartNear(files[f]!, s.start), s.start, "a cut is where a record begins")
           assert.ok(own.every((s) => s.start < sizes[f]!))
         }
-        assert.deepEqual(flat.map((s) => s.fileIndex), [...flat.map((s) => s.fileIndex)].sort((a, b) => a - b))
+        assert.deepEqual(pieces.map((s) => s.fileIndex), [...pieces.map((s) => s.fileIndex)].sort((a, b) => a - b))
       }
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -470,14 +470,14 @@ describe("ParallelLoad", () => {
       const bytes = concat([small(1), rawRecord({ name: "Compute", timestamp: 1, duration: 0.5, phase: "X", process_id: "h0", thread_id: "w", args: { key: "big", blob } }), small(2)])
       const f = join(dir, "fake.msgpack")
       writeFileSync(f, bytes)
-      const runs = await planSegments([f], [bytes.length], 2)
-      assert.equal(runs.length, 2)
-      const cut = runs[1]![0]!.start
+      const pieces = await planPieces([f], [bytes.length], 2)
+      assert.equal(pieces.length, 2)
+      const cut = pieces[1]!.start
       const starts: Array<number> = []
       for (let at = 0; at + 8 <= bytes.length; at += 8 + readLength(bytes, at)) starts.push(at)
       assert.ok(!starts.includes(cut), `the cut ${cut} is inside a record`)
       const one = await A.loadPromise([f], { threads: 1 })
-      const two = await A.loadPromise([f], { threads: 2 })
+      const two = await A.loadPromise([f], { threads: 2, pieces: 2 }) // the cut above
       assert.equal(snapshot(two), snapshot(one))
       assert.equal(two.events, starts.length)
     } finally {

@@ -15,13 +15,13 @@ import { type ArgSkip, ColumnDecoder, streamFrames } from "../../trace/TraceRead
 import type { DecodeResult, Segment, WorkerError } from "./parallelDecode.ts"
 
 /**
- * Batch `k` of run `w`: its place in file order (each run is a contiguous stretch of the
- * files, in order).
+ * Batch `k` of piece `p`: its place in file order (pieces are contiguous stretches of the
+ * files, numbered in file order).
  *
  * @since 0.1.0
  * @internal
  */
-export const seqOf = (w: number, k: number): number => w * 2 ** 32 + k
+export const seqOf = (p: number, k: number): number => p * 2 ** 32 + k
 
 /**
  * See the module header.
@@ -37,8 +37,10 @@ export class BatchDecoder {
   private readonly extraSeqs: Array<number> = []
   private events = 0
   private error: WorkerError | undefined
-  constructor(skip: ArgSkip) {
+  /** `strings`: how many distinct strings to make room for up front */
+  constructor(skip: ArgSkip, strings = 0) {
     this.dec = new ColumnDecoder(undefined, skip)
+    this.dec.pool.reserve(strings)
   }
 
   /**
@@ -146,15 +148,17 @@ export class BatchDecoder {
 }
 
 /**
- * What reading a run found: the file of each batch (in order), the bytes dropped from
- * truncated file tails, whether a range that should have ended where the next run began
- * ended inside a record (`misaligned`: the cut was not a record start), and the first
- * framing error (with the order key of the batch it would have been).
+ * What reading a decoder's pieces found: each batch's order key (`seqOf`) and file (in
+ * the order decoded, which is file order), the bytes dropped from truncated file tails,
+ * whether a piece that should have ended where the next began ended inside a record
+ * (`misaligned`: the cut was not a record start), and the first framing error (with the
+ * order key of the batch it would have been).
  *
  * @since 0.1.0
  * @internal
  */
 export interface RunSummary {
+  readonly batchSeqs: Float64Array
   readonly batchFiles: Int32Array
   readonly dropped: number
   readonly misaligned: boolean
@@ -162,61 +166,76 @@ export interface RunSummary {
 }
 
 /**
- * Read run `w`'s ranges and decode them into `decoder`, batch by batch (each batch in a
- * buffer of its own, reused once nothing decoded from it keeps a view of it); stops at a
- * framing error, at a misplaced cut, and when `signal` aborts (rejecting with its reason).
+ * Claim pieces from `claims` (the next piece's index, shared by every decoder) and
+ * decode each into `decoder`, batch by batch (each batch in a buffer of its own, reused
+ * once nothing decoded from it keeps a view of it), until none is left. At a framing
+ * error, a misplaced cut or a decoding error it stops, and ends every decoder's claiming
+ * (each piece before it has been claimed already, and is finished by its decoder);
+ * when `signal` aborts it rejects with its reason.
  *
  * @since 0.1.0
  * @internal
  */
-export const decodeRun = async (
+export const decodePieces = async (
   decoder: BatchDecoder,
-  w: number,
-  run: ReadonlyArray<Segment>,
+  pieces: ReadonlyArray<Segment>,
+  claims: SharedArrayBuffer,
   options: {
     readonly chunkBytes?: number
     readonly signal?: AbortSignal
     readonly onBatch?: (file: string, bytes: number, events: number) => void
   }
 ): Promise<RunSummary> => {
+  const next = new Int32Array(claims)
+  const batchSeqs: Array<number> = []
   const batchFiles: Array<number> = []
   const spares: Array<Uint8Array<ArrayBuffer>> = []
   let dropped = 0
-  const summary = (misaligned: boolean, framing?: WorkerError): RunSummary =>
-    ({ batchFiles: Int32Array.from(batchFiles), dropped, misaligned, ...(framing !== undefined ? { framing } : {}) })
-  for (const seg of run) {
-    const it = streamFrames(seg.file, {
+  const summary = (misaligned: boolean, framing?: WorkerError): RunSummary => {
+    if (misaligned || framing !== undefined || decoder.failed) Atomics.store(next, 0, pieces.length)
+    return {
+      batchSeqs: Float64Array.from(batchSeqs),
+      batchFiles: Int32Array.from(batchFiles),
+      dropped,
+      misaligned,
+      ...(framing !== undefined ? { framing } : {})
+    }
+  }
+  for (let p = Atomics.add(next, 0, 1); p < pieces.length; p = Atomics.add(next, 0, 1)) {
+    const piece = pieces[p]!
+    const it = streamFrames(piece.file, {
       owned: true,
       reuse: () => spares.pop(),
-      start: seg.start,
-      ...(seg.end !== undefined ? { end: seg.end } : {}),
+      start: piece.start,
+      ...(piece.end !== undefined ? { end: piece.end } : {}),
       ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {})
     })
-    for (;;) {
+    for (let k = 0;; k++) {
       options.signal?.throwIfAborted()
       if (decoder.failed) {
         // nothing after a decoding error counts: stop reading
         await it.return(undefined as never)
         return summary(false)
       }
-      const seq = seqOf(w, batchFiles.length)
-      let next
+      const seq = seqOf(p, k)
+      let got
       try {
-        next = await it.next()
+        got = await it.next()
       } catch (e) {
-        return summary(false, { seq, error: toReasonFields(fromUnknown(e, seg.file, seg.start)) })
+        return summary(false, { seq, error: toReasonFields(fromUnknown(e, piece.file, piece.start)) })
       }
-      if (next.done === true) {
-        if (seg.end === undefined) dropped += next.value.droppedBytes
-        // the range ended inside a record: the next run did not start at one
-        else if (next.value.droppedBytes !== 0) return summary(true)
+      if (got.done === true) {
+        if (piece.end === undefined) dropped += got.value.droppedBytes
+        // the piece ended inside a record: the next did not start at one
+        else if (got.value.droppedBytes !== 0) return summary(true)
         break
       }
-      const { bytes, end, fileOffset } = next.value
-      batchFiles.push(seg.fileIndex)
-      const done = decoder.batch(seq, bytes, end, seg.file, fileOffset)
+      const { bytes, end, fileOffset } = got.value
+      batchSeqs.push(seq)
+      batchFiles.push(piece.fileIndex)
+      const done = decoder.batch(seq, bytes, end, piece.file, fileOffset)
       if (done.reusable) spares.push(new Uint8Array(bytes.buffer as ArrayBuffer))
-      options.onBatch?.(seg.file, end, done.events)
+      options.onBatch?.(piece.file, end, done.events)
     }
   }
   return summary(false)

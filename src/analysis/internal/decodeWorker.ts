@@ -1,7 +1,7 @@
 /**
- * Worker-thread side of the parallel loader (`parallelDecode.ts`): reads and decodes the
- * run of byte ranges it is given (`batchDecoder.ts`: its own `ColumnDecoder`, own string
- * pool, own columns), tells the main thread how far it is after each batch (progress),
+ * Worker-thread side of the parallel loader (`parallelDecode.ts`): claims pieces of the
+ * files (byte ranges) and reads and decodes each (`batchDecoder.ts`: its own
+ * `ColumnDecoder`, own string pool, own columns), tells the main thread how far it is after each batch (progress),
  * and sends its columns and pool back as transferred typed arrays (no objects, no
  * strings), with what reading found (each batch's file, dropped tail bytes, a misplaced
  * cut, its first framing or decoding error with the batch's order key, the file and the
@@ -13,17 +13,17 @@
  * @internal
  */
 import { parentPort, workerData } from "node:worker_threads"
-import { BatchDecoder, decodeRun } from "./batchDecoder.ts"
+import { BatchDecoder, decodePieces } from "./batchDecoder.ts"
 import type { Ack, DecodeRequest, DecodeResult } from "./parallelDecode.ts"
 import type { ArgSkip } from "../../trace/TraceReader.ts"
 
 const port = parentPort!
 port.once("message", async (m: DecodeRequest) => {
-  const decoder = new BatchDecoder(workerData as ArgSkip)
-  const run = await decodeRun(decoder, m.w, m.run, {
+  const decoder = new BatchDecoder(workerData as ArgSkip, m.strings)
+  const run = await decodePieces(decoder, m.pieces, m.claims, {
     ...(m.chunkBytes !== undefined ? { chunkBytes: m.chunkBytes } : {}),
     onBatch: (file, bytes, events) => port.postMessage({ type: "ack", file, bytes, events } satisfies Ack)
   })
   const { buffers, result } = decoder.result()
-  port.postMessage({ ...result, run } satisfies DecodeResult, [...buffers, run.batchFiles.buffer as ArrayBuffer])
+  port.postMessage({ ...result, run } satisfies DecodeResult, [...buffers, run.batchSeqs.buffer as ArrayBuffer, run.batchFiles.buffer as ArrayBuffer])
 })

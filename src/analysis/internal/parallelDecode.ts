@@ -1,27 +1,32 @@
 /**
- * Parallel decoding for `Load`: the files are cut into W contiguous runs of byte ranges,
- * one run per decoder, each cut where a record begins (`recordStartNear`). The calling
- * thread reads and decodes the first run itself, W - 1 worker threads (`decodeWorker.ts`)
- * one run each; every decoder streams its own ranges (`decodeRun` in `batchDecoder.ts`:
- * `streamFrames` with `start`/`end`, framing, tail judgement, read errors) into its own
- * columns and string pool. At the end the pools are merged into one (each worker string
- * interned once, by its precomputed hash) and the columns concatenated in file order
- * with their string ids remapped, so the result is exactly what one `ColumnDecoder` over
- * the same files gives (same rows, same order).
+ * Parallel decoding for `Load`: the files are cut into pieces, contiguous byte ranges
+ * each cut where a record begins (`recordStartNear`), and the decoders (the calling
+ * thread and worker threads, `decodeWorker.ts`) claim pieces one at a time, in file
+ * order, from a shared counter (`Atomics.add` on a `SharedArrayBuffer`) until none is
+ * left. Every decoder streams the pieces it claimed itself (`decodePieces` in
+ * `batchDecoder.ts`: `streamFrames` with `start`/`end`, framing, tail judgement, read
+ * errors) into its own columns and string pool. At the end the pools are merged into
+ * one (each worker string interned once, by its precomputed hash) and the batches'
+ * columns concatenated in file order with their string ids remapped, so the result is
+ * exactly what one `ColumnDecoder` over the same files gives (same rows, same order).
  *
- * Contiguous ranges, not batches dealt round-robin: a task's dependencies name keys
- * written shortly before it, so each worker interns mostly its own range's keys and the
- * merge interns each worker's strings once (round-robin made every worker intern nearly
- * every key: W workers cost ~1.5x the CPU of one thread at W = 2, and finished no sooner).
+ * Claiming pieces, not fixed shares: the calling thread also loads the command line's
+ * modules and the analyses while it decodes, by an amount that depends on the machine's
+ * load, and a decoder that is slowed down simply claims fewer pieces (fixed shares left
+ * one thread idle for a quarter of the decode). Pieces, not batches: a task's
+ * dependencies name keys written shortly before it, so each decoder interns mostly its
+ * own piece's keys; only keys named across a cut are interned by two decoders (dealing
+ * out small batches made every worker intern nearly every key).
  *
- * A cut is a guess until checked: the range before it must end exactly where it is (no
+ * A cut is a guess until checked: the piece before it must end exactly where it is (no
  * partial record left). When it does not (a string inside a record that looks like a
  * chain of records), the decode answers `undefined` and the caller decodes on one
  * thread instead.
  *
  * Errors: the first error in file order wins, as in a sequential load: a decoding error
  * in an earlier batch (with its file and absolute byte offset) beats a framing error met
- * later, and vice versa.
+ * later, and vice versa. A decoder stops claiming at its first error; every piece before
+ * it has been claimed, so an earlier error cannot be missed.
  *
  * Leaves out: the table build (`Load.ts`).
  *
@@ -30,20 +35,34 @@
  */
 import { Worker } from "node:worker_threads"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
-import { recordStartNear } from "../../trace/TraceFormat.ts"
 import { fromReasonFields, type TraceFormatErrorFields, unexpected } from "../../trace/TraceFormatError.ts"
-import { BatchDecoder, decodeRun, type RunSummary, seqOf } from "./batchDecoder.ts"
-import { type ArgSkip, ColumnDecoder, type F64, type I32, phaseNames, resourceArgs, StringPool, type StringPoolParts } from "../../trace/TraceReader.ts"
+import { BatchDecoder, decodePieces, type RunSummary } from "./batchDecoder.ts"
+import {
+  type ArgSkip,
+  ColumnDecoder,
+  type F64,
+  type I32,
+  phaseNames,
+  recordStartNear,
+  resourceArgs,
+  StringPool,
+  type StringPoolParts
+} from "../../trace/TraceReader.ts"
 
 /** Numbers per batch in a worker's `marks` (row ends: tasks, dependencies, memory, resources, dependents). */
 export const MARKS = 5
 
-/** A worker's task: decode run `w` (it reads the files itself). */
+/**
+ * A worker's task: decode the pieces it claims from `claims` (an `Int32Array` of one
+ * element over it: the next piece to claim); it reads the files itself.
+ */
 export interface DecodeRequest {
-  readonly type: "run"
-  readonly w: number
-  readonly run: ReadonlyArray<Segment>
+  readonly type: "pieces"
+  readonly pieces: ReadonlyArray<Segment>
+  readonly claims: SharedArrayBuffer
   readonly chunkBytes?: number
+  /** strings the decoder is likely to meet (`expectedStrings`) */
+  readonly strings: number
 }
 
 /** A worker's first decoding error. */
@@ -137,7 +156,7 @@ export interface ParallelDecoded {
   readonly fileExtraEnds: Int32Array
 }
 
-/** A byte range of a file, read by one worker: from `start` to `end` (undefined: to the end of the file). */
+/** A byte range of a file, read by one decoder: from `start` to `end` (undefined: to the end of the file). */
 export interface Segment {
   readonly file: string
   readonly fileIndex: number
@@ -146,68 +165,62 @@ export interface Segment {
 }
 
 /**
- * Cut `files` (of `sizes` bytes) into at most `W` runs of byte ranges, in file order, run
- * 0 `firstShare` of a run's bytes and the others equal (the calling thread decodes run
- * 0 and also merges the results: it gets less). A cut inside a file
- * is moved to where a record begins; a file with no record start found near the cut is
- * not cut there.
+ * Cut `files` (of `sizes` bytes) into about `count` pieces of equal size, in file order,
+ * covering every file from its start to its end. A cut inside a file is moved to where a
+ * record begins; a file with no record start found near a cut is not cut there.
  *
  * @since 0.1.0
  * @internal
  */
-export const planSegments = async (
+export const planPieces = async (
   files: ReadonlyArray<string>,
   sizes: ReadonlyArray<number>,
-  W: number,
-  firstShare = 1
-): Promise<Array<Array<Segment>>> => {
+  count: number
+): Promise<Array<Segment>> => {
   const total = sizes.reduce((a, b) => a + b, 0)
-  // where run k (k >= 1) starts, in bytes of all files together
-  const bounds = Array.from({ length: W - 1 }, (_, k) => Math.round(((firstShare + k) / (firstShare + W - 1)) * total))
-  const runOf = (at: number) => {
-    let w = 0
-    while (w < bounds.length && at >= bounds[w]!) w++
-    return w
-  }
-  const segments: Array<Segment & { readonly at: number; readonly bytes: number }> = []
+  const bounds = Array.from({ length: Math.max(0, count - 1) }, (_, k) => Math.round(((k + 1) / count) * total))
+  // a short window first (16 records are a few KiB), the default one where that finds none
+  const startNear = async (file: string, at: number) => (await recordStartNear(file, at, 1 << 16)) ?? recordStartNear(file, at)
+  const pieces: Array<Segment> = []
   let at = 0
   for (let f = 0; f < files.length; f++) {
     const size = sizes[f] ?? 0
+    const found = await Promise.all(bounds.filter((b) => b - at > 0 && b - at < size).map((b) => startNear(files[f]!, b - at)))
     const cuts: Array<number> = []
-    for (const b of bounds) {
-      const local = b - at
-      if (local <= 0 || local >= size) continue
-      const c = await recordStartNear(files[f]!, local)
-      if (c !== undefined && c < size && c > (cuts.at(-1) ?? 0)) cuts.push(c)
-    }
+    for (const c of found) if (c !== undefined && c < size && c > (cuts.at(-1) ?? 0)) cuts.push(c)
     const starts = [0, ...cuts]
-    starts.forEach((s0, i) => {
-      const s1 = starts[i + 1]
-      segments.push({ file: files[f]!, fileIndex: f, start: s0, end: s1, at: at + s0, bytes: (s1 ?? size) - s0 })
-    })
+    starts.forEach((start, i) => pieces.push({ file: files[f]!, fileIndex: f, start, end: starts[i + 1] }))
     at += size
   }
-  const runs: Array<Array<Segment>> = Array.from({ length: W }, () => [])
-  // by the range's middle: non-decreasing in file order, so each run is contiguous
-  for (const s of segments) runs[runOf(s.at + s.bytes / 2)]!.push({ file: s.file, fileIndex: s.fileIndex, start: s.start, end: s.end })
-  return runs.filter((r) => r.length > 0)
+  return pieces
 }
 
 /**
- * The calling thread's share of the bytes, against a worker thread's: it also merges the
- * pools (and then builds the tables). Chosen from a CPU profile of a 2-thread load of a
- * 1M-event trace in which the calling thread still framed every run; its framing, merge
- * and garbage collection came to about 40% of its decoding.
+ * Pieces per decoder by default: enough that the last piece claimed is short next to a
+ * decoder's whole share (the decoders finish close together), few enough that keys named
+ * across cuts stay rare.
  *
  * @since 0.1.0
  * @internal
  */
-export const callerShare = 0.7
+export const piecesPerDecoder = 8
 
 /**
- * Decode `files` (of `sizes` bytes) on up to `threads` worker threads. Rejects with
- * `TraceFormatError` (the first in file order); answers `undefined` when a cut between two
- * workers' ranges turned out not to be where a record begins (decode on one thread then).
+ * About how many distinct strings a decoder meets in `bytes` of trace, for sizing its
+ * pool up front (no rehash as it fills): DASF's and Tessera's task events are 250-450
+ * bytes, each with a new key (the 1M-event bench trace: one new string per ~700 bytes),
+ * so one per 512 bytes, at most 4M. An estimate too low only costs rehashing.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const expectedStrings = (bytes: number): number => Math.min(1 << 22, Math.ceil(bytes / 512))
+
+/**
+ * Decode `files` (of `sizes` bytes) on the calling thread and `threads - 1` worker
+ * threads, each claiming pieces (see the module header). Rejects with `TraceFormatError`
+ * (the first in file order); answers `undefined` when a cut between two pieces turned out
+ * not to be where a record begins (decode on one thread then).
  *
  * @since 0.1.0
  * @internal
@@ -216,23 +229,30 @@ export const decodeParallelPromise = async (
   files: ReadonlyArray<string>,
   threads: number,
   options: {
-    /** the files' sizes in bytes (to cut them into ranges) */
+    /** the files' sizes in bytes (to cut them into pieces) */
     readonly sizes: ReadonlyArray<number>
-    /** args the workers leave undecoded (a column projection) */
+    /** args the decoders leave undecoded (a column projection) */
     readonly skip?: ArgSkip
     readonly chunkBytes?: number
+    /** pieces to cut the files into (default: `piecesPerDecoder` per decoder) */
+    readonly pieces?: number
     /** after each decoded batch: its file, bytes and events decoded so far */
     readonly onDecoded?: (file: string, bytesDecoded: number, eventsDecoded: number) => void
     /** stops reading and the workers; the decode rejects with the signal's reason */
     readonly signal?: AbortSignal
+    /** called once the worker threads are started, before this thread claims a piece */
+    readonly onStarted?: () => void
   }
 ): Promise<ParallelDecoded | undefined> => {
-  const runs = await planSegments(files, options.sizes, Math.max(1, Math.floor(threads)), callerShare)
-  if (runs.length === 0) runs.push(files.map((file, fileIndex) => ({ file, fileIndex, start: 0, end: undefined })))
-  const W = runs.length
-  // run 0 is read and decoded here, on the calling thread; runs 1.. by worker threads,
-  // each reading its own ranges (workers[w - 1] has run w)
+  const W = Math.max(1, Math.floor(threads))
+  // the workers start while the files are cut (a worker takes ~70 ms to boot)
   const workers = Array.from({ length: W - 1 }, () => new Worker(workerUrl, { workerData: options.skip ?? {} }))
+  const pieces = await planPieces(files, options.sizes, Math.max(1, options.pieces ?? piecesPerDecoder * W)).catch((e) => {
+    for (const w of workers) void w.terminate()
+    throw e
+  })
+  const claims = new SharedArrayBuffer(4)
+  const strings = expectedStrings(options.sizes.reduce((a, b) => a + b, 0) / W)
   let decoded = 0
   let decodedEvents = 0
   const progress = (file: string, bytes: number, events: number) => {
@@ -241,7 +261,7 @@ export const decodeParallelPromise = async (
     options.onDecoded?.(file, decoded, decodedEvents)
   }
   let crashed: { readonly error: unknown } | undefined
-  const results: Array<Promise<DecodeResult>> = workers.map((worker, i) =>
+  const results: Array<Promise<DecodeResult>> = workers.map((worker) =>
     new Promise((resolve, reject) => {
       worker.on("message", (m: DecodeResult | Ack) => {
         if (m.type === "result") resolve(m)
@@ -252,9 +272,10 @@ export const decodeParallelPromise = async (
         if (code !== 0) (crashed ??= { error: new Error(`decode worker exited with code ${code}`) }, reject(crashed.error))
       })
       worker.postMessage({
-        type: "run",
-        w: i + 1,
-        run: runs[i + 1]!,
+        type: "pieces",
+        pieces,
+        claims,
+        strings,
         ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {})
       } satisfies DecodeRequest)
     })
@@ -265,8 +286,9 @@ export const decodeParallelPromise = async (
   }
   options.signal?.addEventListener("abort", onAbort, { once: true })
   try {
-    const here = new BatchDecoder(options.skip ?? {})
-    const summary = await decodeRun(here, 0, runs[0]!, {
+    options.onStarted?.()
+    const here = new BatchDecoder(options.skip ?? {}, strings)
+    const summary = await decodePieces(here, pieces, claims, {
       ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       onBatch: progress
@@ -277,7 +299,7 @@ export const decodeParallelPromise = async (
       throw unexpected(files[0] ?? "", 0, crashed?.error ?? e) // a worker died: keep why
     })]
     options.signal?.throwIfAborted()
-    // a range that did not end where the next began: what was read after it means
+    // a piece that did not end where the next began: what was read after it means
     // nothing (its errors included); the one-thread decode finds any real error
     if (got.some((g) => g.run.misaligned)) return undefined
     // the first error in file order, whether met decoding (a worker's) or framing
@@ -286,11 +308,10 @@ export const decodeParallelPromise = async (
       for (const e of [g.error, g.run.framing]) if (e !== undefined && (first === undefined || e.seq < first.seq)) first = e
     }
     if (first !== undefined) throw fromReasonFields(first.error)
-    const batchFiles = got.map((g) => g.run.batchFiles)
     const fileRowEnds = new Int32Array(3 * files.length)
     const fileExtraEnds = new Int32Array(files.length)
     return {
-      dec: merge(got, batchFiles, files.length, fileRowEnds, fileExtraEnds, options.skip ?? {}),
+      dec: merge(got, files.length, fileRowEnds, fileExtraEnds, options.skip ?? {}),
       events: got.reduce((s, g) => s + g.events, 0),
       droppedBytes: got.reduce((s, g) => s + g.run.dropped, 0),
       fileRowEnds,
@@ -306,16 +327,15 @@ const setI32 = (c: I32, data: Int32Array<ArrayBuffer>, length: number) => ((c.da
 const setF64 = (c: F64, data: Float64Array<ArrayBuffer>, length: number) => ((c.data = data), (c.length = length))
 
 /**
- * Merge worker results: pools into one (ids remapped), columns concatenated in file
- * order (worker 0's batches, then worker 1's, ...: each worker read a contiguous run of
- * ranges; batch k of worker w came from file `batchFiles[w][k]`).
+ * Merge the decoders' results: pools into one (ids remapped), the batches' columns
+ * concatenated in file order (each decoder's batches are in file order among
+ * themselves; `run.batchSeqs` orders them all, `run.batchFiles` names their files).
  * The columns of skipped args (a projection: `skip`) are not copied (left zero / empty:
  * their loader does not read them).
  * Hot path: typed-array loops.
  */
 const merge = (
   got: ReadonlyArray<DecodeResult>,
-  batchFiles: ReadonlyArray<ArrayLike<number>>,
   nFiles: number,
   fileRowEnds: Int32Array,
   fileExtraEnds: Int32Array,
@@ -329,7 +349,8 @@ const merge = (
   const [hasMemKey, hasMemState, hasMemSize, hasMemTasks] = (["key", "state", "size", "tasks"] as const).map(mem)
   // the first worker's pool becomes the result's (its ids stay); the others' strings
   // are interned into it by their precomputed hashes
-  const pool = StringPool.fromParts(got[0].pool)
+  // made for every decoder's strings at once (no rehash as the others' are added)
+  const pool = StringPool.fromParts(got[0].pool, got.reduce((n, g) => n + g.pool.size, 0))
   const out = new ColumnDecoder(pool)
   const remaps = got.map((g, w) => {
     const { arena, hashes, size, starts } = g.pool
@@ -353,13 +374,14 @@ const merge = (
   inOrder((g) => g.metadata, (g) => g.metadataSeqs, out.metadata)
   inOrder((g) => g.driver, (g) => g.driverSeqs, out.driver)
   const extraSeqs = inOrder((g) => g.extra, (g) => g.extraSeqs, out.extra)
-  const fileOfSeq = (seq: number) => {
-    const w = Math.floor(seq / 2 ** 32)
-    return batchFiles[w]![seq - seqOf(w, 0)]!
-  }
+  // every batch, in file order: decoder w's batch k
+  const order: Array<{ readonly seq: number; readonly w: number; readonly k: number; readonly file: number }> = []
+  got.forEach((g, w) => g.run.batchSeqs.forEach((seq, k) => order.push({ seq, w, k, file: g.run.batchFiles[k]! })))
+  order.sort((a, b) => a.seq - b.seq)
+  const fileOf = new Map(order.map((b) => [b.seq, b.file]))
   // where each file's extra events end: those of its batches and the files' before it
   for (let f = 0, x = 0; f < nFiles; f++) {
-    while (x < extraSeqs.length && fileOfSeq(extraSeqs[x]!) <= f) x++
+    while (x < extraSeqs.length && fileOf.get(extraSeqs[x]!)! <= f) x++
     fileExtraEnds[f] = x
   }
   let T = 0
@@ -409,8 +431,8 @@ const merge = (
       fileRowEnds[3 * f + 2] = rOut
     }
   }
-  for (let w = 0; w < got.length; w++) for (let k = 0; k < batchFiles[w]!.length; k++) {
-    filesDone(batchFiles[w]![k]!)
+  for (const { file, k, w } of order) {
+    filesDone(file)
     const g = got[w]!
     const mk = g.marks
     const at = MARKS * k
