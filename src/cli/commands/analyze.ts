@@ -15,29 +15,21 @@ import { join } from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { analysisNames, columnsOfNames, dasfAnalyses, isUserAnalysis, outputName } from "../../analysis/AnalysisNames.ts"
+import { analysisNames, columnsOfNames, dasfAnalyses, outputName } from "../../analysis/AnalysisNames.ts"
+import { splitArguments } from "../analyzeArgs.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
+import { takeHeadStart } from "../headStart.ts"
 import * as Output from "../output.ts"
 
 const names: ReadonlyArray<string> = analysisNames
 
 /**
- * Split DASF-style arguments: databases from `-d` plus positional words, analyses from
- * `-a` plus positional words that name an analysis.
+ * Split DASF-style arguments (databases and analyses; `analyzeArgs.ts`).
  *
  * @since 0.1.0
  * @category parsing
  */
-export const splitArguments = (
-  db: ReadonlyArray<string>,
-  analysisFlags: ReadonlyArray<string>,
-  rest: ReadonlyArray<string>
-): { readonly databases: Array<string>; readonly analyses: Array<string> } => {
-  const databases = [...db]
-  const chosen = [...analysisFlags]
-  for (const w of rest) (names.includes(w) || (isUserAnalysis(w) && !w.endsWith(".msgpack")) ? chosen : databases).push(w)
-  return { databases, analyses: chosen.length > 0 ? chosen : [...dasfAnalyses] }
-}
+export { splitArguments } from "../analyzeArgs.ts"
 
 /**
  * The `analyze` subcommand.
@@ -84,15 +76,16 @@ export const analyze = Command.make(
         yield* refuseInputAsOutput("--output", written, databases)
       }
       const progress = Output.progress("analyze", databases)
-      // Decoding starts first (on worker threads for large files), so that loading the
-      // analyses (Arrow, ...) overlaps it; `analyze` takes it over. Loaded only now:
-      // `tessera --help` and usage errors need neither.
-      const { startDecoding } = yield* Effect.promise(() => import("../../analysis/Decoding.ts"))
+      // Decoding began as the process started (`headStart.ts`) when main.ts read this
+      // command line the same way; else it starts now (on worker threads for large
+      // files), so that loading the analyses (Arrow, ...) overlaps it. `analyze` takes
+      // it over. Loaded only now: `tessera --help` and usage errors need neither.
       const columns = columnsOfNames(chosen) // as `analyze` asks for them
-      const decoding = startDecoding(databases, {
-        onProgress: progress.onProgress,
-        ...(columns !== undefined ? { columns } : {})
-      })
+      const decoding = (yield* Effect.promise(() => takeHeadStart(databases, columns, progress.onProgress))) ??
+        (yield* Effect.promise(() => import("../../analysis/Decoding.ts"))).startDecoding(databases, {
+          onProgress: progress.onProgress,
+          ...(columns !== undefined ? { columns } : {})
+        })
       const { analyze } = yield* Effect.promise(() => import("../../analysis/Analyze.ts"))
       yield* analyze({
         databases,

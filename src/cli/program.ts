@@ -1,0 +1,104 @@
+/**
+ * The `tessera` command: one Effect CLI (`effect/cli`) whose subcommands live in
+ * `src/cli/commands/`, one file each. This file wires them together and runs them on
+ * Node's platform services, owning what goes to stdout and stderr and the exit status:
+ *
+ * - argv is first put in the one grammar (src/cli/argv.ts): `tessera help [CMD]`,
+ *   `-d/--databases` with several paths and/or repeated.
+ * - help (`--help`, `tessera help`, a command without its subcommand) and `--version`
+ *   go to stdout, exit 0; the version is package.json's.
+ * - errors are reported by src/cli/errors.ts: one line on stderr, exit 2 for usage
+ *   errors, 1 for failures; `--verbose` adds stacks.
+ *
+ * Loaded by `main.ts` after the head start (`headStart.ts`); a head start that no
+ * command took over is stopped when the program ends.
+ *
+ * @since 0.1.0
+ */
+import { readFileSync } from "node:fs"
+// Deep imports: the package's barrel loads every Node service it has (HTTP, sockets,
+// cluster, ...), ~0.55 s of the CLI's start-up for two modules used here.
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { CliOutput, Command, Flag, GlobalFlag } from "effect/cli"
+import type { HelpDoc } from "effect/cli/HelpDoc"
+import { analysisNames } from "../analysis/AnalysisNames.ts"
+import { normalizeArgv } from "./argv.ts"
+import { commands } from "./commands/index.ts"
+import { outcome } from "./errors.ts"
+import { abortHeadStart } from "./headStart.ts"
+import { setLogLevelFromArgv } from "./output.ts"
+
+/**
+ * package.json's version, read relative to this module: `src/cli/main.ts` is two levels
+ * below the package root, the compiled `dist/src/cli/main.js` three.
+ */
+const version = (): string => {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL(import.meta.url.endsWith(".ts") ? "../../package.json" : "../../../package.json", import.meta.url), "utf8")) as { version?: unknown }
+    return typeof pkg.version === "string" ? pkg.version : "unknown"
+  } catch {
+    return "unknown"
+  }
+}
+
+/** `--verbose`: stack traces with errors. Read from argv by argv.ts; declared here for help. */
+const Verbose = GlobalFlag.Setting("verbose")({
+  flag: Flag.Boolean("verbose").pipe(Flag.withDescription("print stack traces with errors (default: one line)"), Flag.withDefault(false))
+})
+
+const tessera = Command.make("tessera").pipe(
+  Command.withDescription("Parallel data pipelines over Arrow chunks, with a profiler built in. `tessera help COMMAND` shows a command's flags."),
+  Command.withGlobalFlags([Verbose]),
+  Command.withSubcommands(commands)
+)
+
+// Help asked for goes to stdout. Help shown because of a parse error is not printed:
+// the error is, in one line (errors.ts); help shown because a command needs a
+// subcommand (`tessera`, `tessera plot`) is printed by the teardown below.
+let implicitHelp: HelpDoc | undefined
+const presenter: CliOutput.Presenter = {
+  present: (event) =>
+    Effect.gen(function*() {
+      const formatter = yield* CliOutput.Formatter
+      switch (event._tag) {
+        case "Help":
+          if (event.reason === "Requested") return yield* Effect.sync(() => process.stdout.write(formatter.formatHelpDoc(event.helpDoc) + "\n"))
+          implicitHelp = event.helpDoc
+          return
+        case "Version":
+          return yield* Effect.sync(() => process.stdout.write(formatter.formatVersion(event.name, event.version) + "\n"))
+        case "InvalidInvocation":
+          return
+      }
+    })
+}
+
+const argv = process.argv.slice(2)
+setLogLevelFromArgv(argv)
+const { args, command, verbose } = normalizeArgv(argv, { analysisNames })
+const colors = process.stdout.isTTY === true && process.env.NO_COLOR === undefined
+
+// Which signal interrupted the program, for its exit status (runMain's own listeners do
+// the interrupting; these only take note).
+let signal: "SIGINT" | "SIGTERM" | undefined
+for (const s of ["SIGINT", "SIGTERM"] as const) process.on(s, () => (signal ??= s))
+
+Command.runWith(tessera, { version: version(), renderErrors: false })(args).pipe(
+  Effect.provide(Layer.mergeAll(NodeServices.layer, CliOutput.layerPresenter(presenter), CliOutput.layer(CliOutput.defaultFormatter({ colors })))),
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    teardown: (exit, onExit) => {
+      abortHeadStart()
+      const o = outcome(exit, command, verbose, signal)
+      if (o.code === 0 && exit._tag === "Failure" && implicitHelp !== undefined) {
+        process.stdout.write(CliOutput.defaultFormatter({ colors }).formatHelpDoc(implicitHelp) + "\n")
+      }
+      if (o.stderr.length > 0) process.stderr.write(o.stderr)
+      process.exitCode = o.code
+      onExit(o.code)
+    }
+  })
+)
