@@ -122,7 +122,11 @@ export interface AnalyzeOptions {
   readonly onProgress?: (p: LoadProgress) => void
   /** called once the databases are loaded, before any analysis runs */
   readonly onLoaded?: (tables: TraceTables) => void
-  /** called as each analysis starts and when it is done (its table computed, printed and written) */
+  /**
+   * called as each analysis starts and when it is done: its table computed, printed and
+   * written, except the last rows of a large CSV, which the CSV worker thread may still be
+   * formatting (the effect succeeds only once every file is whole)
+   */
   readonly onAnalysis?: (step: AnalysisStep) => void
   /** `profile`: only the samples of tasks of this function / stage */
   readonly profile?: { readonly function?: string | undefined; readonly stage?: string | undefined }
@@ -158,8 +162,8 @@ const write = (file: string, data: string | Uint8Array) =>
 
 /**
  * Tables with at least this many rows are formatted on two threads (on a machine with
- * more than one core): a worker formats the second half of the rows while this thread
- * formats and writes the first.
+ * more than one core): a worker formats the last rows (`workerCsvShare` of them) while
+ * this thread formats and writes the first, then goes on with the next analysis.
  *
  * @since 0.1.0
  * @category constants
@@ -167,31 +171,53 @@ const write = (file: string, data: string | Uint8Array) =>
 export const splitCsvRows = 100_000
 
 /**
+ * The share of a large table's rows that the CSV worker formats: more than half, since
+ * this thread also runs the analyses after it while the worker finishes (on the 1M-event
+ * bench trace, task_balance and the printing take about a third of task_bottleneck's CSV).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const workerCsvShare = 0.6
+
+/**
  * Writes a table as CSV a block of rows at a time (a 500k-row task table never becomes
- * one string); a large one's second half formatted by `helper`'s worker meanwhile (if it
- * fails, here instead: the bytes are the same either way).
+ * one string). A large one's last rows are formatted by `helper`'s worker meanwhile (if it
+ * fails, here instead: the bytes are the same either way); the effect then succeeds with
+ * `finish`, the promise of the file's end (the worker's rows written, the file closed), so that the
+ * next analysis runs while the worker formats. Without a worker the file is whole when the
+ * effect succeeds.
  */
 const writeCsv = (file: string, table: Table, helper: () => Promise<CsvHelper> | undefined) =>
   Effect.tryPromise({
-    try: async () => {
+    // the file's end in an object: a promise returned from an async function would be awaited
+    try: async (): Promise<{ readonly finish: Promise<void> }> => {
       const handle = await open(file, "w")
+      const n = table.numRows
+      const h = n >= splitCsvRows ? helper() : undefined
+      let finish: Promise<void> | undefined
       try {
-        const n = table.numRows
-        const h = n >= splitCsvRows ? helper() : undefined
         if (h === undefined) {
           for (const block of csvBlocks(table)) await handle.write(block)
-          return
+          return { finish: Promise.resolve() }
         }
         const columns = csvColumns(table)
-        const mid = n >> 1
+        const mid = Math.round(n * (1 - workerCsvShare))
         const rest = h.then((w) => w.format(sliceColumns(columns, mid, n), n - mid))
         rest.catch(() => undefined) // awaited below
         await handle.write(csvHeader(table))
         for (const block of csvRowBlocks(columns, 0, mid)) await handle.write(block)
-        const blocks = await rest.catch(() => csvRowBlocks(columns, mid, n))
-        for (const block of blocks) await handle.write(block)
+        finish = (async () => {
+          try {
+            for (const block of await rest.catch(() => csvRowBlocks(columns, mid, n))) await handle.write(block)
+          } finally {
+            await handle.close()
+          }
+        })().catch((e) => Promise.reject(AnalyzeError.writeFailed(file, e)))
+        finish.catch(() => undefined) // the caller awaits it
+        return { finish }
       } finally {
-        await handle.close()
+        if (finish === undefined) await handle.close()
       }
     },
     catch: (e) => AnalyzeError.writeFailed(file, e)
@@ -236,13 +262,15 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
         ...(options.analyses.includes("profile") ? [profileAnalysis(options.databases, options.profile ?? {})] : []),
         ...user
       ]
+      // large CSVs still being finished by the worker thread
+      const writing: Array<Promise<void>> = []
       for (const [i, a] of chosen.entries()) {
         const step = { name: a.name, index: i + 1, count: chosen.length }
         options.onAnalysis?.({ _tag: "Start", ...step })
         const t0 = performance.now()
         const table = yield* a.run(tables)
         if (output !== undefined) {
-          yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper)
+          writing.push((yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper)).finish)
           if (options.format === "arrow") {
             // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
             const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
@@ -256,6 +284,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
         print("=".repeat(80) + "\n")
         options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
       }
+      yield* Effect.tryPromise({ try: () => Promise.all(writing), catch: (e) => e as AnalyzeError })
       print("Analyses finished!")
     }).pipe(Effect.ensuring(Effect.promise(() => (helper ?? Promise.resolve(undefined)).then((h) => h?.close(), () => undefined))))
   })

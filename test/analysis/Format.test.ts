@@ -97,4 +97,22 @@ describe("Format", () => {
       helper.close()
     }
   })
+
+  it("answers requests made at once in turn, each with its own rows (property)", async () => {
+    const helper = await csvHelper()
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(tables, { minLength: 2, maxLength: 4 }), async (many) => {
+          const replies = await Promise.all(many.map(({ table }) => helper.format(csvColumns(table), table.numRows)))
+          replies.forEach((rest, i) => {
+            const { expected, table } = many[i]!
+            assert.equal(Buffer.concat([csvHeader(table), ...rest]).toString("utf8"), expected)
+          })
+        }),
+        { numRuns: 20 }
+      )
+    } finally {
+      helper.close()
+    }
+  })
 })
