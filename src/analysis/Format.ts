@@ -118,6 +118,21 @@ export const csvHeader = (table: Table): Uint8Array => utf8.encode(table.schema.
  */
 export const toCsv = (table: Table): string => Buffer.concat(Array.from(csvBlocks(table))).toString("utf8")
 
+/**
+ * Thousands separated, with exactly `decimals` decimals (undefined: as `toLocaleString`
+ * chooses): `toLocaleString`'s format, made once per number of decimals (`toLocaleString` with options builds a formatter per call,
+ * ~20 µs each).
+ */
+const groupedFormats = new Map<number, Intl.NumberFormat>()
+const groupedFormat = (decimals: number | undefined): Intl.NumberFormat => {
+  let f = groupedFormats.get(decimals ?? -1)
+  if (f === undefined) {
+    f = new Intl.NumberFormat("en-US", decimals === undefined ? {} : { minimumFractionDigits: decimals, maximumFractionDigits: decimals })
+    groupedFormats.set(decimals ?? -1, f)
+  }
+  return f
+}
+
 /** Formats one float column's shown values for people (see the module header). */
 const floatFormatter = (values: ReadonlyArray<number>): ((x: number) => string) => {
   let max = 0
@@ -127,15 +142,17 @@ const floatFormatter = (values: ReadonlyArray<number>): ((x: number) => string) 
     if (Math.abs(x) > max) max = Math.abs(x)
     if (!Number.isInteger(x)) integral = false
   }
-  const grouped = (x: number, decimals: number) =>
-    x.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals })
-  if (integral) return (x) => (Number.isFinite(x) ? grouped(x, 0) : String(x))
+  if (integral) {
+    const whole = groupedFormat(0)
+    return (x) => (Number.isFinite(x) ? whole.format(x) : String(x))
+  }
   const decimals = max === 0 ? 0 : Math.min(6, Math.max(0, 3 - Math.floor(Math.log10(max))))
+  const grouped = groupedFormat(decimals)
   return (x) => {
     if (!Number.isFinite(x)) return String(x)
     // nonzero but shown as zero at this column's precision: say how small it is
     if (x !== 0 && Math.abs(x) < 0.5 * 10 ** -decimals) return x.toExponential(2)
-    return grouped(x, decimals)
+    return grouped.format(x)
   }
 }
 
@@ -158,7 +175,7 @@ export const toText = (table: Table, head = 30): string => {
     const missing = (x: unknown) => x === null || x === undefined || (typeof x === "number" && Number.isNaN(x))
     const float = isFloat ? floatFormatter(raw.filter((x): x is number => !missing(x))) : undefined
     const out = raw.map((x) =>
-      missing(x) ? "-" : float !== undefined ? float(x as number) : typeof x === "number" ? x.toLocaleString("en-US") : String(x)
+      missing(x) ? "-" : float !== undefined ? float(x as number) : typeof x === "number" ? groupedFormat(undefined).format(x) : String(x)
     )
     return { name: f.name, out, right: isNum }
   })
