@@ -102,9 +102,8 @@ export const parallelMinBytes = 16 * 1024 * 1024
 /**
  * Default decoding threads on a machine with `cores` cores (large loads): 1 (the calling
  * thread) on one core, else `cores`, at most 4. On two cores, the calling thread and one
- * worker, each reading its own run of the files, made `tessera analyze` 7-12% faster end
- * to end than one thread (BENCHMARKS.md, 2026-11-27), though each decodes ~1.4x slower
- * beside the other and the merge and the table build stay on the calling thread.
+ * worker made `tessera analyze` 7-12% faster end to end than one thread (BENCHMARKS.md,
+ * 2026-11-27), though each decodes ~1.4x slower beside the other.
  *
  * @since 0.1.0
  * @category loading

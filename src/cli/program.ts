@@ -32,8 +32,8 @@ import { abortHeadStart } from "./headStart.ts"
 import { setLogLevelFromArgv } from "./output.ts"
 
 /**
- * package.json's version, read relative to this module: `src/cli/main.ts` is two levels
- * below the package root, the compiled `dist/src/cli/main.js` three.
+ * package.json's version, read relative to this module: `src/cli/program.ts` is two levels
+ * below the package root, the compiled `dist/src/cli/program.js` three.
  */
 const version = (): string => {
   try {
