@@ -11,17 +11,18 @@
 import { mkdir, open, writeFile } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { join } from "node:path"
-import type { Table } from "apache-arrow"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
-import { csvBlocks, csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
-import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
-import { load, parallelMinBytes } from "./Load.ts"
+import { csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
+import { type CsvColumn, csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
+import { decodedOf, parallelMinBytes, tablesOf } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
-import { type Decoding, fileSizes } from "./Decoding.ts"
+import { decodedParts, type Decoding, fileSizes } from "./Decoding.ts"
+import type { AnalysisJob, AnalysisReply } from "./internal/analysisJob.ts"
+import { isTraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
 import { analysisTitles, columnsOfNames, isUserAnalysis } from "./AnalysisNames.ts"
 import { loadProfilePromise, profileTable, type SampleFilter } from "./Profile.ts"
 import { loadAll as loadUserAnalyses } from "./Plugin.ts"
@@ -181,31 +182,37 @@ export const splitCsvRows = 100_000
 export const workerCsvShare = 0.6
 
 /**
- * Writes a table as CSV a block of rows at a time (a 500k-row task table never becomes
- * one string). A large one's last rows are formatted by `helper`'s worker meanwhile (if it
- * fails, here instead: the bytes are the same either way); the effect then succeeds with
- * `finish`, the promise of the file's end (the worker's rows written, the file closed), so that the
- * next analysis runs while the worker formats. Without a worker the file is whole when the
- * effect succeeds.
+ * Writes a table's CSV (its header bytes, its `csvColumns`, `n` rows) a block of rows at
+ * a time (a 500k-row task table never becomes one string). A large one's last rows
+ * (`share` of them) are formatted by `helper`'s worker meanwhile (if it fails, here
+ * instead: the bytes are the same either way); the effect then succeeds with `finish`,
+ * the promise of the file's end (the worker's rows written, the file closed), so that
+ * this thread goes on while the worker formats. Without a worker the file is whole when
+ * the effect succeeds.
  */
-const writeCsv = (file: string, table: Table, helper: () => Promise<CsvHelper> | undefined) =>
+const writeCsv = (
+  file: string,
+  header: Uint8Array,
+  columns: ReadonlyArray<CsvColumn>,
+  n: number,
+  helper: () => Promise<CsvHelper> | undefined,
+  share = workerCsvShare
+) =>
   Effect.tryPromise({
     // the file's end in an object: a promise returned from an async function would be awaited
     try: async (): Promise<{ readonly finish: Promise<void> }> => {
       const handle = await open(file, "w")
-      const n = table.numRows
       const h = n >= splitCsvRows ? helper() : undefined
       let finish: Promise<void> | undefined
       try {
+        await handle.write(header)
         if (h === undefined) {
-          for (const block of csvBlocks(table)) await handle.write(block)
+          for (const block of csvRowBlocks(columns, 0, n)) await handle.write(block)
           return { finish: Promise.resolve() }
         }
-        const columns = csvColumns(table)
-        const mid = Math.round(n * (1 - workerCsvShare))
+        const mid = Math.round(n * (1 - share))
         const rest = h.then((w) => w.format(sliceColumns(columns, mid, n), n - mid))
         rest.catch(() => undefined) // awaited below
-        await handle.write(csvHeader(table))
         for (const block of csvRowBlocks(columns, 0, mid)) await handle.write(block)
         finish = (async () => {
           try {
@@ -224,6 +231,18 @@ const writeCsv = (file: string, table: Table, helper: () => Promise<CsvHelper> |
   })
 
 /**
+ * Analyses run on the helper worker thread (with the tables it builds itself from the
+ * decoded databases) while this thread runs the others, when the databases are large
+ * (`parallelMinBytes`) and the machine has more than one core: the ones with a row per
+ * task, the most to compute and to write (task_bottleneck: 378,128 rows and 44 MB of CSV
+ * on the 1M-event bench trace).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const workerAnalyses: ReadonlyArray<string> = ["task_bottleneck"]
+
+/**
  * Load, analyse, print and write (see the module header).
  *
  * @since 0.1.0
@@ -240,49 +259,109 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       if (options.databases.length === 0) return yield* AnalyzeError.noDatabase()
       const user = yield* loadUserAnalyses(options.analyses.filter(isUserAnalysis))
       const builtIn = analyses.filter((x) => options.analyses.includes(x.name))
-      // only the columns the analyses read (user analyses and `profile` read any)
-      const columns = columnsOfNames(options.analyses)
-      // the output folder first: one that cannot be made fails before a long load
-      const output = options.output
-      if (output !== undefined) {
-        yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
-        // large inputs make large tables: the CSV worker starts while they load
-        const bytes = (yield* Effect.promise(() => fileSizes(options.databases))).reduce((a, b) => a + b, 0)
-        if (bytes >= parallelMinBytes) void needHelper()?.catch(() => undefined)
-      }
-      const tables = yield* load(options.databases, {
-        ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
-        ...(columns !== undefined ? { columns } : {}),
-        ...(options.decoding !== undefined ? { decoding: options.decoding } : {})
-      })
-      options.onLoaded?.(tables)
       const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
       const chosen = [
         ...builtIn.map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
         ...(options.analyses.includes("profile") ? [profileAnalysis(options.databases, options.profile ?? {})] : []),
         ...user
       ]
+      // only the columns the analyses read (user analyses and `profile` read any)
+      const columns = columnsOfNames(options.analyses)
+      // the output folder first: one that cannot be made fails before a long load
+      const output = options.output
+      if (output !== undefined) {
+        yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
+      }
+      // large inputs make large tables: the helper thread starts, and loads the analyses,
+      // while they load
+      const large = (yield* Effect.promise(() => fileSizes(options.databases))).reduce((a, b) => a + b, 0) >= parallelMinBytes
+      const offload = large ? builtIn.filter((a) => workerAnalyses.includes(a.name)) : []
+      if (large) void needHelper()?.then((h) => (offload.length > 0 ? h.post({ type: "prepare" }) : undefined), () => undefined)
+      const files = options.databases
+      // what loading throws, as `load` reports it: the trace's typed error, naming the files
+      const loadError = (e: unknown) => (isTraceFormatError(e) ? e : unexpected(files.join(", ") || "(no files)", 0, e))
+      const decoded = yield* Effect.tryPromise({
+        try: () =>
+          decodedOf(files, {
+            ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+            ...(columns !== undefined ? { columns } : {}),
+            ...(options.decoding !== undefined ? { decoding: options.decoding } : {})
+          }),
+        catch: loadError
+      })
+      // the offloaded analyses get the decoded columns (cloned as they are posted, before
+      // this thread's tables shift any clock in place); a helper that fails: run here
+      const elsewhere = new Map<string, Promise<AnalysisReply | undefined>>()
+      const h = offload.length > 0 ? needHelper() : undefined
+      if (h !== undefined) {
+        const helper = yield* Effect.promise(() => h.then((x): CsvHelper | undefined => x, () => undefined))
+        for (const a of helper === undefined ? [] : offload) {
+          const job: AnalysisJob = {
+            type: "analysis",
+            name: a.name,
+            decoded: decodedParts(decoded, columnsOfNames([a.name])),
+            files,
+            ...(output !== undefined ? { output } : {}),
+            format: options.format,
+            head: options.head
+          }
+          let sent!: () => void
+          const posted = new Promise<void>((resolve) => (sent = resolve))
+          elsewhere.set(a.name, helper!.request<AnalysisReply>(job, sent).catch(() => undefined)) // helper: defined in this loop
+          yield* Effect.promise(() => posted)
+        }
+      }
+      const tables = yield* Effect.try({
+        try: () => tablesOf(decoded, files, columns),
+        catch: loadError
+      })
+      options.onLoaded?.(tables)
       // large CSVs still being finished by the worker thread
       const writing: Array<Promise<void>> = []
+      const steps = chosen.map((a, i) => ({ name: a.name, index: i + 1, count: chosen.length }))
+      const shown = (title: string, text: string, summary: string | undefined) =>
+        ["=".repeat(20) + title + "=".repeat(20), text, ...(summary !== undefined ? [summary] : []), "=".repeat(80) + "\n"]
+      // an analysis run here: computed, its files written (a large CSV's end pending), its lines
+      const runHere = (a: (typeof chosen)[number], i: number) =>
+        Effect.gen(function*() {
+          options.onAnalysis?.({ _tag: "Start", ...steps[i]! })
+          const t0 = performance.now()
+          const table = yield* a.run(tables)
+          if (output !== undefined) {
+            writing.push((yield* writeCsv(join(output, `${a.name}.csv`), csvHeader(table), csvColumns(table), table.numRows, needHelper)).finish)
+            if (options.format === "arrow") {
+              // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
+              const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
+              yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
+            }
+          }
+          options.onAnalysis?.({ _tag: "Done", ...steps[i]!, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
+          return shown(a.title, toText(table, options.head), summaryOf(table))
+        })
+      // this thread's analyses first (while the worker runs its own), then every table
+      // printed in order, the worker's as they come
+      const here: Array<ReadonlyArray<string> | undefined> = []
+      for (const [i, a] of chosen.entries()) if (!elsewhere.has(a.name)) here[i] = yield* runHere(a, i)
       for (const [i, a] of chosen.entries()) {
-        const step = { name: a.name, index: i + 1, count: chosen.length }
-        options.onAnalysis?.({ _tag: "Start", ...step })
-        const t0 = performance.now()
-        const table = yield* a.run(tables)
-        if (output !== undefined) {
-          writing.push((yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper)).finish)
-          if (options.format === "arrow") {
-            // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
-            const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
-            yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
+        let lines = here[i]
+        if (lines === undefined) {
+          const t0 = performance.now()
+          options.onAnalysis?.({ _tag: "Start", ...steps[i]! })
+          const reply = yield* Effect.promise(() => elsewhere.get(a.name)!)
+          if (reply?.writeFailed !== undefined) {
+            return yield* AnalyzeError.writeFailed(reply.writeFailed.file, new Error(reply.writeFailed.message))
+          }
+          if (reply === undefined) lines = yield* runHere(a, i) // the worker failed: here, as any other (Start again)
+          else {
+            // its CSV formatted by both threads: each is free now
+            if (output !== undefined && reply.csv !== undefined) {
+              writing.push((yield* writeCsv(join(output, `${a.name}.csv`), reply.csv.header, reply.csv.columns, reply.rows, needHelper, 0.5)).finish)
+            }
+            lines = shown(a.title, reply.text, reply.summary)
+            options.onAnalysis?.({ _tag: "Done", ...steps[i]!, seconds: reply.seconds + (performance.now() - t0) / 1000, rows: reply.rows })
           }
         }
-        print("=".repeat(20) + a.title + "=".repeat(20))
-        print(toText(table, options.head))
-        const summary = summaryOf(table)
-        if (summary !== undefined) print(summary)
-        print("=".repeat(80) + "\n")
-        options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
+        for (const line of lines) print(line)
       }
       yield* Effect.tryPromise({ try: () => Promise.all(writing), catch: (e) => e as AnalyzeError })
       print("Analyses finished!")

@@ -12,7 +12,8 @@ import { stat } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { isTraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
 import { type ArgSkip, ColumnDecoder, streamFrames } from "../trace/TraceReader.ts"
-import { decodeParallelPromise } from "./internal/parallelDecode.ts"
+import { columnParts } from "./internal/batchDecoder.ts"
+import { type ColumnParts, decodeParallelPromise, decoderOf } from "./internal/parallelDecode.ts"
 import type { LoadColumns, LoadProgress, TasksSchema } from "./Load.ts"
 
 /**
@@ -41,6 +42,13 @@ export interface DecodeOptions {
   readonly signal?: AbortSignal
   /** called once decoding has begun (worker threads started, the first bytes being read) */
   readonly onStarted?: () => void
+  /**
+   * The calling thread decodes only once this resolves (worker threads start at once):
+   * `startDecoding` holds it back until the decoding is taken over, so that the caller's
+   * module loading meanwhile is not starved (each module waits a turn of the event loop,
+   * and each turn the decoder would take a batch).
+   */
+  readonly joined?: Promise<void>
 }
 
 /**
@@ -132,6 +140,7 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
       ...(options?.pieces !== undefined ? { pieces: options.pieces } : {}),
       ...(options?.signal !== undefined ? { signal: options.signal } : {}),
       onStarted,
+      ...(options?.joined !== undefined ? { joined: options.joined } : {}),
       ...(onProgress !== undefined
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
@@ -141,6 +150,7 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
     if (got !== undefined) return got
   }
   onStarted()
+  await options?.joined
   const dec = new ColumnDecoder(undefined, argSkipOf(options?.columns))
   let dropped = 0
   let done = 0
@@ -213,21 +223,27 @@ export interface Decoding {
   readonly decoded: Promise<Decoded>
   /** stop decoding (when nobody will take it over: the command failed early); no effect once done */
   readonly abort: () => void
+  /** let the calling thread decode too (a load that takes the decoding over does) */
+  readonly join: () => void
 }
 
 /**
- * Start decoding now; `load(files, { decoding })` with the same files and columns takes
- * the result over instead of decoding again. Its rejection is handled here: whoever
+ * Start decoding now, on worker threads (large files); the calling thread joins in once
+ * the decoding is taken over (`join`): `load(files, { decoding })` with the same files
+ * and columns takes the result over instead of decoding again. Its rejection is handled here: whoever
  * awaits `decoded` sees it.
  *
  * @since 0.1.0
  * @category loading
  */
-export const startDecoding = (files: ReadonlyArray<string>, options?: Omit<DecodeOptions, "signal">): Decoding => {
+export const startDecoding = (files: ReadonlyArray<string>, options?: Omit<DecodeOptions, "signal" | "joined">): Decoding => {
   const stop = new AbortController()
-  const decoded = decodePromise(files, { ...options, signal: stop.signal })
+  let join!: () => void
+  const joined = new Promise<void>((resolve) => (join = resolve))
+  const decoded = decodePromise(files, { ...options, signal: stop.signal, joined })
   decoded.catch(() => undefined)
-  return { files: [...files], columns: options?.columns, decoded, abort: () => stop.abort() }
+  // stopped: the calling thread joins only to see the signal and reject
+  return { files: [...files], columns: options?.columns, decoded, abort: () => (stop.abort(), join()), join }
 }
 
 /**
@@ -243,3 +259,47 @@ export const sameDecoding = (d: Decoding, files: ReadonlyArray<string>, columns:
     (d.columns === undefined) === (columns === undefined) &&
     sameSet(d.columns?.tasks, columns?.tasks) && sameSet(d.columns?.memory, columns?.memory)
 }
+
+/**
+ * What decoding found, as plain data for another thread (`postMessage` clones it: the
+ * decoder's columns are not taken from this one).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface DecodedParts {
+  readonly parts: ColumnParts
+  readonly events: number
+  readonly droppedBytes: number
+  readonly fileRowEnds: Int32Array
+  readonly fileExtraEnds: Int32Array
+}
+
+/**
+ * `Decoded` as plain data (views of its columns, not copies), to post to another thread;
+ * with `columns`, only what a load of that projection reads (the other columns empty).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const decodedParts = (d: Decoded, columns?: LoadColumns): DecodedParts => ({
+  parts: columnParts(d.dec, argSkipOf(columns)).parts,
+  events: d.events,
+  droppedBytes: d.droppedBytes,
+  fileRowEnds: d.fileRowEnds,
+  fileExtraEnds: d.fileExtraEnds
+})
+
+/**
+ * `Decoded` again from `decodedParts` (its arrays adopted).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const decodedOfParts = (p: DecodedParts): Decoded => ({
+  dec: decoderOf(p.parts),
+  events: p.events,
+  droppedBytes: p.droppedBytes,
+  fileRowEnds: p.fileRowEnds,
+  fileExtraEnds: p.fileExtraEnds
+})

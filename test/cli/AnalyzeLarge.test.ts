@@ -1,8 +1,9 @@
 /**
  * `tessera analyze -o DIR` on a trace large enough for every fast path: decoding started
- * before the analyses load and taken over, contiguous ranges on worker threads (where
- * the machine's default says so), the large task table's CSV formatted on two threads.
- * The files must be byte for byte what one thread computes in process.
+ * as the process starts and taken over, pieces decoded on worker threads (where the
+ * machine's default says so), task_bottleneck run on the helper thread and its CSV
+ * formatted on two threads. The files must be byte for byte what one thread computes in
+ * process, and the tables printed in order.
  */
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
@@ -13,7 +14,8 @@ import { after, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import * as A from "../../src/analysis/Analysis.ts"
-import { splitCsvRows } from "../../src/analysis/Analyze.ts"
+import { tableFromIPC } from "apache-arrow"
+import { splitCsvRows, workerAnalyses } from "../../src/analysis/Analyze.ts"
 
 const run = promisify(execFile)
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
@@ -27,13 +29,20 @@ describe("tessera analyze on a large trace", () => {
     await run(process.execPath, [generate, trace, "--events", "300000"])
     assert.ok(statSync(trace).size >= A.parallelMinBytes, "large enough to decode in parallel")
     const out = join(dir, "out")
-    const { stderr } = await run(process.execPath, [main, "analyze", "-d", trace, "-o", out], { maxBuffer: 1 << 26 })
+    const { stderr, stdout } = await run(process.execPath, [main, "analyze", "-d", trace, "-o", out, "--format", "arrow"], { maxBuffer: 1 << 26 })
     assert.match(stderr, /loaded \d+ events/)
     const tables = await A.loadPromise([trace], { threads: 1 })
+    const shown: Array<string> = []
     for (const name of A.dasfAnalyses) {
-      const table = A.analyses.find((a) => a.name === name)!.run(tables)
+      const analysis = A.analyses.find((a) => a.name === name)!
+      const table = analysis.run(tables)
       if (name === "task_bottleneck") assert.ok(table.numRows >= splitCsvRows, `${table.numRows} rows: formatted on two threads`)
+      if (workerAnalyses.includes(name)) assert.match(stderr, new RegExp(`${name} \\(\\d/3\\): ${table.numRows} rows`), "run on the worker, reported")
       assert.equal(readFileSync(join(out, `${name}.csv`), "utf8"), A.toCsv(table), name)
+      assert.deepEqual(tableFromIPC(readFileSync(join(out, `${name}.arrow`))).toArray().map((r) => JSON.stringify(r)), table.toArray().map((r) => JSON.stringify(r)), `${name}.arrow`)
+      shown.push("=".repeat(20) + analysis.title + "=".repeat(20), A.toText(table, 30), "=".repeat(80) + "\n")
     }
+    // printed in the analyses' order, whichever thread ran them
+    assert.equal(stdout, [...shown, "Analyses finished!"].join("\n") + "\n")
   })
 })

@@ -60,6 +60,7 @@ describe("head start", () => {
     const seen: Array<number> = []
     const taken = await takeHeadStart([trace], columnsOfNames([...dasfAnalyses]), (p) => seen.push(p.events))
     assert.ok(taken !== undefined)
+    taken.join() // as the load that takes it over does
     const decoded = await taken.decoded
     assert.equal(decoded.events, 50)
     assert.ok(seen.length >= 1 && seen.at(-1) === 50, `progress ${seen}`)

@@ -22,7 +22,7 @@ describe("StringPool", () => {
         const plain = new StringPool()
         const want = idsOf(plain, xs)
         const early = new StringPool()
-        early.reserve(room)
+        early.reserve(room, room * 40)
         assert.deepEqual(idsOf(early, xs), want)
         const midway = new StringPool()
         const head = idsOf(midway, xs.slice(0, at))
@@ -31,7 +31,7 @@ describe("StringPool", () => {
         // adopted storage with room for more: the first part's ids stay, the rest follow
         const first = new StringPool()
         idsOf(first, xs.slice(0, at))
-        const moved = StringPool.fromParts(first.parts(), room)
+        const moved = StringPool.fromParts(first.parts(), room, room * 60)
         assert.deepEqual(idsOf(moved, xs), want)
         for (const p of [early, midway, moved]) {
           assert.equal(p.size, plain.size)

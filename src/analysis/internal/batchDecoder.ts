@@ -11,8 +11,8 @@
  * @internal
  */
 import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
-import { type ArgSkip, ColumnDecoder, streamFrames } from "../../trace/TraceReader.ts"
-import type { DecodeResult, Segment, WorkerError } from "./parallelDecode.ts"
+import { type ArgSkip, ColumnDecoder, F64, type I32, streamFrames } from "../../trace/TraceReader.ts"
+import type { ColumnParts, DecodeResult, Segment, WorkerError } from "./parallelDecode.ts"
 
 /**
  * Batch `k` of piece `p`: its place in file order (pieces are contiguous stretches of the
@@ -77,74 +77,98 @@ export class BatchDecoder {
   /** The columns and pool decoded, and the buffers holding them (to transfer). */
   result(): { readonly result: Omit<DecodeResult, "run">; readonly buffers: Array<ArrayBuffer> } {
     const { dec, error, events, marks, metadataSeqs, driverSeqs, extraSeqs } = this
-    const pool = dec.pool.parts()
-    const t = dec.tasks
-    t.complete()
-    const mem = dec.memory
-    const r = dec.resources
-    const counts = dec.counts
+    const { buffers, parts } = columnParts(dec)
     const result: Omit<DecodeResult, "run"> = {
       type: "result",
       events,
-      fallbacks: dec.fallbacks,
       marks: Int32Array.from(marks),
-      countIds: Int32Array.from(counts.keys()),
-      countValues: Float64Array.from(counts.values()),
-      pool,
-      tasks: {
-        host: t.host.view(),
-        worker: t.worker.view(),
-        key: t.key.view(),
-        name: t.name.view(),
-        state: t.state.view(),
-        end: t.end.view(),
-        duration: t.duration.view(),
-        size: t.size.view(),
-        cpuTime: t.cpuTime.view(),
-        depOffsets: t.depOffsets.view(),
-        deps: t.deps.view(),
-        stage: t.stage.view(),
-        type: t.type.view(),
-        dtype: t.dtype.view(),
-        shape: t.shape.view(),
-        peakMemory: t.peakMemory.view(),
-        ioBytes: t.ioBytes.view(),
-        phases: t.phases.map((c) => c.view()),
-        dependentOffsets: t.dependentOffsets.view(),
-        dependents: t.dependents.view()
-      },
-      memory: {
-        timestamp: mem.timestamp.view(),
-        host: mem.host.view(),
-        worker: mem.worker.view(),
-        key: mem.key.view(),
-        state: mem.state.view(),
-        size: mem.size.view(),
-        tasks: mem.tasks.view(),
-        device: mem.device.view()
-      },
-      resources: { timestamp: r.timestamp.view(), host: r.host.view(), values: r.values.map((c) => c.view()) },
-      metadata: dec.metadata,
+      ...parts,
       metadataSeqs: Float64Array.from(metadataSeqs),
-      driver: dec.driver,
       driverSeqs: Float64Array.from(driverSeqs),
-      extra: dec.extra,
       extraSeqs: Float64Array.from(extraSeqs),
       ...(error !== undefined ? { error } : {})
     }
-    const buffers = new Set<ArrayBuffer>()
-    const add = (a: ArrayBufferView) => buffers.add(a.buffer as ArrayBuffer)
-    for (const a of [pool.arena, pool.starts, pool.hashes]) add(a)
-    for (const a of Object.values(result.tasks)) {
-      if (Array.isArray(a)) a.forEach(add)
-      else add(a as ArrayBufferView)
-    }
-    for (const a of Object.values(result.memory)) add(a)
-    add(result.resources.timestamp)
-    add(result.resources.host)
-    for (const a of result.resources.values) add(a)
-    return { result, buffers: [...buffers] }
+    return { result, buffers }
   }
+}
+
+/**
+ * A decoder's columns, pool, counts and kept events as plain data (typed arrays over
+ * the decoder's own buffers, no copies), and those buffers (to transfer them, or not).
+ * The columns of the args in `skip` are left out (empty arrays): a receiver that loads
+ * only the columns of a projection needs nothing more.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const columnParts = (dec: ColumnDecoder, skip: ArgSkip = {}): { readonly parts: ColumnParts; readonly buffers: Array<ArrayBuffer> } => {
+  const pool = dec.pool.parts()
+  const t = dec.tasks
+  t.complete()
+  const mem = dec.memory
+  const r = dec.resources
+  const counts = dec.counts
+  // the columns of skipped args travel empty (the receiver's `decoderOf` zero-fills them)
+  const compute = skip.compute ?? []
+  const memory = skip.memory ?? []
+  const none = <A extends I32 | F64>(c: A): ReturnType<A["view"]> =>
+    (c instanceof F64 ? new Float64Array(0) : new Int32Array(0)) as ReturnType<A["view"]>
+  const tk = <A extends I32 | F64>(c: A, arg: (typeof compute)[number]) => (compute.includes(arg) ? none(c) : c.view() as ReturnType<A["view"]>)
+  const mk = <A extends I32 | F64>(c: A, arg: (typeof memory)[number]) => (memory.includes(arg) ? none(c) : c.view() as ReturnType<A["view"]>)
+  const parts: ColumnParts = {
+    fallbacks: dec.fallbacks,
+    countIds: Int32Array.from(counts.keys()),
+    countValues: Float64Array.from(counts.values()),
+    pool,
+    tasks: {
+      host: t.host.view(),
+      worker: t.worker.view(),
+      key: t.key.view(),
+      name: t.name.view(),
+      state: tk(t.state, "state"),
+      end: t.end.view(),
+      duration: t.duration.view(),
+      size: tk(t.size, "size"),
+      cpuTime: tk(t.cpuTime, "cpu_time"),
+      depOffsets: tk(t.depOffsets, "dependencies"),
+      deps: tk(t.deps, "dependencies"),
+      stage: tk(t.stage, "stage"),
+      type: tk(t.type, "type"),
+      dtype: tk(t.dtype, "dtype"),
+      shape: tk(t.shape, "shape"),
+      peakMemory: tk(t.peakMemory, "peak_memory"),
+      ioBytes: tk(t.ioBytes, "io_bytes"),
+      phases: t.phases.map((c) => tk(c, "startstops")),
+      dependentOffsets: tk(t.dependentOffsets, "dependents"),
+      dependents: tk(t.dependents, "dependents")
+    },
+    memory: {
+      timestamp: mem.timestamp.view(),
+      host: mem.host.view(),
+      worker: mem.worker.view(),
+      key: mk(mem.key, "key"),
+      state: mk(mem.state, "state"),
+      size: mk(mem.size, "size"),
+      tasks: mk(mem.tasks, "tasks"),
+      device: mem.device.view()
+    },
+    resources: { timestamp: r.timestamp.view(), host: r.host.view(), values: r.values.map((c) => c.view()) },
+    metadata: dec.metadata,
+    driver: dec.driver,
+    extra: dec.extra
+  }
+  const buffers = new Set<ArrayBuffer>()
+  const add = (a: ArrayBufferView) => buffers.add(a.buffer as ArrayBuffer)
+  for (const a of [pool.arena, pool.starts, pool.hashes]) add(a)
+  for (const a of Object.values(parts.tasks)) {
+    if (Array.isArray(a)) a.forEach(add)
+    else add(a as ArrayBufferView)
+  }
+  for (const a of Object.values(parts.memory)) add(a)
+  add(parts.resources.timestamp)
+  add(parts.resources.host)
+  for (const a of parts.resources.values) add(a)
+  return { parts, buffers: [...buffers] }
 }
 
 /**

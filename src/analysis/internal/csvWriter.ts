@@ -157,15 +157,24 @@ export const sliceColumns = (columns: ReadonlyArray<CsvColumn>, from: number, to
   )
 
 /**
- * A worker thread that formats CSV rows (`csvWorker.ts`), one request at a time (requests
- * made meanwhile wait their turn); a failed or crashed worker rejects, and the caller
- * formats the rows itself.
+ * A worker thread that formats CSV rows (`csvWorker.ts`) and runs whole analyses
+ * (`analysisJob.ts`), one request at a time (requests made meanwhile wait their turn); a
+ * failed or crashed worker rejects, and the caller does the work itself.
  *
  * @since 0.1.0
  * @internal
  */
 export interface CsvHelper {
+  /** these rows' CSV bytes */
   readonly format: (columns: ReadonlyArray<CsvColumn>, rows: number) => Promise<ReadonlyArray<Uint8Array>>
+  /**
+   * A request of another kind (`csvWorker.ts`): its reply; `{ error }` replies reject.
+   * `sent` is called once the message is posted (cloned: the caller may change what it
+   * held from then on), or when it will not be (the worker failed).
+   */
+  readonly request: <A>(message: { readonly type: string }, sent?: () => void) => Promise<A>
+  /** a message that gets no reply (`prepare`: load the analyses now) */
+  readonly post: (message: { readonly type: string }) => void
   readonly close: () => void
 }
 
@@ -173,7 +182,7 @@ export interface CsvHelper {
 const workerUrl = new URL(`./csvWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
 
 /**
- * Start a CSV worker thread.
+ * Start a helper worker thread.
  *
  * @since 0.1.0
  * @internal
@@ -185,28 +194,39 @@ export const csvHelper = async (): Promise<CsvHelper> => {
   worker.on("error", (e) => (failed = e))
   // one request at a time: each waits for the one before (a reply names no request)
   let last: Promise<unknown> = Promise.resolve()
-  const send = (columns: ReadonlyArray<CsvColumn>, rows: number) =>
-    new Promise<ReadonlyArray<Uint8Array>>((resolve, reject) => {
-      if (failed !== undefined) return reject(failed)
+  const send = <A>(message: unknown, sent: () => void) =>
+    new Promise<A>((resolve, reject) => {
+      if (failed !== undefined) return (sent(), reject(failed))
       const done = () => (worker.off("message", onMessage), worker.off("error", onError), worker.off("exit", onExit))
-      const onMessage = (m: { readonly blocks?: ReadonlyArray<Uint8Array>; readonly error?: string }) => {
+      const onMessage = (m: { readonly error?: string }) => {
         done()
-        if (m.blocks !== undefined) resolve(m.blocks)
-        else reject(new Error(m.error))
+        if (m.error !== undefined) reject(new Error(m.error))
+        else resolve(m as A)
       }
       const onError = (e: unknown) => (done(), reject(e))
       const onExit = (code: number) => (done(), reject(new Error(`CSV worker exited with code ${code}`)))
       worker.on("message", onMessage)
       worker.on("error", onError)
       worker.on("exit", onExit)
-      worker.postMessage({ columns, rows })
+      try {
+        worker.postMessage(message)
+      } catch (e) {
+        done()
+        reject(e) // a message that cannot be cloned
+      } finally {
+        sent()
+      }
     })
+  const request = <A>(message: { readonly type: string }, sent: () => void = () => undefined): Promise<A> => {
+    const reply = last.then(() => send<A>(message, sent))
+    last = reply.catch(() => undefined)
+    return reply
+  }
   return {
-    format: (columns, rows) => {
-      const reply = last.then(() => send(columns, rows))
-      last = reply.catch(() => undefined)
-      return reply
-    },
+    format: (columns, rows) =>
+      request<{ readonly blocks: ReadonlyArray<Uint8Array> }>({ type: "csv", columns, rows } as { readonly type: string }).then((m) => m.blocks),
+    request,
+    post: (message) => worker.postMessage(message),
     close: () => void worker.terminate()
   }
 }

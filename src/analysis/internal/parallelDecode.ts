@@ -72,14 +72,11 @@ export interface WorkerError {
 }
 
 /**
- * A worker's columns and pool; `marks` holds, per batch, the end of its rows
- * (`MARKS` numbers: tasks, dependencies, memory, resources, dependents).
+ * A decoder's columns, pool, event counts and kept events as plain data (typed arrays,
+ * `TraceEvent`s): what moves between threads (`batchDecoder.ts` `columnParts`).
  */
-export interface DecodeResult {
-  readonly type: "result"
-  readonly events: number
+export interface ColumnParts {
   readonly fallbacks: number
-  readonly marks: Int32Array
   readonly countIds: Int32Array
   readonly countValues: Float64Array
   readonly pool: StringPoolParts
@@ -120,17 +117,28 @@ export interface DecodeResult {
     readonly host: Int32Array
     readonly values: ReadonlyArray<Float64Array>
   }
-  /** metadata events decoded, in order, and the batch each came from */
+  /** metadata events decoded, in order */
   readonly metadata: ReadonlyArray<TraceEvent>
-  readonly metadataSeqs: Float64Array
-  /** `Driver` events decoded, in order, and the batch each came from */
+  /** `Driver` events decoded, in order */
   readonly driver: ReadonlyArray<TraceEvent>
-  readonly driverSeqs: Float64Array
-  /** `Transfer` and `Clock Offset` events decoded, in order, and the batch each came from */
+  /** `Transfer` and `Clock Offset` events decoded, in order */
   readonly extra: ReadonlyArray<TraceEvent>
+}
+
+/**
+ * A decoder's result: its columns and pool, `marks` holding, per batch, the end of its
+ * rows (`MARKS` numbers: tasks, dependencies, memory, resources, dependents), the batch
+ * each kept event came from, its first error and what reading found.
+ */
+export interface DecodeResult extends ColumnParts {
+  readonly type: "result"
+  readonly events: number
+  readonly marks: Int32Array
+  readonly metadataSeqs: Float64Array
+  readonly driverSeqs: Float64Array
   readonly extraSeqs: Float64Array
   readonly error?: WorkerError
-  /** what reading the run found (batches' files, dropped tail bytes, a misplaced cut, a framing error) */
+  /** what reading the pieces found (batches' order keys and files, dropped tail bytes, a misplaced cut, a framing error) */
   readonly run: RunSummary
 }
 
@@ -242,6 +250,8 @@ export const decodeParallelPromise = async (
     readonly signal?: AbortSignal
     /** called once the worker threads are started, before this thread claims a piece */
     readonly onStarted?: () => void
+    /** this thread claims pieces only once this resolves */
+    readonly joined?: Promise<void>
   }
 ): Promise<ParallelDecoded | undefined> => {
   const W = Math.max(1, Math.floor(threads))
@@ -287,6 +297,7 @@ export const decodeParallelPromise = async (
   options.signal?.addEventListener("abort", onAbort, { once: true })
   try {
     options.onStarted?.()
+    await options.joined
     const here = new BatchDecoder(options.skip ?? {}, strings)
     const summary = await decodePieces(here, pieces, claims, {
       ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
@@ -323,8 +334,6 @@ export const decodeParallelPromise = async (
   }
 }
 
-const setI32 = (c: I32, data: Int32Array<ArrayBuffer>, length: number) => ((c.data = data), (c.length = length))
-const setF64 = (c: F64, data: Float64Array<ArrayBuffer>, length: number) => ((c.data = data), (c.length = length))
 
 /**
  * Merge the decoders' results: pools into one (ids remapped), the batches' columns
@@ -350,7 +359,11 @@ const merge = (
   // the first worker's pool becomes the result's (its ids stay); the others' strings
   // are interned into it by their precomputed hashes
   // made for every decoder's strings at once (no rehash as the others' are added)
-  const pool = StringPool.fromParts(got[0].pool, got.reduce((n, g) => n + g.pool.size, 0))
+  const pool = StringPool.fromParts(
+    got[0].pool,
+    got.reduce((n, g) => n + g.pool.size, 0),
+    got.reduce((n, g) => n + (g.pool.size === 0 ? 0 : g.pool.starts[g.pool.size]!), 0)
+  )
   const out = new ColumnDecoder(pool)
   const remaps = got.map((g, w) => {
     const { arena, hashes, size, starts } = g.pool
@@ -491,22 +504,53 @@ const merge = (
     rOut += r1 - r0
   }
   filesDone(nFiles)
+  adopt(out, t, m, r)
+  return out
+}
+
+/**
+ * The columns (`ColumnParts` shapes) become `out`'s, adopted, not copied; a column left
+ * out (empty: `columnParts` with a skip) becomes zeros, as the merge leaves it.
+ */
+const adopt = (out: ColumnDecoder, t: ColumnParts["tasks"], m: ColumnParts["memory"], r: ColumnParts["resources"]): void => {
+  const T = t.end.length
+  const M = m.timestamp.length
+  const setI32 = (c: I32, data: Int32Array, length: number) => ((c.data = (data.length >= length ? data : new Int32Array(length)) as Int32Array<ArrayBuffer>), (c.length = length))
+  const setF64 = (c: F64, data: Float64Array, length: number) => ((c.data = (data.length >= length ? data : new Float64Array(length)) as Float64Array<ArrayBuffer>), (c.length = length))
   const ot = out.tasks
   for (const f of ["host", "worker", "key", "name", "state"] as const) setI32(ot[f], t[f], T)
   for (const f of ["end", "duration", "size", "cpuTime"] as const) setF64(ot[f], t[f], T)
   setI32(ot.depOffsets, t.depOffsets, T + 1)
-  setI32(ot.deps, t.deps, D)
+  setI32(ot.deps, t.deps, t.deps.length)
   for (const f of ["stage", "type", "dtype", "shape"] as const) setI32(ot[f], t[f], T)
   setF64(ot.peakMemory, t.peakMemory, T)
   setF64(ot.ioBytes, t.ioBytes, T)
   ot.phases.forEach((c, j) => setF64(c, t.phases[j], T))
   setI32(ot.dependentOffsets, t.dependentOffsets, T + 1)
-  setI32(ot.dependents, t.dependents, E)
+  setI32(ot.dependents, t.dependents, t.dependents.length)
   const om = out.memory
   for (const f of ["host", "worker", "key", "state"] as const) setI32(om[f], m[f], M)
   for (const f of ["timestamp", "size", "tasks", "device"] as const) setF64(om[f], m[f], M)
+  const R = r.timestamp.length
   setF64(out.resources.timestamp, r.timestamp, R)
   setI32(out.resources.host, r.host, R)
   out.resources.values.forEach((c, j) => setF64(c, r.values[j], R))
+}
+
+/**
+ * A decoder over `columnParts` of another (on another thread: what `postMessage` cloned),
+ * its arrays adopted, not copied: the same columns, pool ids, counts and kept events.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const decoderOf = (parts: ColumnParts): ColumnDecoder => {
+  const out = new ColumnDecoder(StringPool.fromParts(parts.pool))
+  for (let i = 0; i < parts.countIds.length; i++) out.count(parts.countIds[i]!, parts.countValues[i]!)
+  out.fallbacks = parts.fallbacks
+  for (const e of parts.metadata) out.metadata.push(e)
+  for (const e of parts.driver) out.driver.push(e)
+  for (const e of parts.extra) out.extra.push(e)
+  adopt(out, parts.tasks, parts.memory, parts.resources)
   return out
 }

@@ -174,11 +174,18 @@ export class StringPool {
   }
 
   /**
-   * Make room for `n` strings in all (the table at most half full), so that interning
-   * up to that many rehashes nothing: for a caller that can estimate how many strings
-   * it will meet (a load of many megabytes). Never shrinks.
+   * Make room for `n` strings in all (the table at most half full) and `bytes` bytes of
+   * them in all, so that interning up to that many rehashes and copies nothing: for a
+   * caller that can estimate how many strings it will meet (a load of many megabytes).
+   * Never shrinks.
    */
-  reserve(n: number): void {
+  reserve(n: number, bytes = 0): void {
+    if (bytes > this.arena.length) {
+      const next = new Uint8Array(bytes)
+      next.set(this.arena.subarray(0, this.arenaLength))
+      this.arena = next
+      this.arenaView = new DataView(next.buffer)
+    }
     if (n + 2 > this.starts.length) {
       const s = new Int32Array(n + 2)
       s.set(this.starts.subarray(0, this.size + 1))
@@ -214,9 +221,10 @@ export class StringPool {
 
   /**
    * A pool over storage taken from `parts()` of another (the arrays are adopted, not
-   * copied), with its table made for `reserve` strings in all (default: the ones it has).
+   * copied), with room for `reserve` strings and `reserveBytes` bytes in all (default:
+   * the ones it has).
    */
-  static fromParts(parts: StringPoolParts, reserve = 0): StringPool {
+  static fromParts(parts: StringPoolParts, reserve = 0, reserveBytes = 0): StringPool {
     const p = new StringPool()
     p.arena = parts.arena
     p.arenaView = new DataView(parts.arena.buffer, parts.arena.byteOffset, parts.arena.byteLength)
@@ -227,7 +235,7 @@ export class StringPool {
     let size = p.table.length
     while (Math.max(p.size, reserve) * 2 > size - 1) size *= 2
     p.rehash(size)
-    if (reserve > p.size) p.reserve(reserve)
+    if (reserve > p.size || reserveBytes > p.arena.length) p.reserve(reserve, reserveBytes)
     return p
   }
 
