@@ -310,8 +310,11 @@ export class StringPool {
     const data = new Uint8Array(total)
     const arena = this.arena
     const starts = this.starts
-    // ids in increasing runs (the usual case: strings are interned in first-use order)
-    // are contiguous in the arena: one copy per run, not one per string
+    // Buffer views for `copy`, which takes offsets (a `subarray` per copy was garbage)
+    const src = Buffer.from(arena.buffer, arena.byteOffset, arena.byteLength)
+    const dst = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    // ids in increasing runs (strings interned in first-use order) are contiguous in the
+    // arena: one copy per run, not one per string; short ones byte by byte
     let w = 0
     let i = 0
     while (i < ids.length) {
@@ -319,7 +322,7 @@ export class StringPool {
       while (j < ids.length && ids[j] === ids[j - 1] + 1) j++
       const from = starts[ids[i]]
       const to = starts[ids[j - 1] + 1]
-      if (to - from > 64) data.set(arena.subarray(from, to), w)
+      if (to - from > 24) src.copy(dst, w, from, to)
       else for (let k = from; k < to; k++) data[w + k - from] = arena[k]
       w += to - from
       i = j
