@@ -110,9 +110,10 @@ export class ColumnDecoder {
   /** events per name id (dense; ids of event names are small) */
   private countsById = new Float64Array(64)
 
-  // arg ids the fast path skips (see `ArgSkip`): -2 never matches a key id
-  private readonly computeSkip: Int32Array
-  private readonly memorySkip: Int32Array
+  // args the fast path skips (see `ArgSkip`): flags by key id (their ids are small), so
+  // that each arg costs one load, not a scan of the list
+  private readonly computeSkip: Uint8Array
+  private readonly memorySkip: Uint8Array
 
   /** `pool`: start from an existing pool (its ids stay as they are); `skip`: args left undecoded. */
   constructor(pool?: StringPool, skip?: ArgSkip) {
@@ -171,8 +172,14 @@ export class ColumnDecoder {
     }
     this.knownWords = Int32Array.from(words)
     this.knownWordAt = Int32Array.from(wordAt)
-    this.computeSkip = Int32Array.from(skip?.compute ?? [], (s) => p.intern(s))
-    this.memorySkip = Int32Array.from(skip?.memory ?? [], (s) => p.intern(s))
+    const flags = (names: ReadonlyArray<string>) => {
+      const ids = names.map((s) => p.intern(s))
+      const out = new Uint8Array(ids.length === 0 ? 0 : Math.max(...ids) + 1)
+      for (const id of ids) out[id] = 1
+      return out
+    }
+    this.computeSkip = flags(skip?.compute ?? [])
+    this.memorySkip = flags(skip?.memory ?? [])
   }
 
   /** Decode the records of `bytes[0..end)` (whole records only); `fileOffset` for errors. */
@@ -542,7 +549,7 @@ export class ColumnDecoder {
     const skipped = this.computeSkip
     for (let i = 0; i < n; i++) {
       const k = this.key()
-      if (skipped.length > 0 && skipped.includes(k)) this.skip(3)
+      if (k < skipped.length && skipped[k] === 1) this.skip(3)
       else if (k === K.key) key = this.str(5)
       else if (k === K.name) name = this.str(6)
       else if (k === K.state) state = this.str(7)
@@ -637,7 +644,7 @@ export class ColumnDecoder {
     let device = NaN
     for (let i = 0; i < n; i++) {
       const k = this.key()
-      if (skipped.length > 0 && skipped.includes(k)) this.skip(3)
+      if (k < skipped.length && skipped[k] === 1) this.skip(3)
       else if (k === K.key) key = this.str(5)
       else if (k === K.state) state = this.str(7)
       else if (k === K.size) size = this.num()
