@@ -250,7 +250,7 @@ export const workerAnalyses: ReadonlyArray<string> = ["task_bottleneck"]
  */
 export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeError | TraceFormatError | QueryError> =>
   Effect.suspend(() => {
-    // a CSV worker thread (one per run of this effect), started by a large input or the first table large enough to need it
+    // a helper thread (one per run of this effect: CSV rows, offloaded analyses), started by a large input or the first table large enough to need it
     let helper: Promise<CsvHelper> | undefined
     const needHelper = () => (availableParallelism() > 1 ? (helper ??= csvHelper()) : undefined)
     return Effect.gen(function*() {
@@ -291,11 +291,11 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       })
       // the offloaded analyses get the decoded columns (cloned as they are posted, before
       // this thread's tables shift any clock in place); a helper that fails: run here
-      const elsewhere = new Map<string, Promise<AnalysisReply | undefined>>()
+      const elsewhere = new Map<string, { readonly reply: Promise<AnalysisReply | undefined>; readonly at: number }>()
       const h = offload.length > 0 ? needHelper() : undefined
-      if (h !== undefined) {
-        const helper = yield* Effect.promise(() => h.then((x): CsvHelper | undefined => x, () => undefined))
-        for (const a of helper === undefined ? [] : offload) {
+      const worker = h === undefined ? undefined : yield* Effect.promise(() => h.then((x): CsvHelper | undefined => x, () => undefined))
+      if (worker !== undefined) {
+        for (const a of offload) {
           const job: AnalysisJob = {
             type: "analysis",
             name: a.name,
@@ -307,7 +307,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
           }
           let sent!: () => void
           const posted = new Promise<void>((resolve) => (sent = resolve))
-          elsewhere.set(a.name, helper!.request<AnalysisReply>(job, sent).catch(() => undefined)) // helper: defined in this loop
+          elsewhere.set(a.name, { reply: worker.request<AnalysisReply>(job, sent).catch(() => undefined), at: performance.now() })
           yield* Effect.promise(() => posted)
         }
       }
@@ -344,10 +344,10 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       for (const [i, a] of chosen.entries()) if (!elsewhere.has(a.name)) here[i] = yield* runHere(a, i)
       for (const [i, a] of chosen.entries()) {
         let lines = here[i]
-        if (lines === undefined) {
-          const t0 = performance.now()
+        const job = elsewhere.get(a.name)
+        if (lines === undefined && job !== undefined) {
           options.onAnalysis?.({ _tag: "Start", ...steps[i]! })
-          const reply = yield* Effect.promise(() => elsewhere.get(a.name)!)
+          const reply = yield* Effect.promise(() => job.reply)
           if (reply?.writeFailed !== undefined) {
             return yield* AnalyzeError.writeFailed(reply.writeFailed.file, new Error(reply.writeFailed.message))
           }
@@ -358,10 +358,10 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
               writing.push((yield* writeCsv(join(output, `${a.name}.csv`), reply.csv.header, reply.csv.columns, reply.rows, needHelper, 0.5)).finish)
             }
             lines = shown(a.title, reply.text, reply.summary)
-            options.onAnalysis?.({ _tag: "Done", ...steps[i]!, seconds: reply.seconds + (performance.now() - t0) / 1000, rows: reply.rows })
+            options.onAnalysis?.({ _tag: "Done", ...steps[i]!, seconds: (performance.now() - job.at) / 1000, rows: reply.rows })
           }
         }
-        for (const line of lines) print(line)
+        for (const line of lines ?? []) print(line)
       }
       yield* Effect.tryPromise({ try: () => Promise.all(writing), catch: (e) => e as AnalyzeError })
       print("Analyses finished!")

@@ -40,7 +40,8 @@ export interface AnalysisJob {
 
 /**
  * What it gave: the table's first `head` rows as aligned text, its summary line, its
- * rows, and the seconds from the job's start; or the file that could not be written.
+ * rows and (with an output folder) its CSV to write; or the file that could not be
+ * written.
  *
  * @since 0.1.0
  * @internal
@@ -50,7 +51,6 @@ export type AnalysisReply =
     readonly text: string
     readonly summary: string | undefined
     readonly rows: number
-    readonly seconds: number
     /** with an output folder: the CSV to write (its header and `csvColumns`) */
     readonly csv?: { readonly header: Uint8Array; readonly columns: ReadonlyArray<CsvColumn> }
     readonly writeFailed?: undefined
@@ -64,7 +64,6 @@ export type AnalysisReply =
  * @internal
  */
 export const runAnalysisJob = async (job: AnalysisJob): Promise<AnalysisReply> => {
-  const t0 = performance.now()
   const analysis = analyses.find((a) => a.name === job.name)
   if (analysis === undefined) throw new Error(`no analysis named ${job.name}`)
   const tables = tablesOf(decodedOfParts(job.decoded), job.files, columnsOfNames([job.name]))
@@ -82,7 +81,6 @@ export const runAnalysisJob = async (job: AnalysisJob): Promise<AnalysisReply> =
     text: toText(table, job.head),
     summary: summaryOf(table),
     rows: table.numRows,
-    seconds: (performance.now() - t0) / 1000,
     ...(job.output !== undefined ? { csv: { header: csvHeader(table), columns: csvColumns(table) } } : {})
   }
 }
