@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, it } from "node:test"
@@ -24,8 +24,9 @@ const dir = mkdtempSync(join(tmpdir(), "tessera-analyze-large-"))
 after(() => rmSync(dir, { recursive: true, force: true }))
 
 describe("tessera analyze on a large trace", () => {
+  const trace = join(dir, "t.msgpack")
+
   it("writes the CSVs one thread computes in process, byte for byte", async () => {
-    const trace = join(dir, "t.msgpack")
     await run(process.execPath, [generate, trace, "--events", "300000"])
     assert.ok(statSync(trace).size >= A.parallelMinBytes, "large enough to decode in parallel")
     const out = join(dir, "out")
@@ -44,5 +45,17 @@ describe("tessera analyze on a large trace", () => {
     }
     // printed in the analyses' order, whichever thread ran them
     assert.equal(stdout, [...shown, "Analyses finished!"].join("\n") + "\n")
+  })
+
+  it("reports a file the helper thread cannot write, naming it (exit 1)", async () => {
+    const out = join(dir, "clash")
+    mkdirSync(join(out, "task_bottleneck.arrow"), { recursive: true }) // a folder where the worker writes a file
+    const failed = await run(process.execPath, [main, "analyze", "-d", trace, "-o", out, "--format", "arrow"], { maxBuffer: 1 << 26 }).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e
+    )
+    assert.ok(failed !== undefined, "fails")
+    assert.equal(failed.code, 1)
+    assert.match(failed.stderr, /could not write .*task_bottleneck\.arrow/)
   })
 })
