@@ -44,4 +44,24 @@ describe("StringPool", () => {
       { numRuns: 200 }
     )
   })
+
+  it("gives the strings from an id on as parts of their own, which another pool interns by their hashes to the same strings (property)", () => {
+    fc.assert(
+      fc.property(strings, strings, fc.nat(400), (xs, ys, at) => {
+        const source = new StringPool()
+        idsOf(source, xs)
+        const from = Math.min(at, source.size)
+        const part = source.partsFrom(from)
+        assert.equal(part.size, source.size - from)
+        const other = new StringPool()
+        idsOf(other, ys)
+        for (let i = 0; i < part.size; i++) {
+          const id = other.internHashed(part.arena, part.starts[i]!, part.starts[i + 1]!, part.hashes[i]!)
+          assert.equal(other.get(id), source.get(from + i))
+          assert.equal(other.intern(source.get(from + i)), id, "found again by its text")
+        }
+      }),
+      { numRuns: 200 }
+    )
+  })
 })

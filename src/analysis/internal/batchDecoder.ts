@@ -11,7 +11,7 @@
  * @internal
  */
 import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
-import { type ArgSkip, ColumnDecoder, F64, type I32, streamFrames } from "../../trace/TraceReader.ts"
+import { type ArgSkip, ColumnDecoder, F64, type I32, streamFrames, type StringPool } from "../../trace/TraceReader.ts"
 import type { ColumnParts, DecodeResult, Segment, WorkerError } from "./parallelDecode.ts"
 
 /**
@@ -67,6 +67,11 @@ export class BatchDecoder {
       this.marks.push(t.length, t.deps.length, dec.memory.length, dec.resources.length, t.dependents.length)
     }
     return { events: n, reusable: this.error === undefined && dec.metadata.length + dec.driver.length + dec.extra.length === kept }
+  }
+
+  /** The decoder's string pool (the strings met so far). */
+  get pool(): StringPool {
+    return this.dec.pool
   }
 
   /** Has a batch failed to decode (later batches are not decoded)? */
@@ -208,6 +213,8 @@ export const decodePieces = async (
     readonly chunkBytes?: number
     readonly signal?: AbortSignal
     readonly onBatch?: (file: string, bytes: number, events: number) => void
+    /** after each piece decoded */
+    readonly onPiece?: () => void
   }
 ): Promise<RunSummary> => {
   const next = new Int32Array(claims)
@@ -261,6 +268,7 @@ export const decodePieces = async (
       if (done.reusable) spares.push(new Uint8Array(bytes.buffer as ArrayBuffer))
       options.onBatch?.(piece.file, end, done.events)
     }
+    options.onPiece?.()
   }
   return summary(false)
 }

@@ -142,6 +142,17 @@ export interface DecodeResult extends ColumnParts {
   readonly run: RunSummary
 }
 
+/**
+ * A worker's strings `from` to `from + pool.size - 1` (its pool's ids), met in the pieces
+ * it decoded since its last such message: the main thread interns them into its own pool
+ * while decoding goes on, so that the merge has little left to intern.
+ */
+export interface Strings {
+  readonly type: "strings"
+  readonly from: number
+  readonly pool: StringPoolParts
+}
+
 /** A worker decoded a batch (`bytes` of records, `events` of them), for progress. */
 export interface Ack {
   readonly type: "ack"
@@ -271,11 +282,29 @@ export const decodeParallelPromise = async (
     options.onDecoded?.(file, decoded, decodedEvents)
   }
   let crashed: { readonly error: unknown } | undefined
-  const results: Array<Promise<DecodeResult>> = workers.map((worker) =>
+  const here = new BatchDecoder(options.skip ?? {}, strings)
+  // the workers' strings interned here so far: early[w][id] is worker w's string id's id
+  // in this thread's pool; each thread interns between its own batches, then as they come
+  const early: Array<Array<number>> = Array.from({ length: W }, () => [])
+  const pending: Array<{ readonly w: number } & Strings> = []
+  let mine: RunSummary | undefined
+  const absorb = () => {
+    const pool = here.pool
+    for (let m = pending.shift(); m !== undefined; m = pending.shift()) {
+      const into = early[m.w]!
+      if (into.length !== m.from) continue // never: each worker's strings come in order
+      const { arena, hashes, size, starts } = m.pool
+      for (let id = 0; id < size; id++) into.push(pool.internHashed(arena, starts[id]!, starts[id + 1]!, hashes[id]!))
+    }
+  }
+  const results: Array<Promise<DecodeResult>> = workers.map((worker, i) =>
     new Promise((resolve, reject) => {
-      worker.on("message", (m: DecodeResult | Ack) => {
+      worker.on("message", (m: DecodeResult | Ack | Strings) => {
         if (m.type === "result") resolve(m)
-        else progress(m.file, m.bytes, m.events)
+        else if (m.type === "strings") {
+          pending.push({ ...m, w: i + 1 })
+          if (mine !== undefined) absorb() // this thread is done decoding: at once
+        } else progress(m.file, m.bytes, m.events)
       })
       worker.on("error", (e) => (crashed ??= { error: e }, reject(e)))
       worker.on("exit", (code) => {
@@ -298,17 +327,18 @@ export const decodeParallelPromise = async (
   try {
     options.onStarted?.()
     await options.joined
-    const here = new BatchDecoder(options.skip ?? {}, strings)
-    const summary = await decodePieces(here, pieces, claims, {
+    mine = await decodePieces(here, pieces, claims, {
       ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
-      onBatch: progress
+      onBatch: (file, bytes, events) => (progress(file, bytes, events), absorb())
     })
-    const mine: DecodeResult = { ...here.result().result, run: summary }
-    const got = [mine, ...await Promise.all(results).catch((e) => {
+    absorb()
+    const others = await Promise.all(results).catch((e) => {
       options.signal?.throwIfAborted()
       throw unexpected(files[0] ?? "", 0, crashed?.error ?? e) // a worker died: keep why
-    })]
+    })
+    // this thread's pool holds the workers' strings interned meanwhile: taken only now
+    const got = [{ ...here.result().result, run: mine } satisfies DecodeResult, ...others]
     options.signal?.throwIfAborted()
     // a piece that did not end where the next began: what was read after it means
     // nothing (its errors included); the one-thread decode finds any real error
@@ -322,7 +352,7 @@ export const decodeParallelPromise = async (
     const fileRowEnds = new Int32Array(3 * files.length)
     const fileExtraEnds = new Int32Array(files.length)
     return {
-      dec: merge(got, files.length, fileRowEnds, fileExtraEnds, options.skip ?? {}),
+      dec: merge(got, files.length, fileRowEnds, fileExtraEnds, options.skip ?? {}, early),
       events: got.reduce((s, g) => s + g.events, 0),
       droppedBytes: got.reduce((s, g) => s + g.run.dropped, 0),
       fileRowEnds,
@@ -336,7 +366,8 @@ export const decodeParallelPromise = async (
 
 
 /**
- * Merge the decoders' results: pools into one (ids remapped), the batches' columns
+ * Merge the decoders' results: pools into one (ids remapped; `early[w]` holds decoder
+ * w's strings already interned into decoder 0's pool, by id), the batches' columns
  * concatenated in file order (each decoder's batches are in file order among
  * themselves; `run.batchSeqs` orders them all, `run.batchFiles` names their files).
  * The columns of skipped args (a projection: `skip`) are not copied (left zero / empty:
@@ -348,7 +379,8 @@ const merge = (
   nFiles: number,
   fileRowEnds: Int32Array,
   fileExtraEnds: Int32Array,
-  skip: ArgSkip
+  skip: ArgSkip,
+  early: ReadonlyArray<ArrayLike<number>>
 ): ColumnDecoder => {
   const task = (a: NonNullable<ArgSkip["compute"]>[number]) => !(skip.compute ?? []).includes(a)
   const mem = (a: NonNullable<ArgSkip["memory"]>[number]) => !(skip.memory ?? []).includes(a)
@@ -369,8 +401,10 @@ const merge = (
     const { arena, hashes, size, starts } = g.pool
     const remap = new Int32Array(size + 1) // remap[id + 1]; remap[0] = -1 for null ids
     remap[0] = -1
+    const known = w === 0 ? size : Math.min(size, early[w]?.length ?? 0)
     if (w === 0) for (let id = 0; id < size; id++) remap[id + 1] = id
-    else for (let id = 0; id < size; id++) remap[id + 1] = pool.internHashed(arena, starts[id], starts[id + 1], hashes[id])
+    else for (let id = 0; id < known; id++) remap[id + 1] = early[w]![id]!
+    for (let id = known; id < size; id++) remap[id + 1] = pool.internHashed(arena, starts[id], starts[id + 1], hashes[id])
     return remap
   })
   got.forEach((g, w) => {

@@ -220,6 +220,23 @@ export class StringPool {
   }
 
   /**
+   * Strings `from` to the last, as parts of their own (copies: the pool goes on growing):
+   * string `from + i` is `arena[starts[i]..starts[i + 1])` with hash `hashes[i]`.
+   */
+  partsFrom(from: number): StringPoolParts {
+    const n = Math.max(0, this.size - from)
+    const base = n === 0 ? 0 : this.starts[from]
+    const starts = new Int32Array(n + 1)
+    for (let i = 0; i <= n; i++) starts[i] = this.starts[from + i] - base
+    return {
+      arena: this.arena.slice(base, base + starts[n]),
+      starts,
+      hashes: this.hashes.slice(from, from + n),
+      size: n
+    }
+  }
+
+  /**
    * A pool over storage taken from `parts()` of another (the arrays are adopted, not
    * copied), with room for `reserve` strings and `reserveBytes` bytes in all (default:
    * the ones it has).
