@@ -18,7 +18,7 @@ import { analyses } from "../Analysis.ts"
 import { columnsOfNames } from "../AnalysisNames.ts"
 import { type DecodedParts, decodedOfParts } from "../Decoding.ts"
 import { csvColumns, csvHeader, summaryOf, toText } from "../Format.ts"
-import type { CsvColumn } from "./csvWriter.ts"
+import { type CsvColumn, quotedEntries } from "./csvWriter.ts"
 import { tablesOf } from "../Load.ts"
 
 /**
@@ -57,6 +57,8 @@ export type AnalysisReply =
   }
   | { readonly writeFailed: { readonly file: string; readonly message: string } }
 
+const judged = (c: CsvColumn): CsvColumn => (c.kind === "dictionary" && c.quoted === undefined ? { ...c, quoted: quotedEntries(c.bytes, c.offsets) } : c)
+
 /**
  * Run a job (other failures throw: the main thread then runs the analysis itself).
  *
@@ -81,6 +83,7 @@ export const runAnalysisJob = async (job: AnalysisJob): Promise<AnalysisReply> =
     text: toText(table, job.head),
     summary: summaryOf(table),
     rows: table.numRows,
-    ...(job.output !== undefined ? { csv: { header: csvHeader(table), columns: csvColumns(table) } } : {})
+    // which entries need quotes judged here, once, for both threads that format the rows
+    ...(job.output !== undefined ? { csv: { header: csvHeader(table), columns: csvColumns(table).map(judged) } } : {})
   }
 }

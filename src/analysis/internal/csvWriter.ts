@@ -20,7 +20,14 @@
  */
 export type CsvColumn =
   | { readonly kind: "numbers"; readonly values: NumberArray }
-  | { readonly kind: "dictionary"; readonly codes: Int32Array; readonly bytes: Uint8Array; readonly offsets: ArrayLike<number> }
+  | {
+    readonly kind: "dictionary"
+    readonly codes: Int32Array
+    readonly bytes: Uint8Array
+    readonly offsets: ArrayLike<number>
+    /** per entry, 1 when it must be quoted (`quotedEntries`; computed when absent) */
+    readonly quoted?: Uint8Array
+  }
   | { readonly kind: "text"; readonly cells: ReadonlyArray<string> }
 
 /**
@@ -40,24 +47,38 @@ interface Entries {
   readonly codes: Int32Array
   readonly src: Buffer
   readonly offsets: ArrayLike<number>
-  /** per entry: 0 not looked at yet, 1 plain, 2 to be quoted */
-  readonly kinds: Int8Array
+  /** per entry: 1 when it must be quoted */
+  readonly quoted: Uint8Array
 }
 
 const entriesOf = (c: Extract<CsvColumn, { kind: "dictionary" }>): Entries => ({
   codes: c.codes,
   src: Buffer.from(c.bytes.buffer, c.bytes.byteOffset, c.bytes.byteLength),
   offsets: c.offsets,
-  kinds: new Int8Array(c.offsets.length - 1)
+  quoted: c.quoted ?? quotedEntries(c.bytes, c.offsets)
 })
 
-/** Does `b[from..to)` hold a byte that makes a CSV cell need quotes? */
-const needsQuotes = (b: Uint8Array, from: number, to: number): boolean => {
-  for (let k = from; k < to; k++) {
-    const x = b[k]!
-    if (x === QUOTE || x === COMMA || x === LF || x === CR) return true
+/**
+ * Which dictionary entries must be quoted (they hold `"`, `,`, CR or LF): one pass over
+ * the entries in their order (a task table's rows visit its keys in random order: judging
+ * each entry when first met was a cache miss per key).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const quotedEntries = (bytes: Uint8Array, offsets: ArrayLike<number>): Uint8Array => {
+  const n = offsets.length - 1
+  const out = new Uint8Array(Math.max(0, n))
+  for (let e = 0; e < n; e++) {
+    for (let k = offsets[e]!, end = offsets[e + 1]!; k < end; k++) {
+      const x = bytes[k]!
+      if (x === QUOTE || x === COMMA || x === LF || x === CR) {
+        out[e] = 1
+        break
+      }
+    }
   }
-  return false
+  return out
 }
 
 /**
@@ -120,9 +141,7 @@ export const csvRowBlocks = function*(columns: ReadonlyArray<CsvColumn>, from: n
         if (code < 0) continue
         const f = e.offsets[code]!
         const t = e.offsets[code + 1]!
-        let q = e.kinds[code]!
-        if (q === 0) q = e.kinds[code] = needsQuotes(e.src, f, t) ? 2 : 1
-        if (q === 1) pos += e.src.copy(buf, pos, f, t)
+        if (e.quoted[code] === 0) pos += e.src.copy(buf, pos, f, t)
         else {
           buf[pos++] = QUOTE
           const src = e.src
