@@ -20,7 +20,7 @@ import { csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
 import { type CsvColumn, csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
 import { decodedOf, parallelMinBytes, tablesOf } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
-import { decodedParts, type Decoding, fileSizes } from "./Decoding.ts"
+import { decodedParts, type Decoding, fileSizes, sameDecoding } from "./Decoding.ts"
 import type { AnalysisJob, AnalysisReply } from "./internal/analysisJob.ts"
 import { isTraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
 import { analysisTitles, columnsOfNames, isUserAnalysis } from "./AnalysisNames.ts"
@@ -276,8 +276,14 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       // while they load
       const large = (yield* Effect.promise(() => fileSizes(options.databases))).reduce((a, b) => a + b, 0) >= parallelMinBytes
       const offload = large ? builtIn.filter((a) => workerAnalyses.includes(a.name)) : []
-      if (large) void needHelper()?.then((h) => (offload.length > 0 ? h.post({ type: "prepare" }) : undefined), () => undefined)
+      const helperStarts = large ? needHelper() : undefined
+      helperStarts?.catch(() => undefined)
+      // the helper loads the analyses once decoding is done (while this thread merges, the
+      // decoding threads are free; before, it would take their cores)
+      const prepare = () => void helperStarts?.then((h) => (offload.length > 0 ? h.post({ type: "prepare" }) : undefined), () => undefined)
       const files = options.databases
+      const takeOver = options.decoding !== undefined && sameDecoding(options.decoding, files, columns) ? options.decoding : undefined
+      void takeOver?.merging.then(prepare)
       // what loading throws, as `load` reports it: the trace's typed error, naming the files
       const loadError = (e: unknown) => (isTraceFormatError(e) ? e : unexpected(files.join(", ") || "(no files)", 0, e))
       const decoded = yield* Effect.tryPromise({
@@ -285,7 +291,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
           decodedOf(files, {
             ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
             ...(columns !== undefined ? { columns } : {}),
-            ...(options.decoding !== undefined ? { decoding: options.decoding } : {})
+            ...(takeOver !== undefined ? { decoding: takeOver } : { onMerging: prepare })
           }),
         catch: loadError
       })

@@ -49,6 +49,11 @@ export interface DecodeOptions {
    * and each turn the decoder would take a batch).
    */
   readonly joined?: Promise<void>
+  /**
+   * called when every byte is decoded, as the decoders' results are about to be merged
+   * (a one-thread decode: when it is done): the threads that decoded are free
+   */
+  readonly onMerging?: () => void
 }
 
 /**
@@ -141,6 +146,7 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
       ...(options?.signal !== undefined ? { signal: options.signal } : {}),
       onStarted,
       ...(options?.joined !== undefined ? { joined: options.joined } : {}),
+      ...(options?.onMerging !== undefined ? { onMerging: options.onMerging } : {}),
       ...(onProgress !== undefined
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
@@ -184,6 +190,7 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
     markFile(rowEnds, f, dec)
     extraEnds[f] = dec.extra.length
   }
+  options?.onMerging?.()
   return { dec, events, droppedBytes: dropped, fileRowEnds: rowEnds, fileExtraEnds: extraEnds }
 }
 
@@ -225,6 +232,8 @@ export interface Decoding {
   readonly abort: () => void
   /** let the calling thread decode too (a load that takes the decoding over does) */
   readonly join: () => void
+  /** resolves when every byte is decoded and the merge begins (or the decoding failed) */
+  readonly merging: Promise<void>
 }
 
 /**
@@ -236,14 +245,16 @@ export interface Decoding {
  * @since 0.1.0
  * @category loading
  */
-export const startDecoding = (files: ReadonlyArray<string>, options?: Omit<DecodeOptions, "signal" | "joined">): Decoding => {
+export const startDecoding = (files: ReadonlyArray<string>, options?: Omit<DecodeOptions, "signal" | "joined" | "onMerging">): Decoding => {
   const stop = new AbortController()
   let join!: () => void
   const joined = new Promise<void>((resolve) => (join = resolve))
-  const decoded = decodePromise(files, { ...options, signal: stop.signal, joined })
-  decoded.catch(() => undefined)
+  let merge!: () => void
+  const merging = new Promise<void>((resolve) => (merge = resolve))
+  const decoded = decodePromise(files, { ...options, signal: stop.signal, joined, onMerging: merge })
+  decoded.then(merge, merge)
   // stopped: the calling thread joins only to see the signal and reject
-  return { files: [...files], columns: options?.columns, decoded, abort: () => (stop.abort(), join()), join }
+  return { files: [...files], columns: options?.columns, decoded, abort: () => (stop.abort(), join()), join, merging }
 }
 
 /**

@@ -263,6 +263,8 @@ export const decodeParallelPromise = async (
     readonly onStarted?: () => void
     /** this thread claims pieces only once this resolves */
     readonly joined?: Promise<void>
+    /** every decoder is done; the merge begins */
+    readonly onMerging?: () => void
   }
 ): Promise<ParallelDecoded | undefined> => {
   const W = Math.max(1, Math.floor(threads))
@@ -337,6 +339,7 @@ export const decodeParallelPromise = async (
       options.signal?.throwIfAborted()
       throw unexpected(files[0] ?? "", 0, crashed?.error ?? e) // a worker died: keep why
     })
+    options.onMerging?.()
     // this thread's pool holds the workers' strings interned meanwhile: taken only now
     const got = [{ ...here.result().result, run: mine } satisfies DecodeResult, ...others]
     options.signal?.throwIfAborted()
