@@ -1,7 +1,8 @@
 /**
- * The head start of `tessera analyze`: decoding the databases begins as the process
- * starts, before the CLI framework, the analyses and Arrow are loaded (about 0.25 s of
- * module loading that decoding then overlaps), and the command takes it over.
+ * The head start of `tessera analyze`: decoding the databases begins on worker threads
+ * as the process starts, while this thread loads the CLI framework, the analyses and
+ * Arrow (about 0.25 s of module loading that decoding then overlaps); the command takes
+ * the decoding over, and this thread then joins in (`Decoding.join`).
  *
  * `main.ts` calls `startHeadStart` with the process arguments before it loads anything
  * else. It starts only for a command line that `preParseAnalyze` reads plainly as
