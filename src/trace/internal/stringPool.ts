@@ -327,7 +327,8 @@ export class StringPool {
     const data = new Uint8Array(total)
     const arena = this.arena
     const starts = this.starts
-    // Buffer views for `copy`, which takes offsets (a `subarray` per copy was garbage)
+    // Buffer views for `copy`, which takes offsets (Node makes a view per call, so only
+    // for long runs: a single key is faster byte by byte)
     const src = Buffer.from(arena.buffer, arena.byteOffset, arena.byteLength)
     const dst = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     // ids in increasing runs (strings interned in first-use order) are contiguous in the
@@ -339,7 +340,7 @@ export class StringPool {
       while (j < ids.length && ids[j] === ids[j - 1] + 1) j++
       const from = starts[ids[i]]
       const to = starts[ids[j - 1] + 1]
-      if (to - from > 24) src.copy(dst, w, from, to)
+      if (to - from > 64) src.copy(dst, w, from, to)
       else for (let k = from; k < to; k++) data[w + k - from] = arena[k]
       w += to - from
       i = j
