@@ -18,11 +18,9 @@ import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
 import { csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
 import { type CsvColumn, csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
-import { decodedOf, parallelMinBytes, tablesOf } from "./Load.ts"
+import { load, parallelMinBytes } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
-import { decodedParts, type Decoding, fileSizes, sameDecoding } from "./Decoding.ts"
-import type { AnalysisJob, AnalysisReply } from "./internal/analysisJob.ts"
-import { isTraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
+import { type Decoding, fileSizes } from "./Decoding.ts"
 import { analysisTitles, columnsOfNames, isUserAnalysis } from "./AnalysisNames.ts"
 import { loadProfilePromise, profileTable, type SampleFilter } from "./Profile.ts"
 import { loadAll as loadUserAnalyses } from "./Plugin.ts"
@@ -184,7 +182,7 @@ export const workerCsvShare = 0.6
 /**
  * Writes a table's CSV (its header bytes, its `csvColumns`, `n` rows) a block of rows at
  * a time (a 500k-row task table never becomes one string). A large one's last rows
- * (`share` of them) are formatted by `helper`'s worker meanwhile (if it fails, here
+ * (`workerCsvShare` of them) are formatted by `helper`'s worker meanwhile (if it fails, here
  * instead: the bytes are the same either way); the effect then succeeds with `finish`,
  * the promise of the file's end (the worker's rows written, the file closed), so that
  * this thread goes on while the worker formats. Without a worker the file is whole when
@@ -195,8 +193,7 @@ const writeCsv = (
   header: Uint8Array,
   columns: ReadonlyArray<CsvColumn>,
   n: number,
-  helper: () => Promise<CsvHelper> | undefined,
-  share = workerCsvShare
+  helper: () => Promise<CsvHelper> | undefined
 ) =>
   Effect.tryPromise({
     // the file's end in an object: a promise returned from an async function would be awaited
@@ -210,7 +207,7 @@ const writeCsv = (
           for (const block of csvRowBlocks(columns, 0, n)) await handle.write(block)
           return { finish: Promise.resolve() }
         }
-        const mid = Math.round(n * (1 - share))
+        const mid = Math.round(n * (1 - workerCsvShare))
         const rest = h.then((w) => w.format(sliceColumns(columns, mid, n), n - mid))
         rest.catch(() => undefined) // awaited below
         for (const block of csvRowBlocks(columns, 0, mid)) await handle.write(block)
@@ -231,18 +228,6 @@ const writeCsv = (
   })
 
 /**
- * Analyses run on the helper worker thread (with the tables it builds itself from the
- * decoded databases) while this thread runs the others, when the databases are large
- * (`parallelMinBytes`) and the machine has more than one core: the ones with a row per
- * task, the most to compute and to write (task_bottleneck: 378,128 rows and 44 MB of CSV
- * on the 1M-event bench trace).
- *
- * @since 0.1.0
- * @category constants
- */
-export const workerAnalyses: ReadonlyArray<string> = ["task_bottleneck"]
-
-/**
  * Load, analyse, print and write (see the module header).
  *
  * @since 0.1.0
@@ -250,7 +235,7 @@ export const workerAnalyses: ReadonlyArray<string> = ["task_bottleneck"]
  */
 export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeError | TraceFormatError | QueryError> =>
   Effect.suspend(() => {
-    // a helper thread (one per run of this effect: CSV rows, offloaded analyses), started by a large input or the first table large enough to need it
+    // a CSV worker thread (one per run of this effect), started by a large input or the first table large enough to need it
     let helper: Promise<CsvHelper> | undefined
     const needHelper = () => (availableParallelism() > 1 ? (helper ??= csvHelper()) : undefined)
     return Effect.gen(function*() {
@@ -272,102 +257,36 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       if (output !== undefined) {
         yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
       }
-      // large inputs make large tables: the helper thread starts, and loads the analyses,
-      // while they load
-      const large = (yield* Effect.promise(() => fileSizes(options.databases))).reduce((a, b) => a + b, 0) >= parallelMinBytes
-      const offload = large ? builtIn.filter((a) => workerAnalyses.includes(a.name)) : []
-      const helperStarts = large ? needHelper() : undefined
-      helperStarts?.catch(() => undefined)
-      // the helper loads the analyses once decoding is done (while this thread merges, the
-      // decoding threads are free; before, it would take their cores)
-      const prepare = () => void helperStarts?.then((h) => (offload.length > 0 ? h.post({ type: "prepare" }) : undefined), () => undefined)
-      const files = options.databases
-      const takeOver = options.decoding !== undefined && sameDecoding(options.decoding, files, columns) ? options.decoding : undefined
-      void takeOver?.merging.then(prepare)
-      // what loading throws, as `load` reports it: the trace's typed error, naming the files
-      const loadError = (e: unknown) => (isTraceFormatError(e) ? e : unexpected(files.join(", ") || "(no files)", 0, e))
-      const decoded = yield* Effect.tryPromise({
-        try: () =>
-          decodedOf(files, {
-            ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
-            ...(columns !== undefined ? { columns } : {}),
-            ...(takeOver !== undefined ? { decoding: takeOver } : { onMerging: prepare })
-          }),
-        catch: loadError
-      })
-      // the offloaded analyses get the decoded columns (cloned as they are posted, before
-      // this thread's tables shift any clock in place); a helper that fails: run here
-      const elsewhere = new Map<string, { readonly reply: Promise<AnalysisReply | undefined>; readonly at: number }>()
-      const h = offload.length > 0 ? needHelper() : undefined
-      const worker = h === undefined ? undefined : yield* Effect.promise(() => h.then((x): CsvHelper | undefined => x, () => undefined))
-      if (worker !== undefined) {
-        for (const a of offload) {
-          const job: AnalysisJob = {
-            type: "analysis",
-            name: a.name,
-            decoded: decodedParts(decoded, columnsOfNames([a.name])),
-            files,
-            ...(output !== undefined ? { output } : {}),
-            format: options.format,
-            head: options.head
-          }
-          let sent!: () => void
-          const posted = new Promise<void>((resolve) => (sent = resolve))
-          elsewhere.set(a.name, { reply: worker.request<AnalysisReply>(job, sent).catch(() => undefined), at: performance.now() })
-          yield* Effect.promise(() => posted)
-        }
-      }
-      const tables = yield* Effect.try({
-        try: () => tablesOf(decoded, files, columns),
-        catch: loadError
+      // large inputs make large tables: the CSV worker starts while they load
+      const bytes = (yield* Effect.promise(() => fileSizes(options.databases))).reduce((a, b) => a + b, 0)
+      if (output !== undefined && bytes >= parallelMinBytes) void needHelper()?.catch(() => undefined)
+      const tables = yield* load(options.databases, {
+        ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+        ...(columns !== undefined ? { columns } : {}),
+        ...(options.decoding !== undefined ? { decoding: options.decoding } : {})
       })
       options.onLoaded?.(tables)
       // large CSVs still being finished by the worker thread
       const writing: Array<Promise<void>> = []
-      const steps = chosen.map((a, i) => ({ name: a.name, index: i + 1, count: chosen.length }))
-      const shown = (title: string, text: string, summary: string | undefined) =>
-        ["=".repeat(20) + title + "=".repeat(20), text, ...(summary !== undefined ? [summary] : []), "=".repeat(80) + "\n"]
-      // an analysis run here: computed, its files written (a large CSV's end pending), its lines
-      const runHere = (a: (typeof chosen)[number], i: number) =>
-        Effect.gen(function*() {
-          options.onAnalysis?.({ _tag: "Start", ...steps[i]! })
-          const t0 = performance.now()
-          const table = yield* a.run(tables)
-          if (output !== undefined) {
-            writing.push((yield* writeCsv(join(output, `${a.name}.csv`), csvHeader(table), csvColumns(table), table.numRows, needHelper)).finish)
-            if (options.format === "arrow") {
-              // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
-              const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
-              yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
-            }
-          }
-          options.onAnalysis?.({ _tag: "Done", ...steps[i]!, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
-          return shown(a.title, toText(table, options.head), summaryOf(table))
-        })
-      // this thread's analyses first (while the worker runs its own), then every table
-      // printed in order, the worker's as they come
-      const here: Array<ReadonlyArray<string> | undefined> = []
-      for (const [i, a] of chosen.entries()) if (!elsewhere.has(a.name)) here[i] = yield* runHere(a, i)
       for (const [i, a] of chosen.entries()) {
-        let lines = here[i]
-        const job = elsewhere.get(a.name)
-        if (lines === undefined && job !== undefined) {
-          options.onAnalysis?.({ _tag: "Start", ...steps[i]! })
-          const reply = yield* Effect.promise(() => job.reply)
-          if (reply?.writeFailed !== undefined) {
-            return yield* AnalyzeError.writeFailed(reply.writeFailed.file, new Error(reply.writeFailed.message))
-          }
-          if (reply === undefined) lines = yield* runHere(a, i) // the worker failed: here, as any other (Start again)
-          else {
-            // its CSV formatted by both threads: each is free now
-            if (output !== undefined && reply.csv !== undefined) {
-              writing.push((yield* writeCsv(join(output, `${a.name}.csv`), reply.csv.header, reply.csv.columns, reply.rows, needHelper, 0.5)).finish)
-            }
-            lines = shown(a.title, reply.text, reply.summary)
-            options.onAnalysis?.({ _tag: "Done", ...steps[i]!, seconds: (performance.now() - job.at) / 1000, rows: reply.rows })
+        const step = { name: a.name, index: i + 1, count: chosen.length }
+        options.onAnalysis?.({ _tag: "Start", ...step })
+        const t0 = performance.now()
+        const table = yield* a.run(tables)
+        if (output !== undefined) {
+          writing.push((yield* writeCsv(join(output, `${a.name}.csv`), csvHeader(table), csvColumns(table), table.numRows, needHelper)).finish)
+          if (options.format === "arrow") {
+            // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
+            const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
+            yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
           }
         }
-        for (const line of lines ?? []) print(line)
+        print("=".repeat(20) + a.title + "=".repeat(20))
+        print(toText(table, options.head))
+        const summary = summaryOf(table)
+        if (summary !== undefined) print(summary)
+        print("=".repeat(80) + "\n")
+        options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
       }
       yield* Effect.tryPromise({ try: () => Promise.all(writing), catch: (e) => e as AnalyzeError })
       print("Analyses finished!")

@@ -12,8 +12,7 @@ import { stat } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { isTraceFormatError, unexpected } from "../trace/TraceFormatError.ts"
 import { type ArgSkip, ColumnDecoder, streamFrames } from "../trace/TraceReader.ts"
-import { columnParts } from "./internal/batchDecoder.ts"
-import { type ColumnParts, decodeParallelPromise, decoderOf } from "./internal/parallelDecode.ts"
+import { decodeParallelPromise } from "./internal/parallelDecode.ts"
 import type { LoadColumns, LoadProgress, TasksSchema } from "./Load.ts"
 
 /**
@@ -49,11 +48,6 @@ export interface DecodeOptions {
    * and each turn the decoder would take a batch).
    */
   readonly joined?: Promise<void>
-  /**
-   * called when every byte is decoded, as the decoders' results are about to be merged
-   * (a one-thread decode: when it is done): the threads that decoded are free
-   */
-  readonly onMerging?: () => void
 }
 
 /**
@@ -146,7 +140,6 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
       ...(options?.signal !== undefined ? { signal: options.signal } : {}),
       onStarted,
       ...(options?.joined !== undefined ? { joined: options.joined } : {}),
-      ...(options?.onMerging !== undefined ? { onMerging: options.onMerging } : {}),
       ...(onProgress !== undefined
         ? { onDecoded: (file: string, bytesRead: number, events: number) => onProgress({ file, bytesRead, bytesTotal, events }) }
         : {})
@@ -190,7 +183,6 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
     markFile(rowEnds, f, dec)
     extraEnds[f] = dec.extra.length
   }
-  options?.onMerging?.()
   return { dec, events, droppedBytes: dropped, fileRowEnds: rowEnds, fileExtraEnds: extraEnds }
 }
 
@@ -232,8 +224,6 @@ export interface Decoding {
   readonly abort: () => void
   /** let the calling thread decode too (a load that takes the decoding over does) */
   readonly join: () => void
-  /** resolves when every byte is decoded and the merge begins (or the decoding failed) */
-  readonly merging: Promise<void>
 }
 
 /**
@@ -245,16 +235,14 @@ export interface Decoding {
  * @since 0.1.0
  * @category loading
  */
-export const startDecoding = (files: ReadonlyArray<string>, options?: Omit<DecodeOptions, "signal" | "joined" | "onMerging">): Decoding => {
+export const startDecoding = (files: ReadonlyArray<string>, options?: Omit<DecodeOptions, "signal" | "joined">): Decoding => {
   const stop = new AbortController()
   let join!: () => void
   const joined = new Promise<void>((resolve) => (join = resolve))
-  let merge!: () => void
-  const merging = new Promise<void>((resolve) => (merge = resolve))
-  const decoded = decodePromise(files, { ...options, signal: stop.signal, joined, onMerging: merge })
-  decoded.then(merge, merge)
+  const decoded = decodePromise(files, { ...options, signal: stop.signal, joined })
+  decoded.catch(() => undefined)
   // stopped: the calling thread joins only to see the signal and reject
-  return { files: [...files], columns: options?.columns, decoded, abort: () => (stop.abort(), join()), join, merging }
+  return { files: [...files], columns: options?.columns, decoded, abort: () => (stop.abort(), join()), join }
 }
 
 /**
@@ -271,46 +259,3 @@ export const sameDecoding = (d: Decoding, files: ReadonlyArray<string>, columns:
     sameSet(d.columns?.tasks, columns?.tasks) && sameSet(d.columns?.memory, columns?.memory)
 }
 
-/**
- * What decoding found, as plain data for another thread (`postMessage` clones it: the
- * decoder's columns are not taken from this one).
- *
- * @since 0.1.0
- * @internal
- */
-export interface DecodedParts {
-  readonly parts: ColumnParts
-  readonly events: number
-  readonly droppedBytes: number
-  readonly fileRowEnds: Int32Array
-  readonly fileExtraEnds: Int32Array
-}
-
-/**
- * `Decoded` as plain data (views of its columns, not copies), to post to another thread;
- * with `columns`, only what a load of that projection reads (the other columns empty).
- *
- * @since 0.1.0
- * @internal
- */
-export const decodedParts = (d: Decoded, columns?: LoadColumns): DecodedParts => ({
-  parts: columnParts(d.dec, argSkipOf(columns)).parts,
-  events: d.events,
-  droppedBytes: d.droppedBytes,
-  fileRowEnds: d.fileRowEnds,
-  fileExtraEnds: d.fileExtraEnds
-})
-
-/**
- * `Decoded` again from `decodedParts` (its arrays adopted).
- *
- * @since 0.1.0
- * @internal
- */
-export const decodedOfParts = (p: DecodedParts): Decoded => ({
-  dec: decoderOf(p.parts),
-  events: p.events,
-  droppedBytes: p.droppedBytes,
-  fileRowEnds: p.fileRowEnds,
-  fileExtraEnds: p.fileExtraEnds
-})

@@ -7,11 +7,7 @@ import { encode } from "@msgpack/msgpack"
 import type { Table } from "apache-arrow"
 import * as fc from "fast-check"
 import * as A from "../../src/analysis/Analysis.ts"
-import { decodedParts, startDecoding } from "../../src/analysis/Decoding.ts"
-import { summaryOf } from "../../src/analysis/Format.ts"
-import { runAnalysisJob } from "../../src/analysis/internal/analysisJob.ts"
-import { csvRowBlocks } from "../../src/analysis/internal/csvWriter.ts"
-import { decodedOf } from "../../src/analysis/Load.ts"
+import { startDecoding } from "../../src/analysis/Decoding.ts"
 import { planPieces } from "../../src/analysis/internal/parallelDecode.ts"
 import { decodeRecordsUnsafe, encodeRecords, isTraceFormatError, readLength, recordStartNear } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
@@ -435,34 +431,6 @@ describe("ParallelLoad", () => {
     )
   })
 
-  it("an analysis run as a worker's job on the decoded columns it is sent gives the text and CSV of the same analysis here (property)", async () => {
-    const dir = tmp()
-    try {
-      let n = 0
-      await fc.assert(
-        fc.asyncProperty(fc.array(record, { minLength: 1, maxLength: 60 }), fc.constantFrom(...A.dasfAnalyses), async (records, name) => {
-          const f = join(dir, `j${n++}.msgpack`)
-          writeFileSync(f, concat(records))
-          const analysis = A.analyses.find((a) => a.name === name)!
-          // decoded for the three DASF analyses, as `analyze` decodes
-          const decoded = await decodedOf([f], { columns: A.columnsOf(A.analyses.filter((a) => (A.dasfAnalyses as ReadonlyArray<string>).includes(a.name)))! })
-          // as posted to the worker: cloned, with only the analysis's own columns
-          const job = structuredClone({ type: "analysis" as const, name, decoded: decodedParts(decoded, analysis.columns), files: [f], output: dir, format: "csv" as const, head: 7 })
-          const reply = await runAnalysisJob(job)
-          assert.ok(reply.writeFailed === undefined)
-          const table = analysis.run(await A.loadPromise([f]))
-          assert.equal(reply.text, A.toText(table, 7))
-          assert.equal(reply.summary, summaryOf(table))
-          assert.equal(reply.rows, table.numRows)
-          assert.equal(Buffer.concat([reply.csv!.header, ...csvRowBlocks(reply.csv!.columns, 0, reply.rows)]).toString("utf8"), A.toCsv(table))
-        }),
-        { numRuns: 40 }
-      )
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
-
   it("cuts files into pieces where records begin, in file order, each file covered without gaps", async () => {
     const dir = tmp()
     try {
@@ -623,7 +591,8 @@ describe("Decoding", () => {
         let settled = false
         void held.decoded.then(() => (settled = true), () => (settled = true))
         const whole = statSync(big).size
-        for (let waited = 0; waited < 200 && (threads === 1 || seen.at(-1) !== whole); waited++) await new Promise((r) => setTimeout(r, 10))
+        // one thread: nothing happens for a while; workers: they decode it all (however loaded the machine)
+        for (let waited = 0; threads === 1 ? waited < 30 : seen.at(-1) !== whole && waited < 6000; waited++) await new Promise((r) => setTimeout(r, 10))
         assert.equal(settled, false, `threads ${threads}: not done before it is joined`)
         assert.equal(seen.at(-1), threads === 1 ? undefined : whole, `threads ${threads}: progress before joining`)
         held.join()

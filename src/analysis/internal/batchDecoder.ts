@@ -11,7 +11,7 @@
  * @internal
  */
 import { fromUnknown, toReasonFields } from "../../trace/TraceFormatError.ts"
-import { type ArgSkip, ColumnDecoder, F64, type I32, streamFrames, type StringPool } from "../../trace/TraceReader.ts"
+import { type ArgSkip, ColumnDecoder, streamFrames, type StringPool } from "../../trace/TraceReader.ts"
 import type { ColumnParts, DecodeResult, Segment, WorkerError } from "./parallelDecode.ts"
 
 /**
@@ -100,26 +100,18 @@ export class BatchDecoder {
 /**
  * A decoder's columns, pool, counts and kept events as plain data (typed arrays over
  * the decoder's own buffers, no copies), and those buffers (to transfer them, or not).
- * The columns of the args in `skip` are left out (empty arrays): a receiver that loads
- * only the columns of a projection needs nothing more.
+
  *
  * @since 0.1.0
  * @internal
  */
-export const columnParts = (dec: ColumnDecoder, skip: ArgSkip = {}): { readonly parts: ColumnParts; readonly buffers: Array<ArrayBuffer> } => {
+export const columnParts = (dec: ColumnDecoder): { readonly parts: ColumnParts; readonly buffers: Array<ArrayBuffer> } => {
   const pool = dec.pool.parts()
   const t = dec.tasks
   t.complete()
   const mem = dec.memory
   const r = dec.resources
   const counts = dec.counts
-  // the columns of skipped args travel empty (the receiver's `decoderOf` zero-fills them)
-  const compute = skip.compute ?? []
-  const memory = skip.memory ?? []
-  const none = <A extends I32 | F64>(c: A): ReturnType<A["view"]> =>
-    (c instanceof F64 ? new Float64Array(0) : new Int32Array(0)) as ReturnType<A["view"]>
-  const tk = <A extends I32 | F64>(c: A, arg: (typeof compute)[number]) => (compute.includes(arg) ? none(c) : c.view() as ReturnType<A["view"]>)
-  const mk = <A extends I32 | F64>(c: A, arg: (typeof memory)[number]) => (memory.includes(arg) ? none(c) : c.view() as ReturnType<A["view"]>)
   const parts: ColumnParts = {
     fallbacks: dec.fallbacks,
     countIds: Int32Array.from(counts.keys()),
@@ -130,31 +122,31 @@ export const columnParts = (dec: ColumnDecoder, skip: ArgSkip = {}): { readonly 
       worker: t.worker.view(),
       key: t.key.view(),
       name: t.name.view(),
-      state: tk(t.state, "state"),
+      state: t.state.view(),
       end: t.end.view(),
       duration: t.duration.view(),
-      size: tk(t.size, "size"),
-      cpuTime: tk(t.cpuTime, "cpu_time"),
-      depOffsets: tk(t.depOffsets, "dependencies"),
-      deps: tk(t.deps, "dependencies"),
-      stage: tk(t.stage, "stage"),
-      type: tk(t.type, "type"),
-      dtype: tk(t.dtype, "dtype"),
-      shape: tk(t.shape, "shape"),
-      peakMemory: tk(t.peakMemory, "peak_memory"),
-      ioBytes: tk(t.ioBytes, "io_bytes"),
-      phases: t.phases.map((c) => tk(c, "startstops")),
-      dependentOffsets: tk(t.dependentOffsets, "dependents"),
-      dependents: tk(t.dependents, "dependents")
+      size: t.size.view(),
+      cpuTime: t.cpuTime.view(),
+      depOffsets: t.depOffsets.view(),
+      deps: t.deps.view(),
+      stage: t.stage.view(),
+      type: t.type.view(),
+      dtype: t.dtype.view(),
+      shape: t.shape.view(),
+      peakMemory: t.peakMemory.view(),
+      ioBytes: t.ioBytes.view(),
+      phases: t.phases.map((c) => c.view()),
+      dependentOffsets: t.dependentOffsets.view(),
+      dependents: t.dependents.view()
     },
     memory: {
       timestamp: mem.timestamp.view(),
       host: mem.host.view(),
       worker: mem.worker.view(),
-      key: mk(mem.key, "key"),
-      state: mk(mem.state, "state"),
-      size: mk(mem.size, "size"),
-      tasks: mk(mem.tasks, "tasks"),
+      key: mem.key.view(),
+      state: mem.state.view(),
+      size: mem.size.view(),
+      tasks: mem.tasks.view(),
       device: mem.device.view()
     },
     resources: { timestamp: r.timestamp.view(), host: r.host.view(), values: r.values.map((c) => c.view()) },

@@ -20,14 +20,7 @@
  */
 export type CsvColumn =
   | { readonly kind: "numbers"; readonly values: NumberArray }
-  | {
-    readonly kind: "dictionary"
-    readonly codes: Int32Array
-    readonly bytes: Uint8Array
-    readonly offsets: ArrayLike<number>
-    /** per entry, 1 when it must be quoted (`quotedEntries`; computed when absent) */
-    readonly quoted?: Uint8Array
-  }
+  | { readonly kind: "dictionary"; readonly codes: Int32Array; readonly bytes: Uint8Array; readonly offsets: ArrayLike<number> }
   | { readonly kind: "text"; readonly cells: ReadonlyArray<string> }
 
 /**
@@ -55,18 +48,15 @@ const entriesOf = (c: Extract<CsvColumn, { kind: "dictionary" }>): Entries => ({
   codes: c.codes,
   src: c.bytes,
   offsets: c.offsets,
-  quoted: c.quoted ?? quotedEntries(c.bytes, c.offsets)
+  quoted: quotedEntries(c.bytes, c.offsets)
 })
 
 /**
  * Which dictionary entries must be quoted (they hold `"`, `,`, CR or LF): one pass over
  * the entries in their order (a task table's rows visit its keys in random order: judging
  * each entry when first met was a cache miss per key).
- *
- * @since 0.1.0
- * @internal
  */
-export const quotedEntries = (bytes: Uint8Array, offsets: ArrayLike<number>): Uint8Array => {
+const quotedEntries = (bytes: Uint8Array, offsets: ArrayLike<number>): Uint8Array => {
   const n = offsets.length - 1
   const out = new Uint8Array(Math.max(0, n))
   for (let e = 0; e < n; e++) {
@@ -178,24 +168,15 @@ export const sliceColumns = (columns: ReadonlyArray<CsvColumn>, from: number, to
   )
 
 /**
- * A worker thread that formats CSV rows (`csvWorker.ts`) and runs whole analyses
- * (`analysisJob.ts`), one request at a time (requests made meanwhile wait their turn); a
- * failed or crashed worker rejects, and the caller does the work itself.
+ * A worker thread that formats CSV rows (`csvWorker.ts`), one request at a time (requests
+ * made meanwhile wait their turn); a failed or crashed worker rejects, and the caller
+ * formats the rows itself.
  *
  * @since 0.1.0
  * @internal
  */
 export interface CsvHelper {
-  /** these rows' CSV bytes */
   readonly format: (columns: ReadonlyArray<CsvColumn>, rows: number) => Promise<ReadonlyArray<Uint8Array>>
-  /**
-   * A request of another kind (`csvWorker.ts`): its reply; `{ error }` replies reject.
-   * `sent` is called once the message is posted (cloned: the caller may change what it
-   * held from then on), or when it will not be (the worker failed).
-   */
-  readonly request: <A>(message: { readonly type: string }, sent?: () => void) => Promise<A>
-  /** a message that gets no reply (`prepare`: load the analyses now) */
-  readonly post: (message: { readonly type: string }) => void
   readonly close: () => void
 }
 
@@ -203,7 +184,7 @@ export interface CsvHelper {
 const workerUrl = new URL(`./csvWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
 
 /**
- * Start a helper worker thread.
+ * Start a CSV worker thread.
  *
  * @since 0.1.0
  * @internal
@@ -215,39 +196,28 @@ export const csvHelper = async (): Promise<CsvHelper> => {
   worker.on("error", (e) => (failed = e))
   // one request at a time: each waits for the one before (a reply names no request)
   let last: Promise<unknown> = Promise.resolve()
-  const send = <A>(message: unknown, sent: () => void) =>
-    new Promise<A>((resolve, reject) => {
-      if (failed !== undefined) return (sent(), reject(failed))
+  const send = (columns: ReadonlyArray<CsvColumn>, rows: number) =>
+    new Promise<ReadonlyArray<Uint8Array>>((resolve, reject) => {
+      if (failed !== undefined) return reject(failed)
       const done = () => (worker.off("message", onMessage), worker.off("error", onError), worker.off("exit", onExit))
-      const onMessage = (m: { readonly error?: string }) => {
+      const onMessage = (m: { readonly blocks?: ReadonlyArray<Uint8Array>; readonly error?: string }) => {
         done()
-        if (m.error !== undefined) reject(new Error(m.error))
-        else resolve(m as A)
+        if (m.blocks !== undefined) resolve(m.blocks)
+        else reject(new Error(m.error))
       }
       const onError = (e: unknown) => (done(), reject(e))
       const onExit = (code: number) => (done(), reject(new Error(`CSV worker exited with code ${code}`)))
       worker.on("message", onMessage)
       worker.on("error", onError)
       worker.on("exit", onExit)
-      try {
-        worker.postMessage(message)
-      } catch (e) {
-        done()
-        reject(e) // a message that cannot be cloned
-      } finally {
-        sent()
-      }
+      worker.postMessage({ columns, rows })
     })
-  const request = <A>(message: { readonly type: string }, sent: () => void = () => undefined): Promise<A> => {
-    const reply = last.then(() => send<A>(message, sent))
-    last = reply.catch(() => undefined)
-    return reply
-  }
   return {
-    format: (columns, rows) =>
-      request<{ readonly blocks: ReadonlyArray<Uint8Array> }>({ type: "csv", columns, rows } as { readonly type: string }).then((m) => m.blocks),
-    request,
-    post: (message) => worker.postMessage(message),
+    format: (columns, rows) => {
+      const reply = last.then(() => send(columns, rows))
+      last = reply.catch(() => undefined)
+      return reply
+    },
     close: () => void worker.terminate()
   }
 }

@@ -263,8 +263,6 @@ export const decodeParallelPromise = async (
     readonly onStarted?: () => void
     /** this thread claims pieces only once this resolves */
     readonly joined?: Promise<void>
-    /** every decoder is done; the merge begins */
-    readonly onMerging?: () => void
   }
 ): Promise<ParallelDecoded | undefined> => {
   const W = Math.max(1, Math.floor(threads))
@@ -339,7 +337,6 @@ export const decodeParallelPromise = async (
       options.signal?.throwIfAborted()
       throw unexpected(files[0] ?? "", 0, crashed?.error ?? e) // a worker died: keep why
     })
-    options.onMerging?.()
     // this thread's pool holds the workers' strings interned meanwhile: taken only now
     const got = [{ ...here.result().result, run: mine } satisfies DecodeResult, ...others]
     options.signal?.throwIfAborted()
@@ -545,15 +542,12 @@ const merge = (
   return out
 }
 
-/**
- * The columns (`ColumnParts` shapes) become `out`'s, adopted, not copied; a column left
- * out (empty: `columnParts` with a skip) becomes zeros, as the merge leaves it.
- */
+/** The columns (`ColumnParts` shapes) become `out`'s, adopted, not copied. */
 const adopt = (out: ColumnDecoder, t: ColumnParts["tasks"], m: ColumnParts["memory"], r: ColumnParts["resources"]): void => {
   const T = t.end.length
   const M = m.timestamp.length
-  const setI32 = (c: I32, data: Int32Array, length: number) => ((c.data = (data.length >= length ? data : new Int32Array(length)) as Int32Array<ArrayBuffer>), (c.length = length))
-  const setF64 = (c: F64, data: Float64Array, length: number) => ((c.data = (data.length >= length ? data : new Float64Array(length)) as Float64Array<ArrayBuffer>), (c.length = length))
+  const setI32 = (c: I32, data: Int32Array, length: number) => ((c.data = data as Int32Array<ArrayBuffer>), (c.length = length))
+  const setF64 = (c: F64, data: Float64Array, length: number) => ((c.data = data as Float64Array<ArrayBuffer>), (c.length = length))
   const ot = out.tasks
   for (const f of ["host", "worker", "key", "name", "state"] as const) setI32(ot[f], t[f], T)
   for (const f of ["end", "duration", "size", "cpuTime"] as const) setF64(ot[f], t[f], T)
@@ -572,22 +566,4 @@ const adopt = (out: ColumnDecoder, t: ColumnParts["tasks"], m: ColumnParts["memo
   setF64(out.resources.timestamp, r.timestamp, R)
   setI32(out.resources.host, r.host, R)
   out.resources.values.forEach((c, j) => setF64(c, r.values[j], R))
-}
-
-/**
- * A decoder over `columnParts` of another (on another thread: what `postMessage` cloned),
- * its arrays adopted, not copied: the same columns, pool ids, counts and kept events.
- *
- * @since 0.1.0
- * @internal
- */
-export const decoderOf = (parts: ColumnParts): ColumnDecoder => {
-  const out = new ColumnDecoder(StringPool.fromParts(parts.pool))
-  for (let i = 0; i < parts.countIds.length; i++) out.count(parts.countIds[i]!, parts.countValues[i]!)
-  out.fallbacks = parts.fallbacks
-  for (const e of parts.metadata) out.metadata.push(e)
-  for (const e of parts.driver) out.driver.push(e)
-  for (const e of parts.extra) out.extra.push(e)
-  adopt(out, parts.tasks, parts.memory, parts.resources)
-  return out
 }
