@@ -104,4 +104,16 @@ describe("cluster literals", () => {
       assert.notEqual(hashBytes(bytes), hashBytes(copy))
     }))
   })
+
+  it("hashes the bytes a view shows, whatever its type, offset or buffer (shared or not)", () => {
+    fc.assert(fc.property(fc.uint8Array({ minLength: 8, maxLength: 300 }), fc.nat({ max: 7 }), (bytes, offset) => {
+      const shared = new Uint8Array(new SharedArrayBuffer(bytes.length + offset), offset)
+      shared.set(bytes)
+      assert.equal(hashBytes(shared), hashBytes(bytes))
+      assert.equal(hashBytes(bytes.slice().buffer), hashBytes(bytes))
+      const n = bytes.length & ~7
+      const f64 = new Float64Array(bytes.slice(0, n).buffer)
+      assert.equal(hashBytes(f64), hashBytes(bytes.subarray(0, n)))
+    }))
+  })
 })
