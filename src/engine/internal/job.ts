@@ -211,18 +211,22 @@ export const post = (job: Job, i: number, result: unknown, workerId: number): vo
 /**
  * Per-worker held bytes and chunks; emits a MemoryRecord after each change. Installed
  * as `state.onRelease` so releases are accounted to the worker that produced the data.
+ * The per-worker arrays start at `workers` entries and grow (doubling) when a task is
+ * held by a worker beyond them: the cluster's worker ids are sparse (`index × 16 +
+ * thread`) and workers join mid-compute, and sizing for every id it could see cost ~100 KB
+ * of garbage a compute.
  *
  * @since 0.1.0
  * @internal
  */
 export class MemoryBook {
-  readonly bytes: Float64Array
-  readonly chunks: Int32Array
+  bytes: Float64Array
+  chunks: Int32Array
   readonly owner: Int32Array
   readonly size: Float64Array
   readonly count: Int32Array
   /** device bytes held by each GPU worker (NaN: a CPU worker), as its last batch reported */
-  readonly device: Float64Array
+  device: Float64Array
   readonly job: Job
   readonly host: string
   constructor(job: Job, workers: number, host: string) {
@@ -239,6 +243,7 @@ export class MemoryBook {
     job.state.onRelease = (i) => this.release(i)
   }
   hold(i: number, workerId: number, nbytes: number, c: number): void {
+    if (workerId >= this.bytes.length) this.grow(workerId)
     this.owner[i] = workerId
     this.size[i] = nbytes
     this.count[i] = c
@@ -253,6 +258,20 @@ export class MemoryBook {
     this.chunks[w]! -= this.count[i]!
     this.owner[i] = -1
     this.emit(i, w, "released")
+  }
+  /** Room for worker `w` (new workers hold nothing, and no device bytes). */
+  private grow(w: number): void {
+    let n = Math.max(1, this.bytes.length)
+    while (n <= w) n *= 2
+    const bytes = new Float64Array(n)
+    bytes.set(this.bytes)
+    const chunks = new Int32Array(n)
+    chunks.set(this.chunks)
+    const device = new Float64Array(n).fill(NaN)
+    device.set(this.device)
+    this.bytes = bytes
+    this.chunks = chunks
+    this.device = device
   }
   emit(i: number, w: number, state: MemoryRecord["state"]): void {
     const job = this.job

@@ -414,7 +414,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       const view: Job = hooked.length === 0
         ? job
         : { ...job, taskCbs: local(job.taskCbs), memoryCbs: local(job.memoryCbs), transferCbs: local(job.transferCbs) }
-      const book = job.profile ? new MemoryBook(view, STRIDE * 256, host) : null
+      const book = job.profile ? new MemoryBook(view, STRIDE * workers.size, host) : null
       const releases = new Map<string, Array<string>>()
       const before = s.onRelease
       s.onRelease = (i) => {
