@@ -17,7 +17,57 @@ import type { TaskGraph } from "../TaskGraph.ts"
 import { describeResult } from "./kernels.ts"
 import type { ResultInfo } from "./kernels.ts"
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+/** @since 0.1.0 @internal */
+export type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/**
+ * A TaskRecord to refill for each task (transient records): every field present, the
+ * optional ones undefined, so that it keeps one hidden class; undefined reads as absent.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const blankTaskRecord = (): Mutable<TaskRecord> =>
+  ({
+    key: "",
+    name: "",
+    host: "",
+    workerId: 0,
+    threadId: "",
+    phases: { gather: [0, 0], compute: [0, 0], transfer: [0, 0] },
+    cpuTime: 0,
+    peakMemory: 0,
+    ioBytes: 0,
+    nbytes: 0,
+    shape: [],
+    dtype: "",
+    type: "",
+    dependencies: [],
+    dependents: [],
+    state: "memory",
+    stage: undefined,
+    mainThread: undefined,
+    gpuTime: undefined
+  }) as unknown as Mutable<TaskRecord>
+
+/**
+ * A MemoryRecord to refill for each change (transient records), `device` present and undefined.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const blankMemoryRecord = (): Mutable<MemoryRecord> =>
+  ({
+    timestamp: 0,
+    host: "",
+    workerId: 0,
+    threadId: "",
+    key: "",
+    state: "memory",
+    bytes: 0,
+    chunks: 0,
+    device: undefined
+  }) as unknown as Mutable<MemoryRecord>
 
 const threadIds = new Map<string, Array<string>>()
 const threadIdCached = (host: string, w: number): string => {
@@ -301,17 +351,7 @@ const memoryRecord = (
   device: number
 ): MemoryRecord => {
   if (job.transient) {
-    const m = job.scratchMemory ??= {
-      timestamp: 0,
-      host: "",
-      workerId: 0,
-      threadId: "",
-      key: "",
-      state: "memory",
-      bytes: 0,
-      chunks: 0,
-      device: undefined
-    } as unknown as Mutable<MemoryRecord>
+    const m = job.scratchMemory ??= blankMemoryRecord()
     m.timestamp = timestamp
     m.host = host
     m.workerId = w
@@ -519,28 +559,7 @@ const taskRecord = (job: Job, p: PendingTask): TaskRecord => (job.transient ? re
 /** `taskRecord` for transient records: the job's one TaskRecord (its arrays too), refilled. */
 const refillTask = (job: Job, p: PendingTask): TaskRecord => {
   const { i, info, host, workerId, rec, o } = p
-  const r = job.scratchTask ??= {
-    key: "",
-    name: "",
-    host: "",
-    workerId: 0,
-    threadId: "",
-    phases: { gather: [0, 0], compute: [0, 0], transfer: [0, 0] },
-    cpuTime: 0,
-    peakMemory: 0,
-    ioBytes: 0,
-    nbytes: 0,
-    shape: [],
-    dtype: "",
-    type: "",
-    dependencies: [],
-    dependents: [],
-    state: "memory",
-    // always present (one hidden class); undefined reads as absent
-    stage: undefined,
-    mainThread: undefined,
-    gpuTime: undefined
-  } as unknown as Mutable<TaskRecord>
+  const r = job.scratchTask ??= blankTaskRecord()
   const ph = r.phases as { gather: [number, number]; compute: [number, number]; transfer: [number, number] }
   r.key = execKeyAt(job, i)
   r.name = job.graph.names[i]!

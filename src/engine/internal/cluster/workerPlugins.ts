@@ -24,7 +24,10 @@ import { type MemoryRecord, type TaskRecord, threadId, type TransferRecord } fro
 import type { Callbacks } from "../../Hooks.ts"
 import * as Sampling from "../../Sampling.ts"
 import type { WorkerPluginFactory, WorkerPluginInstance } from "../../WorkerPlugin.ts"
+import { blankMemoryRecord, blankTaskRecord, type Mutable } from "../job.ts"
+import type { ResultInfo } from "../kernels.ts"
 import { type PluginsRequest, ROW_STRIDE, type RunTrace, type WireTransfer } from "./protocol.ts"
+import { TASK_FLOATS, type TaskColumns } from "./taskColumns.ts"
 
 interface Running {
   readonly instance: WorkerPluginInstance
@@ -48,6 +51,18 @@ export class PluginRunner {
   private readonly rows = new Map<number, { bytes: number; chunks: number }>()
   private readonly worker: string
   private readonly shift: number
+  /**
+   * true when every running plugin's task and memory callbacks read each record during
+   * the call only (`Callbacks.transientRecords`, as the trace plugin's file does): the
+   * plugins then get one TaskRecord and one MemoryRecord, refilled for each task
+   */
+  private transient = false
+  /** the running plugins' callbacks, in start order (what the per-task loops walk) */
+  private list: ReadonlyArray<{ readonly id: string; readonly callbacks: Callbacks }> = []
+  private scratchTask: Mutable<TaskRecord> | null = null
+  private scratchMemory: Mutable<MemoryRecord> | null = null
+  /** `worker-{host}-{row}` by row */
+  private readonly threadIds: Array<string> = []
 
   /** `host`: the host name this worker reports (default os.hostname()) */
   constructor(worker: string, shift: number, host: string = hostname()) {
@@ -86,6 +101,15 @@ export class PluginRunner {
         : undefined
       this.running.set(s.plugin.id, { instance, sampler })
     }
+    this.changed()
+  }
+
+  /** After plugins started or closed: the list the per-task loops walk, and whether records may be refilled. */
+  private changed(): void {
+    this.list = [...this.running].map(([id, r]) => ({ id, callbacks: r.instance.callbacks }))
+    this.transient = this.list.every(({ callbacks: cb }) =>
+      (cb.task === undefined && cb.memory === undefined) || cb.transientRecords === true
+    )
   }
 
   /** Closes plugins (their sampling first, so the last samples are written). */
@@ -94,6 +118,7 @@ export class PluginRunner {
       const r = this.running.get(id)
       if (r === undefined) continue
       this.running.delete(id)
+      this.changed()
       if (r.sampler !== undefined) await Sampling.stop(r.sampler)
       await r.instance.close()
     }
@@ -125,32 +150,82 @@ export class PluginRunner {
     return this.index * ROW_STRIDE + thread
   }
 
-  private each(ids: ReadonlyArray<string> | null, f: (cb: Callbacks) => void): void {
-    for (const [id, r] of this.running) if (ids === null || ids.includes(id)) f(r.instance.callbacks)
+  private threadIdOf(row: number): string {
+    return this.threadIds[row] ??= threadId(this.host, row)
   }
 
-  /** Task `k` of the batch (the pool's record `r`): its record for the plugins, and its result held. */
-  task(trace: RunTrace, k: number, r: TaskRecord): void {
+  /** Whether plugin `id` records a compute whose plugins are `ids` (null: every plugin). */
+  private static records(ids: ReadonlyArray<string> | null, id: string): boolean {
+    return ids === null || ids.includes(id)
+  }
+
+  /**
+   * Task `k` of the batch — its record in `cols` (the pool's), its result described by
+   * `info` — as the scheduler would have recorded it, for the plugins; its result held.
+   */
+  task(trace: RunTrace, k: number, cols: TaskColumns, info: ResultInfo): void {
     const [key, dependencies, dependents, stage] = trace.tasks[k]!
-    const w = this.row(r.workerId)
-    const ph = r.phases
-    const rec: TaskRecord = {
-      ...r,
-      key,
-      host: this.host,
-      workerId: w,
-      threadId: threadId(this.host, w),
-      phases: {
-        gather: [this.at(ph.gather[0]), this.at(ph.gather[1])],
-        compute: [this.at(ph.compute[0]), this.at(ph.compute[1])],
-        transfer: [this.at(ph.transfer[0]), this.at(ph.transfer[1])]
-      },
-      dependencies,
-      dependents,
-      ...(stage !== "" ? { stage } : {})
+    const w = this.row(cols.thread[k]!)
+    const f = cols.floats
+    const o = k * TASK_FLOATS
+    const state = cols.state[k] === 2 ? "erred" : "memory"
+    let rec: Mutable<TaskRecord>
+    if (this.transient) {
+      rec = this.scratchTask ??= blankTaskRecord()
+      const ph = rec.phases as { gather: [number, number]; compute: [number, number]; transfer: [number, number] }
+      ph.gather[0] = this.at(f[o]!)
+      ph.gather[1] = this.at(f[o + 1]!)
+      ph.compute[0] = this.at(f[o + 2]!)
+      ph.compute[1] = this.at(f[o + 3]!)
+      ph.transfer[0] = this.at(f[o + 4]!)
+      ph.transfer[1] = this.at(f[o + 5]!)
+      rec.key = key
+      rec.name = cols.graph.names[k]!
+      rec.host = this.host
+      rec.workerId = w
+      rec.threadId = this.threadIdOf(w)
+      rec.cpuTime = f[o + 6]!
+      rec.nbytes = info.nbytes
+      rec.shape = info.shape
+      rec.dtype = info.dtype
+      rec.type = info.type
+      rec.dependencies = dependencies
+      rec.dependents = dependents
+      rec.state = state
+      const opt = rec as { peakMemory: number | undefined; ioBytes: number | undefined; gpuTime: number | undefined; stage: string | undefined }
+      opt.peakMemory = numberOrUndefined(f[o + 7]!)
+      opt.ioBytes = numberOrUndefined(f[o + 8]!)
+      opt.gpuTime = numberOrUndefined(f[o + 9]!)
+      opt.stage = stage !== "" ? stage : undefined
+    } else {
+      // a new record, optional fields absent when unset (a plugin may keep it)
+      rec = {
+        key,
+        name: cols.graph.names[k]!,
+        host: this.host,
+        workerId: w,
+        threadId: this.threadIdOf(w),
+        phases: {
+          gather: [this.at(f[o]!), this.at(f[o + 1]!)],
+          compute: [this.at(f[o + 2]!), this.at(f[o + 3]!)],
+          transfer: [this.at(f[o + 4]!), this.at(f[o + 5]!)]
+        },
+        cpuTime: f[o + 6]!,
+        nbytes: info.nbytes,
+        shape: info.shape,
+        dtype: info.dtype,
+        type: info.type,
+        dependencies,
+        dependents,
+        state
+      }
+      if (!Number.isNaN(f[o + 7]!)) rec.peakMemory = f[o + 7]!
+      if (!Number.isNaN(f[o + 8]!)) rec.ioBytes = f[o + 8]!
+      if (!Number.isNaN(f[o + 9]!)) rec.gpuTime = f[o + 9]!
+      if (stage !== "") rec.stage = stage
     }
-    this.each(trace.plugins, (cb) => cb.task?.(rec))
-    if (r.state === "memory") this.hold(trace, r.key, key, w, r.nbytes, 1)
+    for (const p of this.list) if (PluginRunner.records(trace.plugins, p.id)) p.callbacks.task?.(rec)
+    if (state === "memory") this.hold(trace, cols.graph.keys[k]!, key, w, info.nbytes, 1)
   }
 
   /** A peer fetch (its times already on this worker's shifted clock): its record, and the copies held. */
@@ -162,14 +237,14 @@ export class PluginRunner {
       keys: t.keys.map((k) => exec.get(k) ?? k),
       bytes: t.bytes,
       host: this.host,
-      threadId: threadId(this.host, row),
+      threadId: this.threadIdOf(row),
       peer,
       start: t.start - this.offset,
       stop: t.stop - this.offset,
       serialize: t.serialize,
       deserialize: t.deserialize
     }
-    this.each(trace.plugins, (cb) => cb.transfer?.(rec))
+    for (const p of this.list) if (PluginRunner.records(trace.plugins, p.id)) p.callbacks.transfer?.(rec)
     for (const k of t.keys) this.hold(trace, k, exec.get(k) ?? k, row, sizes.get(k) ?? 0, 1)
   }
 
@@ -203,26 +278,33 @@ export class PluginRunner {
 
   private emit(ids: ReadonlyArray<string> | null, row: number, key: string, state: MemoryRecord["state"]): void {
     const t = this.rows.get(row)!
-    const rec: MemoryRecord = {
-      timestamp: this.at(EngineClock.nowSeconds()),
-      host: this.host,
-      workerId: row,
-      threadId: threadId(this.host, row),
-      key,
-      state,
-      bytes: t.bytes,
-      chunks: t.chunks
+    const timestamp = this.at(EngineClock.nowSeconds())
+    let rec: Mutable<MemoryRecord>
+    if (this.transient) {
+      rec = this.scratchMemory ??= blankMemoryRecord()
+      rec.timestamp = timestamp
+      rec.host = this.host
+      rec.workerId = row
+      rec.threadId = this.threadIdOf(row)
+      rec.key = key
+      rec.state = state
+      rec.bytes = t.bytes
+      rec.chunks = t.chunks
+    } else {
+      rec = { timestamp, host: this.host, workerId: row, threadId: this.threadIdOf(row), key, state, bytes: t.bytes, chunks: t.chunks }
     }
-    this.each(ids, (cb) => cb.memory?.(rec))
+    for (const p of this.list) if (PluginRunner.records(ids, p.id)) p.callbacks.memory?.(rec)
   }
 
   private samples(r: Sampling.SampleRecord): Sampling.SampleRecord {
     const w = r.workerId < 0 ? r.workerId : this.row(r.workerId)
     const times = new Float64Array(r.times.length)
     for (let q = 0; q < times.length; q++) times[q] = this.at(r.times[q]!)
-    return { ...r, host: this.host, workerId: w, threadId: w < 0 ? r.threadId : threadId(this.host, w), times }
+    return { ...r, host: this.host, workerId: w, threadId: w < 0 ? r.threadId : this.threadIdOf(w), times }
   }
 }
+
+const numberOrUndefined = (x: number): number | undefined => (Number.isNaN(x) ? undefined : x)
 
 const execMaps = new WeakMap<RunTrace, ReadonlyMap<string, string>>()
 

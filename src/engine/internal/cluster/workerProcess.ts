@@ -28,7 +28,6 @@ import { Rpc } from "effect/rpc"
 import { hostname } from "node:os"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type { PostgresStorage } from "../../Cluster.ts"
-import type { TaskRecord } from "../../EngineEvents.ts"
 import * as EngineClock from "../../EngineClock.ts"
 import * as Executor from "../../Executor.ts"
 import type { Callbacks } from "../../Hooks.ts"
@@ -41,6 +40,7 @@ import { restoreLiterals } from "./literals.ts"
 import * as Registry from "./registry.ts"
 import { decodeValue, encodeValue, storeKey, TesseraWorker } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
+import { TASK_FLOATS, TaskColumns } from "./taskColumns.ts"
 import { PluginRunner } from "./workerPlugins.ts"
 
 /**
@@ -333,8 +333,8 @@ const handlers = (
         const all = new Int32Array(graph.size)
         for (let i = 0; i < all.length; i++) all[i] = i
         const state = State.init(graph, all)
-        const records = new Map<string, TaskRecord>()
-        const cbs: Array<Callbacks> = req.profile ? [{ task: (r) => void records.set(r.key, r) }] : []
+        const records = req.profile ? new TaskColumns(graph) : null
+        const cbs: Array<Callbacks> = records !== null ? [records.callbacks] : []
         if (trace !== undefined) cbs.push(...plugins.begin(trace))
         const job = makeJob(graph, state, cbs)
         stats.running++
@@ -348,15 +348,19 @@ const handlers = (
         const want = req.want !== undefined && req.want.length > 0 ? new Set(req.want) : null
         const values: Record<string, unknown> = {}
         for (let i = 0; i < graph.size; i++) {
-          const r = records.get(graph.keys[i]!)
-          if (trace !== undefined && r !== undefined) plugins.task(trace, i, r)
+          // the pool records finished tasks only (every task of the batch is requested, so
+          // its result stays in the cache): a record describes the cache's result
           if (!state.finished[i]) continue
-          stats.tasks++
+          const r = records !== null && records.has(i)
           const key = graph.keys[i]!
           const v = state.cache[i]
+          const info = describeResult(v)
+          if (trace !== undefined && r) plugins.task(trace, i, records!, info)
+          stats.tasks++
           store.set(at(key), v)
           if (want?.has(key)) values[key] = v
-          const info = describeResult(v)
+          const f = records?.floats
+          const o = i * TASK_FLOATS
           done.push({
             key,
             nbytes: info.nbytes,
@@ -364,15 +368,15 @@ const handlers = (
             shape: info.shape,
             dtype: info.dtype,
             type: info.type,
-            thread: r?.workerId ?? 0,
-            rec: r === undefined ? null : [
-              r.phases.gather[0] + shift,
-              r.phases.gather[1] + shift,
-              r.phases.compute[0] + shift,
-              r.phases.compute[1] + shift,
-              r.phases.transfer[0] + shift,
-              r.phases.transfer[1] + shift,
-              r.cpuTime
+            thread: r ? records!.thread[i]! : 0,
+            rec: !r ? null : [
+              f![o]! + shift,
+              f![o + 1]! + shift,
+              f![o + 2]! + shift,
+              f![o + 3]! + shift,
+              f![o + 4]! + shift,
+              f![o + 5]! + shift,
+              f![o + 6]!
             ]
           })
         }
