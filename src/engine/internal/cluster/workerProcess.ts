@@ -38,7 +38,7 @@ import { describeResult } from "../kernels.ts"
 import { DataClient, serve } from "./dataPlane.ts"
 import { restoreLiterals } from "./literals.ts"
 import * as Registry from "./registry.ts"
-import { decodeValue, encodeValue, storeKey, TesseraWorker } from "./protocol.ts"
+import { decodeValue, encodeValue, REC_FLOATS, storeKey, TesseraWorker } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
 import { TASK_FLOATS, TaskColumns } from "./taskColumns.ts"
 import { PluginRunner } from "./workerPlugins.ts"
@@ -347,6 +347,7 @@ const handlers = (
         const done: Array<RunReply["done"][number]> = []
         const want = req.want !== undefined && req.want.length > 0 ? new Set(req.want) : null
         const values: Record<string, unknown> = {}
+        const recs = records !== null ? new Float64Array(graph.size * REC_FLOATS) : null
         for (let i = 0; i < graph.size; i++) {
           // the pool records finished tasks only (every task of the batch is requested, so
           // its result stays in the cache): a record describes the cache's result
@@ -359,8 +360,16 @@ const handlers = (
           stats.tasks++
           store.set(at(key), v)
           if (want?.has(key)) values[key] = v
-          const f = records?.floats
-          const o = i * TASK_FLOATS
+          if (recs !== null) {
+            const f = records!.floats
+            const o = i * TASK_FLOATS
+            const p = done.length * REC_FLOATS
+            if (!r) recs[p] = NaN
+            else {
+              for (let q = 0; q < 6; q++) recs[p + q] = f[o + q]! + shift
+              recs[p + 6] = f[o + 6]!
+            }
+          }
           done.push({
             key,
             nbytes: info.nbytes,
@@ -368,16 +377,7 @@ const handlers = (
             shape: info.shape,
             dtype: info.dtype,
             type: info.type,
-            thread: r ? records!.thread[i]! : 0,
-            rec: !r ? null : [
-              f![o]! + shift,
-              f![o + 1]! + shift,
-              f![o + 2]! + shift,
-              f![o + 3]! + shift,
-              f![o + 4]! + shift,
-              f![o + 5]! + shift,
-              f![o + 6]!
-            ]
+            thread: r ? records!.thread[i]! : 0
           })
         }
         // ended while it ran: what it made is recorded (above) but not kept
@@ -399,7 +399,14 @@ const handlers = (
             lost: []
           }
         }
-        return { done, error, transfers, seconds, ...(want !== null ? { values } : {}) } satisfies RunReply
+        return {
+          done,
+          error,
+          transfers,
+          seconds,
+          ...(want !== null ? { values } : {}),
+          ...(recs !== null ? { recs: recs.length === done.length * REC_FLOATS ? recs : recs.slice(0, done.length * REC_FLOATS) } : {})
+        } satisfies RunReply
       })
 
     return TesseraWorker.of({
