@@ -82,7 +82,9 @@ const runBatch = async (factories: ReadonlyArray<"copying" | "keeping">, tasks: 
     }
     cols.callbacks.task!(r)
   })
-  tasks.forEach((t, i) => runner.task(trace, i, cols, describeResult(new Float64Array(t.size))))
+  runner.batch(trace, cols, tasks.map((t) => describeResult(new Float64Array(t.size))))
+  // the records reach the plugins later, but before anything the runner is asked next
+  assert.equal(pluginIds.every(({ id }) => seen.get(id)!.tasks.length === 0), true)
   runner.release(released.filter((i) => i < tasks.length).map((i) => `t-${i}`))
   await runner.closeAll()
   return pluginIds.map(({ id }) => seen.get(id)!)
@@ -133,5 +135,32 @@ describe("PluginRunner", () => {
       ["t-1#2", "memory", 32],
       ["t-0#2", "released", 0]
     ])
+  })
+
+  it("gives a batch's records on the next turn of the event loop, or first thing when asked anything else", async () => {
+    const runner = new PluginRunner("tessera-worker@127.0.0.1:1", 0, "hostA")
+    const id = `p${ids++}`
+    await runner.apply({ start: [{ plugin: { id, module: mod, name: "copying", options: { id } }, monitor: false, truncate: false }], close: [], offset: 0 })
+    const graph = TaskGraph.makeUnsafe([{ key: "a", kernel: { module: mod, name: "none" }, args: [] }])
+    const trace: RunTrace = { plugins: [id], index: 0, offset: 0, tasks: [["a", [], [], ""]], inputs: [], rows: [], peers: [] }
+    const batch = () => {
+      const cols = new TaskColumns(graph)
+      cols.callbacks.task!({
+        key: "a", name: "a", host: "hostA", workerId: 0, threadId: "worker-hostA-0",
+        phases: { gather: [1, 2], compute: [2, 3], transfer: [3, 4] }, cpuTime: 0,
+        nbytes: 8, shape: [1], dtype: "float64", type: "Float64Array", dependencies: [], dependents: [], state: "memory"
+      })
+      runner.batch(trace, cols, [describeResult(new Float64Array(1))])
+    }
+    batch()
+    const s = seen.get(id)!
+    assert.equal(s.tasks.length, 0)
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(s.tasks.length, 1)
+    // queued, then released before the event loop turns: the memory record comes first
+    batch()
+    runner.release(["a"])
+    assert.deepEqual(s.memory.map((m) => JSON.parse(m)[1]), ["memory", "memory", "released"])
+    await runner.closeAll()
   })
 })

@@ -63,6 +63,10 @@ export class PluginRunner {
   private scratchMemory: Mutable<MemoryRecord> | null = null
   /** `worker-{host}-{row}` by row */
   private readonly threadIds: Array<string> = []
+  /** batches whose task records the plugins get next (`batch`) */
+  private readonly queued: Array<{ readonly trace: RunTrace; readonly cols: TaskColumns; readonly infos: ReadonlyArray<ResultInfo | undefined> }> = []
+  private scheduled = false
+  private flushing = false
 
   /** `host`: the host name this worker reports (default os.hostname()) */
   constructor(worker: string, shift: number, host: string = hostname()) {
@@ -78,6 +82,7 @@ export class PluginRunner {
 
   /** Starts and closes plugins as asked. Rejects when a factory cannot be loaded or fails. */
   async apply(req: PluginsRequest): Promise<void> {
+    this.flush()
     this.offset = req.offset
     await this.close(req.close)
     for (const s of req.start) {
@@ -114,6 +119,7 @@ export class PluginRunner {
 
   /** Closes plugins (their sampling first, so the last samples are written). */
   async close(ids: ReadonlyArray<string>): Promise<void> {
+    this.flush()
     for (const id of ids) {
       const r = this.running.get(id)
       if (r === undefined) continue
@@ -131,6 +137,7 @@ export class PluginRunner {
 
   /** Takes a batch's rows, offset and peers; returns the callbacks its pool job needs (a sampler). */
   begin(trace: RunTrace): ReadonlyArray<Callbacks> {
+    this.flush()
     this.index = trace.index
     this.offset = trace.offset
     this.peers = trace.peers
@@ -160,10 +167,53 @@ export class PluginRunner {
   }
 
   /**
+   * A batch's task records for the plugins — each task's in `cols` (the pool's), its
+   * result described by `infos[k]` (undefined: the task did not complete) — given to
+   * them soon (`setImmediate`), after the worker has answered the batch, so that writing
+   * the trace no longer stands between a batch's end and the scheduler hearing of it
+   * (the pool, too, delivers a batch's records after it has sent the next ones). Every
+   * other call to the runner first gives the queued batches' records, so the plugins get
+   * every record in the order they would have got them at once.
+   */
+  batch(trace: RunTrace, cols: TaskColumns, infos: ReadonlyArray<ResultInfo | undefined>): void {
+    this.queued.push({ trace, cols, infos })
+    if (this.scheduled) return
+    this.scheduled = true
+    setImmediate(this.flushSoon)
+  }
+
+  /** Gives the queued batches' task records to the plugins now (`batch`). */
+  flush(): void {
+    // a plugin's callback that calls back into the runner does not reorder the queue
+    if (this.flushing) return
+    this.flushing = true
+    try {
+      for (let b = this.queued.shift(); b !== undefined; b = this.queued.shift()) {
+        for (let k = 0; k < b.infos.length; k++) {
+          const info = b.infos[k]
+          if (info !== undefined) this.task(b.trace, k, b.cols, info)
+        }
+      }
+    } finally {
+      this.flushing = false
+    }
+  }
+
+  private readonly flushSoon = (): void => {
+    this.scheduled = false
+    try {
+      this.flush()
+    } catch (e) {
+      // no request to fail any more: said on stderr (the driver's LocalCluster keeps its tail)
+      process.stderr.write(`tessera worker ${this.worker}: a worker plugin failed on a batch's records: ${e instanceof Error ? e.message : String(e)}\n`)
+    }
+  }
+
+  /**
    * Task `k` of the batch — its record in `cols` (the pool's), its result described by
    * `info` — as the scheduler would have recorded it, for the plugins; its result held.
    */
-  task(trace: RunTrace, k: number, cols: TaskColumns, info: ResultInfo): void {
+  private task(trace: RunTrace, k: number, cols: TaskColumns, info: ResultInfo): void {
     const [key, dependencies, dependents, stage] = trace.tasks[k]!
     const w = this.row(cols.thread[k]!)
     const f = cols.floats
@@ -230,6 +280,7 @@ export class PluginRunner {
 
   /** A peer fetch (its times already on this worker's shifted clock): its record, and the copies held. */
   transfer(trace: RunTrace, t: WireTransfer, sizes: ReadonlyMap<string, number>): void {
+    this.flush()
     const row = this.row(0)
     const peer = trace.rows.find(([name]) => name === t.peer)?.[1] ?? t.peer
     const exec = execKeys(trace)
@@ -270,6 +321,7 @@ export class PluginRunner {
 
   /** Results the scheduler released here. */
   release(keys: ReadonlyArray<string>): void {
+    this.flush()
     for (const k of keys) {
       const h = this.drop(k)
       if (h !== undefined) this.emit(null, h.row, h.key, "released")

@@ -34,7 +34,7 @@ import type { Callbacks } from "../../Hooks.ts"
 import * as State from "../../State.ts"
 import * as TaskGraph from "../../TaskGraph.ts"
 import { makeJob } from "../job.ts"
-import { describeResult } from "../kernels.ts"
+import { describeResult, type ResultInfo } from "../kernels.ts"
 import { DataClient, serve } from "./dataPlane.ts"
 import { restoreLiterals } from "./literals.ts"
 import * as Registry from "./registry.ts"
@@ -348,6 +348,8 @@ const handlers = (
         const want = req.want !== undefined && req.want.length > 0 ? new Set(req.want) : null
         const values: Record<string, unknown> = {}
         const recs = records !== null ? new Float64Array(graph.size * REC_FLOATS) : null
+        /** what the plugins record of each completed task's result (given after the reply: PluginRunner.batch) */
+        const infos = trace !== undefined && records !== null ? new Array<ResultInfo | undefined>(graph.size) : null
         for (let i = 0; i < graph.size; i++) {
           // the pool records finished tasks only (every task of the batch is requested, so
           // its result stays in the cache): a record describes the cache's result
@@ -356,7 +358,7 @@ const handlers = (
           const key = graph.keys[i]!
           const v = state.cache[i]
           const info = describeResult(v)
-          if (trace !== undefined && r) plugins.task(trace, i, records!, info)
+          if (infos !== null && r) infos[i] = info
           stats.tasks++
           store.set(at(key), v)
           if (want?.has(key)) values[key] = v
@@ -380,6 +382,7 @@ const handlers = (
             thread: r ? records!.thread[i]! : 0
           })
         }
+        if (infos !== null) plugins.batch(trace!, records!, infos)
         // ended while it ran: what it made is recorded (above) but not kept
         if (ended(req.compute)) release(req.compute, done.map((d) => d.key))
         let error: RunReply["error"] = null
