@@ -12,7 +12,7 @@
  * `LiteralsMissing`, and the scheduler sends that batch again with the values.
  *
  * A literal's key is its identity in the driver (the view's buffer, offset, length and
- * type) plus a 128-bit hash of its bytes, so an array changed in place between computes
+ * type) plus a 64-bit hash of its bytes, so an array changed in place between computes
  * gets a new key and is sent again: the workers never compute with stale data. The hash
  * is taken once per compute and literal. Workers drop a literal when the driver's array
  * is garbage-collected (`FinalizationRegistry`, the next batch says so), when the
@@ -24,7 +24,6 @@
  * @since 0.1.0
  * @internal
  */
-import { hash } from "node:crypto"
 import { isPlain, KEEP, mapDeep } from "./frames.ts"
 
 /**
@@ -56,19 +55,31 @@ const bigOf = (v: object): Big | undefined => {
 const soleKey = (v: object, key: string): boolean => isPlain(v) && Object.hasOwn(v, key) && Object.keys(v).length === 1
 
 /**
- * A 128-bit hash of a value's bytes (the first half of their SHA-256), as 32 hex digits.
- *
- * Native (node:crypto), not a loop in JavaScript: the driver hashes each literal once
- * per compute, ~113 times a cluster demo run, too rarely for V8 to keep a hashing loop
- * optimised; the loop it replaced was optimised on stack replacement and thrown away on
- * nearly every call (99 deoptimisations in 5 demo runs) and cost 14–49 ms of the
- * driver's CPU a demo run; SHA-256 costs ~45 µs per 80 KB here from the first call.
+ * A 64-bit hash (two 32-bit multiplicative hashes) of a value's bytes, as 16 hex digits.
  *
  * @since 0.1.0
  * @internal
  */
-export const hashBytes = (v: Big): string =>
-  hash("sha256", ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v), "hex").slice(0, 32)
+export const hashBytes = (v: Big): string => {
+  const bytes = ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v)
+  const words = bytes.byteOffset % 4 === 0 ? new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2) : null
+  let h1 = 0x811c9dc5 | 0
+  let h2 = 0x9e3779b9 | 0
+  let tail = 0
+  if (words !== null) {
+    for (let i = 0; i < words.length; i++) {
+      const w = words[i]!
+      h1 = Math.imul(h1 ^ w, 0x01000193)
+      h2 = Math.imul((h2 << 5 | h2 >>> 27) ^ w, 0x27d4eb2d)
+    }
+    tail = words.length * 4
+  }
+  for (let i = tail; i < bytes.length; i++) {
+    h1 = Math.imul(h1 ^ bytes[i]!, 0x01000193)
+    h2 = Math.imul((h2 << 5 | h2 >>> 27) ^ bytes[i]!, 0x27d4eb2d)
+  }
+  return (h1 >>> 0).toString(16).padStart(8, "0") + (h2 >>> 0).toString(16).padStart(8, "0")
+}
 
 /**
  * The driver's side: keys for literals, which worker holds which, and what to drop.
