@@ -36,7 +36,7 @@ import * as TaskGraph from "../../TaskGraph.ts"
 import { makeJob } from "../job.ts"
 import { describeResult, type ResultInfo } from "../kernels.ts"
 import { DataClient, serve } from "./dataPlane.ts"
-import { restoreLiterals } from "./literals.ts"
+import { keepLiteral, restoreLiterals } from "./literals.ts"
 import * as Registry from "./registry.ts"
 import { decodeValue, encodeValue, REC_FLOATS, storeKey, TesseraWorker } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
@@ -266,7 +266,7 @@ const handlers = (
         if (ended(req.compute)) return interrupted(req)
         if (req.release !== undefined) release(req.compute, req.release)
         for (const k of req.drop ?? []) literals.delete(k)
-        for (const [k, v] of req.literals ?? []) literals.set(k, v)
+        for (const [k, v] of req.literals ?? []) literals.set(k, keepLiteral(v))
         const missingLiterals = new Set<string>()
         const taskArgs = req.tasks.map((t) => restoreLiterals(t.args, literals, missingLiterals))
         if (missingLiterals.size > 0) {
