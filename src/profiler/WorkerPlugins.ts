@@ -91,6 +91,8 @@ export const trace: WorkerPluginFactory = async (raw, ctx) => {
   }
   return {
     callbacks: {
+      // the file encodes each record in the call: the worker may refill one (as Trace.callbacks)
+      transientRecords: true,
       task: db.records.task,
       memory: db.records.memory,
       transfer: (t) => db.record(transferEvent(t))

@@ -360,6 +360,10 @@ describe("Cluster faults", () => {
       for (const r of recs.values()) {
         hosts.add(r.workerId)
         assert.ok(r.phases.gather[0] >= t0 - 1 && r.phases.transfer[1] <= t1 + 1, `${r.key} on the scheduler's clock`)
+        // the worker's floats, in order (the reply's recs): gather ≤ compute ≤ transfer, CPU seconds
+        const ph = [...r.phases.gather, ...r.phases.compute, ...r.phases.transfer]
+        for (let q = 1; q < ph.length; q++) assert.ok(ph[q]! >= ph[q - 1]!, `${r.key}'s phases in order`)
+        assert.ok(Number.isFinite(r.cpuTime) && r.cpuTime >= 0 && r.cpuTime < 60, `${r.key}'s CPU seconds`)
         for (const d of r.dependencies) {
           const dep = recs.get(d)!
           assert.ok(r.phases.gather[0] >= dep.phases.transfer[1] - slack, `${r.key} starts before ${d} ends`)

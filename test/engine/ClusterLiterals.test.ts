@@ -8,7 +8,7 @@ import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { deserialize, serialize } from "node:v8"
 import * as fc from "fast-check"
-import { hashBytes, LITERAL_MIN_BYTES, LiteralBook, restoreLiterals } from "../../src/engine/internal/cluster/literals.ts"
+import { hashBytes, keepLiteral, LITERAL_MIN_BYTES, LiteralBook, restoreLiterals } from "../../src/engine/internal/cluster/literals.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 
 const big = (n: number, seed = 1): Float64Array => Float64Array.from({ length: n }, (_, i) => i * seed)
@@ -103,5 +103,38 @@ describe("cluster literals", () => {
       copy[at % copy.length] = copy[at % copy.length]! ^ 1
       assert.notEqual(hashBytes(bytes), hashBytes(copy))
     }))
+  })
+
+  it("hashes the bytes a view shows, whatever its type or buffer (shared or not), at the same alignment", () => {
+    fc.assert(fc.property(fc.uint8Array({ minLength: 8, maxLength: 300 }), fc.nat({ max: 3 }), (bytes, words) => {
+      // (4-byte-aligned views hash by words, others by bytes: a view keeps its offset between computes)
+      const offset = words * 4
+      const shared = new Uint8Array(new SharedArrayBuffer(bytes.length + offset), offset)
+      shared.set(bytes)
+      assert.equal(hashBytes(shared), hashBytes(bytes))
+      assert.equal(hashBytes(bytes.slice().buffer), hashBytes(bytes))
+      const n = bytes.length & ~7
+      const f64 = new Float64Array(bytes.slice(0, n).buffer)
+      assert.equal(hashBytes(f64), hashBytes(bytes.subarray(0, n)))
+    }))
+  })
+
+  it("keeps a typed array literal in shared memory (same type and values), other literals as they came", () => {
+    const ctors = [Float64Array, Float32Array, Int32Array, Uint8Array, Int16Array, BigInt64Array] as const
+    fc.assert(fc.property(fc.constantFrom(...ctors), fc.integer({ min: 0, max: 64 }), fc.nat({ max: 3 }), (Ctor, n, pad) => {
+      const buf = new ArrayBuffer((n + pad) * Ctor.BYTES_PER_ELEMENT)
+      const v = new (Ctor as unknown as new(b: ArrayBuffer, o: number, l: number) => Float64Array | BigInt64Array)(buf, pad * Ctor.BYTES_PER_ELEMENT, n)
+      for (let i = 0; i < n; i++) v[i] = (typeof v[0] === "bigint" || v instanceof BigInt64Array ? BigInt(i * 3) : i * 3) as never
+      const kept = keepLiteral(v) as typeof v
+      assert.ok(kept.buffer instanceof SharedArrayBuffer)
+      assert.equal(kept.constructor, Ctor)
+      assert.deepEqual([...kept], [...v])
+      // already shared: the same array
+      assert.equal(keepLiteral(kept), kept)
+    }))
+    const ab = new ArrayBuffer(8)
+    const dv = new DataView(new ArrayBuffer(8))
+    assert.equal(keepLiteral(ab), ab)
+    assert.equal(keepLiteral(dv), dv)
   })
 })

@@ -17,7 +17,57 @@ import type { TaskGraph } from "../TaskGraph.ts"
 import { describeResult } from "./kernels.ts"
 import type { ResultInfo } from "./kernels.ts"
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+/** @since 0.1.0 @internal */
+export type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/**
+ * A TaskRecord to refill for each task (transient records): every field present, the
+ * optional ones undefined, so that it keeps one hidden class; undefined reads as absent.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const blankTaskRecord = (): Mutable<TaskRecord> =>
+  ({
+    key: "",
+    name: "",
+    host: "",
+    workerId: 0,
+    threadId: "",
+    phases: { gather: [0, 0], compute: [0, 0], transfer: [0, 0] },
+    cpuTime: 0,
+    peakMemory: 0,
+    ioBytes: 0,
+    nbytes: 0,
+    shape: [],
+    dtype: "",
+    type: "",
+    dependencies: [],
+    dependents: [],
+    state: "memory",
+    stage: undefined,
+    mainThread: undefined,
+    gpuTime: undefined
+  }) as unknown as Mutable<TaskRecord>
+
+/**
+ * A MemoryRecord to refill for each change (transient records), `device` present and undefined.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const blankMemoryRecord = (): Mutable<MemoryRecord> =>
+  ({
+    timestamp: 0,
+    host: "",
+    workerId: 0,
+    threadId: "",
+    key: "",
+    state: "memory",
+    bytes: 0,
+    chunks: 0,
+    device: undefined
+  }) as unknown as Mutable<MemoryRecord>
 
 const threadIds = new Map<string, Array<string>>()
 const threadIdCached = (host: string, w: number): string => {
@@ -211,18 +261,22 @@ export const post = (job: Job, i: number, result: unknown, workerId: number): vo
 /**
  * Per-worker held bytes and chunks; emits a MemoryRecord after each change. Installed
  * as `state.onRelease` so releases are accounted to the worker that produced the data.
+ * The per-worker arrays start at `workers` entries and grow (doubling) when a task is
+ * held by a worker beyond them: the cluster's worker ids are sparse (`index × 16 +
+ * thread`) and workers join mid-compute, and sizing for every id it could see cost ~100 KB
+ * of garbage a compute.
  *
  * @since 0.1.0
  * @internal
  */
 export class MemoryBook {
-  readonly bytes: Float64Array
-  readonly chunks: Int32Array
+  bytes: Float64Array
+  chunks: Int32Array
   readonly owner: Int32Array
   readonly size: Float64Array
   readonly count: Int32Array
   /** device bytes held by each GPU worker (NaN: a CPU worker), as its last batch reported */
-  readonly device: Float64Array
+  device: Float64Array
   readonly job: Job
   readonly host: string
   constructor(job: Job, workers: number, host: string) {
@@ -239,6 +293,7 @@ export class MemoryBook {
     job.state.onRelease = (i) => this.release(i)
   }
   hold(i: number, workerId: number, nbytes: number, c: number): void {
+    if (workerId >= this.bytes.length) this.grow(workerId)
     this.owner[i] = workerId
     this.size[i] = nbytes
     this.count[i] = c
@@ -253,6 +308,20 @@ export class MemoryBook {
     this.chunks[w]! -= this.count[i]!
     this.owner[i] = -1
     this.emit(i, w, "released")
+  }
+  /** Room for worker `w` (new workers hold nothing, and no device bytes). */
+  private grow(w: number): void {
+    let n = Math.max(1, this.bytes.length)
+    while (n <= w) n *= 2
+    const bytes = new Float64Array(n)
+    bytes.set(this.bytes)
+    const chunks = new Int32Array(n)
+    chunks.set(this.chunks)
+    const device = new Float64Array(n).fill(NaN)
+    device.set(this.device)
+    this.bytes = bytes
+    this.chunks = chunks
+    this.device = device
   }
   emit(i: number, w: number, state: MemoryRecord["state"]): void {
     const job = this.job
@@ -282,17 +351,7 @@ const memoryRecord = (
   device: number
 ): MemoryRecord => {
   if (job.transient) {
-    const m = job.scratchMemory ??= {
-      timestamp: 0,
-      host: "",
-      workerId: 0,
-      threadId: "",
-      key: "",
-      state: "memory",
-      bytes: 0,
-      chunks: 0,
-      device: undefined
-    } as unknown as Mutable<MemoryRecord>
+    const m = job.scratchMemory ??= blankMemoryRecord()
     m.timestamp = timestamp
     m.host = host
     m.workerId = w
@@ -500,28 +559,7 @@ const taskRecord = (job: Job, p: PendingTask): TaskRecord => (job.transient ? re
 /** `taskRecord` for transient records: the job's one TaskRecord (its arrays too), refilled. */
 const refillTask = (job: Job, p: PendingTask): TaskRecord => {
   const { i, info, host, workerId, rec, o } = p
-  const r = job.scratchTask ??= {
-    key: "",
-    name: "",
-    host: "",
-    workerId: 0,
-    threadId: "",
-    phases: { gather: [0, 0], compute: [0, 0], transfer: [0, 0] },
-    cpuTime: 0,
-    peakMemory: 0,
-    ioBytes: 0,
-    nbytes: 0,
-    shape: [],
-    dtype: "",
-    type: "",
-    dependencies: [],
-    dependents: [],
-    state: "memory",
-    // always present (one hidden class); undefined reads as absent
-    stage: undefined,
-    mainThread: undefined,
-    gpuTime: undefined
-  } as unknown as Mutable<TaskRecord>
+  const r = job.scratchTask ??= blankTaskRecord()
   const ph = r.phases as { gather: [number, number]; compute: [number, number]; transfer: [number, number] }
   r.key = execKeyAt(job, i)
   r.name = job.graph.names[i]!

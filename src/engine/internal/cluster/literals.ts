@@ -24,6 +24,7 @@
  * @since 0.1.0
  * @internal
  */
+import * as Chunk from "../../Chunk.ts"
 import { isPlain, KEEP, mapDeep } from "./frames.ts"
 
 /**
@@ -212,3 +213,19 @@ export const restoreLiterals = (
     if (!literals.has(lit)) missing.add(lit)
     return literals.get(lit)
   }) as ReadonlyArray<unknown>
+
+/**
+ * The worker's side: a literal as the worker keeps it. A typed array arrives in memory of
+ * its own (the wire cannot carry shared memory) and is copied once into shared memory,
+ * so that every batch that takes it hands it to the pool's threads without a copy:
+ * `postMessage` copies an array that is not shared each time it is sent (the demo's
+ * input chunks, 80 KB each, were copied into the pool with every batch). Other values
+ * (ArrayBuffers, DataViews, arrays already shared) are kept as they came.
+ *
+ * Kernels read their inputs without changing them (shared results already rely on it).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const keepLiteral = (v: unknown): unknown =>
+  ArrayBuffer.isView(v) && !(v instanceof DataView) ? Chunk.shareArray(v as Chunk.TypedArray) : v

@@ -51,7 +51,7 @@ import type { Job } from "../job.ts"
 import { execKeyOf, MemoryBook, post, pre, record, taskLineage } from "../job.ts"
 import { shareResult } from "../kernels.ts"
 import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
-import { decodeValue, encodeValue, parseAddress, ROW_STRIDE, TesseraWorker } from "./protocol.ts"
+import { decodeValue, encodeValue, parseAddress, REC_FLOATS, ROW_STRIDE, TesseraWorker } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
 import { LiteralBook } from "./literals.ts"
 import * as Registry from "./registry.ts"
@@ -320,6 +320,9 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       return closePlugins(ps)
     })
   )
+  /** Whether every plugin of `hooked` runs on worker `name` already. */
+  const pluginsStarted = (hooked: ReadonlyArray<Callbacks>, name: string): boolean =>
+    hooked.every((cb) => plugins.get(cb.workerPlugin!.id)?.started.has(name) === true)
   /** The plugins of `job`'s hooks, each started on every live worker (the host's monitor first). */
   const startPlugins = (job: Job, ws: ReadonlyArray<WorkerView>) =>
     Effect.gen(function*() {
@@ -414,7 +417,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       const view: Job = hooked.length === 0
         ? job
         : { ...job, taskCbs: local(job.taskCbs), memoryCbs: local(job.memoryCbs), transferCbs: local(job.transferCbs) }
-      const book = job.profile ? new MemoryBook(view, STRIDE * 256, host) : null
+      const book = job.profile ? new MemoryBook(view, STRIDE * workers.size, host) : null
       const releases = new Map<string, Array<string>>()
       const before = s.onRelease
       s.onRelease = (i) => {
@@ -690,8 +693,9 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             set.add(i)
             if (job.pre.length > 0) pre(job, i)
           }
-          // a worker that joined since the compute began starts its plugins first
-          if (hooked.length > 0) yield* startPlugins(job, [workers.get(name)!])
+          // a worker that joined since the compute began starts its plugins first (checked
+          // here, not in startPlugins: an Effect per batch for nothing to start cost ~3 ms a demo run)
+          if (hooked.length > 0 && !pluginsStarted(hooked, name)) yield* startPlugins(job, [workers.get(name)!])
           yield* send("run", workers.get(name)!, tasks, job.profile)
         }
       })
@@ -765,7 +769,9 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           }
           const temps: Array<string> = []
           const rec = new Float64Array(7)
-          for (const d of reply.done) {
+          const recs = reply.recs
+          for (let j = 0; j < reply.done.length; j++) {
+            const d = reply.done[j]!
             const i = g.index.get(d.key)!
             if (m.kind === "recover") {
               if (s.finished[i] && !s.released[i] && recovering[i]) {
@@ -783,8 +789,10 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             holders[i] = [m.w]
             const workerId = w.index * STRIDE + d.thread
             if (book !== null) {
-              if (d.rec !== null) for (let q = 0; q < 6; q++) rec[q] = d.rec[q]! - w.offset
-              rec[6] = d.rec?.[6] ?? 0
+              const p = j * REC_FLOATS
+              const has = recs !== undefined && !Number.isNaN(recs[p]!)
+              if (has) for (let q = 0; q < 6; q++) rec[q] = recs[p + q]! - w.offset
+              rec[6] = has ? recs[p + 6]! : 0
               record(view, book, i, undefined, workerId, w.host, rec, 0, "memory", {
                 nbytes: d.nbytes,
                 chunks: d.chunks,

@@ -24,7 +24,10 @@ import { type MemoryRecord, type TaskRecord, threadId, type TransferRecord } fro
 import type { Callbacks } from "../../Hooks.ts"
 import * as Sampling from "../../Sampling.ts"
 import type { WorkerPluginFactory, WorkerPluginInstance } from "../../WorkerPlugin.ts"
+import { blankMemoryRecord, blankTaskRecord, type Mutable } from "../job.ts"
+import type { ResultInfo } from "../kernels.ts"
 import { type PluginsRequest, ROW_STRIDE, type RunTrace, type WireTransfer } from "./protocol.ts"
+import { TASK_FLOATS, type TaskColumns } from "./taskColumns.ts"
 
 interface Running {
   readonly instance: WorkerPluginInstance
@@ -48,6 +51,22 @@ export class PluginRunner {
   private readonly rows = new Map<number, { bytes: number; chunks: number }>()
   private readonly worker: string
   private readonly shift: number
+  /**
+   * true when every running plugin's task and memory callbacks read each record during
+   * the call only (`Callbacks.transientRecords`, as the trace plugin's file does): the
+   * plugins then get one TaskRecord and one MemoryRecord, refilled for each task
+   */
+  private transient = false
+  /** the running plugins' callbacks, in start order (what the per-task loops walk) */
+  private list: ReadonlyArray<{ readonly id: string; readonly callbacks: Callbacks }> = []
+  private scratchTask: Mutable<TaskRecord> | null = null
+  private scratchMemory: Mutable<MemoryRecord> | null = null
+  /** `worker-{host}-{row}` by row */
+  private readonly threadIds: Array<string> = []
+  /** batches whose task records the plugins get next (`batch`) */
+  private readonly queued: Array<{ readonly trace: RunTrace; readonly cols: TaskColumns; readonly infos: ReadonlyArray<ResultInfo | undefined> }> = []
+  private scheduled = false
+  private flushing = false
 
   /** `host`: the host name this worker reports (default os.hostname()) */
   constructor(worker: string, shift: number, host: string = hostname()) {
@@ -63,6 +82,7 @@ export class PluginRunner {
 
   /** Starts and closes plugins as asked. Rejects when a factory cannot be loaded or fails. */
   async apply(req: PluginsRequest): Promise<void> {
+    this.flush()
     this.offset = req.offset
     await this.close(req.close)
     for (const s of req.start) {
@@ -86,14 +106,25 @@ export class PluginRunner {
         : undefined
       this.running.set(s.plugin.id, { instance, sampler })
     }
+    this.changed()
+  }
+
+  /** After plugins started or closed: the list the per-task loops walk, and whether records may be refilled. */
+  private changed(): void {
+    this.list = [...this.running].map(([id, r]) => ({ id, callbacks: r.instance.callbacks }))
+    this.transient = this.list.every(({ callbacks: cb }) =>
+      (cb.task === undefined && cb.memory === undefined) || cb.transientRecords === true
+    )
   }
 
   /** Closes plugins (their sampling first, so the last samples are written). */
   async close(ids: ReadonlyArray<string>): Promise<void> {
+    this.flush()
     for (const id of ids) {
       const r = this.running.get(id)
       if (r === undefined) continue
       this.running.delete(id)
+      this.changed()
       if (r.sampler !== undefined) await Sampling.stop(r.sampler)
       await r.instance.close()
     }
@@ -106,6 +137,7 @@ export class PluginRunner {
 
   /** Takes a batch's rows, offset and peers; returns the callbacks its pool job needs (a sampler). */
   begin(trace: RunTrace): ReadonlyArray<Callbacks> {
+    this.flush()
     this.index = trace.index
     this.offset = trace.offset
     this.peers = trace.peers
@@ -125,36 +157,130 @@ export class PluginRunner {
     return this.index * ROW_STRIDE + thread
   }
 
-  private each(ids: ReadonlyArray<string> | null, f: (cb: Callbacks) => void): void {
-    for (const [id, r] of this.running) if (ids === null || ids.includes(id)) f(r.instance.callbacks)
+  private threadIdOf(row: number): string {
+    return this.threadIds[row] ??= threadId(this.host, row)
   }
 
-  /** Task `k` of the batch (the pool's record `r`): its record for the plugins, and its result held. */
-  task(trace: RunTrace, k: number, r: TaskRecord): void {
-    const [key, dependencies, dependents, stage] = trace.tasks[k]!
-    const w = this.row(r.workerId)
-    const ph = r.phases
-    const rec: TaskRecord = {
-      ...r,
-      key,
-      host: this.host,
-      workerId: w,
-      threadId: threadId(this.host, w),
-      phases: {
-        gather: [this.at(ph.gather[0]), this.at(ph.gather[1])],
-        compute: [this.at(ph.compute[0]), this.at(ph.compute[1])],
-        transfer: [this.at(ph.transfer[0]), this.at(ph.transfer[1])]
-      },
-      dependencies,
-      dependents,
-      ...(stage !== "" ? { stage } : {})
+  /** Whether plugin `id` records a compute whose plugins are `ids` (null: every plugin). */
+  private static records(ids: ReadonlyArray<string> | null, id: string): boolean {
+    return ids === null || ids.includes(id)
+  }
+
+  /**
+   * A batch's task records for the plugins — each task's in `cols` (the pool's), its
+   * result described by `infos[k]` (undefined: the task did not complete) — given to
+   * them soon (`setImmediate`), after the worker has answered the batch, so that writing
+   * the trace no longer stands between a batch's end and the scheduler hearing of it
+   * (the pool, too, delivers a batch's records after it has sent the next ones). Every
+   * other call to the runner first gives the queued batches' records, so the plugins get
+   * every record in the order they would have got them at once.
+   */
+  batch(trace: RunTrace, cols: TaskColumns, infos: ReadonlyArray<ResultInfo | undefined>): void {
+    this.queued.push({ trace, cols, infos })
+    if (this.scheduled) return
+    this.scheduled = true
+    setImmediate(this.flushSoon)
+  }
+
+  /** Gives the queued batches' task records to the plugins now (`batch`). */
+  flush(): void {
+    // a plugin's callback that calls back into the runner does not reorder the queue
+    if (this.flushing) return
+    this.flushing = true
+    try {
+      for (let b = this.queued.shift(); b !== undefined; b = this.queued.shift()) {
+        for (let k = 0; k < b.infos.length; k++) {
+          const info = b.infos[k]
+          if (info !== undefined) this.task(b.trace, k, b.cols, info)
+        }
+      }
+    } finally {
+      this.flushing = false
     }
-    this.each(trace.plugins, (cb) => cb.task?.(rec))
-    if (r.state === "memory") this.hold(trace, r.key, key, w, r.nbytes, 1)
+  }
+
+  private readonly flushSoon = (): void => {
+    this.scheduled = false
+    try {
+      this.flush()
+    } catch (e) {
+      // no request to fail any more: said on stderr (the driver's LocalCluster keeps its tail)
+      process.stderr.write(`tessera worker ${this.worker}: a worker plugin failed on a batch's records: ${e instanceof Error ? e.message : String(e)}\n`)
+    }
+  }
+
+  /**
+   * Task `k` of the batch — its record in `cols` (the pool's), its result described by
+   * `info` — as the scheduler would have recorded it, for the plugins; its result held.
+   */
+  private task(trace: RunTrace, k: number, cols: TaskColumns, info: ResultInfo): void {
+    const [key, dependencies, dependents, stage] = trace.tasks[k]!
+    const w = this.row(cols.thread[k]!)
+    const f = cols.floats
+    const o = k * TASK_FLOATS
+    const state = cols.state[k] === 2 ? "erred" : "memory"
+    let rec: Mutable<TaskRecord>
+    if (this.transient) {
+      rec = this.scratchTask ??= blankTaskRecord()
+      const ph = rec.phases as { gather: [number, number]; compute: [number, number]; transfer: [number, number] }
+      ph.gather[0] = this.at(f[o]!)
+      ph.gather[1] = this.at(f[o + 1]!)
+      ph.compute[0] = this.at(f[o + 2]!)
+      ph.compute[1] = this.at(f[o + 3]!)
+      ph.transfer[0] = this.at(f[o + 4]!)
+      ph.transfer[1] = this.at(f[o + 5]!)
+      rec.key = key
+      rec.name = cols.graph.names[k]!
+      rec.host = this.host
+      rec.workerId = w
+      rec.threadId = this.threadIdOf(w)
+      rec.cpuTime = f[o + 6]!
+      rec.nbytes = info.nbytes
+      rec.shape = info.shape
+      rec.dtype = info.dtype
+      rec.type = info.type
+      rec.dependencies = dependencies
+      rec.dependents = dependents
+      rec.state = state
+      const opt = rec as { peakMemory: number | undefined; ioBytes: number | undefined; gpuTime: number | undefined; stage: string | undefined }
+      opt.peakMemory = numberOrUndefined(f[o + 7]!)
+      opt.ioBytes = numberOrUndefined(f[o + 8]!)
+      opt.gpuTime = numberOrUndefined(f[o + 9]!)
+      opt.stage = stage !== "" ? stage : undefined
+    } else {
+      // a new record, optional fields absent when unset (a plugin may keep it)
+      rec = {
+        key,
+        name: cols.graph.names[k]!,
+        host: this.host,
+        workerId: w,
+        threadId: this.threadIdOf(w),
+        phases: {
+          gather: [this.at(f[o]!), this.at(f[o + 1]!)],
+          compute: [this.at(f[o + 2]!), this.at(f[o + 3]!)],
+          transfer: [this.at(f[o + 4]!), this.at(f[o + 5]!)]
+        },
+        cpuTime: f[o + 6]!,
+        nbytes: info.nbytes,
+        shape: info.shape,
+        dtype: info.dtype,
+        type: info.type,
+        dependencies,
+        dependents,
+        state
+      }
+      if (!Number.isNaN(f[o + 7]!)) rec.peakMemory = f[o + 7]!
+      if (!Number.isNaN(f[o + 8]!)) rec.ioBytes = f[o + 8]!
+      if (!Number.isNaN(f[o + 9]!)) rec.gpuTime = f[o + 9]!
+      if (stage !== "") rec.stage = stage
+    }
+    for (const p of this.list) if (PluginRunner.records(trace.plugins, p.id)) p.callbacks.task?.(rec)
+    if (state === "memory") this.hold(trace, cols.graph.keys[k]!, key, w, info.nbytes, 1)
   }
 
   /** A peer fetch (its times already on this worker's shifted clock): its record, and the copies held. */
   transfer(trace: RunTrace, t: WireTransfer, sizes: ReadonlyMap<string, number>): void {
+    this.flush()
     const row = this.row(0)
     const peer = trace.rows.find(([name]) => name === t.peer)?.[1] ?? t.peer
     const exec = execKeys(trace)
@@ -162,14 +288,14 @@ export class PluginRunner {
       keys: t.keys.map((k) => exec.get(k) ?? k),
       bytes: t.bytes,
       host: this.host,
-      threadId: threadId(this.host, row),
+      threadId: this.threadIdOf(row),
       peer,
       start: t.start - this.offset,
       stop: t.stop - this.offset,
       serialize: t.serialize,
       deserialize: t.deserialize
     }
-    this.each(trace.plugins, (cb) => cb.transfer?.(rec))
+    for (const p of this.list) if (PluginRunner.records(trace.plugins, p.id)) p.callbacks.transfer?.(rec)
     for (const k of t.keys) this.hold(trace, k, exec.get(k) ?? k, row, sizes.get(k) ?? 0, 1)
   }
 
@@ -195,6 +321,7 @@ export class PluginRunner {
 
   /** Results the scheduler released here. */
   release(keys: ReadonlyArray<string>): void {
+    this.flush()
     for (const k of keys) {
       const h = this.drop(k)
       if (h !== undefined) this.emit(null, h.row, h.key, "released")
@@ -203,26 +330,33 @@ export class PluginRunner {
 
   private emit(ids: ReadonlyArray<string> | null, row: number, key: string, state: MemoryRecord["state"]): void {
     const t = this.rows.get(row)!
-    const rec: MemoryRecord = {
-      timestamp: this.at(EngineClock.nowSeconds()),
-      host: this.host,
-      workerId: row,
-      threadId: threadId(this.host, row),
-      key,
-      state,
-      bytes: t.bytes,
-      chunks: t.chunks
+    const timestamp = this.at(EngineClock.nowSeconds())
+    let rec: Mutable<MemoryRecord>
+    if (this.transient) {
+      rec = this.scratchMemory ??= blankMemoryRecord()
+      rec.timestamp = timestamp
+      rec.host = this.host
+      rec.workerId = row
+      rec.threadId = this.threadIdOf(row)
+      rec.key = key
+      rec.state = state
+      rec.bytes = t.bytes
+      rec.chunks = t.chunks
+    } else {
+      rec = { timestamp, host: this.host, workerId: row, threadId: this.threadIdOf(row), key, state, bytes: t.bytes, chunks: t.chunks }
     }
-    this.each(ids, (cb) => cb.memory?.(rec))
+    for (const p of this.list) if (PluginRunner.records(ids, p.id)) p.callbacks.memory?.(rec)
   }
 
   private samples(r: Sampling.SampleRecord): Sampling.SampleRecord {
     const w = r.workerId < 0 ? r.workerId : this.row(r.workerId)
     const times = new Float64Array(r.times.length)
     for (let q = 0; q < times.length; q++) times[q] = this.at(r.times[q]!)
-    return { ...r, host: this.host, workerId: w, threadId: w < 0 ? r.threadId : threadId(this.host, w), times }
+    return { ...r, host: this.host, workerId: w, threadId: w < 0 ? r.threadId : this.threadIdOf(w), times }
   }
 }
+
+const numberOrUndefined = (x: number): number | undefined => (Number.isNaN(x) ? undefined : x)
 
 const execMaps = new WeakMap<RunTrace, ReadonlyMap<string, string>>()
 

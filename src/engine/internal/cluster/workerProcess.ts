@@ -28,19 +28,19 @@ import { Rpc } from "effect/rpc"
 import { hostname } from "node:os"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type { PostgresStorage } from "../../Cluster.ts"
-import type { TaskRecord } from "../../EngineEvents.ts"
 import * as EngineClock from "../../EngineClock.ts"
 import * as Executor from "../../Executor.ts"
 import type { Callbacks } from "../../Hooks.ts"
 import * as State from "../../State.ts"
 import * as TaskGraph from "../../TaskGraph.ts"
 import { makeJob } from "../job.ts"
-import { describeResult } from "../kernels.ts"
+import { describeResult, type ResultInfo } from "../kernels.ts"
 import { DataClient, serve } from "./dataPlane.ts"
-import { restoreLiterals } from "./literals.ts"
+import { keepLiteral, restoreLiterals } from "./literals.ts"
 import * as Registry from "./registry.ts"
-import { decodeValue, encodeValue, storeKey, TesseraWorker } from "./protocol.ts"
+import { decodeValue, encodeValue, REC_FLOATS, storeKey, TesseraWorker } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
+import { TASK_FLOATS, TaskColumns } from "./taskColumns.ts"
 import { PluginRunner } from "./workerPlugins.ts"
 
 /**
@@ -266,7 +266,7 @@ const handlers = (
         if (ended(req.compute)) return interrupted(req)
         if (req.release !== undefined) release(req.compute, req.release)
         for (const k of req.drop ?? []) literals.delete(k)
-        for (const [k, v] of req.literals ?? []) literals.set(k, v)
+        for (const [k, v] of req.literals ?? []) literals.set(k, keepLiteral(v))
         const missingLiterals = new Set<string>()
         const taskArgs = req.tasks.map((t) => restoreLiterals(t.args, literals, missingLiterals))
         if (missingLiterals.size > 0) {
@@ -333,8 +333,8 @@ const handlers = (
         const all = new Int32Array(graph.size)
         for (let i = 0; i < all.length; i++) all[i] = i
         const state = State.init(graph, all)
-        const records = new Map<string, TaskRecord>()
-        const cbs: Array<Callbacks> = req.profile ? [{ task: (r) => void records.set(r.key, r) }] : []
+        const records = req.profile ? new TaskColumns(graph) : null
+        const cbs: Array<Callbacks> = records !== null ? [records.callbacks] : []
         if (trace !== undefined) cbs.push(...plugins.begin(trace))
         const job = makeJob(graph, state, cbs)
         stats.running++
@@ -347,16 +347,31 @@ const handlers = (
         const done: Array<RunReply["done"][number]> = []
         const want = req.want !== undefined && req.want.length > 0 ? new Set(req.want) : null
         const values: Record<string, unknown> = {}
+        const recs = records !== null ? new Float64Array(graph.size * REC_FLOATS) : null
+        /** what the plugins record of each completed task's result (given after the reply: PluginRunner.batch) */
+        const infos = trace !== undefined && records !== null ? new Array<ResultInfo | undefined>(graph.size) : null
         for (let i = 0; i < graph.size; i++) {
-          const r = records.get(graph.keys[i]!)
-          if (trace !== undefined && r !== undefined) plugins.task(trace, i, r)
+          // the pool records finished tasks only (every task of the batch is requested, so
+          // its result stays in the cache): a record describes the cache's result
           if (!state.finished[i]) continue
-          stats.tasks++
+          const r = records !== null && records.has(i)
           const key = graph.keys[i]!
           const v = state.cache[i]
+          const info = describeResult(v)
+          if (infos !== null && r) infos[i] = info
+          stats.tasks++
           store.set(at(key), v)
           if (want?.has(key)) values[key] = v
-          const info = describeResult(v)
+          if (recs !== null) {
+            const f = records!.floats
+            const o = i * TASK_FLOATS
+            const p = done.length * REC_FLOATS
+            if (!r) recs[p] = NaN
+            else {
+              for (let q = 0; q < 6; q++) recs[p + q] = f[o + q]! + shift
+              recs[p + 6] = f[o + 6]!
+            }
+          }
           done.push({
             key,
             nbytes: info.nbytes,
@@ -364,18 +379,10 @@ const handlers = (
             shape: info.shape,
             dtype: info.dtype,
             type: info.type,
-            thread: r?.workerId ?? 0,
-            rec: r === undefined ? null : [
-              r.phases.gather[0] + shift,
-              r.phases.gather[1] + shift,
-              r.phases.compute[0] + shift,
-              r.phases.compute[1] + shift,
-              r.phases.transfer[0] + shift,
-              r.phases.transfer[1] + shift,
-              r.cpuTime
-            ]
+            thread: r ? records!.thread[i]! : 0
           })
         }
+        if (infos !== null) plugins.batch(trace!, records!, infos)
         // ended while it ran: what it made is recorded (above) but not kept
         if (ended(req.compute)) release(req.compute, done.map((d) => d.key))
         let error: RunReply["error"] = null
@@ -395,7 +402,14 @@ const handlers = (
             lost: []
           }
         }
-        return { done, error, transfers, seconds, ...(want !== null ? { values } : {}) } satisfies RunReply
+        return {
+          done,
+          error,
+          transfers,
+          seconds,
+          ...(want !== null ? { values } : {}),
+          ...(recs !== null ? { recs: recs.length === done.length * REC_FLOATS ? recs : recs.slice(0, done.length * REC_FLOATS) } : {})
+        } satisfies RunReply
       })
 
     return TesseraWorker.of({
