@@ -170,14 +170,15 @@ const write = (file: string, data: string | Uint8Array) =>
 export const splitCsvRows = 100_000
 
 /**
- * The share of a large table's rows that the CSV worker formats: more than half, since
- * this thread also runs the analyses after it while the worker finishes (on the 1M-event
- * bench trace, task_balance and the printing take about a third of task_bottleneck's CSV).
+ * The share of a large table's rows that the CSV worker formats. Under half: the worker
+ * starts ~0.15 s after this thread (the rows' columns are sliced and copied to it),
+ * while this thread, done with its own rows, runs the next analysis (on the 1M-event
+ * bench trace task_balance takes ~0.1 s against ~0.7 s for task_bottleneck's CSV).
  *
  * @since 0.1.0
  * @category constants
  */
-export const workerCsvShare = 0.6
+export const workerCsvShare = 0.45
 
 /**
  * Writes a table's CSV (its header bytes, its `csvColumns`, `n` rows) a block of rows at
