@@ -32,7 +32,7 @@ export interface DecodeOptions {
   readonly threads?: number
   /**
    * Pieces to cut the files into for a decode on several threads, which the threads
-   * claim one at a time (default: 8 per thread).
+   * claim one at a time (default: 16 per thread).
    */
   readonly pieces?: number
   /** load only these columns (the others: all null); default: every column */
