@@ -11,13 +11,14 @@
 import { mkdir, open, writeFile } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { join } from "node:path"
+import type { Table } from "apache-arrow"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
-import { csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
-import { type CsvColumn, csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
+import { csvBlocks, csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
+import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
 import { load, parallelMinBytes } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
 import { type Decoding, fileSizes } from "./Decoding.ts"
@@ -181,36 +182,31 @@ export const splitCsvRows = 100_000
 export const workerCsvShare = 0.45
 
 /**
- * Writes a table's CSV (its header bytes, its `csvColumns`, `n` rows) a block of rows at
- * a time (a 500k-row task table never becomes one string). A large one's last rows
- * (`workerCsvShare` of them) are formatted by `helper`'s worker meanwhile (if it fails, here
- * instead: the bytes are the same either way); the effect then succeeds with `finish`,
+ * Writes a table as CSV a block of rows at a time (a 500k-row task table never becomes
+ * one string). A large one's last rows (`workerCsvShare` of them) are formatted by
+ * `helper`'s worker meanwhile (if it fails, here instead: the bytes are the same either way); the effect then succeeds with `finish`,
  * the promise of the file's end (the worker's rows written, the file closed), so that
  * this thread goes on while the worker formats. Without a worker the file is whole when
  * the effect succeeds.
  */
-const writeCsv = (
-  file: string,
-  header: Uint8Array,
-  columns: ReadonlyArray<CsvColumn>,
-  n: number,
-  helper: () => Promise<CsvHelper> | undefined
-) =>
+const writeCsv = (file: string, table: Table, helper: () => Promise<CsvHelper> | undefined) =>
   Effect.tryPromise({
     // the file's end in an object: a promise returned from an async function would be awaited
     try: async (): Promise<{ readonly finish: Promise<void> }> => {
       const handle = await open(file, "w")
+      const n = table.numRows
       const h = n >= splitCsvRows ? helper() : undefined
       let finish: Promise<void> | undefined
       try {
-        await handle.write(header)
         if (h === undefined) {
-          for (const block of csvRowBlocks(columns, 0, n)) await handle.write(block)
+          for (const block of csvBlocks(table)) await handle.write(block)
           return { finish: Promise.resolve() }
         }
+        const columns = csvColumns(table)
         const mid = Math.round(n * (1 - workerCsvShare))
         const rest = h.then((w) => w.format(sliceColumns(columns, mid, n), n - mid))
         rest.catch(() => undefined) // awaited below
+        await handle.write(csvHeader(table))
         for (const block of csvRowBlocks(columns, 0, mid)) await handle.write(block)
         finish = (async () => {
           try {
@@ -275,7 +271,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
         const t0 = performance.now()
         const table = yield* a.run(tables)
         if (output !== undefined) {
-          writing.push((yield* writeCsv(join(output, `${a.name}.csv`), csvHeader(table), csvColumns(table), table.numRows, needHelper)).finish)
+          writing.push((yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper)).finish)
           if (options.format === "arrow") {
             // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
             const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))

@@ -79,7 +79,7 @@ import { type DriverSegment, driverSegmentOf, driverTable } from "./Driver.ts"
 import { functionName } from "./FunctionName.ts"
 import { ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
-import { alwaysLoaded, argSkipOf, type DecodeOptions, type Decoded, decodePromise, type Decoding, markFile, sameDecoding } from "./Decoding.ts"
+import { alwaysLoaded, argSkipOf, type DecodeOptions, decodePromise, type Decoding, markFile, sameDecoding } from "./Decoding.ts"
 
 export { argSkipOf, decodeThreads, parallelMinBytes } from "./Decoding.ts"
 import { extraTables } from "./internal/transferTables.ts"
@@ -349,33 +349,14 @@ export interface LoadColumns {
  * @since 0.1.0
  * @category loading
  */
-export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOptions): Promise<TraceTables> =>
-  tablesOf(await decodedOf(files, options), files, options?.columns)
-
-/**
- * The first half of a load: decode the databases, or take over `options.decoding` when
- * it decodes the same files into the same columns. Rejects with `TraceFormatError`.
- *
- * @since 0.1.0
- * @category loading
- */
-export const decodedOf = (files: ReadonlyArray<string>, options?: LoadOptions): Promise<Decoded> => {
-  const d = options?.decoding
-  if (d === undefined || !sameDecoding(d, files, options?.columns)) return decodePromise(files, options)
-  d.join()
-  return d.decoded
+export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOptions): Promise<TraceTables> => {
+  // a started decoding of the same files and columns is taken over (this thread joins in)
+  const started = options?.decoding
+  const taken = started !== undefined && sameDecoding(started, files, options?.columns)
+  if (taken) started.join()
+  const d = taken ? await started.decoded : await decodePromise(files, options)
+  return buildTablesNamed(d.dec, files, d.events, d.droppedBytes, d.fileRowEnds, d.fileExtraEnds, options?.columns)
 }
-
-/**
- * The second half of a load: the tables of what was decoded (`columns`: as decoded; a
- * table may shift `d`'s times in place to align clocks, so build once per `Decoded`).
- * Throws `TraceFormatError` (reason `Unexpected`) naming the files.
- *
- * @since 0.1.0
- * @category loading
- */
-export const tablesOf = (d: Decoded, files: ReadonlyArray<string>, columns?: LoadColumns): TraceTables =>
-  buildTablesNamed(d.dec, files, d.events, d.droppedBytes, d.fileRowEnds, d.fileExtraEnds, columns)
 
 /** `buildTables`, its failures (an allocation, ...) named after the files. */
 const buildTablesNamed = (...args: Parameters<typeof buildTables>): TraceTables => {

@@ -73,7 +73,7 @@ export interface WorkerError {
 
 /**
  * A decoder's columns, pool, event counts and kept events as plain data (typed arrays,
- * `TraceEvent`s): what moves between threads (`batchDecoder.ts` `columnParts`).
+ * `TraceEvent`s): what a worker sends back (`BatchDecoder.result`).
  */
 export interface ColumnParts {
   readonly fallbacks: number
