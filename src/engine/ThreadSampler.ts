@@ -75,7 +75,7 @@ export class ThreadSampler {
   private title: string | null = null
   /** the profile of the window just ended (set by the session's notification) */
   private finished: CpuProfileLike | null = null
-  /** V8 µs time of the last sample delivered (later windows start before it ends) */
+  /** V8 µs time of the latest sample delivered (later windows start before it ends) */
   private lastMicros = -Infinity
   /** `performance.now()` when the open window started */
   startedAt = 0
@@ -146,11 +146,22 @@ export class ThreadSampler {
   }
 }
 
-/** The V8 µs time of a profile's last sample. */
-const lastTime = (p: CpuProfileLike): number => {
+/**
+ * The V8 µs time of a profile's latest sample: the greatest, not the last in order (V8
+ * orders samples as it processed them, so a window can end on a negative delta, and
+ * the samples between that time and the greatest are in the next window too).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const lastTime = (p: CpuProfileLike): number => {
   let t = p.startTime
-  for (const d of p.timeDeltas ?? []) t += d
-  return t
+  let max = -Infinity
+  for (const d of p.timeDeltas ?? []) {
+    t += d
+    if (t > max) max = t
+  }
+  return max
 }
 
 /** The main thread's shared sampler (see `acquire`). */
