@@ -24,6 +24,25 @@ import type { ColumnParts, DecodeResult, Segment, WorkerError } from "./parallel
 export const seqOf = (p: number, k: number): number => p * 2 ** 32 + k
 
 /**
+ * About how much a decoder meets in `bytes` of trace, for sizing its string pool and
+ * columns up front: no rehash and no copy as they fill, and each page touched once (a
+ * first touch is a page fault, ~4 µs in this VM: doubling columns and the pool's arena
+ * from small cost the 1M-event load ~40k of its ~175k faults). DASF's and Tessera's task
+ * events are 250-450 bytes, each with a new key of ~50 bytes, beside one or two `Managed
+ * Memory` events of ~190 bytes (the 1M-event bench trace: a task per ~760 bytes, a new
+ * string per ~700, a memory event per ~460); the estimates are above those (a share of
+ * memory reserved and never touched costs address space only), at most 4M strings. An
+ * estimate too low only costs growing as before.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const expectedSizes = (bytes: number): { readonly strings: number; readonly stringBytes: number; readonly tasks: number; readonly memory: number } => {
+  const strings = Math.min(1 << 22, Math.ceil(bytes / 512))
+  return { strings, stringBytes: strings * 64, tasks: Math.ceil(bytes / 512), memory: Math.ceil(bytes / 320) }
+}
+
+/**
  * See the module header.
  *
  * @since 0.1.0
@@ -37,10 +56,18 @@ export class BatchDecoder {
   private readonly extraSeqs: Array<number> = []
   private events = 0
   private error: WorkerError | undefined
-  /** `strings`: how many distinct strings to make room for up front */
-  constructor(skip: ArgSkip, strings = 0) {
+  /**
+   * `bytes`: how many bytes of trace it will likely decode, to size its columns up front
+   * (`expectedSizes`); `poolBytes`: the same for its string pool (the calling thread's
+   * also takes every worker's strings: all the files' bytes).
+   */
+  constructor(skip: ArgSkip, bytes = 0, poolBytes = bytes) {
     this.dec = new ColumnDecoder(undefined, skip)
-    this.dec.pool.reserve(strings)
+    const e = expectedSizes(bytes)
+    const p = expectedSizes(poolBytes)
+    this.dec.pool.reserve(p.strings, p.stringBytes)
+    this.dec.tasks.reserve(e.tasks, 2 * e.tasks)
+    this.dec.memory.reserve(e.memory)
   }
 
   /**
@@ -229,6 +256,7 @@ export const decodePieces = async (
     const it = streamFrames(piece.file, {
       owned: true,
       reuse: () => spares.pop(),
+      giveBack: (b) => spares.push(b),
       start: piece.start,
       ...(piece.end !== undefined ? { end: piece.end } : {}),
       ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {})

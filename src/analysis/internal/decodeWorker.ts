@@ -21,7 +21,7 @@ import type { ArgSkip } from "../../trace/TraceReader.ts"
 
 const port = parentPort!
 port.once("message", async (m: DecodeRequest) => {
-  const decoder = new BatchDecoder(workerData as ArgSkip, m.strings)
+  const decoder = new BatchDecoder(workerData as ArgSkip, m.bytes)
   let sent = 0 // strings sent so far
   const run = await decodePieces(decoder, m.pieces, m.claims, {
     ...(m.chunkBytes !== undefined ? { chunkBytes: m.chunkBytes } : {}),

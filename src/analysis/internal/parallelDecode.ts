@@ -61,8 +61,8 @@ export interface DecodeRequest {
   readonly pieces: ReadonlyArray<Segment>
   readonly claims: SharedArrayBuffer
   readonly chunkBytes?: number
-  /** strings the decoder is likely to meet (`expectedStrings`) */
-  readonly strings: number
+  /** bytes the decoder is likely to decode (`batchDecoder.ts` `expectedSizes`) */
+  readonly bytes: number
 }
 
 /** A worker's first decoding error. */
@@ -227,17 +227,6 @@ export const planPieces = async (
 export const piecesPerDecoder = 16
 
 /**
- * About how many distinct strings a decoder meets in `bytes` of trace, for sizing its
- * pool up front (no rehash as it fills): DASF's and Tessera's task events are 250-450
- * bytes, each with a new key (the 1M-event bench trace: one new string per ~700 bytes),
- * so one per 512 bytes, at most 4M. An estimate too low only costs rehashing.
- *
- * @since 0.1.0
- * @internal
- */
-export const expectedStrings = (bytes: number): number => Math.min(1 << 22, Math.ceil(bytes / 512))
-
-/**
  * Decode `files` (of `sizes` bytes) on the calling thread and `threads - 1` worker
  * threads, each claiming pieces (see the module header). Rejects with `TraceFormatError`
  * (the first in file order); answers `undefined` when a cut between two pieces turned out
@@ -275,7 +264,9 @@ export const decodeParallelPromise = async (
     throw e
   })
   const claims = new SharedArrayBuffer(4)
-  const strings = expectedStrings(options.sizes.reduce((a, b) => a + b, 0) / W)
+  // each decoder's likely share, to size its pool and columns (`expectedSizes`)
+  const total = options.sizes.reduce((a, b) => a + b, 0)
+  const share = total / W
   let decoded = 0
   let decodedEvents = 0
   const progress = (file: string, bytes: number, events: number) => {
@@ -284,7 +275,7 @@ export const decodeParallelPromise = async (
     options.onDecoded?.(file, decoded, decodedEvents)
   }
   let crashed: { readonly error: unknown } | undefined
-  const here = new BatchDecoder(options.skip ?? {}, strings)
+  const here = new BatchDecoder(options.skip ?? {}, share, total)
   // the workers' strings interned here so far: early[w][id] is worker w's string id's id
   // in this thread's pool; each thread interns between its own batches, then as they come
   const early: Array<Array<number>> = Array.from({ length: W }, () => [])
@@ -316,7 +307,7 @@ export const decodeParallelPromise = async (
         type: "pieces",
         pieces,
         claims,
-        strings,
+        bytes: share,
         ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {})
       } satisfies DecodeRequest)
     })

@@ -25,6 +25,13 @@ export class F64 {
   view(): Float64Array {
     return this.data.subarray(0, this.length)
   }
+  /** Room for `n` rows in all (never shrinks): no copy while it fills up to there. */
+  reserve(n: number): void {
+    if (n <= this.data.length) return
+    const next = new Float64Array(n)
+    next.set(this.data.subarray(0, this.length))
+    this.data = next
+  }
   /** Sets row `i` (at or after the last row); rows skipped in between are NaN. */
   setAt(i: number, x: number): void {
     if (this.length < i) this.padTo(i)
@@ -63,6 +70,13 @@ export class I32 {
   }
   view(): Int32Array {
     return this.data.subarray(0, this.length)
+  }
+  /** Room for `n` rows in all (never shrinks): no copy while it fills up to there. */
+  reserve(n: number): void {
+    if (n <= this.data.length) return
+    const next = new Int32Array(n)
+    next.set(this.data.subarray(0, this.length))
+    this.data = next
   }
   /** Sets row `i` (at or after the last row); rows skipped in between are -1. */
   setAt(i: number, x: number): void {
@@ -145,6 +159,18 @@ export class TaskColumns {
   get length(): number {
     return this.end.length
   }
+  /**
+   * Room for `rows` tasks and `deps` dependencies in the dense columns (the sparse detail
+   * columns are sized once, by `complete`): a decoder that can estimate its rows copies
+   * nothing as they come, and touches each column's pages once.
+   */
+  reserve(rows: number, deps: number): void {
+    for (const c of [this.host, this.worker, this.key, this.name, this.state, this.type, this.dtype, this.shape]) c.reserve(rows)
+    for (const c of [this.end, this.duration, this.size, this.cpuTime]) c.reserve(rows)
+    this.depOffsets.reserve(rows + 1)
+    this.dependentOffsets.reserve(rows + 1)
+    this.deps.reserve(deps)
+  }
   /** Appends a task's row; its dependencies go to `deps` first, then `endRow` closes it. */
   push(
     host: number,
@@ -217,6 +243,11 @@ export class MemoryColumns {
   readonly device = new F64()
   get length(): number {
     return this.timestamp.length
+  }
+  /** Room for `rows` rows in all (see `TaskColumns.reserve`). */
+  reserve(rows: number): void {
+    for (const c of [this.host, this.worker, this.key, this.state]) c.reserve(rows)
+    for (const c of [this.timestamp, this.size, this.tasks, this.device]) c.reserve(rows)
   }
   /** Appends one row. */
   push(timestamp: number, host: number, worker: number, key: number, state: number, size: number, tasks: number, device = NaN): void {

@@ -43,8 +43,10 @@ export interface StreamSummary {
  * buffers, each reused two batches later). `owned: true` gives every batch a buffer of
  * its own, which the consumer may keep or transfer to another thread (the partial record at its end is copied to the next
  * buffer, not the whole batch); with `owned`, `reuse` may give back a buffer of
- * `chunkBytes` that a consumer is done with (it is taken instead of a new one: no fresh
- * pages to fault in and zero, batch after batch).
+ * `chunkBytes` that a consumer is done with (it is taken instead of a new one, the first
+ * buffer included: no fresh pages to fault in and zero, batch after batch, range after
+ * range), and `giveBack` takes the buffer a stream ends with unused (a range that ends
+ * where a record ends leaves its last read empty: without it each range cost a buffer).
  *
  * `start` and `end` stream a byte range of the file (a parallel loader's share): `start`
  * must be where a record begins (`recordStartNear` finds one). With `end`, reading stops
@@ -61,6 +63,8 @@ export async function* streamFrames(
     readonly chunkBytes?: number
     readonly owned?: boolean
     readonly reuse?: () => Uint8Array<ArrayBuffer> | undefined
+    /** with `owned`: takes the buffer the stream ends holding, never handed over (for `reuse`) */
+    readonly giveBack?: (buffer: Uint8Array<ArrayBuffer>) => void
     readonly start?: number
     readonly end?: number
   }
@@ -89,7 +93,9 @@ export async function* streamFrames(
     return h.read(into, at, n, readPos).then((r) => ((readPos += r.bytesRead), r))
   }
   try {
-    let buf = new Uint8Array(chunkBytes)
+    // the first buffer too: a parallel loader streams many ranges, one after another
+    const first = owned ? options?.reuse?.() : undefined
+    let buf = first !== undefined && first.length === chunkBytes ? first : new Uint8Array(chunkBytes)
     let spare: Uint8Array | undefined
     let filled = 0 // bytes valid in buf
     let bufFileOffset = options?.start ?? 0 // file position of buf[0]
@@ -121,6 +127,7 @@ export async function* streamFrames(
       }
       if (read === 0) {
         if (stop > 0) yield { bytes: view, end: stop, fileOffset: bufFileOffset }
+        else if (owned) options?.giveBack?.(buf as Uint8Array<ArrayBuffer>)
         if (options?.end === undefined) checkTailUnsafe(view.subarray(stop), file, bufFileOffset + stop)
         return { file, bytes: bufFileOffset + filled, droppedBytes: filled - stop }
       }
