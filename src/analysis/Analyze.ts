@@ -172,14 +172,15 @@ export const splitCsvRows = 100_000
 
 /**
  * The share of a large table's rows that the CSV worker formats. Under half: the worker
- * starts ~0.15 s after this thread (the rows' columns are sliced and copied to it),
- * while this thread, done with its own rows, runs the next analysis (on the 1M-event
- * bench trace task_balance takes ~0.1 s against ~0.7 s for task_bottleneck's CSV).
+ * starts ~20 ms after this thread (the rows' numbers and codes are copied to it; a large
+ * dictionary is shared, Load.ts), then this thread writes the worker's bytes too (on the
+ * 1M-event bench trace each thread takes ~0.35 s for its share: 47% had them finish
+ * within ~10 ms of each other).
  *
  * @since 0.1.0
  * @category constants
  */
-export const workerCsvShare = 0.45
+export const workerCsvShare = 0.47
 
 /**
  * Writes a table as CSV a block of rows at a time (a 500k-row task table never becomes

@@ -33,6 +33,10 @@ describe("tessera analyze on a large trace", () => {
     const { stderr, stdout } = await run(process.execPath, [main, "analyze", "-d", trace, "-o", out, "--format", "arrow"], { maxBuffer: 1 << 26 })
     assert.match(stderr, /loaded \d+ events/)
     const tables = await A.loadPromise([trace], { threads: 1 })
+    // the task keys' dictionary is large: in shared memory (the CSV worker reads it there)
+    const keys = tables.tasks.getChild("key")!.data[0]!.dictionary!.data[0]!
+    assert.ok(keys.values.byteLength >= 1 << 20 && keys.values.buffer instanceof SharedArrayBuffer, "a large dictionary in shared memory")
+    assert.ok(!(tables.tasks.getChild("host")!.data[0]!.dictionary!.data[0]!.values.buffer instanceof SharedArrayBuffer), "a small one not")
     const shown: Array<string> = []
     for (const name of A.dasfAnalyses) {
       const analysis = A.analyses.find((a) => a.name === name)!

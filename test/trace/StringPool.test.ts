@@ -64,4 +64,25 @@ describe("StringPool", () => {
       { numRuns: 200 }
     )
   })
+
+  it("gives a selection's strings as Utf8 buffers, the same bytes in shared memory or not (property)", () => {
+    fc.assert(
+      fc.property(strings, fc.array(fc.nat(), { maxLength: 300 }), fc.nat(3000), (xs, picks, sharedFrom) => {
+        const pool = new StringPool()
+        const ids = idsOf(pool, xs)
+        const chosen = ids.length === 0 ? [] : picks.map((p) => ids[p % ids.length]!)
+        const plain = pool.utf8Buffers(chosen)
+        const maybe = pool.utf8Buffers(chosen, sharedFrom)
+        const decoder = new TextDecoder()
+        chosen.forEach((id, i) => assert.equal(decoder.decode(plain.data.subarray(plain.offsets[i], plain.offsets[i + 1])), pool.get(id)))
+        assert.deepStrictEqual([...maybe.offsets], [...plain.offsets])
+        assert.deepStrictEqual([...maybe.data], [...plain.data])
+        const shared = plain.data.length >= sharedFrom
+        assert.equal(maybe.data.buffer instanceof SharedArrayBuffer, shared)
+        assert.equal(maybe.offsets.buffer instanceof SharedArrayBuffer, shared)
+        assert.ok(!(plain.data.buffer instanceof SharedArrayBuffer))
+      }),
+      { numRuns: 200 }
+    )
+  })
 })

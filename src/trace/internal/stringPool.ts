@@ -314,17 +314,22 @@ export class StringPool {
 
   /**
    * The strings of the given ids, in order, as Arrow Utf8 buffers (value offsets and
-   * bytes, copied from the arena). No Arrow import here: worker threads load this
-   * module and should start fast.
+   * bytes, copied from the arena), on `SharedArrayBuffer`s when the bytes are at least
+   * `sharedFrom`. No Arrow import here: worker threads load this module and should
+   * start fast.
    */
-  utf8Buffers(ids: Int32Array | ReadonlyArray<number>): { readonly offsets: Int32Array; readonly data: Uint8Array } {
-    const offsets = new Int32Array(ids.length + 1)
+  utf8Buffers(ids: Int32Array | ReadonlyArray<number>, sharedFrom = Infinity): { readonly offsets: Int32Array; readonly data: Uint8Array } {
     let total = 0
-    for (let i = 0; i < ids.length; i++) {
-      total += this.starts[ids[i] + 1] - this.starts[ids[i]]
-      offsets[i + 1] = total
+    for (let i = 0; i < ids.length; i++) total += this.starts[ids[i] + 1] - this.starts[ids[i]]
+    // large ones in shared memory: a worker thread given them (the CSV writer's) reads
+    // them where they are, where an ArrayBuffer would be copied twice on the way
+    const shared = total >= sharedFrom
+    const offsets = shared ? new Int32Array(new SharedArrayBuffer(4 * (ids.length + 1))) : new Int32Array(ids.length + 1)
+    for (let i = 0, at = 0; i < ids.length; i++) {
+      at += this.starts[ids[i] + 1] - this.starts[ids[i]]
+      offsets[i + 1] = at
     }
-    const data = new Uint8Array(total)
+    const data = shared ? new Uint8Array(new SharedArrayBuffer(total)) : new Uint8Array(total)
     const arena = this.arena
     const starts = this.starts
     // Buffer views for `copy`, which takes offsets (Node makes a view per call, so only
