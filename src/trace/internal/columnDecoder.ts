@@ -37,9 +37,11 @@ import { StringPool } from "./stringPool.ts"
 /**
  * Args the decoder may leave undecoded (a column projection): a skipped arg's value is
  * stepped over (checked as the generic decoder checks any value, never interned or
- * parsed) and its column holds null (-1 / NaN) for rows the fast path decodes. Records
- * that fall back to the generic decoder still fill every column: callers that skip an
- * arg must not read its column (the analysis loader replaces it by an all-null one).
+ * parsed) and its column holds null (-1 / NaN) for rows the fast path decodes, or, for
+ * the task details (stage, type, dtype, shape, peak_memory, io_bytes, startstops),
+ * nothing at all (an empty column). Records that fall back to the generic decoder still
+ * fill the other columns: callers that skip an arg must not read its column (the
+ * analysis loader replaces it by an all-null one).
  *
  * @since 0.1.0
  * @internal
@@ -180,6 +182,17 @@ export class ColumnDecoder {
     }
     this.computeSkip = flags(skip?.compute ?? [])
     this.memorySkip = flags(skip?.memory ?? [])
+    // the detail columns of skipped args stay empty (written for no row, not padded)
+    const skipped = new Set(skip?.compute ?? [])
+    this.tasks.leaveOut(([
+      ["stage", "stage"],
+      ["type", "type"],
+      ["dtype", "dtype"],
+      ["shape", "shape"],
+      ["peak_memory", "peakMemory"],
+      ["io_bytes", "ioBytes"],
+      ["startstops", "phases"]
+    ] as const).filter(([arg]) => skipped.has(arg)).map(([, column]) => column))
   }
 
   /** Decode the records of `bytes[0..end)` (whole records only); `fileOffset` for errors. */
