@@ -62,8 +62,15 @@ export const codesOf = (v: Vector | null, n: number): Codes => {
     const d = datas[0]
     const dictVec = d.dictionary!
     const raw = d.values as unknown as ArrayLike<number>
-    const codes = new Int32Array(d.length)
-    for (let i = 0; i < d.length; i++) codes[i] = isValid(d, i) ? Number(raw[i]) : -1
+    let codes: Int32Array
+    // no nulls, Int32 codes (every dictionary Load makes): one copy (a loop with a
+    // validity check per row took ~16 ms for a 1M-event load's key, dependency and
+    // string columns)
+    if (d.nullCount === 0 && raw instanceof Int32Array) codes = raw.slice(0, d.length)
+    else {
+      codes = new Int32Array(d.length)
+      for (let i = 0; i < d.length; i++) codes[i] = isValid(d, i) ? Number(raw[i]) : -1
+    }
     let cache: Array<string> | undefined
     return {
       codes,
