@@ -1,5 +1,6 @@
 import assert from "node:assert/strict"
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, it } from "node:test"
@@ -8,7 +9,7 @@ import type { Table } from "apache-arrow"
 import * as fc from "fast-check"
 import * as A from "../../src/analysis/Analysis.ts"
 import { startDecoding } from "../../src/analysis/Decoding.ts"
-import { planPieces } from "../../src/analysis/internal/parallelDecode.ts"
+import { decodeParallelPromise, planPieces } from "../../src/analysis/internal/parallelDecode.ts"
 import { decodeRecordsUnsafe, encodeRecords, isTraceFormatError, readLength, recordStartNear } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
 
@@ -506,6 +507,52 @@ describe("ParallelLoad", () => {
       assert.equal(par.events, sample.length * copies)
       assert.equal(snapshot(par), snapshot(seq))
       assert.equal(snapshot(auto), snapshot(seq))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("a parallel decode stopped part-way leaves no file open (Linux: /proc/self/fd)", { skip: !existsSync("/proc/self/fd") && "no /proc" }, async () => {
+    const dir = tmp()
+    try {
+      const f = join(dir, "abort.msgpack")
+      writeFileSync(f, encodeRecords(fc.sample(computeEvent, { numRuns: 3000, seed: 9 })))
+      const open = () => readdirSync("/proc/self/fd").length
+      const before = open()
+      for (let round = 0; round < 5; round++) {
+        const controller = new AbortController()
+        let batches = 0
+        const stopped = decodeParallelPromise([f], 2, {
+          sizes: [statSync(f).size],
+          chunkBytes: 1024,
+          signal: controller.signal,
+          onDecoded: () => void (++batches === 3 && controller.abort())
+        })
+        await assert.rejects(stopped, (e) => (e as Error).name === "AbortError")
+      }
+      // the worker threads' handles go with them; give their exits a moment
+      for (let t = 0; t < 50 && open() > before; t++) await new Promise((r) => setTimeout(r, 20))
+      assert.equal(open(), before, "files left open after aborted decodes")
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("a decode sized for an absurd file size settles, and leaves no thread behind (the process exits)", async () => {
+    const dir = tmp()
+    try {
+      const f = join(dir, "small.msgpack")
+      writeFileSync(f, encodeRecords(fc.sample(computeEvent, { numRuns: 50, seed: 4 })))
+      // stated sizes drive the up-front reservations (capped) and the pieces
+      const script = `
+        import { decodeParallelPromise } from ${JSON.stringify(new URL("../../src/analysis/internal/parallelDecode.ts", import.meta.url).href)}
+        const out = await decodeParallelPromise([${JSON.stringify(f)}], 3, { sizes: [2 ** 50] }).then(() => "resolved", (e) => "rejected " + e.name)
+        console.log("settled", out)
+      `
+      const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000 })
+      assert.equal(r.signal, null, `killed (${r.signal}): a thread kept the process alive\n${r.stderr}`)
+      assert.match(r.stdout, /settled/)
+      assert.equal(r.status, 0, r.stderr)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

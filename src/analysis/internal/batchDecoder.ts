@@ -31,16 +31,22 @@ export const seqOf = (p: number, k: number): number => p * 2 ** 32 + k
  * events are 250-450 bytes, each with a new key of ~50 bytes, beside one or two `Managed
  * Memory` events of ~190 bytes (the 1M-event bench trace: a task per ~760 bytes, a new
  * string per ~700, a memory event per ~460); the estimates are above those (a share of
- * memory reserved and never touched costs address space only), at most 4M strings. An
- * estimate too low only costs growing as before.
+ * memory reserved and never touched costs address space only), at most 4M strings and
+ * 4M rows a table. An estimate too low only costs growing as before.
  *
  * @since 0.1.0
  * @internal
  */
 export const expectedSizes = (bytes: number): { readonly strings: number; readonly stringBytes: number; readonly tasks: number; readonly memory: number } => {
-  const strings = Math.min(1 << 22, Math.ceil(bytes / 512))
-  return { strings, stringBytes: strings * 64, tasks: Math.ceil(bytes / 512), memory: Math.ceil(bytes / 320) }
+  const strings = Math.min(maxReserved, Math.ceil(bytes / 512))
+  return { strings, stringBytes: strings * 64, tasks: Math.min(maxReserved, Math.ceil(bytes / 512)), memory: Math.min(maxReserved, Math.ceil(bytes / 320)) }
 }
+
+/**
+ * The most strings or rows reserved up front (4M: a few hundred MB of address space at
+ * most; past it columns grow as rows come, as without an estimate).
+ */
+const maxReserved = 1 << 22
 
 /**
  * See the module header.
@@ -65,9 +71,15 @@ export class BatchDecoder {
     this.dec = new ColumnDecoder(undefined, skip)
     const e = expectedSizes(bytes)
     const p = expectedSizes(poolBytes)
-    this.dec.pool.reserve(p.strings, p.stringBytes)
-    this.dec.tasks.reserve(e.tasks, 2 * e.tasks)
-    this.dec.memory.reserve(e.memory)
+    try {
+      this.dec.pool.reserve(p.strings, p.stringBytes)
+      this.dec.tasks.reserve(e.tasks, 2 * e.tasks)
+      this.dec.memory.reserve(e.memory)
+    } catch (e) {
+      // a reservation this process may not make (address-space limits: `ulimit -v`,
+      // strict overcommit): decode anyway, growing as rows come
+      if (!(e instanceof RangeError)) throw e
+    }
   }
 
   /**
@@ -261,32 +273,36 @@ export const decodePieces = async (
       ...(piece.end !== undefined ? { end: piece.end } : {}),
       ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {})
     })
-    for (let k = 0;; k++) {
-      options.signal?.throwIfAborted()
-      if (decoder.failed) {
+    try {
+      for (let k = 0;; k++) {
+        options.signal?.throwIfAborted()
         // nothing after a decoding error counts: stop reading
-        await it.return(undefined as never)
-        return summary(false)
+        if (decoder.failed) return summary(false)
+        const seq = seqOf(p, k)
+        let got
+        try {
+          got = await it.next()
+        } catch (e) {
+          return summary(false, { seq, error: toReasonFields(fromUnknown(e, piece.file, piece.start)) })
+        }
+        if (got.done === true) {
+          if (piece.end === undefined) dropped += got.value.droppedBytes
+          // the piece ended inside a record: the next did not start at one
+          else if (got.value.droppedBytes !== 0) return summary(true)
+          break
+        }
+        const { bytes, end, fileOffset } = got.value
+        batchSeqs.push(seq)
+        batchFiles.push(piece.fileIndex)
+        const done = decoder.batch(seq, bytes, end, piece.file, fileOffset)
+        if (done.reusable) spares.push(new Uint8Array(bytes.buffer as ArrayBuffer))
+        options.onBatch?.(piece.file, end, done.events)
       }
-      const seq = seqOf(p, k)
-      let got
-      try {
-        got = await it.next()
-      } catch (e) {
-        return summary(false, { seq, error: toReasonFields(fromUnknown(e, piece.file, piece.start)) })
-      }
-      if (got.done === true) {
-        if (piece.end === undefined) dropped += got.value.droppedBytes
-        // the piece ended inside a record: the next did not start at one
-        else if (got.value.droppedBytes !== 0) return summary(true)
-        break
-      }
-      const { bytes, end, fileOffset } = got.value
-      batchSeqs.push(seq)
-      batchFiles.push(piece.fileIndex)
-      const done = decoder.batch(seq, bytes, end, piece.file, fileOffset)
-      if (done.reusable) spares.push(new Uint8Array(bytes.buffer as ArrayBuffer))
-      options.onBatch?.(piece.file, end, done.events)
+    } finally {
+      // a stream left early (abort, an error, a failed decoder) closes its file now, not
+      // when it is garbage collected; a finished one ignores this (closing a file only
+      // read from cannot lose anything: its error is not worth the decode's)
+      await it.return(undefined as never).catch(() => undefined)
     }
     options.onPiece?.()
   }

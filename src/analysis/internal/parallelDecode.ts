@@ -257,6 +257,11 @@ export const decodeParallelPromise = async (
   }
 ): Promise<ParallelDecoded | undefined> => {
   const W = Math.max(1, Math.floor(threads))
+  // each decoder's likely share, to size its pool and columns (`expectedSizes`); this
+  // thread's decoder first: nothing to stop if making it fails
+  const total = options.sizes.reduce((a, b) => a + b, 0)
+  const share = total / W
+  const here = new BatchDecoder(options.skip ?? {}, share, total)
   // the workers start while the files are cut (a worker takes ~70 ms to boot)
   const workers = Array.from({ length: W - 1 }, () => new Worker(workerUrl, { workerData: options.skip ?? {} }))
   const pieces = await planPieces(files, options.sizes, Math.max(1, options.pieces ?? piecesPerDecoder * W)).catch((e) => {
@@ -264,9 +269,6 @@ export const decodeParallelPromise = async (
     throw e
   })
   const claims = new SharedArrayBuffer(4)
-  // each decoder's likely share, to size its pool and columns (`expectedSizes`)
-  const total = options.sizes.reduce((a, b) => a + b, 0)
-  const share = total / W
   let decoded = 0
   let decodedEvents = 0
   const progress = (file: string, bytes: number, events: number) => {
@@ -275,7 +277,6 @@ export const decodeParallelPromise = async (
     options.onDecoded?.(file, decoded, decodedEvents)
   }
   let crashed: { readonly error: unknown } | undefined
-  const here = new BatchDecoder(options.skip ?? {}, share, total)
   // the workers' strings interned here so far: early[w][id] is worker w's string id's id
   // in this thread's pool; each thread interns between its own batches, then as they come
   const early: Array<Array<number>> = Array.from({ length: W }, () => [])

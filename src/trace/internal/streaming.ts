@@ -126,9 +126,11 @@ export async function* streamFrames(
         throw e
       }
       if (read === 0) {
+        // the tail judged from a copy: once yielded (or given back), the buffer is the consumer's
+        const tail = options?.end === undefined ? view.slice(stop) : undefined
         if (stop > 0) yield { bytes: view, end: stop, fileOffset: bufFileOffset }
         else if (owned) options?.giveBack?.(buf as Uint8Array<ArrayBuffer>)
-        if (options?.end === undefined) checkTailUnsafe(view.subarray(stop), file, bufFileOffset + stop)
+        if (tail !== undefined) checkTailUnsafe(tail, file, bufFileOffset + stop)
         return { file, bytes: bufFileOffset + filled, droppedBytes: filled - stop }
       }
       if (stop > 0) {
