@@ -39,8 +39,15 @@ const pinnedNode = () => {
 
 if (major >= REQUIRED_MAJOR) {
   // V8's code cache on disk (Node's compile cache, in the OS temp folder; NODE_DISABLE_COMPILE_CACHE=1
-  // turns it off): a command's second start compiles none of its modules again.
-  nodeModule.enableCompileCache?.()
+  // turns it off): a command's second start compiles none of its modules again. Enabled
+  // here it covers this thread only: the environment variable passes it on to the worker
+  // threads and processes the command starts (decoders, pools, cluster workers), which
+  // would otherwise compile Effect and the engine again on every run.
+  const cache = nodeModule.enableCompileCache?.()
+  const { ENABLED, ALREADY_ENABLED } = nodeModule.constants?.compileCacheStatus ?? {}
+  if (cache?.directory !== undefined && (cache.status === ENABLED || cache.status === ALREADY_ENABLED)) {
+    process.env.NODE_COMPILE_CACHE ??= cache.directory
+  }
   const source = join(root, "src", "cli", "main.ts")
   const fromSource = existsSync(source) && !root.split(sep).includes("node_modules")
   await import(pathToFileURL(fromSource ? source : join(root, "dist", "src", "cli", "main.js")).href)
