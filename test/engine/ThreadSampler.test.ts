@@ -54,7 +54,9 @@ describe("ThreadSampler", () => {
         for (const id of chunk.samples) assert.ok(ids.has(id))
         total += chunk.samples.length
       }
-      assert.ok(total >= 100, `only ${total} samples in ~230 ms at 1 ms`)
+      // ~230 samples on a thread of its own; a loaded machine (CI runs two test files at
+      // once on two cores) takes some of its time
+      assert.ok(total >= 50, `only ${total} samples in ~230 ms at 1 ms`)
       assert.ok(s.running)
     } finally {
       s.close()
