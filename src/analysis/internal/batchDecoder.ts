@@ -38,8 +38,9 @@ export const seqOf = (p: number, k: number): number => p * 2 ** 32 + k
  * @internal
  */
 export const expectedSizes = (bytes: number): { readonly strings: number; readonly stringBytes: number; readonly tasks: number; readonly memory: number } => {
-  const strings = Math.min(maxReserved, Math.ceil(bytes / 512))
-  return { strings, stringBytes: strings * 64, tasks: Math.min(maxReserved, Math.ceil(bytes / 512)), memory: Math.min(maxReserved, Math.ceil(bytes / 320)) }
+  // a task per 512 bytes, and a new string (its key) each
+  const tasks = Math.min(maxReserved, Math.ceil(bytes / 512))
+  return { strings: tasks, stringBytes: tasks * 64, tasks, memory: Math.min(maxReserved, Math.ceil(bytes / 320)) }
 }
 
 /**
@@ -139,7 +140,6 @@ export class BatchDecoder {
 /**
  * A decoder's columns, pool, counts and kept events as plain data (typed arrays over
  * the decoder's own buffers, no copies), and those buffers (to transfer them, or not).
-
  *
  * @since 0.1.0
  * @internal

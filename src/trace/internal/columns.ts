@@ -15,11 +15,7 @@ export class F64 {
   data = new Float64Array(1024)
   length = 0
   push(x: number): void {
-    if (this.length === this.data.length) {
-      const next = new Float64Array(this.data.length * 2)
-      next.set(this.data)
-      this.data = next
-    }
+    if (this.length === this.data.length) this.reserve(this.data.length * 2)
     this.data[this.length++] = x
   }
   view(): Float64Array {
@@ -41,11 +37,7 @@ export class F64 {
   /** Pads with NaN to `n` rows. */
   padTo(n: number): void {
     if (n <= this.length) return
-    if (n > this.data.length) {
-      const next = new Float64Array(Math.max(n, this.data.length * 2))
-      next.set(this.data.subarray(0, this.length))
-      this.data = next
-    }
+    if (n > this.data.length) this.reserve(Math.max(n, this.data.length * 2))
     this.data.fill(NaN, this.length, n)
     this.length = n
   }
@@ -61,11 +53,7 @@ export class I32 {
   data = new Int32Array(1024)
   length = 0
   push(x: number): void {
-    if (this.length === this.data.length) {
-      const next = new Int32Array(this.data.length * 2)
-      next.set(this.data)
-      this.data = next
-    }
+    if (this.length === this.data.length) this.reserve(this.data.length * 2)
     this.data[this.length++] = x
   }
   view(): Int32Array {
@@ -87,11 +75,7 @@ export class I32 {
   /** Pads with -1 to `n` rows. */
   padTo(n: number): void {
     if (n <= this.length) return
-    if (n > this.data.length) {
-      const next = new Int32Array(Math.max(n, this.data.length * 2))
-      next.set(this.data.subarray(0, this.length))
-      this.data = next
-    }
+    if (n > this.data.length) this.reserve(Math.max(n, this.data.length * 2))
     this.data.fill(-1, this.length, n)
     this.length = n
   }
@@ -179,8 +163,9 @@ export class TaskColumns {
    */
   reserve(rows: number, deps: number): void {
     for (const c of [this.host, this.worker, this.key, this.name, this.state]) c.reserve(rows)
-    const u = this.unused
-    for (const c of [u.type ? null : this.type, u.dtype ? null : this.dtype, u.shape ? null : this.shape]) c?.reserve(rows)
+    if (!this.unused.type) this.type.reserve(rows)
+    if (!this.unused.dtype) this.dtype.reserve(rows)
+    if (!this.unused.shape) this.shape.reserve(rows)
     for (const c of [this.end, this.duration, this.size, this.cpuTime]) c.reserve(rows)
     this.depOffsets.reserve(rows + 1)
     this.dependentOffsets.reserve(rows + 1)

@@ -143,24 +143,14 @@ export class StringPool {
     if (this.arenaLength + len > this.arena.length) {
       let n = this.arena.length * 2
       while (n < this.arenaLength + len) n *= 2
-      const next = new Uint8Array(n)
-      next.set(this.arena.subarray(0, this.arenaLength))
-      this.arena = next
-      this.arenaView = new DataView(next.buffer)
+      this.resizeArena(n)
     }
     // byte loop, not set(subarray): a subarray is an allocation per new string
     const arena2 = this.arena
     let w = this.arenaLength
     for (let i = start; i < end; i++) arena2[w++] = bytes[i]
     this.arenaLength = w
-    if (id + 2 > this.starts.length) {
-      const s = new Int32Array(this.starts.length * 2)
-      s.set(this.starts)
-      this.starts = s
-      const hs = new Int32Array(this.hashes.length * 2)
-      hs.set(this.hashes)
-      this.hashes = hs
-    }
+    if (id + 2 > this.starts.length) this.resizeIds(this.starts.length * 2)
     this.starts[id + 1] = this.arenaLength
     this.hashes[id] = h
     table[slot] = id + 1
@@ -180,23 +170,29 @@ export class StringPool {
    * Never shrinks.
    */
   reserve(n: number, bytes = 0): void {
-    if (bytes > this.arena.length) {
-      const next = new Uint8Array(bytes)
-      next.set(this.arena.subarray(0, this.arenaLength))
-      this.arena = next
-      this.arenaView = new DataView(next.buffer)
-    }
-    if (n + 2 > this.starts.length) {
-      const s = new Int32Array(n + 2)
-      s.set(this.starts.subarray(0, this.size + 1))
-      this.starts = s
-      const hs = new Int32Array(n + 2)
-      hs.set(this.hashes.subarray(0, this.size))
-      this.hashes = hs
-    }
+    if (bytes > this.arena.length) this.resizeArena(bytes)
+    if (n + 2 > this.starts.length) this.resizeIds(n + 2)
     let size = this.table.length
     while (n * 2 > size - 1) size *= 2
     if (size > this.table.length) this.rehash(size)
+  }
+
+  /** The arena moved to one of `n` bytes (at least its bytes in use). */
+  private resizeArena(n: number): void {
+    const next = new Uint8Array(n)
+    next.set(this.arena.subarray(0, this.arenaLength))
+    this.arena = next
+    this.arenaView = new DataView(next.buffer)
+  }
+
+  /** `starts` and `hashes` moved to arrays of `n` entries (room for `n - 1` strings at least). */
+  private resizeIds(n: number): void {
+    const s = new Int32Array(n)
+    s.set(this.starts.subarray(0, this.size + 1))
+    this.starts = s
+    const hs = new Int32Array(n)
+    hs.set(this.hashes.subarray(0, this.size))
+    this.hashes = hs
   }
 
   private rehash(size: number): void {
@@ -319,15 +315,19 @@ export class StringPool {
    * start fast.
    */
   utf8Buffers(ids: Int32Array | ReadonlyArray<number>, sharedFrom = Infinity): { readonly offsets: Int32Array; readonly data: Uint8Array } {
+    let offsets: Int32Array = new Int32Array(ids.length + 1)
     let total = 0
-    for (let i = 0; i < ids.length; i++) total += this.starts[ids[i] + 1] - this.starts[ids[i]]
+    for (let i = 0; i < ids.length; i++) {
+      total += this.starts[ids[i] + 1] - this.starts[ids[i]]
+      offsets[i + 1] = total
+    }
     // large ones in shared memory: a worker thread given them (the CSV writer's) reads
     // them where they are, where an ArrayBuffer would be copied twice on the way
     const shared = total >= sharedFrom
-    const offsets = shared ? new Int32Array(new SharedArrayBuffer(4 * (ids.length + 1))) : new Int32Array(ids.length + 1)
-    for (let i = 0, at = 0; i < ids.length; i++) {
-      at += this.starts[ids[i] + 1] - this.starts[ids[i]]
-      offsets[i + 1] = at
+    if (shared) {
+      const plain = offsets
+      offsets = new Int32Array(new SharedArrayBuffer(plain.byteLength))
+      offsets.set(plain)
     }
     const data = shared ? new Uint8Array(new SharedArrayBuffer(total)) : new Uint8Array(total)
     const arena = this.arena
