@@ -346,7 +346,7 @@ export const decodeParallelPromise = async (
     const fileRowEnds = new Int32Array(3 * files.length)
     const fileExtraEnds = new Int32Array(files.length)
     return {
-      dec: merge(got, files.length, fileRowEnds, fileExtraEnds, options.skip ?? {}, early),
+      dec: merge(got, files.length, fileRowEnds, fileExtraEnds, options.skip ?? {}, early, here.pool),
       events: got.reduce((s, g) => s + g.events, 0),
       droppedBytes: got.reduce((s, g) => s + g.run.dropped, 0),
       fileRowEnds,
@@ -365,7 +365,10 @@ export const decodeParallelPromise = async (
  * concatenated in file order (each decoder's batches are in file order among
  * themselves; `run.batchSeqs` orders them all, `run.batchFiles` names their files).
  * The columns of skipped args (a projection: `skip`) are not copied (left zero / empty:
- * their loader does not read them).
+ * their loader does not read them). `firstPool`: decoder 0's pool itself, when it is this
+ * thread's (`got[0].pool` its parts): the result's pool as it is, hash table and all, where
+ * a pool made from the parts hashed every string again and copied the arena (~45 ms on
+ * the 1M-event trace, with the other decoders idle).
  * Hot path: typed-array loops.
  */
 const merge = (
@@ -374,7 +377,8 @@ const merge = (
   fileRowEnds: Int32Array,
   fileExtraEnds: Int32Array,
   skip: ArgSkip,
-  early: ReadonlyArray<ArrayLike<number>>
+  early: ReadonlyArray<ArrayLike<number>>,
+  firstPool?: StringPool
 ): ColumnDecoder => {
   const task = (a: NonNullable<ArgSkip["compute"]>[number]) => !(skip.compute ?? []).includes(a)
   const mem = (a: NonNullable<ArgSkip["memory"]>[number]) => !(skip.memory ?? []).includes(a)
@@ -382,23 +386,24 @@ const merge = (
     (["state", "size", "cpu_time", "dependencies", "dependents", "startstops", "peak_memory", "io_bytes"] as const).map(task)
   const details = (["stage", "type", "dtype", "shape"] as const).filter(task)
   const [hasMemKey, hasMemState, hasMemSize, hasMemTasks] = (["key", "state", "size", "tasks"] as const).map(mem)
-  // the first worker's pool becomes the result's (its ids stay); the others' strings
-  // are interned into it by their precomputed hashes
-  // made for every decoder's strings at once (no rehash as the others' are added)
-  const pool = StringPool.fromParts(
-    got[0].pool,
-    got.reduce((n, g) => n + g.pool.size, 0),
-    got.reduce((n, g) => n + (g.pool.size === 0 ? 0 : g.pool.starts[g.pool.size]!), 0)
-  )
+  // the first decoder's pool becomes the result's (its ids stay); the others' strings
+  // not interned into it yet (`early`) are, by their precomputed hashes, with room made
+  // for all of them at once (no rehash as they are added)
+  const known = (w: number) => (w === 0 ? got[0].pool.size : Math.min(got[w].pool.size, early[w]?.length ?? 0))
+  const bytesOf = (parts: StringPoolParts, from: number) => (parts.size === 0 ? 0 : parts.starts[parts.size]! - parts.starts[from]!)
+  const rest = got.reduce((n, g, w) => n + g.pool.size - known(w), 0)
+  const restBytes = got.reduce((n, g, w) => n + bytesOf(g.pool, known(w)), 0)
+  const pool = firstPool ?? StringPool.fromParts(got[0].pool)
+  pool.reserve(pool.size + rest, pool.byteSize + restBytes)
   const out = new ColumnDecoder(pool)
   const remaps = got.map((g, w) => {
     const { arena, hashes, size, starts } = g.pool
     const remap = new Int32Array(size + 1) // remap[id + 1]; remap[0] = -1 for null ids
     remap[0] = -1
-    const known = w === 0 ? size : Math.min(size, early[w]?.length ?? 0)
+    const k = known(w)
     if (w === 0) for (let id = 0; id < size; id++) remap[id + 1] = id
-    else for (let id = 0; id < known; id++) remap[id + 1] = early[w]![id]!
-    for (let id = known; id < size; id++) remap[id + 1] = pool.internHashed(arena, starts[id], starts[id + 1], hashes[id])
+    else for (let id = 0; id < k; id++) remap[id + 1] = early[w]![id]!
+    for (let id = k; id < size; id++) remap[id + 1] = pool.internHashed(arena, starts[id], starts[id + 1], hashes[id])
     return remap
   })
   got.forEach((g, w) => {

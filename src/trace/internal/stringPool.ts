@@ -303,6 +303,11 @@ export class StringPool {
     return textDecoder.decode(a.subarray(start, end))
   }
 
+  /** Bytes of all its strings (of the arena, those in use). */
+  get byteSize(): number {
+    return this.arenaLength
+  }
+
   /** Byte length of an id's string. */
   byteLength(id: number): number {
     return this.starts[id + 1] - this.starts[id]
@@ -333,11 +338,13 @@ export class StringPool {
     const arena = this.arena
     const starts = this.starts
     // Buffer views for `copy`, which takes offsets (Node makes a view per call, so only
-    // for long runs: a single key is faster byte by byte)
+    // for long runs: a single key is faster a word at a time, through DataViews)
     const src = Buffer.from(arena.buffer, arena.byteOffset, arena.byteLength)
     const dst = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    const from4 = this.arenaView
+    const to4 = new DataView(data.buffer, data.byteOffset, data.byteLength)
     // ids in increasing runs (strings interned in first-use order) are contiguous in the
-    // arena: one copy per run, not one per string; short ones byte by byte
+    // arena: one copy per run, not one per string
     let w = 0
     let i = 0
     while (i < ids.length) {
@@ -346,7 +353,12 @@ export class StringPool {
       const from = starts[ids[i]]
       const to = starts[ids[j - 1] + 1]
       if (to - from > 64) src.copy(dst, w, from, to)
-      else for (let k = from; k < to; k++) data[w + k - from] = arena[k]
+      else {
+        let k = from
+        let o = w
+        for (; k + 4 <= to; k += 4, o += 4) to4.setInt32(o, from4.getInt32(k))
+        for (; k < to; k++, o++) data[o] = arena[k]
+      }
       w += to - from
       i = j
     }
