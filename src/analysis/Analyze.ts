@@ -11,14 +11,18 @@
 import { mkdir, open, writeFile } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { join } from "node:path"
-import type { Table } from "apache-arrow"
+import type { Table, Vector } from "apache-arrow"
+import { DataType } from "apache-arrow/type"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
 import { csvBlocks, csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
-import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns } from "./internal/csvWriter.ts"
+import type { Codes } from "./internal/access.ts"
+import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns, splitRow, type Utf8Strings } from "./internal/csvWriter.ts"
+import { taskView } from "./internal/taskView.ts"
+import { perTaskBottleneck, taskBottleneckTable, taskColumnsOf } from "./Bottleneck.ts"
 import { load, parallelMinBytes } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
 import { type Decoding, fileSizes } from "./Decoding.ts"
@@ -183,6 +187,16 @@ export const splitCsvRows = 100_000
 export const workerCsvShare = 0.47
 
 /**
+ * The share of the per-task bottleneck's rows that the CSV worker formats when it also
+ * computed them (`offloadTaskBottleneck`): it starts formatting at once, while this thread
+ * first builds the table and its CSV columns.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const offloadedCsvShare = 0.55
+
+/**
  * Writes a table as CSV a block of rows at a time (a 500k-row task table never becomes
  * one string). A large one's last rows (`workerCsvShare` of them) are formatted by
  * `helper`'s worker meanwhile (if it fails, here instead: the bytes are the same either way); the effect then succeeds with `finish`,
@@ -190,22 +204,27 @@ export const workerCsvShare = 0.47
  * this thread goes on while the worker formats. Without a worker the file is whole when
  * the effect succeeds.
  */
-const writeCsv = (file: string, table: Table, helper: () => Promise<CsvHelper> | undefined) =>
+const writeCsv = (
+  file: string,
+  table: Table,
+  helper: () => Promise<CsvHelper> | undefined,
+  formatted?: { readonly blocks: Promise<ReadonlyArray<Uint8Array>>; readonly share: number }
+) =>
   Effect.tryPromise({
     // the file's end in an object: a promise returned from an async function would be awaited
     try: async (): Promise<{ readonly finish: Promise<void> }> => {
       const handle = await open(file, "w")
       const n = table.numRows
-      const h = n >= splitCsvRows ? helper() : undefined
+      const h = formatted !== undefined ? undefined : n >= splitCsvRows ? helper() : undefined
       let finish: Promise<void> | undefined
       try {
-        if (h === undefined) {
+        if (h === undefined && formatted === undefined) {
           for (const block of csvBlocks(table)) await handle.write(block)
           return { finish: Promise.resolve() }
         }
         const columns = csvColumns(table)
-        const mid = Math.round(n * (1 - workerCsvShare))
-        const rest = h.then((w) => w.format(sliceColumns(columns, mid, n), n - mid))
+        const mid = splitRow(n, formatted?.share ?? workerCsvShare)
+        const rest = formatted?.blocks ?? h!.then((w) => w.format(sliceColumns(columns, mid, n), n - mid))
         rest.catch(() => undefined) // awaited below
         await handle.write(csvHeader(table))
         for (const block of csvRowBlocks(columns, 0, mid)) await handle.write(block)
@@ -226,6 +245,38 @@ const writeCsv = (file: string, table: Table, helper: () => Promise<CsvHelper> |
   })
 
 /**
+ * The per-task bottleneck computed on the CSV worker thread while this thread runs the
+ * analyses before it (its table is ~0.17 s of work on the 1M-event trace, with the second
+ * core idle), the worker then formatting the last `workerCsvShare` of its rows: for a
+ * large task table of `Load`'s (dictionary columns over one Utf8 dictionary each, whose
+ * buffers the worker reads; a large key dictionary is in shared memory). The table is
+ * the one `perTaskBottleneck` gives (one function computes the rows on either thread);
+ * if the worker fails, this thread computes it and formats every row. `undefined` for
+ * tables whose string columns are not such dictionaries.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const offloadTaskBottleneck = (tables: TraceTables, helper: CsvHelper, share = offloadedCsvShare) => {
+  const v = taskView(tables.tasks)
+  const utf8 = (c: Codes): Utf8Strings | undefined => {
+    const dict = c.source as Vector | undefined
+    const d = dict?.data.length === 1 ? dict.data[0] : undefined
+    if (d === undefined || !DataType.isUtf8(d.type) || d.nullCount !== 0 || d.offset !== 0) return undefined
+    return { bytes: d.values as Uint8Array, offsets: (d.valueOffsets as Int32Array).subarray(0, d.length + 1) }
+  }
+  const [hosts, keys] = [utf8(v.host), utf8(v.key)]
+  if (hosts === undefined || keys === undefined) return undefined
+  const workers = Array.from({ length: v.worker.size }, (_, c) => v.worker.at(c))
+  const request = { columns: taskColumnsOf(v), hosts, workers, keys, share }
+  // posted now: this thread runs the analyses before it without a break
+  const asked = helper.taskBottleneck(request)
+  const table = asked.rows.then((rows) => taskBottleneckTable(rows, v), () => perTaskBottleneck(tables))
+  asked.blocks.catch(() => undefined) // awaited by the CSV's writer, or not at all
+  return { table, blocks: asked.blocks, share }
+}
+
+/**
  * Load, analyse, print and write (see the module header).
  *
  * @since 0.1.0
@@ -235,7 +286,9 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
   Effect.suspend(() => {
     // a CSV worker thread (one per run of this effect), started by a large input or the first table large enough to need it
     let helper: Promise<CsvHelper> | undefined
-    const needHelper = () => (availableParallelism() > 1 ? (helper ??= csvHelper()) : undefined)
+    let started: CsvHelper | undefined // the helper, once started
+    const needHelper = () =>
+      availableParallelism() > 1 ? (helper ??= csvHelper().then((h) => (started = h))) : undefined
     return Effect.gen(function*() {
       const unknown = options.analyses.filter((a) => !(analysisNames as ReadonlyArray<string>).includes(a) && !isUserAnalysis(a))
       if (unknown.length > 0) return yield* AnalyzeError.unknownAnalysis(unknown)
@@ -244,9 +297,9 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       const builtIn = analyses.filter((x) => options.analyses.includes(x.name))
       const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
       const chosen = [
-        ...builtIn.map((a) => ({ ...a, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
-        ...(options.analyses.includes("profile") ? [profileAnalysis(options.databases, options.profile ?? {})] : []),
-        ...user
+        ...builtIn.map((a) => ({ ...a, builtIn: true, run: (t: TraceTables) => Effect.sync(() => a.run(t)) })),
+        ...(options.analyses.includes("profile") ? [{ ...profileAnalysis(options.databases, options.profile ?? {}), builtIn: false }] : []),
+        ...user.map((a) => ({ ...a, builtIn: false }))
       ]
       // only the columns the analyses read (user analyses and `profile` read any)
       const columns = columnsOfNames(options.analyses)
@@ -264,15 +317,40 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
         ...(options.decoding !== undefined ? { decoding: options.decoding } : {})
       })
       options.onLoaded?.(tables)
+      // the per-task bottleneck of a large table starts on the CSV worker now (started
+      // with the load: not worth waiting for otherwise)
+      const offloaded = output !== undefined && tables.tasks.numRows >= splitCsvRows && started !== undefined &&
+          builtIn.some((a) => a.name === "task_bottleneck")
+        ? offloadTaskBottleneck(tables, started)
+        : undefined
       // large CSVs still being finished by the worker thread
       const writing: Array<Promise<void>> = []
+      // tables computed before their turn, and how long each took
+      const ahead = new Map<string, { readonly table: Table; readonly seconds: number }>()
       for (const [i, a] of chosen.entries()) {
         const step = { name: a.name, index: i + 1, count: chosen.length }
         options.onAnalysis?.({ _tag: "Start", ...step })
         const t0 = performance.now()
-        const table = yield* a.run(tables)
+        const early = a.name === "task_bottleneck" && a.builtIn ? offloaded : undefined
+        let table: Table
+        let aside = 0 // seconds spent meanwhile on the analyses after it
+        if (early !== undefined) {
+          // while the worker computes it: the built-in analyses after it, printed in their turn
+          for (const b of chosen.slice(i + 1)) {
+            if (!b.builtIn) break
+            const t1 = performance.now()
+            ahead.set(b.name, { table: yield* b.run(tables), seconds: (performance.now() - t1) / 1000 })
+            aside += (performance.now() - t1) / 1000
+          }
+          table = yield* Effect.promise(() => early.table)
+        } else {
+          const computed = ahead.get(a.name)
+          ahead.delete(a.name)
+          if (computed !== undefined) (table = computed.table, aside = -computed.seconds)
+          else table = yield* a.run(tables)
+        }
         if (output !== undefined) {
-          writing.push((yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper)).finish)
+          writing.push((yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper, early)).finish)
           if (options.format === "arrow") {
             // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
             const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
@@ -284,7 +362,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
         const summary = summaryOf(table)
         if (summary !== undefined) print(summary)
         print("=".repeat(80) + "\n")
-        options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000, rows: table.numRows })
+        options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000 - aside, rows: table.numRows })
       }
       yield* Effect.tryPromise({ try: () => Promise.all(writing), catch: (e) => e as AnalyzeError })
       print("Analyses finished!")

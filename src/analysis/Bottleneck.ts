@@ -14,9 +14,9 @@
  */
 import type { Table } from "apache-arrow"
 import { attributeSamples } from "./Attribution.ts"
-import { buildTable, floatsOf } from "./internal/access.ts"
-import { argsortDesc } from "./internal/sort.ts"
-import { cmpStr, gpuCodes, gpuLabel, groupBy, inputBytes, str, type Tables, taskView } from "./internal/taskView.ts"
+import { buildTable, codesFromArray, floatsOf } from "./internal/access.ts"
+import { type TaskBottleneckRows, type TaskColumns, taskBottleneckRows, type TaskStrings } from "./internal/taskRows.ts"
+import { cmpStr, gpuLabel, groupBy, inputBytes, str, type Tables, type TaskView, taskView } from "./internal/taskView.ts"
 
 const workerTotals = (v: ReturnType<typeof taskView>) => {
   const { group, firstRow } = groupBy(v.n, [
@@ -117,65 +117,47 @@ export const perFunctionBottleneck = (tables: Tables): Table => {
  */
 export const perTaskBottleneck = (tables: Tables): Table => {
   const v = taskView(tables.tasks)
-  const { group, firstRow } = groupBy(v.n, [
-    { codes: v.host.codes, size: v.host.size },
-    { codes: v.worker.codes, size: v.worker.size },
-    { codes: v.key.codes, size: v.key.size }
-  ])
-  const G = firstRow.length
-  const dur = new Float64Array(G)
-  const size = new Float64Array(G).fill(NaN)
-  const lastEnd = new Float64Array(G).fill(-Infinity)
-  for (let i = 0; i < v.n; i++) {
-    const g = group[i]
-    dur[g] += v.duration[i]
-    if (v.end[i] >= lastEnd[g]) (lastEnd[g] = v.end[i], size[g] = v.size[i])
-  }
-  // hundreds of thousands of rows: typed arrays and codes, no row objects (hot path)
-  const wt = workerTotals(v)
-  const gpu = gpuCodes(v)
-  const hostOf = (g: number) => str(v.host, v.host.codes[firstRow[g]])
-  const gpuOf = (g: number) => gpu.at(gpu.codes[firstRow[g]]) ?? null
-  const keyOf = (g: number) => str(v.key, v.key.codes[firstRow[g]])
-  const order = argsortDesc(dur.subarray(0, G), (a, b) =>
-    cmpStr(hostOf(a), hostOf(b)) || cmpStr(gpuOf(a), gpuOf(b)) || cmpStr(keyOf(a), keyOf(b))
-  )
-  // each group's cells side by side, in group order (its first rows come in row order:
-  // sequential reads), then gathered in sorted order: one cache line a row, where
-  // gathering from the seven arrays missed the cache seven times
-  const W = 6
-  const cells = new Float64Array(G * W)
-  for (let g = 0; g < G; g++) {
-    const r = firstRow[g]
-    const at = g * W
-    cells[at] = dur[g]
-    cells[at + 1] = pct(dur[g], wt.total[wt.group[r]])
-    cells[at + 2] = size[g] / 1e6
-    cells[at + 3] = v.host.codes[r]
-    cells[at + 4] = gpu.codes[r]
-    cells[at + 5] = v.key.codes[r]
-  }
-  const pcts = new Float64Array(G)
-  const durs = new Float64Array(G)
-  const mbs = new Float64Array(G)
-  const hostCodes = new Int32Array(G)
-  const gpuOut = new Int32Array(G)
-  const keyCodes = new Int32Array(G)
-  for (let i = 0; i < G; i++) {
-    const at = order[i] * W
-    durs[i] = cells[at]
-    pcts[i] = cells[at + 1]
-    mbs[i] = cells[at + 2]
-    hostCodes[i] = cells[at + 3]
-    gpuOut[i] = cells[at + 4]
-    keyCodes[i] = cells[at + 5]
-  }
-  return buildTable({
-    "Host": { kind: "codes", codes: hostCodes, from: v.host },
-    "GPU": { kind: "codes", codes: gpuOut, from: gpu },
-    "Task Key": { kind: "codes", codes: keyCodes, from: v.key },
-    "Duration (s)": { kind: "float", values: durs },
-    "Percentage of total time (%)": { kind: "float", values: pcts },
-    "Memory usage (Mb)": { kind: "float", values: mbs }
-  })
+  return taskBottleneckTable(taskBottleneckRows(taskColumnsOf(v), taskStringsOf(v)), v)
 }
+
+/**
+ * The task view's columns that {@link perTaskBottleneck} reads (views, not copies).
+ *
+ * @since 0.1.0
+ * @category internal
+ */
+export const taskColumnsOf = (v: TaskView): TaskColumns => ({
+  n: v.n,
+  host: v.host.codes,
+  worker: v.worker.codes,
+  key: v.key.codes,
+  duration: v.duration,
+  end: v.end,
+  size: v.size
+})
+
+const taskStringsOf = (v: TaskView): TaskStrings => ({
+  hosts: v.host.size,
+  workers: v.worker.size,
+  keys: v.key.size,
+  host: v.host.at,
+  worker: v.worker.at,
+  key: v.key.at
+})
+
+/**
+ * {@link perTaskBottleneck}'s table from its rows (computed here or on another thread
+ * from the same view's columns: the codes are those of `v`'s dictionaries).
+ *
+ * @since 0.1.0
+ * @category internal
+ */
+export const taskBottleneckTable = (rows: TaskBottleneckRows, v: TaskView): Table =>
+  buildTable({
+    "Host": { kind: "codes", codes: rows.host, from: v.host },
+    "GPU": { kind: "codes", codes: rows.gpu, from: codesFromArray(rows.gpu, rows.gpuLabels) },
+    "Task Key": { kind: "codes", codes: rows.key, from: v.key },
+    "Duration (s)": { kind: "float", values: rows.duration },
+    "Percentage of total time (%)": { kind: "float", values: rows.percentage },
+    "Memory usage (Mb)": { kind: "float", values: rows.megabytes }
+  })

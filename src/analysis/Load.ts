@@ -80,6 +80,7 @@ import { functionName } from "./FunctionName.ts"
 import { ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
 import { alwaysLoaded, argSkipOf, type DecodeOptions, decodePromise, type Decoding, markFile, sameDecoding } from "./Decoding.ts"
+import { sharedColumnRows } from "./internal/parallelDecode.ts"
 
 export { argSkipOf, decodeThreads, parallelMinBytes } from "./Decoding.ts"
 import { extraTables } from "./internal/transferTables.ts"
@@ -441,7 +442,7 @@ const dictColumns = (
   const remap = new Int32Array(pool.size).fill(-1)
   const used: Array<number> = []
   const parts = idss.map((ids) => {
-    const out = new Int32Array(ids.length)
+    const out = ids.length >= sharedColumnRows ? new Int32Array(new SharedArrayBuffer(ids.length * 4)) : new Int32Array(ids.length)
     let nulls = 0
     let bitmap: Uint8Array | undefined
     for (let i = 0; i < ids.length; i++) {

@@ -65,8 +65,11 @@ export const codesOf = (v: Vector | null, n: number): Codes => {
     let codes: Int32Array
     // no nulls, Int32 codes (every dictionary Load makes): one copy (a loop with a
     // validity check per row took ~16 ms for a 1M-event load's key, dependency and
-    // string columns)
-    if (d.nullCount === 0 && raw instanceof Int32Array) codes = raw.slice(0, d.length)
+    // string columns), none for codes in shared memory (a large load's: Load.ts), which
+    // another thread reads too (nobody writes codes)
+    if (d.nullCount === 0 && raw instanceof Int32Array) {
+      codes = raw.buffer instanceof SharedArrayBuffer ? raw.subarray(0, d.length) : raw.slice(0, d.length)
+    }
     else {
       codes = new Int32Array(d.length)
       for (let i = 0; i < d.length; i++) codes[i] = isValid(d, i) ? Number(raw[i]) : -1

@@ -10,6 +10,7 @@
  * @since 0.1.0
  * @internal
  */
+import type { TaskBottleneckRows, TaskColumns } from "./taskRows.ts"
 
 /**
  * CSV bytes built in place: ASCII text (every number) copied a character at a time, other
@@ -195,17 +196,71 @@ export const sliceColumns = (columns: ReadonlyArray<CsvColumn>, from: number, to
   )
 
 /**
+ * The row at which a table of `rows` rows is split between the two threads that format
+ * it: rows before it here, the rest (a `share` of them) on the CSV worker.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const splitRow = (rows: number, share: number): number => Math.round(rows * (1 - share))
+
+/**
+ * A dictionary's strings as UTF-8: string `c` is `bytes[offsets[c]..offsets[c + 1])`
+ * (an Arrow Utf8 vector's buffers; shared memory when large, `Load.ts`).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface Utf8Strings {
+  readonly bytes: Uint8Array
+  readonly offsets: Int32Array
+}
+
+/**
+ * The per-task bottleneck computed by the CSV worker (`taskRows.ts`) from the loaded
+ * task columns, which then formats the last `share` of its rows as CSV.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface TaskBottleneckRequest {
+  readonly columns: TaskColumns
+  readonly hosts: Utf8Strings
+  readonly workers: ReadonlyArray<string>
+  readonly keys: Utf8Strings
+  readonly share: number
+}
+
+/**
  * A worker thread that formats CSV rows (`csvWorker.ts`), one request at a time (requests
  * made meanwhile wait their turn); a failed or crashed worker rejects, and the caller
  * formats the rows itself.
+ *
+ * `taskBottleneck`: the per-task bottleneck's rows (on shared memory, read where they
+ * are), then the CSV bytes of the rows from `splitRow(rows, share)` on.
  *
  * @since 0.1.0
  * @internal
  */
 export interface CsvHelper {
   readonly format: (columns: ReadonlyArray<CsvColumn>, rows: number) => Promise<ReadonlyArray<Uint8Array>>
+  readonly taskBottleneck: (request: TaskBottleneckRequest) => {
+    readonly rows: Promise<TaskBottleneckRows>
+    readonly blocks: Promise<ReadonlyArray<Uint8Array>>
+  }
   readonly close: () => void
 }
+
+/** What the CSV worker answers: a table's rows, CSV bytes, or why it could not. */
+export type CsvReply =
+  | { readonly rows: TaskBottleneckRows }
+  | { readonly blocks: ReadonlyArray<Uint8Array> }
+  | { readonly error: string }
+
+/** What the CSV worker is asked. */
+export type CsvRequest =
+  | { readonly type: "format"; readonly columns: ReadonlyArray<CsvColumn>; readonly rows: number }
+  | ({ readonly type: "taskBottleneck" } & TaskBottleneckRequest)
 
 // `.ts` when run from the sources, `.js` from the compiled package (dist/).
 const workerUrl = new URL(`./csvWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
@@ -221,29 +276,47 @@ export const csvHelper = async (): Promise<CsvHelper> => {
   const worker = new Worker(workerUrl)
   let failed: unknown
   worker.on("error", (e) => (failed = e))
-  // one request at a time: each waits for the one before (a reply names no request)
+  // stopped (`close`) or crashed: later requests are refused at once, not left unanswered
+  worker.on("exit", (code) => (failed ??= new Error(`CSV worker exited with code ${code}`)))
+  // one request at a time: each waits for the one before (a reply names no request);
+  // with none in flight it is posted at once, not on a later turn (its caller may keep
+  // this thread busy for a while)
   let last: Promise<unknown> = Promise.resolve()
-  const send = (columns: ReadonlyArray<CsvColumn>, rows: number) =>
-    new Promise<ReadonlyArray<Uint8Array>>((resolve, reject) => {
-      if (failed !== undefined) return reject(failed)
+  let inFlight = 0
+  /** post `request` once the one before is answered; a promise per reply it gets, in order */
+  const exchange = (request: CsvRequest, replies: number): Array<Promise<CsvReply>> => {
+    const settle = Array.from({ length: replies }, () => Promise.withResolvers<CsvReply>())
+    const run = () => {
+      if (failed !== undefined) return settle.forEach((s) => s.reject(failed))
+      let got = 0
       const done = () => (worker.off("message", onMessage), worker.off("error", onError), worker.off("exit", onExit))
-      const onMessage = (m: { readonly blocks?: ReadonlyArray<Uint8Array>; readonly error?: string }) => {
-        done()
-        if (m.blocks !== undefined) resolve(m.blocks)
-        else reject(new Error(m.error))
+      const failAll = (e: unknown) => (done(), settle.slice(got).forEach((s) => s.reject(e)))
+      const onMessage = (m: CsvReply) => {
+        if ("error" in m) return failAll(new Error(m.error))
+        settle[got++]!.resolve(m)
+        if (got === replies) done()
       }
-      const onError = (e: unknown) => (done(), reject(e))
-      const onExit = (code: number) => (done(), reject(new Error(`CSV worker exited with code ${code}`)))
+      const onError = (e: unknown) => failAll(e)
+      const onExit = (code: number) => failAll(new Error(`CSV worker exited with code ${code}`))
       worker.on("message", onMessage)
       worker.on("error", onError)
       worker.on("exit", onExit)
-      worker.postMessage({ columns, rows })
-    })
+      worker.postMessage(request)
+    }
+    const answered = inFlight === 0 ? Promise.resolve(run()) : last.then(run)
+    inFlight++
+    last = Promise.all([answered, ...settle.map((s) => s.promise)]).catch(() => undefined).then(() => void inFlight--)
+    return settle.map((s) => s.promise)
+  }
+  const blocksOf = (r: CsvReply) => ("blocks" in r ? r.blocks : Promise.reject(new Error("CSV worker: expected CSV bytes")))
   return {
-    format: (columns, rows) => {
-      const reply = last.then(() => send(columns, rows))
-      last = reply.catch(() => undefined)
-      return reply
+    format: (columns, rows) => exchange({ type: "format", columns, rows }, 1)[0]!.then(blocksOf),
+    taskBottleneck: (request) => {
+      const [rows, blocks] = exchange({ type: "taskBottleneck", ...request }, 2)
+      return {
+        rows: rows!.then((r) => ("rows" in r ? r.rows : Promise.reject(new Error("CSV worker: expected rows")))),
+        blocks: blocks!.then(blocksOf)
+      }
     },
     close: () => void worker.terminate()
   }

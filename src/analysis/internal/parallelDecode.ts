@@ -360,6 +360,17 @@ export const decodeParallelPromise = async (
 
 
 /**
+ * Task tables of at least this many rows have their end, duration and size columns in
+ * shared memory (and `Load.ts` their host, worker and key codes): `tessera analyze`'s
+ * CSV worker computes the per-task bottleneck from them where they are (Analyze.ts), where
+ * posting copies of the 36 MB of a 1M-event load cost ~15 ms here and ~30 ms there.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const sharedColumnRows = 1 << 16
+
+/**
  * Merge the decoders' results: pools into one (ids remapped; `early[w]` holds decoder
  * w's strings already interned into decoder 0's pool, by id), the batches' columns
  * concatenated in file order (each decoder's batches are in file order among
@@ -444,9 +455,11 @@ const merge = (
   }
   const ids = () => new Int32Array(T)
   const fs = () => new Float64Array(T)
+  // read by `tessera analyze`'s CSV worker too (Analyze.ts): shared, not copied to it
+  const shared = () => (T >= sharedColumnRows ? new Float64Array(new SharedArrayBuffer(T * 8)) : fs())
   const t = {
     host: ids(), worker: ids(), key: ids(), name: ids(), state: ids(),
-    end: fs(), duration: fs(), size: fs(), cpuTime: fs(),
+    end: shared(), duration: shared(), size: shared(), cpuTime: fs(),
     depOffsets: new Int32Array(T + 1), deps: new Int32Array(D),
     stage: ids(), type: ids(), dtype: ids(), shape: ids(), peakMemory: fs(), ioBytes: fs(),
     phases: phaseNames.flatMap(() => [fs(), fs()]),

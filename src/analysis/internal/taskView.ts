@@ -5,7 +5,9 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
-import { type Codes, codesFromArray, codesOf, floatsOf, listCodesOf, recode } from "./access.ts"
+import { type Codes, codesOf, floatsOf, listCodesOf, recode } from "./access.ts"
+
+export { cmpStr, gpuLabel, groupBy } from "./grouping.ts"
 
 /**
  * The loaded tables an analysis reads. Only `tasks` is required.
@@ -86,123 +88,12 @@ const makeTaskView = (tasks: Table): TaskView => {
 }
 
 /**
- * DASF's "GPU" column: the last `-`-separated part of the worker (thread) id, which
- * is the dask worker name (DASF-NOTES 11); "" for a missing worker.
- *
- * @since 0.1.0
- * @category access
- */
-export const gpuLabel = (worker: string | undefined): string =>
-  worker === undefined ? "" : worker.slice(worker.lastIndexOf("-") + 1)
-
-/**
- * DASF's "GPU" label per task row as codes (into the labels of the worker dictionary).
- *
- * @since 0.1.0
- * @category access
- */
-export const gpuCodes = (v: TaskView): Codes => {
-  const labels: Array<string> = []
-  const index = new Map<string, number>()
-  const trans = Int32Array.from(v.worker.dict, (w) => {
-    const l = gpuLabel(w)
-    let c = index.get(l)
-    if (c === undefined) (c = labels.length, labels.push(l), index.set(l, c))
-    return c
-  })
-  let empty = -1
-  const wc = v.worker.codes
-  const codes = new Int32Array(wc.length)
-  for (let i = 0; i < wc.length; i++) {
-    const c = wc[i]
-    if (c >= 0) codes[i] = trans[c]
-    else {
-      if (empty < 0) {
-        empty = index.get("") ?? labels.length
-        if (empty === labels.length) (labels.push(""), index.set("", empty))
-      }
-      codes[i] = empty
-    }
-  }
-  return codesFromArray(codes, labels)
-}
-
-/**
  * String of a code, null for -1.
  *
  * @since 0.1.0
  * @category access
  */
 export const str = (c: Codes, code: number): string | null => (code < 0 ? null : c.at(code))
-
-/**
- * Compare strings with nulls first; for deterministic row order.
- *
- * @since 0.1.0
- * @category access
- */
-export const cmpStr = (a: string | null, b: string | null): number =>
-  a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1
-
-/**
- * Group rows by a tuple of small codes; returns group id per row and the first row of
- * each group.
- *
- * @since 0.1.0
- * @category access
- */
-export const groupBy = (
-  n: number,
-  parts: ReadonlyArray<{ readonly codes: Int32Array; readonly size: number }>
-): { readonly group: Int32Array; readonly firstRow: Array<number> } => {
-  const group = new Int32Array(n)
-  const firstRow: Array<number> = []
-  // composite code; a dense table when the code space is small enough, else a Map
-  let space = 1
-  for (const p of parts) space *= p.size + 1
-  if (space <= 1 << 22) {
-    const dense = new Int32Array(space).fill(-1)
-    for (let i = 0; i < n; i++) {
-      let k = 0
-      for (const p of parts) k = k * (p.size + 1) + (p.codes[i] + 1)
-      let g = dense[k]
-      if (g < 0) {
-        g = dense[k] = firstRow.length
-        firstRow.push(i)
-      }
-      group[i] = g
-    }
-    return { group, firstRow }
-  }
-  // large spaces (the last part is the big one, e.g. task keys): per last-part code,
-  // remember the first group and its prefix; a Map only for codes seen with other prefixes
-  const last = parts[parts.length - 1]
-  const prefixes = parts.slice(0, -1)
-  const firstGroup = new Int32Array(last.size + 1).fill(-1)
-  const firstPrefix = new Float64Array(last.size + 1)
-  const ids = new Map<number, number>()
-  for (let i = 0; i < n; i++) {
-    let pre = 0
-    for (const p of prefixes) pre = pre * (p.size + 1) + (p.codes[i] + 1)
-    const c = last.codes[i] + 1
-    let g = firstGroup[c]
-    if (g < 0) {
-      g = firstGroup[c] = firstRow.length
-      firstPrefix[c] = pre
-      firstRow.push(i)
-    } else if (firstPrefix[c] !== pre) {
-      const k = pre * (last.size + 1) + c
-      const m = ids.get(k)
-      if (m === undefined) {
-        g = firstRow.length
-        ids.set(k, g)
-        firstRow.push(i)
-      } else g = m
-    }
-    group[i] = g
-  }
-  return { group, firstRow }
-}
 
 /**
  * Input bytes of each task: the sum over its dependencies of the size of that
