@@ -318,9 +318,10 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       })
       options.onLoaded?.(tables)
       // the per-task bottleneck of a large table starts on the CSV worker now (started
-      // with the load: not worth waiting for otherwise)
+      // with the load: not worth waiting for otherwise), when this thread has another
+      // built-in analysis to run meanwhile (alone, it would wait for the worker)
       const offloaded = output !== undefined && tables.tasks.numRows >= splitCsvRows && started !== undefined &&
-          builtIn.some((a) => a.name === "task_bottleneck")
+          builtIn.length > 1 && builtIn.some((a) => a.name === "task_bottleneck")
         ? offloadTaskBottleneck(tables, started)
         : undefined
       // large CSVs still being finished by the worker thread
