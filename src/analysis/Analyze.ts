@@ -308,9 +308,11 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       if (output !== undefined) {
         yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
       }
-      // large inputs make large tables: the CSV worker starts while they load
+      // large inputs make large tables: the CSV worker starts while they load, to write
+      // them, or to compute task_bottleneck while this thread runs another analysis
       const bytes = (yield* Effect.promise(() => fileSizes(options.databases))).reduce((a, b) => a + b, 0)
-      if (output !== undefined && bytes >= parallelMinBytes) void needHelper()?.catch(() => undefined)
+      const offloadable = builtIn.length > 1 && builtIn.some((a) => a.name === "task_bottleneck")
+      if ((output !== undefined || offloadable) && bytes >= parallelMinBytes) void needHelper()?.catch(() => undefined)
       const tables = yield* load(options.databases, {
         ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
         ...(columns !== undefined ? { columns } : {}),
@@ -319,10 +321,10 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       options.onLoaded?.(tables)
       // the per-task bottleneck of a large table starts on the CSV worker now (started
       // with the load: not worth waiting for otherwise), when this thread has another
-      // built-in analysis to run meanwhile (alone, it would wait for the worker)
-      const offloaded = output !== undefined && tables.tasks.numRows >= splitCsvRows && started !== undefined &&
-          builtIn.length > 1 && builtIn.some((a) => a.name === "task_bottleneck")
-        ? offloadTaskBottleneck(tables, started)
+      // built-in analysis to run meanwhile (alone, it would wait for the worker); the
+      // worker formats its share of the CSV only when there is one to write
+      const offloaded = offloadable && tables.tasks.numRows >= splitCsvRows && started !== undefined
+        ? offloadTaskBottleneck(tables, started, output !== undefined ? offloadedCsvShare : 0)
         : undefined
       // large CSVs still being finished by the worker thread
       const writing: Array<Promise<void>> = []

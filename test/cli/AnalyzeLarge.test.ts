@@ -1,9 +1,9 @@
 /**
  * `tessera analyze -o DIR` on a trace large enough for every fast path: decoding started
  * as the process starts and taken over, pieces decoded on worker threads (where the
- * machine's default says so), the large task table's CSV formatted on two threads. The
- * files must be byte for byte what one thread computes in process, and the tables
- * printed in order.
+ * machine's default says so), the large task table computed and its CSV formatted on
+ * two threads. The files must be byte for byte what one thread computes in process, and
+ * the tables printed in order, with -o or without.
  */
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
@@ -48,6 +48,9 @@ describe("tessera analyze on a large trace", () => {
     }
     // printed in the analyses' order
     assert.equal(stdout, [...shown, "Analyses finished!"].join("\n") + "\n")
+    // without -o too (task_bottleneck computed on the worker thread, no CSV written)
+    const printed = await run(process.execPath, [main, "analyze", "-d", trace], { maxBuffer: 1 << 26 })
+    assert.equal(printed.stdout, stdout)
   })
 
   it("reports an output file it cannot write, naming it (exit 1)", async () => {
