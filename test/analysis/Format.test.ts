@@ -98,6 +98,18 @@ describe("Format", () => {
     }
   })
 
+  it("refuses a request it cannot post (data that cannot be cloned), and answers the next", async () => {
+    const helper = await csvHelper()
+    try {
+      const unclonable = [{ kind: "text", cells: [(() => "x") as unknown as string] }] as const
+      await assert.rejects(helper.format(unclonable, 1), /could not be cloned/)
+      const rest = await helper.format([{ kind: "numbers", values: new Float64Array([1.5, NaN]) }], 2)
+      assert.equal(Buffer.concat(rest).toString("utf8"), "1.5\n\n")
+    } finally {
+      helper.close()
+    }
+  })
+
   it("answers requests made at once in turn, each with its own rows (property)", async () => {
     const helper = await csvHelper()
     try {

@@ -301,7 +301,11 @@ export const csvHelper = async (): Promise<CsvHelper> => {
       worker.on("message", onMessage)
       worker.on("error", onError)
       worker.on("exit", onExit)
-      worker.postMessage(request)
+      try {
+        worker.postMessage(request)
+      } catch (e) {
+        failAll(e) // data that cannot be cloned: refused, as a worker's error would be
+      }
     }
     const answered = inFlight === 0 ? Promise.resolve(run()) : last.then(run)
     inFlight++
