@@ -15,6 +15,7 @@ import type { Table, Vector } from "apache-arrow"
 import { DataType } from "apache-arrow/type"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
@@ -22,7 +23,7 @@ import { csvBlocks, csvColumns, csvHeader, summaryOf, toText } from "./Format.ts
 import type { Codes } from "./internal/access.ts"
 import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns, splitRow, type Utf8Strings } from "./internal/csvWriter.ts"
 import { taskView } from "./internal/taskView.ts"
-import { perTaskBottleneck, taskBottleneckTable, taskColumnsOf } from "./Bottleneck.ts"
+import { taskBottleneckTable, taskColumnsOf } from "./Bottleneck.ts"
 import { load, parallelMinBytes } from "./Load.ts"
 import type { LoadProgress, TraceTables } from "./Load.ts"
 import { type Decoding, fileSizes } from "./Decoding.ts"
@@ -147,7 +148,16 @@ export interface AnalyzeOptions {
  */
 export type AnalysisStep =
   | { readonly _tag: "Start"; readonly name: string; readonly index: number; readonly count: number }
-  | { readonly _tag: "Done"; readonly name: string; readonly index: number; readonly count: number; readonly seconds: number; readonly rows: number }
+  | {
+    readonly _tag: "Done"
+    readonly name: string
+    readonly index: number
+    readonly count: number
+    readonly seconds: number
+    readonly rows: number
+    /** true when a worker thread computed its table (task_bottleneck of a large trace) */
+    readonly worker?: boolean
+  }
 
 /** `profile`: the top frames of the databases' samples (read from the files). */
 const profileAnalysis = (databases: ReadonlyArray<string>, filter: SampleFilter) => ({
@@ -251,8 +261,9 @@ const writeCsv = (
  * large task table of `Load`'s (dictionary columns over one Utf8 dictionary each, whose
  * buffers the worker reads; a large key dictionary is in shared memory). The table is
  * the one `perTaskBottleneck` gives (one function computes the rows on either thread);
- * if the worker fails, this thread computes it and formats every row. `undefined` for
- * tables whose string columns are not such dictionaries.
+ * `table` is `undefined` if the worker failed: the caller computes it, and formats every
+ * row (`blocks` rejects). `undefined` for tables whose string columns are not such
+ * dictionaries.
  *
  * @since 0.1.0
  * @internal
@@ -271,7 +282,8 @@ export const offloadTaskBottleneck = (tables: TraceTables, helper: CsvHelper, sh
   const request = { columns: taskColumnsOf(v), hosts, workers, keys, share }
   // posted now: this thread runs the analyses before it without a break
   const asked = helper.taskBottleneck(request)
-  const table = asked.rows.then((rows) => taskBottleneckTable(rows, v), () => perTaskBottleneck(tables))
+  // undefined if the worker failed (or was stopped): the caller computes it itself
+  const table: Promise<Table | undefined> = asked.rows.then((rows) => taskBottleneckTable(rows, v), () => undefined)
   asked.blocks.catch(() => undefined) // awaited by the CSV's writer, or not at all
   return { table, blocks: asked.blocks, share }
 }
@@ -287,8 +299,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
     // a CSV worker thread (one per run of this effect), started by a large input or the first table large enough to need it
     let helper: Promise<CsvHelper> | undefined
     let started: CsvHelper | undefined // the helper, once started
-    const needHelper = () =>
-      availableParallelism() > 1 ? (helper ??= csvHelper().then((h) => (started = h))) : undefined
+    const needHelper = () => availableParallelism() > 1 ? (helper ??= csvHelper().then((h) => (started = h))) : undefined
     return Effect.gen(function*() {
       const unknown = options.analyses.filter((a) => !(analysisNames as ReadonlyArray<string>).includes(a) && !isUserAnalysis(a))
       if (unknown.length > 0) return yield* AnalyzeError.unknownAnalysis(unknown)
@@ -323,13 +334,14 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       // with the load: not worth waiting for otherwise), when this thread has another
       // built-in analysis to run meanwhile (alone, it would wait for the worker); the
       // worker formats its share of the CSV only when there is one to write
-      const offloaded = offloadable && tables.tasks.numRows >= splitCsvRows && started !== undefined
-        ? offloadTaskBottleneck(tables, started, output !== undefined ? offloadedCsvShare : 0)
+      const worker = offloadable && tables.tasks.numRows >= splitCsvRows && helper !== undefined
+        ? started ?? (yield* Effect.promise(() => helper!.catch(() => undefined))) // still starting: the rest of its start
         : undefined
+      const offloaded = worker !== undefined ? offloadTaskBottleneck(tables, worker, output !== undefined ? offloadedCsvShare : 0) : undefined
       // large CSVs still being finished by the worker thread
       const writing: Array<Promise<void>> = []
-      // tables computed before their turn, and how long each took
-      const ahead = new Map<string, { readonly table: Table; readonly seconds: number }>()
+      // tables computed before their turn (or how they failed, surfaced at their turn), and how long each took
+      const ahead = new Map<string, { readonly table: Exit.Exit<Table, TraceFormatError | QueryError>; readonly seconds: number }>()
       for (const [i, a] of chosen.entries()) {
         const step = { name: a.name, index: i + 1, count: chosen.length }
         options.onAnalysis?.({ _tag: "Start", ...step })
@@ -342,14 +354,15 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
           for (const b of chosen.slice(i + 1)) {
             if (!b.builtIn) break
             const t1 = performance.now()
-            ahead.set(b.name, { table: yield* b.run(tables), seconds: (performance.now() - t1) / 1000 })
+            const run: Effect.Effect<Table, TraceFormatError | QueryError> = b.run(tables)
+            ahead.set(b.name, { table: yield* Effect.exit(run), seconds: (performance.now() - t1) / 1000 })
             aside += (performance.now() - t1) / 1000
           }
-          table = yield* Effect.promise(() => early.table)
+          table = (yield* Effect.promise(() => early.table)) ?? (yield* a.run(tables))
         } else {
           const computed = ahead.get(a.name)
           ahead.delete(a.name)
-          if (computed !== undefined) (table = computed.table, aside = -computed.seconds)
+          if (computed !== undefined) (table = yield* computed.table, aside = -computed.seconds)
           else table = yield* a.run(tables)
         }
         if (output !== undefined) {
@@ -365,7 +378,13 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
         const summary = summaryOf(table)
         if (summary !== undefined) print(summary)
         print("=".repeat(80) + "\n")
-        options.onAnalysis?.({ _tag: "Done", ...step, seconds: (performance.now() - t0) / 1000 - aside, rows: table.numRows })
+        options.onAnalysis?.({
+          _tag: "Done",
+          ...step,
+          seconds: (performance.now() - t0) / 1000 - aside,
+          rows: table.numRows,
+          ...(early !== undefined ? { worker: (yield* Effect.promise(() => early.table)) !== undefined } : {})
+        })
       }
       yield* Effect.tryPromise({ try: () => Promise.all(writing), catch: (e) => e as AnalyzeError })
       print("Analyses finished!")

@@ -32,6 +32,7 @@ describe("tessera analyze on a large trace", () => {
     const out = join(dir, "out")
     const { stderr, stdout } = await run(process.execPath, [main, "analyze", "-d", trace, "-o", out, "--format", "arrow"], { maxBuffer: 1 << 26 })
     assert.match(stderr, /loaded \d+ events/)
+    assert.match(stderr, /task_bottleneck \(2\/3\): \d+ rows in [\d.]+ s \(on a worker thread\)/, "its rows computed by the CSV worker")
     const tables = await A.loadPromise([trace], { threads: 1 })
     // the task keys' dictionary is large: in shared memory (the CSV worker reads it there)
     const keys = tables.tasks.getChild("key")!.data[0]!.dictionary!.data[0]!
@@ -51,6 +52,7 @@ describe("tessera analyze on a large trace", () => {
     // without -o too (task_bottleneck computed on the worker thread, no CSV written)
     const printed = await run(process.execPath, [main, "analyze", "-d", trace], { maxBuffer: 1 << 26 })
     assert.equal(printed.stdout, stdout)
+    assert.match(printed.stderr, /task_bottleneck \(2\/3\): \d+ rows in [\d.]+ s \(on a worker thread\)/)
   })
 
   it("reports an output file it cannot write, naming it (exit 1)", async () => {

@@ -107,7 +107,7 @@ export const analyze = Command.make(
         onAnalysis: (s) =>
           s._tag === "Start"
             ? progress.phase(`${s.name} (${s.index}/${s.count})`)
-            : progress.done(`${s.name} (${s.index}/${s.count}): ${s.rows} rows in ${s.seconds.toFixed(2)} s`)
+            : progress.done(`${s.name} (${s.index}/${s.count}): ${s.rows} rows in ${s.seconds.toFixed(2)} s${s.worker === true ? " (on a worker thread)" : ""}`)
       }).pipe(Effect.ensuring(Effect.sync(() => (decoding.abort(), progress.end()))))
       yield* Console.log(lines.join("\n"))
     })
