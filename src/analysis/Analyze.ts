@@ -12,16 +12,14 @@ import { mkdir, open, writeFile } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { join } from "node:path"
 import type { Table, Vector } from "apache-arrow"
-import { DataType } from "apache-arrow/type"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
-import { csvBlocks, csvColumns, csvHeader, summaryOf, toText } from "./Format.ts"
-import type { Codes } from "./internal/access.ts"
-import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns, splitRow, type Utf8Strings } from "./internal/csvWriter.ts"
+import { csvBlocks, csvColumns, csvHeader, summaryOf, toText, utf8Strings } from "./Format.ts"
+import { csvHelper, type CsvHelper, csvRowBlocks, sliceColumns, splitRow } from "./internal/csvWriter.ts"
 import { taskView } from "./internal/taskView.ts"
 import { taskBottleneckTable, taskColumnsOf } from "./Bottleneck.ts"
 import { load, parallelMinBytes } from "./Load.ts"
@@ -257,7 +255,7 @@ const writeCsv = (
 /**
  * The per-task bottleneck computed on the CSV worker thread while this thread runs the
  * analyses before it (its table is ~0.17 s of work on the 1M-event trace, with the second
- * core idle), the worker then formatting the last `workerCsvShare` of its rows: for a
+ * core idle), the worker then formatting the last `share` of its rows: for a
  * large task table of `Load`'s (dictionary columns over one Utf8 dictionary each, whose
  * buffers the worker reads; a large key dictionary is in shared memory). The table is
  * the one `perTaskBottleneck` gives (one function computes the rows on either thread);
@@ -270,13 +268,8 @@ const writeCsv = (
  */
 export const offloadTaskBottleneck = (tables: TraceTables, helper: CsvHelper, share = offloadedCsvShare) => {
   const v = taskView(tables.tasks)
-  const utf8 = (c: Codes): Utf8Strings | undefined => {
-    const dict = c.source as Vector | undefined
-    const d = dict?.data.length === 1 ? dict.data[0] : undefined
-    if (d === undefined || !DataType.isUtf8(d.type) || d.nullCount !== 0 || d.offset !== 0) return undefined
-    return { bytes: d.values as Uint8Array, offsets: (d.valueOffsets as Int32Array).subarray(0, d.length + 1) }
-  }
-  const [hosts, keys] = [utf8(v.host), utf8(v.key)]
+  const hosts = utf8Strings(v.host.source as Vector | undefined)
+  const keys = utf8Strings(v.key.source as Vector | undefined)
   if (hosts === undefined || keys === undefined) return undefined
   const workers = Array.from({ length: v.worker.size }, (_, c) => v.worker.at(c))
   const request = { columns: taskColumnsOf(v), hosts, workers, keys, share }
@@ -349,6 +342,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
         const early = a.name === "task_bottleneck" && a.builtIn ? offloaded : undefined
         let table: Table
         let aside = 0 // seconds spent meanwhile on the analyses after it
+        let onWorker = false // its table computed by the CSV worker
         if (early !== undefined) {
           // while the worker computes it: the built-in analyses after it, printed in their turn
           for (const b of chosen.slice(i + 1)) {
@@ -358,7 +352,9 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
             ahead.set(b.name, { table: yield* Effect.exit(run), seconds: (performance.now() - t1) / 1000 })
             aside += (performance.now() - t1) / 1000
           }
-          table = (yield* Effect.promise(() => early.table)) ?? (yield* a.run(tables))
+          const computed = yield* Effect.promise(() => early.table)
+          onWorker = computed !== undefined
+          table = computed ?? (yield* a.run(tables))
         } else {
           const computed = ahead.get(a.name)
           ahead.delete(a.name)
@@ -383,7 +379,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
           ...step,
           seconds: (performance.now() - t0) / 1000 - aside,
           rows: table.numRows,
-          ...(early !== undefined ? { worker: (yield* Effect.promise(() => early.table)) !== undefined } : {})
+          ...(early !== undefined ? { worker: onWorker } : {})
         })
       }
       yield* Effect.tryPromise({ try: () => Promise.all(writing), catch: (e) => e as AnalyzeError })

@@ -16,19 +16,8 @@ import type { Table } from "apache-arrow"
 import { attributeSamples } from "./Attribution.ts"
 import { buildTable, codesFromArray, floatsOf } from "./internal/access.ts"
 import { type TaskBottleneckRows, type TaskColumns, taskBottleneckRows, type TaskStrings } from "./internal/taskRows.ts"
+import { pct, workerTotals } from "./internal/grouping.ts"
 import { cmpStr, gpuLabel, groupBy, inputBytes, str, type Tables, type TaskView, taskView } from "./internal/taskView.ts"
-
-const workerTotals = (v: ReturnType<typeof taskView>) => {
-  const { group, firstRow } = groupBy(v.n, [
-    { codes: v.host.codes, size: v.host.size },
-    { codes: v.worker.codes, size: v.worker.size }
-  ])
-  const total = new Float64Array(firstRow.length)
-  for (let i = 0; i < v.n; i++) total[group[i]] += v.duration[i]
-  return { group, total }
-}
-
-const pct = (part: number, whole: number): number => (whole > 0 ? (part / whole) * 100 : NaN)
 
 /**
  * Per (host, worker, function): Host, GPU, Function, Duration (s), Percentage of total
@@ -75,13 +64,13 @@ export const perFunctionBottleneck = (tables: Tables): Table => {
       if (gm[s] === gm[s]) (mem[g] += gm[s], memN[g] += 1)
     }
   }
-  const wt = workerTotals(v)
+  const totalOf = workerTotals(taskColumnsOf(v), v.host.size, v.worker.size)
   const rows = firstRow.map((r, g) => ({
     g,
     host: str(v.host, v.host.codes[r]),
     gpu: gpuLabel(str(v.worker, v.worker.codes[r]) ?? undefined),
     fn: str(v.fn, v.fn.codes[r]),
-    total: wt.total[wt.group[r]]
+    total: totalOf(r)
   }))
   rows.sort((a, b) =>
     dur[b.g] - dur[a.g] || cmpStr(a.host, b.host) || cmpStr(a.gpu, b.gpu) || cmpStr(a.fn, b.fn)

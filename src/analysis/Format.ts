@@ -12,7 +12,7 @@
  */
 import { DataType } from "apache-arrow/type"
 import type { Table, Vector } from "apache-arrow"
-import { type CsvColumn, csvRowBlocks, type NumberArray } from "./internal/csvWriter.ts"
+import { type CsvColumn, csvRowBlocks, type NumberArray, type Utf8Strings } from "./internal/csvWriter.ts"
 
 const summaryKey = "tessera.summary"
 
@@ -53,6 +53,19 @@ const utf8 = new TextEncoder()
  */
 export const csvColumns = (table: Table): Array<CsvColumn> => table.schema.fields.map((f) => csvColumn(table.getChild(f.name)!))
 
+/**
+ * A dictionary's strings as its own UTF-8 buffers (no copy), when it is one Utf8 batch
+ * without nulls; `undefined` otherwise.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const utf8Strings = (dict: Vector | undefined): Utf8Strings | undefined => {
+  const d = dict?.data.length === 1 ? dict.data[0]! : undefined
+  if (d === undefined || !DataType.isUtf8(d.type) || d.nullCount !== 0) return undefined
+  return { bytes: d.values as Uint8Array, offsets: (d.valueOffsets as Int32Array).subarray(d.offset, d.offset + d.length + 1) }
+}
+
 const csvColumn = (column: Vector): CsvColumn => {
   const type = column.type
   const n = column.length
@@ -72,17 +85,15 @@ const csvColumn = (column: Vector): CsvColumn => {
   }
   if (DataType.isDictionary(type)) {
     const dicts = new Set(column.data.map((d) => d.dictionary))
-    const dict = column.data[0]?.dictionary
-    if (dicts.size === 1 && dict !== undefined && DataType.isUtf8(dict.type) && dict.data.length === 1 && dict.data[0]!.nullCount === 0) {
-      const dd = dict.data[0]!
-      const offsets = (dd.valueOffsets as Int32Array).subarray(dd.offset, dd.offset + dict.length + 1)
+    const strings = dicts.size === 1 ? utf8Strings(column.data[0]?.dictionary) : undefined
+    if (strings !== undefined) {
       const codes = new Int32Array(n)
       let at = 0
       for (const d of column.data) {
         const c = d.values as ArrayLike<number>
         for (let i = 0; i < d.length; i++) codes[at++] = d.nullCount === 0 || d.getValid(i) ? c[d.offset + i]! : -1
       }
-      return { kind: "dictionary", codes, bytes: dd.values as Uint8Array, offsets }
+      return { kind: "dictionary", codes, ...strings }
     }
   }
   const cells: Array<string> = new Array(n)

@@ -276,8 +276,9 @@ export const csvHelper = async (): Promise<CsvHelper> => {
   const worker = new Worker(workerUrl)
   let failed: unknown
   worker.on("error", (e) => (failed = e))
+  const exited = (code: number) => new Error(`CSV worker exited with code ${code}`)
   // stopped (`close`) or crashed: later requests are refused at once, not left unanswered
-  worker.on("exit", (code) => (failed ??= new Error(`CSV worker exited with code ${code}`)))
+  worker.on("exit", (code) => (failed ??= exited(code)))
   // one request at a time: each waits for the one before (a reply names no request);
   // with none in flight it is posted at once, not on a later turn (its caller may keep
   // this thread busy for a while)
@@ -297,7 +298,7 @@ export const csvHelper = async (): Promise<CsvHelper> => {
         if (got === replies) done()
       }
       const onError = (e: unknown) => failAll(e)
-      const onExit = (code: number) => failAll(new Error(`CSV worker exited with code ${code}`))
+      const onExit = (code: number) => failAll(exited(code))
       worker.on("message", onMessage)
       worker.on("error", onError)
       worker.on("exit", onExit)

@@ -83,3 +83,33 @@ export const groupBy = (
   }
   return { group, firstRow }
 }
+
+/**
+ * `part` as a percentage of `whole`, NaN when `whole` is not positive.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const pct = (part: number, whole: number): number => (whole > 0 ? (part / whole) * 100 : NaN)
+
+/**
+ * Each worker's total task time, summed in row order: the total of row `r`'s (host,
+ * worker) pair. A slot per code pair (-1 codes included) where there are few enough,
+ * else the pairs grouped.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const workerTotals = (
+  rows: { readonly n: number; readonly host: Int32Array; readonly worker: Int32Array; readonly duration: Float64Array },
+  hosts: number,
+  workers: number
+): (r: number) => number => {
+  const W1 = workers + 1
+  const dense = (hosts + 1) * W1 <= 1 << 22
+  const group = dense ? undefined : groupBy(rows.n, [{ codes: rows.host, size: hosts }, { codes: rows.worker, size: workers }]).group
+  const slot = (r: number) => (group === undefined ? (rows.host[r] + 1) * W1 + rows.worker[r] + 1 : group[r])
+  const total = new Float64Array(dense ? (hosts + 1) * W1 : rows.n)
+  for (let i = 0; i < rows.n; i++) total[slot(i)] += rows.duration[i]
+  return (r) => total[slot(r)]
+}

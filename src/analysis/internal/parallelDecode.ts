@@ -45,7 +45,7 @@ import {
   phaseNames,
   recordStartNear,
   resourceArgs,
-  StringPool,
+  type StringPool,
   type StringPoolParts
 } from "../../trace/TraceReader.ts"
 
@@ -376,10 +376,10 @@ export const sharedColumnRows = 1 << 16
  * concatenated in file order (each decoder's batches are in file order among
  * themselves; `run.batchSeqs` orders them all, `run.batchFiles` names their files).
  * The columns of skipped args (a projection: `skip`) are not copied (left zero / empty:
- * their loader does not read them). `firstPool`: decoder 0's pool itself, when it is this
- * thread's (`got[0].pool` its parts): the result's pool as it is, hash table and all, where
- * a pool made from the parts hashed every string again and copied the arena (~45 ms on
- * the 1M-event trace, with the other decoders idle).
+ * their loader does not read them). `pool`: decoder 0's pool itself (this thread's;
+ * `got[0].pool` its parts), the result's pool as it is, hash table and all, where a pool
+ * made from the parts hashed every string again and copied the arena (~45 ms on the
+ * 1M-event trace, with the other decoders idle).
  * Hot path: typed-array loops.
  */
 const merge = (
@@ -389,7 +389,7 @@ const merge = (
   fileExtraEnds: Int32Array,
   skip: ArgSkip,
   early: ReadonlyArray<ArrayLike<number>>,
-  firstPool?: StringPool
+  pool: StringPool
 ): ColumnDecoder => {
   const task = (a: NonNullable<ArgSkip["compute"]>[number]) => !(skip.compute ?? []).includes(a)
   const mem = (a: NonNullable<ArgSkip["memory"]>[number]) => !(skip.memory ?? []).includes(a)
@@ -404,7 +404,6 @@ const merge = (
   const bytesOf = (parts: StringPoolParts, from: number) => (parts.size === 0 ? 0 : parts.starts[parts.size]! - parts.starts[from]!)
   const rest = got.reduce((n, g, w) => n + g.pool.size - known(w), 0)
   const restBytes = got.reduce((n, g, w) => n + bytesOf(g.pool, known(w)), 0)
-  const pool = firstPool ?? StringPool.fromParts(got[0].pool)
   pool.reserve(pool.size + rest, pool.byteSize + restBytes)
   const out = new ColumnDecoder(pool)
   const remaps = got.map((g, w) => {

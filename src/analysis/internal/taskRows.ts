@@ -10,7 +10,7 @@
  * @since 0.1.0
  * @internal
  */
-import { cmpStr, gpuLabel, groupBy } from "./grouping.ts"
+import { cmpStr, gpuLabel, groupBy, pct, workerTotals } from "./grouping.ts"
 import { argsortDesc } from "./sort.ts"
 
 /**
@@ -75,8 +75,6 @@ export interface TaskBottleneckRows {
  */
 export type Allocate = (bytes: number) => ArrayBufferLike
 
-const pct = (part: number, whole: number): number => (whole > 0 ? (part / whole) * 100 : NaN)
-
 /**
  * DASF's "GPU" labels of the worker dictionary (`gpuLabel`), each once, in dictionary
  * order, "" last for rows without a worker: a label code per worker code.
@@ -116,14 +114,7 @@ export const taskBottleneckRows = (t: TaskColumns, s: TaskStrings, allocate: All
     dur[g] += t.duration[i]
     if (t.end[i] >= lastEnd[g]) (lastEnd[g] = t.end[i], size[g] = t.size[i])
   }
-  // each worker's total task time, summed in row order (as `perFunctionBottleneck`'s):
-  // a slot per (host, worker) code pair where there are few enough, else grouped
-  const W1 = s.workers + 1
-  const dense = (s.hosts + 1) * W1 <= 1 << 22
-  const workers = dense ? undefined : groupBy(t.n, [{ codes: t.host, size: s.hosts }, { codes: t.worker, size: s.workers }]).group
-  const workerOf = (r: number) => (workers === undefined ? (t.host[r] + 1) * W1 + t.worker[r] + 1 : workers[r])
-  const total = new Float64Array(dense ? (s.hosts + 1) * W1 : t.n)
-  for (let i = 0; i < t.n; i++) total[workerOf(i)] += t.duration[i]
+  const totalOf = workerTotals(t, s.hosts, s.workers)
   const gpus = gpuOfWorkers(t, s)
   const gpuOf = (r: number) => (t.worker[r] < 0 ? gpus.empty : gpus.ofWorker[t.worker[r]])
   const str = (code: number, at: (c: number) => string) => (code < 0 ? null : at(code))
@@ -141,7 +132,7 @@ export const taskBottleneckRows = (t: TaskColumns, s: TaskStrings, allocate: All
     const r = firstRow[g]
     const at = g * W
     cells[at] = dur[g]
-    cells[at + 1] = pct(dur[g], total[workerOf(r)])
+    cells[at + 1] = pct(dur[g], totalOf(r))
     cells[at + 2] = size[g] / 1e6
     cells[at + 3] = t.host[r]
     cells[at + 4] = gpuOf(r)
