@@ -563,7 +563,7 @@ describe("ParallelLoad", () => {
       `
       const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000 })
       assert.equal(r.signal, null, `killed (${r.signal}): a thread kept the process alive\n${r.stderr}`)
-      assert.match(r.stdout, /settled/)
+      assert.match(r.stdout, /settled/, `exit ${r.status}, stderr: ${r.stderr}`)
       assert.equal(r.status, 0, r.stderr)
     } finally {
       rmSync(dir, { recursive: true, force: true })
