@@ -76,6 +76,9 @@ describe("Format", () => {
       fc.property(tables, ({ block, expected, table }) => {
         assert.equal(toCsv(table), expected)
         assert.equal(Buffer.concat(Array.from(csvBlocks(table, block))).toString("utf8"), expected)
+        // every dictionary's entries loaded ahead, as a large one's are
+        const columns = csvColumns(table)
+        assert.equal(Buffer.concat([csvHeader(table), ...csvRowBlocks(columns, 0, table.numRows, block, 0)]).toString("utf8"), expected)
       })
     )
   })
