@@ -110,6 +110,12 @@ describe("Cluster on PostgreSQL runner storage (a driver + 2 tessera worker proc
       }),
       { numRuns: 5 }
     )
+    // random DAGs may be small chains that one worker runs alone (a CI run saw 8 tasks on
+    // one worker): a fan-out of independent tasks is spread over both
+    const specs: Array<TaskGraph.TaskSpec> = []
+    for (let i = 0; i < 32; i++) specs.push({ key: `f-${i}`, kernel: k("constant"), args: [i] })
+    specs.push({ key: "fan", kernel: k("sum"), args: [TaskGraph.refs(specs.map((s) => s.key))] })
+    assert.equal((await rt.runPromise(Engine.compute(TaskGraph.makeUnsafe(specs), { keys: ["fan"] }))).get("fan"), 496)
     const st = await rt.runPromise(c.stats)
     assert.ok(st.every((w) => w.tasks > 0), `both workers ran tasks: ${JSON.stringify(st)}`)
   })
