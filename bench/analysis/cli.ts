@@ -4,12 +4,16 @@
  * optionally against an older build in the same run, runs alternating so that both see
  * the same machine load.
  *
- * `node bench/analysis/cli.ts [TRACE] [--old DIR] [--runs N] [--json]`
+ * `node bench/analysis/cli.ts [TRACE] [--old DIR] [--compiled] [--runs N] [--json]`
  *
  * - TRACE: default `os.tmpdir()/tessera-bench-1M.msgpack` (`bench/analysis/generate.ts`).
  * - `--old DIR`: the root of another built checkout (`npm run build` there; e.g.
  *   `git worktree add /tmp/tessera-old <rev>`, a `node_modules` link, `npm run build`).
- * - Each run is `node <root>/dist/src/cli/main.js analyze -d TRACE -o OUT` with Node's
+ * - `--compiled`: this build's compiled tree (dist/src/cli/main.js) too, beside its bundle.
+ * - Each run is `node <entry> analyze -d TRACE -o OUT`, the entry being the one the
+ *   installed `tessera analyze` runs (`bin/tessera.js`): the bundled CLI,
+ *   dist/bundle/cli/main.js (`npm run build`, scripts/bundleCli.ts), or, in a build that
+ *   has none (before 2026-11-27), dist/src/cli/main.js; with Node's
  *   compile cache on (`NODE_COMPILE_CACHE`, as `bin/tessera.js` turns it on for the
  *   installed package; one warm-up run per build fills it), stdout and stderr discarded.
  *
@@ -24,7 +28,7 @@
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join, relative, resolve } from "node:path"
 
 const argv = process.argv.slice(2)
 const flag = (name: string) => {
@@ -41,10 +45,17 @@ if (!existsSync(trace)) {
   process.exit(1)
 }
 const here = resolve(import.meta.dirname, "..", "..")
-const builds = [{ name: "this build", root: here }, ...(old !== undefined ? [{ name: "old build", root: resolve(old) }] : [])]
+/** The entry the installed binary runs for `analyze` (bin/tessera.js): the bundle where the build has one. */
+const entryOf = (root: string) =>
+  [join(root, "dist", "bundle", "cli", "main.js"), join(root, "dist", "src", "cli", "main.js")].find((f) => existsSync(f))
+const builds = [
+  { name: "this build", root: here, entry: entryOf(here) },
+  ...(argv.includes("--compiled") ? [{ name: "this build, compiled tree", root: here, entry: join(here, "dist", "src", "cli", "main.js") }] : []),
+  ...(old !== undefined ? [{ name: "old build", root: resolve(old), entry: entryOf(resolve(old)) }] : [])
+]
 for (const b of builds) {
-  if (!existsSync(join(b.root, "dist", "src", "cli", "main.js"))) {
-    console.error(`${b.root}: no dist/src/cli/main.js (run npm run build there)`)
+  if (b.entry === undefined || !existsSync(b.entry)) {
+    console.error(`${b.root}: no dist/bundle/cli/main.js or dist/src/cli/main.js (run npm run build there)`)
     process.exit(1)
   }
 }
@@ -58,16 +69,16 @@ const childCpu = (): number => {
   return (Number(fields[13]) + Number(fields[14])) / ticks // fields 16 and 17 of proc(5)
 }
 
-const run = (root: string, out: string) => {
+const run = (i: number, out: string) => {
   const before = childCpu()
   const t = performance.now()
-  const r = spawnSync(process.execPath, [join(root, "dist", "src", "cli", "main.js"), "analyze", "-d", trace, "-o", out], {
+  const r = spawnSync(process.execPath, [builds[i]!.entry!, "analyze", "-d", trace, "-o", out], {
     stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, NODE_COMPILE_CACHE: join(work, "cache-" + builds.findIndex((b) => b.root === root)) }
+    env: { ...process.env, NODE_COMPILE_CACHE: join(work, `cache-${i}`) }
   })
   const wall = (performance.now() - t) / 1000
   if (r.status !== 0) {
-    console.error(`${root}: exit ${r.status}\n${r.stderr.toString().slice(-2000)}`)
+    console.error(`${builds[i]!.entry}: exit ${r.status}\n${r.stderr.toString().slice(-2000)}`)
     process.exit(1)
   }
   return { wall, cpu: childCpu() - before }
@@ -75,12 +86,12 @@ const run = (root: string, out: string) => {
 
 const results = builds.map(() => ({ wall: [] as Array<number>, cpu: [] as Array<number> }))
 try {
-  builds.forEach((b, i) => run(b.root, join(work, `out-${i}`))) // warm-up: compile cache, page cache
+  builds.forEach((_, i) => run(i, join(work, `out-${i}`))) // warm-up: compile cache, page cache
   for (let r = 0; r < runs; r++) {
     // alternate which build goes first
     const order = r % 2 === 0 ? builds.map((_, i) => i) : builds.map((_, i) => i).reverse()
     for (const i of order) {
-      const got = run(builds[i]!.root, join(work, `out-${i}`))
+      const got = run(i, join(work, `out-${i}`))
       results[i]!.wall.push(got.wall)
       results[i]!.cpu.push(got.cpu)
     }
@@ -89,26 +100,31 @@ try {
     const dir = join(work, `out-${i}`)
     return readdirSync(dir).sort().map((f) => ({ f, bytes: readFileSync(join(dir, f)) }))
   }
-  const same = builds.length < 2 ||
-    JSON.stringify(csvs(0).map((x) => x.f)) === JSON.stringify(csvs(1).map((x) => x.f)) &&
-      csvs(0).every((x, j) => x.bytes.equals(csvs(1)[j]!.bytes))
+  const same = builds.every((_, i) =>
+    JSON.stringify(csvs(0).map((x) => x.f)) === JSON.stringify(csvs(i).map((x) => x.f)) &&
+    csvs(0).every((x, j) => x.bytes.equals(csvs(i)[j]!.bytes))
+  )
   const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
   const rows = builds.map((b, i) => ({
     build: b.name,
+    entry: relative(b.root, b.entry!),
     root: b.root,
     "median wall (s)": Number(median(results[i]!.wall).toFixed(2)),
     "min wall (s)": Number(Math.min(...results[i]!.wall).toFixed(2)),
     "median CPU user+sys (s)": Number(median(results[i]!.cpu).toFixed(2))
   }))
-  const ratio = builds.length < 2 ? undefined : {
-    wall: Number((rows[1]!["median wall (s)"] / rows[0]!["median wall (s)"]).toFixed(2)),
-    cpu: Number((rows[1]!["median CPU user+sys (s)"] / rows[0]!["median CPU user+sys (s)"]).toFixed(2))
-  }
-  if (json) console.log(JSON.stringify({ trace, runs, rows, ratio, sameCsvs: same }))
+  // each other arm against this build's: > 1 means this build is faster
+  const ratios = rows.slice(1).map((r) => ({
+    build: r.build,
+    wall: Number((r["median wall (s)"] / rows[0]!["median wall (s)"]).toFixed(2)),
+    cpu: Number((r["median CPU user+sys (s)"] / rows[0]!["median CPU user+sys (s)"]).toFixed(2))
+  }))
+  if (json) console.log(JSON.stringify({ trace, runs, rows, ratios, sameCsvs: same }))
   else {
     console.log(`tessera analyze -d ${trace} -o DIR, ${runs} run(s) per build, alternating`)
     console.table(rows)
-    if (ratio !== undefined) console.log(`old / this: wall ${ratio.wall}x, CPU ${ratio.cpu}x; CSVs ${same ? "identical" : "DIFFER"}`)
+    for (const r of ratios) console.log(`${r.build} / this build: wall ${r.wall}x, CPU ${r.cpu}x`)
+    if (builds.length > 1) console.log(`CSVs ${same ? "identical" : "DIFFER"}`)
   }
   if (!same) process.exitCode = 1
 } finally {

@@ -100,12 +100,13 @@ export const fileFor = (name: string, host: string = hostname(), directory = "."
 }
 
 /**
- * Tessera's own folder (the package root: `src/`'s parent, or `dist/`'s when compiled).
+ * Tessera's own folder (the package root: `src/`'s parent, or `dist/`'s when compiled,
+ * as dist/src/profiler/ or bundled, as dist/bundle/cli/: both two folders below it).
  *
  * @since 0.1.0
  * @category constants
  */
-export const tesseraRoot: string = fileURLToPath(new URL(import.meta.url.includes("/dist/src/") ? "../../.." : "../..", import.meta.url))
+export const tesseraRoot: string = fileURLToPath(new URL(/\/dist\/(src|bundle)\//.test(import.meta.url) ? "../../.." : "../..", import.meta.url))
 
 /**
  * A frame's URL as written: a path relative to the first of `roots` that holds the file

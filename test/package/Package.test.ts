@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict"
 import { execFileSync, spawnSync } from "node:child_process"
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { after, before, describe, it } from "node:test"
@@ -94,10 +94,12 @@ describe("Package", { timeout: 300_000 }, () => {
     if (work !== "") rmSync(work, { recursive: true, force: true })
   })
 
-  it("ships compiled JavaScript and declarations, and no TypeScript sources", () => {
+  it("ships compiled JavaScript and declarations, the bundled CLI, and no TypeScript sources", () => {
     const dist = join(consumer, "node_modules/tessera/dist/src")
     const top = readdirSync(dist)
     assert.ok(top.includes("index.js") && top.includes("index.d.ts"))
+    const bundle = readdirSync(join(consumer, "node_modules/tessera/dist/bundle/cli"))
+    for (const f of ["main.js", "decodeWorker.js", "csvWorker.js", "arrow.js"]) assert.ok(bundle.includes(f), `dist/bundle/cli/${f}`)
     const ls = run("find", [join(consumer, "node_modules/tessera"), "-name", "*.ts", "-not", "-name", "*.d.ts"], consumer)
     assert.equal(ls.stdout.trim(), "", `TypeScript sources in the package:\n${ls.stdout}`)
   })
@@ -129,6 +131,39 @@ describe("Package", { timeout: 300_000 }, () => {
     assert.equal(analyze.status, 0, analyze.stderr)
     assert.match(analyze.stdout, /Function bottleneck/)
     assert.match(analyze.stdout, /Task balance/)
+    // the compiled tree (TESSERA_NO_BUNDLE=1) prints the same
+    const compiled = run("npx", ["--no-install", "tessera", "analyze", "-d", fixture, "--head", "3"], consumer, { ...env, TESSERA_NO_BUNDLE: "1" })
+    assert.equal(compiled.status, 0, compiled.stderr)
+    assert.equal(compiled.stdout, analyze.stdout)
+  })
+
+  it("runs every command the bundled CLI serves from the bundle itself, as the compiled tree does", () => {
+    const bundle = join(consumer, "node_modules/tessera/dist/bundle/cli/main.js")
+    const compiled = join(consumer, "node_modules/tessera/dist/src/cli/main.js")
+    const out = join(work, "bundled")
+    execFileSync("mkdir", ["-p", out])
+    const both = (args: (entry: string) => ReadonlyArray<string>) =>
+      [bundle, compiled].map((entry) => {
+        const r = run(node24, [entry, ...args(entry)], consumer)
+        assert.equal(r.status, 0, `${entry} ${args(entry).join(" ")}:\n${r.stderr}`)
+        return r.stdout
+      })
+    const tag = (entry: string) => (entry === bundle ? "b" : "c")
+    const [helpB, helpC] = both(() => ["--help"])
+    assert.equal(helpB, helpC)
+    const [csvB, csvC] = both((e) => ["analyze", "-d", fixture, "-o", join(out, `csv-${tag(e)}`)])
+    assert.equal(csvB, csvC)
+    for (const f of readdirSync(join(out, "csv-c"))) {
+      assert.equal(readFileSync(join(out, "csv-b", f), "utf8"), readFileSync(join(out, "csv-c", f), "utf8"), f)
+    }
+    // DuckDB (a native package the bundle imports from node_modules)
+    const [sqlB, sqlC] = both(() => ["sql", "-d", fixture, "select count(*) as n from tasks"])
+    assert.equal(sqlB, sqlC)
+    // the report (Vega, read from node_modules for the page, and the charts)
+    both((e) => ["report", "-d", fixture, "-o", join(out, `report-${tag(e)}.html`)])
+    assert.match(readFileSync(join(out, "report-b.html"), "utf8"), /<html/)
+    both((e) => ["export", "-d", fixture, "--format", "chrome", "-o", join(out, `trace-${tag(e)}.json`)])
+    assert.equal(readFileSync(join(out, "trace-b.json"), "utf8"), readFileSync(join(out, "trace-c.json"), "utf8"))
   })
 
   it("runs the demo and the engine benchmark from the package (examples/ and bench/ compiled into dist/)", () => {
