@@ -49,39 +49,49 @@ export const attributeSamples = (tables: Tables, view?: TaskView): Attribution =
   }
   const idx = byHost.map((ss) => Int32Array.from(ss).sort((a, b) => sTime[a] - sTime[b] || a - b))
   const times = idx.map((ss) => Float64Array.from(ss, (s) => sTime[s]))
-  // each task finds its samples by binary search: O(tasks log samples + pairs), no
-  // sort of the tasks. Two passes (count, then fill) give the pairs grouped by sample
-  // row, and within a sample in task row order, without sorting them. Hot path.
+  // each task finds its first sample by binary search (once: the position is kept for
+  // the second pass), O(tasks log samples + pairs), no sort of the tasks. Two passes
+  // (count, then fill) give the pairs grouped by sample row, and within a sample in task
+  // row order, without sorting them. Hot path.
+  const first = new Int32Array(v.n).fill(-1) // -1: no sample can fall in the task
   const offsets = new Int32Array(m + 1)
-  const visit = (emit: (s: number, t: number) => void) => {
-    for (let i = 0; i < v.n; i++) {
-      const h = v.host.codes[i] + 1
-      const ts = times[h]
-      if (ts.length === 0) continue
-      const st = v.start[i]
-      const en = v.end[i]
-      if (!(st <= en)) continue
-      let lo = 0
-      let hi = ts.length
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1
-        if (ts[mid] < st) lo = mid + 1
-        else hi = mid
-      }
-      const ss = idx[h]
-      for (let k = lo; k < ts.length && ts[k] <= en; k++) emit(ss[k], i)
+  for (let i = 0; i < v.n; i++) {
+    const h = v.host.codes[i] + 1
+    const ts = times[h]
+    if (ts.length === 0) continue
+    const st = v.start[i]
+    const en = v.end[i]
+    if (!(st <= en)) continue
+    let lo = 0
+    let hi = ts.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (ts[mid] < st) lo = mid + 1
+      else hi = mid
     }
+    if (lo === ts.length || ts[lo] > en) continue
+    first[i] = lo
+    const ss = idx[h]
+    for (let k = lo; k < ts.length && ts[k] <= en; k++) offsets[ss[k] + 1]++
   }
-  visit((s) => offsets[s + 1]++)
   for (let s = 0; s < m; s++) offsets[s + 1] += offsets[s]
   const total = offsets[m]
   const sample = new Int32Array(total)
   const task = new Int32Array(total)
   const fill = offsets.slice(0, m)
-  visit((s, t) => {
-    const at = fill[s]++
-    sample[at] = s
-    task[at] = t
-  })
+  for (let i = 0; i < v.n; i++) {
+    const lo = first[i]
+    if (lo < 0) continue
+    const h = v.host.codes[i] + 1
+    const ts = times[h]
+    const ss = idx[h]
+    const en = v.end[i]
+    for (let k = lo; k < ts.length && ts[k] <= en; k++) {
+      const s = ss[k]
+      const at = fill[s]++
+      sample[at] = s
+      task[at] = i
+    }
+  }
   return { sample, task }
 }
