@@ -550,21 +550,53 @@ describe("ParallelLoad", () => {
     }
   })
 
+  /** Run `script` (an ES module importing parallelDecode.ts) in a fresh Node: its exit status, stdout, stderr. */
+  const runScript = (dir: string, script: string, asEval: boolean) => {
+    const file = join(dir, "script.mjs")
+    writeFileSync(file, script)
+    const args = asEval ? ["--input-type=module", "-e", script] : [file]
+    return spawnSync(process.execPath, args, { encoding: "utf8", timeout: 60_000 })
+  }
+  /** `busyMs`: this thread kept busy that long once the decode has started its workers (before the files are cut). */
+  const decodeScript = (f: string, sizes: string, busyMs = 0) => `
+    import { decodeParallelPromise } from ${JSON.stringify(new URL("../../src/analysis/internal/parallelDecode.ts", import.meta.url).href)}
+    const decoding = decodeParallelPromise([${JSON.stringify(f)}], 3, { sizes: [${sizes}] })
+    for (const until = Date.now() + ${busyMs}; Date.now() < until;);
+    const out = await decoding.then(() => "resolved", (e) => "rejected " + e.name + ": " + e.message)
+    console.log("settled", out)
+  `
+
   it("a decode sized for an absurd file size settles, and leaves no thread behind (the process exits)", async () => {
     const dir = tmp()
     try {
       const f = join(dir, "small.msgpack")
       writeFileSync(f, encodeRecords(fc.sample(computeEvent, { numRuns: 50, seed: 4 })))
-      // stated sizes drive the up-front reservations (capped) and the pieces
-      const script = `
-        import { decodeParallelPromise } from ${JSON.stringify(new URL("../../src/analysis/internal/parallelDecode.ts", import.meta.url).href)}
-        const out = await decodeParallelPromise([${JSON.stringify(f)}], 3, { sizes: [2 ** 50] }).then(() => "resolved", (e) => "rejected " + e.name)
-        console.log("settled", out)
-      `
-      const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000 })
+      // stated sizes drive the up-front reservations (capped) and the pieces; a script
+      // file, not -e: workers inherit --input-type and refuse to start with it (next test)
+      const r = runScript(dir, decodeScript(f, "2 ** 50"), false)
       assert.equal(r.signal, null, `killed (${r.signal}): a thread kept the process alive\n${r.stderr}`)
       assert.match(r.stdout, /settled/, `exit ${r.status}, stderr: ${r.stderr}`)
+      assert.doesNotMatch(r.stdout, /input-type/, "the workers started")
       assert.equal(r.status, 0, r.stderr)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("rejects with a typed error, whenever they fail, when the decode workers cannot start (the process does not crash)", async () => {
+    const dir = tmp()
+    try {
+      const f = join(dir, "small.msgpack")
+      writeFileSync(f, encodeRecords(fc.sample(computeEvent, { numRuns: 50, seed: 4 })))
+      // started by \`node --input-type=module -e\`, worker threads inherit the flag and
+      // fail at once (ERR_INPUT_TYPE_NOT_ALLOWED); kept busy meanwhile, the calling thread
+      // hears of it before the files are cut, when an error event had no listener yet
+      // and crashed the process (a CI run saw it happen by chance)
+      for (const busyMs of [0, 400]) {
+        const r = runScript(dir, decodeScript(f, String(statSync(f).size), busyMs), true)
+        assert.equal(r.status, 0, `exit ${r.status}, stderr: ${r.stderr}`)
+        assert.match(r.stdout, /settled rejected TraceFormatError: .*input-type/s, r.stdout + r.stderr)
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

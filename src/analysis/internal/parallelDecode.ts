@@ -262,8 +262,19 @@ export const decodeParallelPromise = async (
   const total = options.sizes.reduce((a, b) => a + b, 0)
   const share = total / W
   const here = new BatchDecoder(options.skip ?? {}, share, total)
-  // the workers start while the files are cut (a worker takes ~70 ms to boot)
-  const workers = Array.from({ length: W - 1 }, () => new Worker(workerUrl, { workerData: options.skip ?? {} }))
+  // the workers start while the files are cut (a worker takes ~70 ms to boot); each
+  // one's failure is kept from its creation on: a worker that fails to start before its
+  // result is awaited below (an error event with no listener) would otherwise throw out
+  // of this process's event loop
+  let crashed: { readonly error: unknown } | undefined
+  const failures = new Map<Worker, unknown>()
+  const fail = (worker: Worker, e: unknown) => (failures.has(worker) || failures.set(worker, e), crashed ??= { error: e })
+  const workers = Array.from({ length: W - 1 }, () => {
+    const worker = new Worker(workerUrl, { workerData: options.skip ?? {} })
+    worker.on("error", (e) => fail(worker, e))
+    worker.on("exit", (code) => (code !== 0 ? fail(worker, new Error(`decode worker exited with code ${code}`)) : undefined))
+    return worker
+  })
   const pieces = await planPieces(files, options.sizes, Math.max(1, options.pieces ?? piecesPerDecoder * W)).catch((e) => {
     for (const w of workers) void w.terminate()
     throw e
@@ -276,7 +287,6 @@ export const decodeParallelPromise = async (
     decodedEvents += events
     options.onDecoded?.(file, decoded, decodedEvents)
   }
-  let crashed: { readonly error: unknown } | undefined
   // the workers' strings interned here so far: early[w][id] is worker w's string id's id
   // in this thread's pool; each thread interns between its own batches, then as they come
   const early: Array<Array<number>> = Array.from({ length: W }, () => [])
@@ -300,10 +310,9 @@ export const decodeParallelPromise = async (
           if (mine !== undefined) absorb() // this thread is done decoding: at once
         } else progress(m.file, m.bytes, m.events)
       })
-      worker.on("error", (e) => (crashed ??= { error: e }, reject(e)))
-      worker.on("exit", (code) => {
-        if (code !== 0) (crashed ??= { error: new Error(`decode worker exited with code ${code}`) }, reject(crashed.error))
-      })
+      if (failures.has(worker)) return reject(failures.get(worker)) // failed while the files were cut
+      worker.on("error", reject)
+      worker.on("exit", (code) => (code !== 0 ? reject(failures.get(worker)) : undefined))
       worker.postMessage({
         type: "pieces",
         pieces,
