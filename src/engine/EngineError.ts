@@ -68,7 +68,9 @@ export class GpuUnavailable extends Data.TaggedError("GpuUnavailable")<{
 }> {}
 
 /**
- * A cluster executor had no live worker to run a task on.
+ * An executor had no live worker to run a task on: a cluster with none, or a pool whose
+ * worker threads cannot start (they die before they are ready: a worker module that
+ * cannot be loaded, an option the thread refuses).
  *
  * @since 0.1.0
  * @category errors

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict"
+import { spawnSync } from "node:child_process"
 import { describe, it } from "node:test"
 import { Effect, ManagedRuntime } from "effect"
 import * as Engine from "../../src/engine/Engine.ts"
@@ -27,6 +28,36 @@ const fanOut = (n: number, extra: ReadonlyArray<TaskGraph.TaskSpec>): TaskGraph.
 }
 
 describe("WorkerCrash", () => {
+  it("fails a compute with NoWorkers, naming why, when the pool's worker threads cannot start (no endless replacing)", () => {
+    // started by \`node --input-type=module -e\`, worker threads inherit the flag and die
+    // before they are ready (ERR_INPUT_TYPE_NOT_ALLOWED): replaced for ever, the compute hung
+    const src = (f: string) => JSON.stringify(new URL(`../../src/engine/${f}`, import.meta.url).href)
+    const script = `
+      import { Effect } from "effect"
+      import * as Engine from ${src("Engine.ts")}
+      import * as Executor from ${src("Executor.ts")}
+      import * as Kernel from ${src("Kernel.ts")}
+      import * as TaskGraph from ${src("TaskGraph.ts")}
+      const kernel = Kernel.ref(${JSON.stringify(new URL("../fixtures/kernels/basic.ts", import.meta.url).href)}, "constant")
+      const g = TaskGraph.makeUnsafe([{ key: "a", kernel, args: [1] }])
+      const once = () => Effect.runPromiseExit(Engine.compute(g).pipe(Effect.provide(Executor.layerWorkers({ workers: 2 }))))
+      for (const exit of [await once(), await once()]) {
+        const e = exit._tag === "Failure" ? exit.cause.reasons?.[0]?.error ?? exit.cause : undefined
+        console.log(JSON.stringify({ tag: exit._tag, reason: e?.reason?._tag, message: e?.message }))
+      }
+    `
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000, cwd: new URL("../..", import.meta.url).pathname })
+    assert.equal(r.signal, null, `killed (${r.signal}): the compute hung\n${r.stderr}`)
+    assert.equal(r.status, 0, r.stderr)
+    const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { tag: string; reason?: string; message?: string })
+    assert.equal(lines.length, 2, r.stdout)
+    for (const l of lines) {
+      assert.equal(l.tag, "Failure")
+      assert.equal(l.reason, "NoWorkers", r.stdout)
+      assert.match(l.message ?? "", /worker threads cannot start .*input-type/s)
+    }
+  })
+
   it("ends every worker when the pool's scope closes", async () => {
     const ports = () => process.getActiveResourcesInfo().filter((r) => r === "MessagePort").length
     const before = ports()

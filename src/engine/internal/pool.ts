@@ -13,7 +13,10 @@
  * `maxRetries` times, its batch-mates are re-queued without penalty. A worker that runs
  * out of heap (`resourceLimits`, which Executor always sets) is replaced too, but its task
  * fails at once (the same task would exhaust the same limit again), and the crash
- * detail names the limit it hit. Cancelling
+ * detail names the limit it hit. Workers that die before they have started
+ * (`MAX_START_FAILURES` in a row: a worker module that cannot be loaded, an option the
+ * thread refuses) are not replaced again: the compute fails with `NoWorkers` naming why,
+ * and so does every later one, where replacing them for ever hung the compute. Cancelling
  * (interruption or failure) sets the compute id in every worker's `control[CANCEL]`, so
  * workers drop the rest of their batches between tasks; workers still busy after
  * `CANCEL_GRACE_MS` are terminated and replaced.
@@ -102,7 +105,12 @@ interface Slot {
   /** waiting for its last samples (a `take` with `stop`) */
   lastSamples: (() => void) | null
   readonly gpu: boolean
+  /** has said it is ready (its start finished) */
+  ready: boolean
 }
+
+/** Workers dying before they are ready, in a row, after which the pool stops replacing them. */
+const MAX_START_FAILURES = 3
 
 interface Run {
   readonly id: number
@@ -167,6 +175,10 @@ export class Pool {
   private readonly gpuHeld = new Map<number, number>()
   private gpuBusySeconds = 0
   private unregisterUsage: () => void = () => {}
+  /** workers that died before they were ready, in a row (see `MAX_START_FAILURES`) */
+  private startFailures = 0
+  /** why the workers cannot start, once `MAX_START_FAILURES` did not: no worker is started again */
+  private unstartable: string | undefined
 
   constructor(options: PoolOptions) {
     const t0 = EngineClock.nowSeconds()
@@ -202,9 +214,11 @@ export class Pool {
       },
       ...(this.options.resourceLimits ? { resourceLimits: { ...this.options.resourceLimits } } : {})
     })
-    const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true, gpu, sampling: false, sampleOwner: null, lastSamples: null }
+    const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true, gpu, sampling: false, sampleOwner: null, lastSamples: null, ready: false }
     worker.on("message", (m: BatchDone | Ready | Samples) => {
       if (m.t === "ready") {
+        slot.ready = true
+        this.startFailures = 0
         this.workerStarts.push({ worker: id, start: spawned, end: Math.max(spawned, m.at) })
         if (m.gpu !== undefined) {
           this.gpuInfo.set(id, m.gpu)
@@ -311,6 +325,10 @@ export class Pool {
       settle
     }
     this.run = run
+    if (this.unstartable !== undefined) {
+      this.finish(run, this.cannotStart())
+      return run
+    }
     if (job.sampler !== undefined && job.sampler !== this.sampler?.owner) this.startSampling(job.sampler)
     this.guard(run, () => {
       if (State.isDone(state)) this.finish(run, null)
@@ -606,8 +624,14 @@ export class Pool {
     const lost = slot.outstanding.splice(0)
     const runningBatch = slot.control[BATCH]!
     const runningIndex = slot.control[INDEX]!
-    if (!this.closed) this.slots[slot.id] = this.spawn(slot.id)
+    this.startFailures = slot.ready ? 0 : this.startFailures + 1
+    if (this.startFailures >= MAX_START_FAILURES) this.unstartable ??= detail
+    if (!this.closed && this.unstartable === undefined) this.slots[slot.id] = this.spawn(slot.id)
     const run = this.run
+    if (this.unstartable !== undefined) {
+      if (run !== null && !run.done) this.fail(run, this.cannotStart())
+      return
+    }
     if (run !== null && !run.done) {
       const s = run.job.state
       for (const b of lost) {
@@ -636,6 +660,11 @@ export class Pool {
     run.devices?.end()
     if (this.run === run) this.run = null
     run.settle(error)
+  }
+
+  /** The error of a compute on a pool whose workers cannot start. */
+  private cannotStart(): EngineError.ComputeError {
+    return EngineError.noWorkers(`the pool's worker threads cannot start (${MAX_START_FAILURES} in a row died before they were ready): ${this.unstartable}`)
   }
 
   private fail(run: Run, error: EngineError.ComputeError): void {
