@@ -4,8 +4,8 @@
 //
 // - Node >= 24: run the CLI. In a checkout (sources present, not under node_modules)
 //   that is src/cli/main.ts, run directly; in the installed package, the bundled
-//   dist/bundle/cli/main.js for the commands it serves (`bundled` below), else the
-//   compiled dist/src/cli/main.js.
+//   dist/bundle/cli/main.js, which runs the commands it serves (src/cli/argv.ts
+//   `runsBundled`) and hands the others to the compiled dist/src/cli/main.js.
 // - An older Node: re-run this file with a pinned Node 24 (the `node` package that
 //   this repo, or the project that installed Tessera, has as a dependency), passing
 //   the arguments, standard streams, signals and exit status through.
@@ -38,21 +38,6 @@ const pinnedNode = () => {
   }
 }
 
-/**
- * Does the bundled CLI (dist/bundle/cli, scripts/bundleCli.ts: a few modules where the
- * compiled tree loads ~430, so it starts in about half the time) run this command line?
- * Only the commands that run no kernels and no module of the user's — `analyze`,
- * `report`, `export`, `plot`, `sql`, help and `--version` — and none with a module
- * argument (a user analysis imports Tessera itself: one copy of it must then be loaded).
- * TESSERA_NO_BUNDLE=1 runs the compiled tree always.
- */
-function bundled(args) {
-  if (process.env.TESSERA_NO_BUNDLE === "1") return false
-  if (args.some((a) => /\.(ts|mts|cts|js|mjs|cjs)$/i.test(a))) return false
-  const command = args.find((a) => !a.startsWith("-"))
-  return command === undefined || ["analyze", "report", "export", "plot", "sql", "help"].includes(command)
-}
-
 if (major >= REQUIRED_MAJOR) {
   // V8's code cache on disk (Node's compile cache, in the OS temp folder; NODE_DISABLE_COMPILE_CACHE=1
   // turns it off): a command's second start compiles none of its modules again. Enabled
@@ -66,8 +51,9 @@ if (major >= REQUIRED_MAJOR) {
   }
   const source = join(root, "src", "cli", "main.ts")
   const fromSource = existsSync(source) && !root.split(sep).includes("node_modules")
+  // the bundle hands the command lines it does not serve to the compiled tree itself
   const bundle = join(root, "dist", "bundle", "cli", "main.js")
-  const entry = fromSource ? source : bundled(process.argv.slice(2)) && existsSync(bundle) ? bundle : join(root, "dist", "src", "cli", "main.js")
+  const entry = fromSource ? source : existsSync(bundle) ? bundle : join(root, "dist", "src", "cli", "main.js")
   await import(pathToFileURL(entry).href)
 } else {
   const node = process.env.TESSERA_REEXEC === undefined ? pinnedNode() : undefined

@@ -54,6 +54,41 @@ export const commandPath = (argv: ReadonlyArray<string>): { readonly path: Array
 }
 
 /**
+ * The commands the bundled CLI runs itself (`bundleMain.ts`, docs/package.md): those that
+ * run no kernels and no module of the user's, plus help.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const bundledCommands: ReadonlyArray<string> = ["analyze", "report", "export", "plot", "sql", "help"]
+
+/** A module a command would import (a user analysis): the compiled tree runs it. */
+const moduleFile = /\.(ts|mts|cts|js|mjs|cjs)$/i
+
+/**
+ * Does the bundled CLI run this command line itself, or hand it to the compiled tree?
+ * Itself: a command of `bundledCommands` (or none: `--help`, `--version`), with no
+ * argument naming a module (`analyze`'s user analyses are `.ts`/`.js` files) and no
+ * `report --analysis` that is not a `.sql` file (any other is imported as a module). A
+ * user module imports `tessera` itself, and kernels are found by their module's URL:
+ * both need the one compiled tree. `--wizard` picks its command later: compiled tree.
+ * `TESSERA_NO_BUNDLE=1` in `env`: the compiled tree always.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const runsBundled = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = {}): boolean => {
+  if (env.TESSERA_NO_BUNDLE === "1" || argv.includes("--wizard")) return false
+  if (argv.some((a) => moduleFile.test(a))) return false
+  const { path } = commandPath(argv)
+  if (path.length > 0 && !bundledCommands.includes(path[0]!)) return false
+  return !argv.some((a, i) =>
+    (a === "--analysis" && i + 1 < argv.length && !/\.sql$/i.test(argv[i + 1]!)) ||
+    (a.startsWith("--analysis=") && !/\.sql$/i.test(a))
+  )
+}
+
+/**
  * `argv` rewritten to the form `effect/cli` parses, and whether `--verbose` was given.
  *
  * @since 0.1.0

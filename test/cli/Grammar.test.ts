@@ -9,7 +9,7 @@ import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
-import { commandPath, normalizeArgv } from "../../src/cli/argv.ts"
+import { commandPath, normalizeArgv, runsBundled } from "../../src/cli/argv.ts"
 
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
@@ -73,6 +73,20 @@ describe("argv normalisation", () => {
     assert.deepEqual(commandPath(["--log-level", "none", "plot", "hist", "-d", "a"]).path, ["plot", "hist"])
     assert.deepEqual(commandPath(["report", "-d", "a"]).path, ["report"])
     assert.deepEqual(commandPath(["help", "plot", "hist"]).path, ["help", "plot", "hist"])
+  })
+
+  it("runs in the bundled CLI only the command lines that load no kernel and no module of the user's", () => {
+    for (const argv of [
+      [], ["--help"], ["--version"], ["help", "demo"], ["analyze", "-d", "t.msgpack", "-o", "out"], ["--log-level", "none", "analyze", "-d", "t.msgpack"],
+      ["report", "-d", "t.msgpack", "--analysis", "q.sql"], ["report", "-d", "t.msgpack", "--analysis=q.SQL"], ["export", "-d", "t.msgpack"],
+      ["plot", "hist", "-d", "t.msgpack"], ["sql", "-d", "t.msgpack", "select 1"]
+    ]) assert.equal(runsBundled(argv), true, argv.join(" "))
+    for (const argv of [
+      ["demo"], ["run", "p.ts"], ["bench", "engine"], ["worker", "--scheduler", "h:1"], ["scheduler"], ["--wizard"], ["--log-level", "none", "demo"],
+      ["analyze", "-d", "t.msgpack", "-a", "mine.mjs"], ["analyze", "-d", "t.msgpack", "-a", "Mine.TS"],
+      ["report", "-d", "t.msgpack", "--analysis", "mine"], ["report", "-d", "t.msgpack", "--analysis=mine.js"]
+    ]) assert.equal(runsBundled(argv), false, argv.join(" "))
+    assert.equal(runsBundled(["analyze", "-d", "t.msgpack"], { TESSERA_NO_BUNDLE: "1" }), false)
   })
 
   it("spreads -d lists in the database commands only, keeping analyses and other flags", () => {
