@@ -3,7 +3,10 @@
  * large table with it, `Analyze.ts`): numbers in JS's shortest round-trip form (NaN
  * empty), dictionary strings copied from their own UTF-8 and quoted per RFC 4180 where
  * they must be, other cells as given. `Format.csvBlocks` turns an Arrow table into these
- * columns; both ways give the same bytes.
+ * columns; both ways give the same bytes. Bytes are built in place, a block at a time:
+ * ASCII text (every number) copied a character at a time, other text through UTF-8
+ * (building strings and encoding them afterwards cost more than formatting the numbers:
+ * ~0.8 s of 1.3 s for a 378k-row task table).
  *
  * Hot path: plain loops over typed arrays, on purpose.
  *
