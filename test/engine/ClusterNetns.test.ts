@@ -30,7 +30,7 @@
  */
 import assert from "node:assert/strict"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { connect } from "node:net"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -252,13 +252,16 @@ describe("tessera scheduler, workers and a driver on three hosts (the docs' seve
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it("tessera run --cluster from a third namespace runs on the workers of the scheduler in the root namespace; each host writes its files", async () => {
+  it("tessera run --cluster from a third namespace runs on the workers of the scheduler in the root namespace; the workers' hosts' files hold the tasks, the driver's host's its events", async () => {
     const port = await Cluster.freePort(net.bridgeIp)
     const sched = tessera(["scheduler", "--host", net.bridgeIp, "--port", String(port)])
     procs.push(sched)
     await listening(net.bridgeIp, port)
     const addr = `${net.bridgeIp}:${port}`
-    for (const h of [b, c]) procs.push(tessera(["worker", "--scheduler", addr], (argv) => net.exec(h, argv)))
+    const workers = [b, c].map((h) => tessera(["worker", "--scheduler", addr], (argv) => net.exec(h, argv)))
+    procs.push(...workers)
+    // both workers up before the driver starts (else the first may run the whole pipeline)
+    for (let t = 0; t < 600 && !workers.every((w) => /tessera worker at /.test(w.out())); t++) await new Promise((r) => setTimeout(r, 50))
     const before = net.counters(a)
     const run = tessera(["run", fixture, "--cluster", addr, "--profile", "p"], (argv) => net.exec(a, argv), dir)
     const status = await new Promise<number | null>((resolve) => run.proc.once("exit", resolve))
@@ -266,9 +269,14 @@ describe("tessera scheduler, workers and a driver on three hosts (the docs' seve
     assert.equal(status, 0, run.out() + procs.map((p) => p.out()).join("\n"))
     assert.match(sched.out(), new RegExp(literally(`workers join with  tessera worker --scheduler ${addr}`)))
     assert.match(run.out(), new RegExp(literally(`on the cluster of scheduler ${addr}`)))
-    // the workers' tasks in their hosts' files; the driver's events in its host's
-    const tasks = (h: VirtualHost) =>
-      FileDatabase.readPromise(join(dir, `p-TracePlugin-${h.name}.msgpack`)).then((d) => d.events.filter((e) => e.name === "Compute").length)
+    // the workers' tasks in their hosts' files (none for a worker that ran no task: the
+    // scheduler may place a small pipeline on one worker, as a CI run saw); the driver's
+    // events in its host's
+    const tasks = async (h: VirtualHost) => {
+      const file = join(dir, `p-TracePlugin-${h.name}.msgpack`)
+      if (h !== a && !existsSync(file)) return 0
+      return (await FileDatabase.readPromise(file)).events.filter((e) => e.name === "Compute").length
+    }
     assert.ok((await tasks(b)) + (await tasks(c)) > 0, "the workers ran the pipeline")
     assert.equal(await tasks(a), 0, "the driver runs no task")
     const driver = (await FileDatabase.readPromise(join(dir, `p-TracePlugin-${a.name}.msgpack`))).events
