@@ -265,10 +265,9 @@ export const decodeParallelPromise = async (
   // the workers start while the files are cut (a worker takes ~70 ms to boot); each
   // one's failure is kept from its creation on: a worker that fails to start before its
   // result is awaited below (an error event with no listener) would otherwise throw out
-  // of this process's event loop
-  let crashed: { readonly error: unknown } | undefined
+  // of this process's event loop; in the order they failed
   const failures = new Map<Worker, unknown>()
-  const fail = (worker: Worker, e: unknown) => (failures.has(worker) || failures.set(worker, e), crashed ??= { error: e })
+  const fail = (worker: Worker, e: unknown) => void (failures.has(worker) || failures.set(worker, e))
   const workers = Array.from({ length: W - 1 }, () => {
     const worker = new Worker(workerUrl, { workerData: options.skip ?? {} })
     worker.on("error", (e) => fail(worker, e))
@@ -338,7 +337,8 @@ export const decodeParallelPromise = async (
     absorb()
     const others = await Promise.all(results).catch((e) => {
       options.signal?.throwIfAborted()
-      throw unexpected(files[0] ?? "", 0, crashed?.error ?? e) // a worker died: keep why
+      // a worker died: keep why (the first to fail)
+      throw unexpected(files[0] ?? "", 0, failures.size > 0 ? failures.values().next().value : e)
     })
     // this thread's pool holds the workers' strings interned meanwhile: taken only now
     const got = [{ ...here.result().result, run: mine } satisfies DecodeResult, ...others]
