@@ -349,8 +349,10 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
             if (!b.builtIn) break
             const t1 = performance.now()
             const run: Effect.Effect<Table, TraceFormatError | QueryError> = b.run(tables)
-            ahead.set(b.name, { table: yield* Effect.exit(run), seconds: (performance.now() - t1) / 1000 })
-            aside += (performance.now() - t1) / 1000
+            const table = yield* Effect.exit(run)
+            const seconds = (performance.now() - t1) / 1000
+            ahead.set(b.name, { table, seconds })
+            aside += seconds
           }
           const computed = yield* Effect.promise(() => early.table)
           onWorker = computed !== undefined
