@@ -369,10 +369,12 @@ if (runs("cluster")) {
   const cluster = ManagedRuntime.make(Executor.layerCluster({ local: WORKERS, threads: 1, preload: [plugins] }))
   const threads = ManagedRuntime.make(Executor.layerWorkers({ workers: WORKERS }))
   const { pipeline, tasks, on } = await demoWorkload(cluster)
-  // unprofiled and Trace + ResourceMonitor on the cluster (the sampled arms would need
-  // clusters of their own, as the demo's pools do), then worker threads unprofiled
+  // unprofiled and Trace + ResourceMonitor on the cluster (with `--breakdown`, also the
+  // engine's records alone and each layer alone; the sampled arms would need clusters of
+  // their own, as the demo's pools do), then worker threads unprofiled
+  const unsampled = (a: Arm) => !a.name.includes("StatisticalProfiler") && !a.name.startsWith("workers sampling")
   const arms = [
-    ...tesseraArms(on(cluster), on(cluster), on(cluster), pipeline).filter((a) => a.name === "unprofiled" || a.name === "Trace + ResourceMonitor"),
+    ...tesseraArms(on(cluster), on(cluster), on(cluster), pipeline).filter(unsampled),
     { name: `worker threads in one process instead (${WORKERS}, unprofiled)`, run: () => on(threads)(undefined) }
   ]
   // the worker processes' threads too ("child MainThread", "child WorkerThread", ...)
