@@ -109,13 +109,8 @@ export const perTaskBottleneck = (tables: Tables): Table => {
   return taskBottleneckTable(taskBottleneckRows(taskColumnsOf(v), taskStringsOf(v)), v)
 }
 
-/**
- * The task view's columns that {@link perTaskBottleneck} reads (views, not copies).
- *
- * @since 0.1.0
- * @category internal
- */
-export const taskColumnsOf = (v: TaskView): TaskColumns => ({
+/** The task view's columns that {@link perTaskBottleneck} reads (views, not copies). */
+const taskColumnsOf = (v: TaskView): TaskColumns => ({
   n: v.n,
   host: v.host.codes,
   worker: v.worker.codes,

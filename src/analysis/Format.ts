@@ -56,11 +56,8 @@ export const csvColumns = (table: Table): Array<CsvColumn> => table.schema.field
 /**
  * A dictionary's strings as its own UTF-8 buffers (no copy), when it is one Utf8 batch
  * without nulls; `undefined` otherwise.
- *
- * @since 0.1.0
- * @internal
  */
-export const utf8Strings = (dict: Vector | undefined): Utf8Strings | undefined => {
+const utf8Strings = (dict: Vector | undefined): Utf8Strings | undefined => {
   const d = dict?.data.length === 1 ? dict.data[0]! : undefined
   if (d === undefined || !DataType.isUtf8(d.type) || d.nullCount !== 0) return undefined
   return { bytes: d.values as Uint8Array, offsets: (d.valueOffsets as Int32Array).subarray(d.offset, d.offset + d.length + 1) }

@@ -80,7 +80,9 @@ import { functionName } from "./FunctionName.ts"
 import { ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
 import { alwaysLoaded, argSkipOf, type DecodeOptions, decodePromise, type Decoding, markFile, sameDecoding } from "./Decoding.ts"
+import type { Utf8Strings } from "./internal/csvWriter.ts"
 import { sharedColumnRows } from "./internal/parallelDecode.ts"
+import type { TaskColumns } from "./internal/taskRows.ts"
 
 export { argSkipOf, decodeThreads, parallelMinBytes } from "./Decoding.ts"
 import { extraTables } from "./internal/transferTables.ts"
@@ -329,6 +331,33 @@ export interface LoadProgress {
 export interface LoadOptions extends DecodeOptions {
   /** decoding already started (`startDecoding`) of the same files and columns: taken over, not done again */
   readonly decoding?: Decoding
+  /**
+   * Called once, while the tables are built, with the task columns the per-task
+   * bottleneck reads (`EarlyTaskColumns`), so that another thread can start on it
+   * before the tables are done (`tessera analyze`, Analyze.ts).
+   * @internal
+   */
+  readonly onTaskColumns?: (early: EarlyTaskColumns) => void
+}
+
+/**
+ * The task columns of a load that the per-task bottleneck reads (`internal/taskRows.ts`),
+ * given to `LoadOptions.onTaskColumns` before the tables are built: host and worker as
+ * the codes of the tasks table's dictionaries (`hosts`, `workers`), but keys as ids into
+ * `keys`, the strings the load's decoder met (every one, task keys among them): building
+ * the task keys' own dictionary (~0.1 s for the 1M-event trace's 378k keys) is most of
+ * what the table build has left then. Row `r` is row `r` of the tasks table. On shared
+ * memory where the decode put them there (a large load on several threads), else plain
+ * arrays; none of them changes afterwards.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface EarlyTaskColumns {
+  readonly columns: TaskColumns
+  readonly hosts: Utf8Strings
+  readonly workers: ReadonlyArray<string>
+  readonly keys: Utf8Strings
 }
 
 /**
@@ -356,7 +385,7 @@ export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOp
   const taken = started !== undefined && sameDecoding(started, files, options?.columns)
   if (taken) started.join()
   const d = taken ? await started.decoded : await decodePromise(files, options)
-  return buildTablesNamed(d.dec, files, d.events, d.droppedBytes, d.fileRowEnds, d.fileExtraEnds, options?.columns)
+  return buildTablesNamed(d.dec, files, d.events, d.droppedBytes, d.fileRowEnds, d.fileExtraEnds, options?.columns, options?.onTaskColumns)
 }
 
 /** `buildTables`, its failures (an allocation, ...) named after the files. */
@@ -377,7 +406,9 @@ const buildTablesNamed = (...args: Parameters<typeof buildTables>): TraceTables 
  */
 export const loadBytesUnsafe = (
   databases: ReadonlyArray<{ readonly file: string; readonly bytes: Uint8Array }>,
-  columns?: LoadColumns
+  columns?: LoadColumns,
+  /** as `LoadOptions.onTaskColumns` @internal */
+  onTaskColumns?: (early: EarlyTaskColumns) => void
 ): TraceTables => {
   const dec = new ColumnDecoder(undefined, argSkipOf(columns))
   let dropped = 0
@@ -399,7 +430,7 @@ export const loadBytesUnsafe = (
     markFile(rowEnds, f, dec)
     extraEnds[f] = dec.extra.length
   })
-  return buildTablesNamed(dec, databases.map((d) => d.file), events, dropped, rowEnds, extraEnds, columns)
+  return buildTablesNamed(dec, databases.map((d) => d.file), events, dropped, rowEnds, extraEnds, columns, onTaskColumns)
 }
 
 /**
@@ -478,6 +509,15 @@ const dictColumns = (
 
 const dictColumn = (ids: Int32Array, pool: StringPool): Data<StringColumn> =>
   dictColumns([ids], pool)[0]
+
+/** A dictionary column's codes, -1 where null (its own array where it has no nulls). */
+const codesOf = (column: Data<StringColumn>): Int32Array => {
+  const d = column as unknown as Data<Dictionary<Utf8, Int32>>
+  if (d.nullCount === 0) return d.values
+  const codes = d.values.slice()
+  for (let i = 0; i < d.length; i++) if (!d.getValid(i)) codes[i] = -1
+  return codes
+}
 
 /** A Float64 column, NaN = null. */
 const f64Column = (xs: Float64Array): Data<Float64> => {
@@ -613,13 +653,29 @@ const buildTables = (
   dropped: number,
   rowEnds: Int32Array,
   extraEnds: Int32Array,
-  columns?: LoadColumns
+  columns?: LoadColumns,
+  onTaskColumns?: (early: EarlyTaskColumns) => void
 ): TraceTables => {
   dec.tasks.complete()
   const { clocks, warnings } = alignClocks(dec, files, rowEnds)
   const strings = dec.pool
   const t = dec.tasks
   const n = t.length
+  // the decoder's buffers become the columns (views, not copies: the decoder is done)
+  const end = t.end.view()
+  const duration = t.duration.view()
+  const hostCol = dictColumn(t.host.view(), strings)
+  const workerCol = dictColumn(t.worker.view(), strings)
+  if (onTaskColumns !== undefined) {
+    const workerNames = workerCol.dictionary!
+    const workers = Array.from({ length: workerNames.length }, (_, c) => workerNames.get(c)!)
+    onTaskColumns({
+      columns: { n, host: codesOf(hostCol), worker: codesOf(workerCol), key: t.key.view(), duration, end, size: t.size.view() },
+      hosts: { bytes: hostCol.dictionary!.data[0]!.values, offsets: hostCol.dictionary!.data[0]!.valueOffsets },
+      workers,
+      keys: strings.sharedUtf8()
+    })
+  }
   // function per task: args.name when present and non-empty, else from the key
   const fnIds = new Int32Array(n)
   const byKey = new Map<number, number>()
@@ -651,9 +707,6 @@ const buildTables = (
   if (recomputed > 0) {
     warnings.unshift(`${recomputed} task(s) recomputed: their keys appear in more than one Compute event; every run is kept (DASF N15)`)
   }
-  // the decoder's buffers become the columns (views, not copies: the decoder is done)
-  const end = t.end.view()
-  const duration = t.duration.view()
   const start = new Float64Array(n)
   for (let i = 0; i < n; i++) start[i] = end[i] - duration[i]
   const m = dec.memory
@@ -689,8 +742,8 @@ const buildTables = (
   }
   const phase = (j: number) => () => detailColumn(t.phases[j])
   const tasks = table<TasksSchema>(n, wantTask, {
-    host: () => dictColumn(t.host.view(), strings),
-    worker: () => dictColumn(t.worker.view(), strings),
+    host: () => hostCol,
+    worker: () => workerCol,
     key: () => keyCol,
     function: () => dictColumn(fnIds, strings),
     state: () => dictColumn(t.state.view(), strings),

@@ -1,9 +1,11 @@
 /**
  * The per-task bottleneck computed on the CSV worker thread (`Analyze.offloadTaskBottleneck`,
- * `taskRows.ts`, `csvWorker.ts`) against `perTaskBottleneck` on the calling thread: the
- * same table, and, with the worker formatting its share of the rows, the same CSV bytes,
- * whatever the hosts, workers (missing ones included), keys (quotes, commas, non-ASCII, a
- * leading BOM, the same key on several workers) and durations (ties ordered by strings).
+ * `taskRows.ts`, `csvWorker.ts`) from the load's task columns (`onTaskColumns`: keys as
+ * the load's string ids, not the table's codes) against `perTaskBottleneck` on the
+ * calling thread: the same table, and, with the worker formatting its share of the rows,
+ * the same CSV bytes, whatever the hosts, workers (missing ones included), keys (quotes,
+ * commas, non-ASCII, a leading BOM, the same key on several workers) and durations (ties
+ * ordered by strings).
  */
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
@@ -15,6 +17,7 @@ import { csvColumns, csvHeader } from "../../src/analysis/Format.ts"
 import { csvHelper, type CsvHelper, csvRowBlocks, splitRow } from "../../src/analysis/internal/csvWriter.ts"
 import { encodeRecords } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
+import type { EarlyTaskColumns } from "../../src/analysis/Load.ts"
 
 const keyText = fc.oneof(
   fc.constantFrom("('sum-1', 0)", "a,b", "say \"hi\"", "ключ", "\uFEFFbom", "line\nbreak", "é"),
@@ -43,6 +46,7 @@ interface Task {
   readonly size: number | undefined
 }
 
+/** The tables and the task columns the load handed out while building them. */
 const tablesOf = (tasks: ReadonlyArray<Task>) => {
   const events = tasks.map((t): TraceEvent => ({
     name: "Compute",
@@ -53,7 +57,10 @@ const tablesOf = (tasks: ReadonlyArray<Task>) => {
     args: { key: t.key, name: "f", state: "memory", ...(t.size !== undefined ? { size: t.size } : {}), dependencies: [], dependents: [] },
     duration: t.duration
   }))
-  return A.loadBytesUnsafe([{ file: "random.msgpack", bytes: encodeRecords(events) }])
+  let early: EarlyTaskColumns | undefined
+  const tables = A.loadBytesUnsafe([{ file: "random.msgpack", bytes: encodeRecords(events) }], undefined, (c) => (early = c))
+  assert.ok(early !== undefined, "the load hands out its task columns")
+  return { tables, early }
 }
 
 const rowsOf = (t: Table) => t.toArray().map((r) => JSON.stringify(r))
@@ -65,11 +72,11 @@ describe("the per-task bottleneck on the CSV worker", () => {
 
   it("gives perTaskBottleneck's table, and its CSV with the worker's rows after any split (property)", async () => {
     await fc.assert(
-      fc.asyncProperty(arbTasks, fc.double({ min: 0, max: 1, noNaN: true }), async (tasks, share) => {
-        const tables = tablesOf(tasks)
+      fc.asyncProperty(arbTasks, fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean(), async (tasks, share, starting) => {
+        const { early, tables } = tablesOf(tasks)
         const expected = A.perTaskBottleneck(tables)
-        const offloaded = offloadTaskBottleneck(tables, helper, share)
-        assert.ok(offloaded !== undefined, "a loaded trace's task table can be offloaded")
+        // the helper started, or still starting (posted once it has)
+        const offloaded = offloadTaskBottleneck(early, starting ? Promise.resolve(helper) : helper, share)(tables)
         const table = await offloaded.table
         assert.ok(table !== undefined, "the worker computed it")
         assert.deepEqual(rowsOf(table), rowsOf(expected))
@@ -85,11 +92,11 @@ describe("the per-task bottleneck on the CSV worker", () => {
     const gone = await csvHelper()
     gone.close()
     await new Promise((resolve) => setTimeout(resolve, 50))
-    const tables = tablesOf([
+    const { early, tables } = tablesOf([
       { host: "h", worker: "w-1", key: "k1", end: 101, duration: 0.5, size: 10 },
       { host: "h", worker: "w-2", key: "k2", end: 102, duration: 0.25, size: undefined }
     ])
-    const offloaded = offloadTaskBottleneck(tables, gone, 0.5)!
+    const offloaded = offloadTaskBottleneck(early, gone, 0.5)(tables)
     assert.equal(await offloaded.table, undefined)
     await assert.rejects(offloaded.blocks)
   })

@@ -85,4 +85,26 @@ describe("StringPool", () => {
       { numRuns: 200 }
     )
   })
+
+  it("gives every string so far in shared memory by id, from a shared arena without a copy, and keeps them as it grows (property)", () => {
+    fc.assert(
+      fc.property(strings, strings, fc.boolean(), fc.nat(4000), (xs, later, sharedArena, room) => {
+        const pool = new StringPool()
+        if (sharedArena) pool.reserve(room, room * 10, true)
+        idsOf(pool, xs)
+        const got = pool.sharedUtf8()
+        const size = pool.size
+        assert.ok(got.bytes.buffer instanceof SharedArrayBuffer)
+        assert.ok(got.offsets.buffer instanceof SharedArrayBuffer)
+        assert.equal(got.offsets.length, size + 1)
+        // a shared arena is handed out as it is, another one copied
+        assert.equal((got.bytes.buffer as ArrayBufferLike) === pool.parts().arena.buffer, sharedArena)
+        // interning more (the arena may move) leaves what was handed out as it was
+        idsOf(pool, later)
+        const decoder = new TextDecoder("utf-8", { ignoreBOM: true })
+        for (let id = 0; id < size; id++) assert.equal(decoder.decode(got.bytes.subarray(got.offsets[id], got.offsets[id + 1])), pool.get(id))
+      }),
+      { numRuns: 200 }
+    )
+  })
 })

@@ -66,14 +66,15 @@ export class BatchDecoder {
   /**
    * `bytes`: how many bytes of trace it will likely decode, to size its columns up front
    * (`expectedSizes`); `poolBytes`: the same for its string pool (the calling thread's
-   * also takes every worker's strings: all the files' bytes).
+   * also takes every worker's strings: all the files' bytes); `sharedPool`: its pool's
+   * strings in shared memory (`StringPool.sharedUtf8` then copies none).
    */
-  constructor(skip: ArgSkip, bytes = 0, poolBytes = bytes) {
+  constructor(skip: ArgSkip, bytes = 0, poolBytes = bytes, sharedPool = false) {
     this.dec = new ColumnDecoder(undefined, skip)
     const e = expectedSizes(bytes)
     const p = expectedSizes(poolBytes)
     try {
-      this.dec.pool.reserve(p.strings, p.stringBytes)
+      this.dec.pool.reserve(p.strings, p.stringBytes, sharedPool)
       this.dec.tasks.reserve(e.tasks, 2 * e.tasks)
       this.dec.memory.reserve(e.memory)
     } catch (e) {

@@ -258,10 +258,12 @@ export const decodeParallelPromise = async (
 ): Promise<ParallelDecoded | undefined> => {
   const W = Math.max(1, Math.floor(threads))
   // each decoder's likely share, to size its pool and columns (`expectedSizes`); this
-  // thread's decoder first: nothing to stop if making it fails
+  // thread's decoder first: nothing to stop if making it fails. Its pool becomes the
+  // load's, in shared memory: `tessera analyze`'s CSV worker reads the task keys there
+  // (Load.ts `onTaskColumns`)
   const total = options.sizes.reduce((a, b) => a + b, 0)
   const share = total / W
-  const here = new BatchDecoder(options.skip ?? {}, share, total)
+  const here = new BatchDecoder(options.skip ?? {}, share, total, true)
   // the workers start while the files are cut (a worker takes ~70 ms to boot); each
   // one's failure is kept from its creation on: a worker that fails to start before its
   // result is awaited below (an error event with no listener) would otherwise throw out
@@ -465,8 +467,9 @@ const merge = (
   const fs = () => new Float64Array(T)
   // read by `tessera analyze`'s CSV worker too (Analyze.ts): shared, not copied to it
   const shared = () => (T >= sharedColumnRows ? new Float64Array(new SharedArrayBuffer(T * 8)) : fs())
+  const sharedIds = () => (T >= sharedColumnRows ? new Int32Array(new SharedArrayBuffer(T * 4)) : ids())
   const t = {
-    host: ids(), worker: ids(), key: ids(), name: ids(), state: ids(),
+    host: ids(), worker: ids(), key: sharedIds(), name: ids(), state: ids(),
     end: shared(), duration: shared(), size: shared(), cpuTime: fs(),
     depOffsets: new Int32Array(T + 1), deps: new Int32Array(D),
     stage: ids(), type: ids(), dtype: ids(), shape: ids(), peakMemory: fs(), ioBytes: fs(),

@@ -37,7 +37,9 @@ export interface StringPoolParts {
  * @category models
  */
 export class StringPool {
-  private arena = new Uint8Array(1 << 20)
+  private arena: Uint8Array<ArrayBufferLike> = new Uint8Array(1 << 20)
+  /** the arena grows into shared memory (`reserve(..., true)`): `sharedUtf8` copies nothing */
+  private sharedArena = false
   private arenaView = new DataView(this.arena.buffer)
   private inBytes: Uint8Array = this.arena
   private inView: DataView = this.arenaView
@@ -169,8 +171,11 @@ export class StringPool {
    * caller that can estimate how many strings it will meet (a load of many megabytes).
    * Never shrinks.
    */
-  reserve(n: number, bytes = 0): void {
-    if (bytes > this.arena.length) this.resizeArena(bytes)
+  reserve(n: number, bytes = 0, shared = false): void {
+    if (shared && !this.sharedArena) {
+      this.sharedArena = true
+      this.resizeArena(Math.max(bytes, this.arena.length))
+    } else if (bytes > this.arena.length) this.resizeArena(bytes)
     if (n + 2 > this.starts.length) this.resizeIds(n + 2)
     let size = this.table.length
     while (n * 2 > size - 1) size *= 2
@@ -179,7 +184,7 @@ export class StringPool {
 
   /** The arena moved to one of `n` bytes (at least its bytes in use). */
   private resizeArena(n: number): void {
-    const next = new Uint8Array(n)
+    const next = new Uint8Array(this.sharedArena ? new SharedArrayBuffer(n) : new ArrayBuffer(n))
     next.set(this.arena.subarray(0, this.arenaLength))
     this.arena = next
     this.arenaView = new DataView(next.buffer)
@@ -212,7 +217,27 @@ export class StringPool {
    * `arena[starts[id]..starts[id + 1])` with hash `hashes[id]`, for `id < size`.
    */
   parts(): StringPoolParts {
-    return { arena: this.arena, starts: this.starts, hashes: this.hashes, size: this.size }
+    // a shared arena is transferred as a copy would be; its type is only wider
+    return { arena: this.arena as Uint8Array<ArrayBuffer>, starts: this.starts, hashes: this.hashes, size: this.size }
+  }
+
+  /**
+   * Every string so far as UTF-8 in shared memory (Arrow Utf8 buffers, by id): string
+   * `id` is `bytes[offsets[id]..offsets[id + 1])`, for another thread to read where it
+   * is. The arena itself where it grows in shared memory (`reserve(..., true)`), else a
+   * copy of it; the offsets are a copy. Strings interned later are not in it (the pool
+   * only appends: the ones in it stay as they are).
+   */
+  sharedUtf8(): { readonly bytes: Uint8Array; readonly offsets: Int32Array } {
+    const n = this.size
+    const offsets = new Int32Array(new SharedArrayBuffer((n + 1) * 4))
+    offsets.set(this.starts.subarray(0, n + 1))
+    if (this.sharedArena && this.arena.buffer instanceof SharedArrayBuffer) {
+      return { bytes: this.arena.subarray(0, this.arenaLength), offsets }
+    }
+    const bytes = new Uint8Array(new SharedArrayBuffer(this.arenaLength))
+    bytes.set(this.arena.subarray(0, this.arenaLength))
+    return { bytes, offsets }
   }
 
   /**
