@@ -8,13 +8,14 @@
  *
  * @since 0.1.0
  */
-import { mkdir, open, writeFile } from "node:fs/promises"
+import { open, writeFile } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { join } from "node:path"
 import type { Table } from "apache-arrow"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { makeDirectory } from "../trace/Directory.ts"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
@@ -320,7 +321,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       // the output folder first: one that cannot be made fails before a long load
       const output = options.output
       if (output !== undefined) {
-        yield* Effect.tryPromise({ try: () => mkdir(output, { recursive: true }), catch: (e) => AnalyzeError.writeFailed(output, e) })
+        yield* Effect.tryPromise({ try: () => makeDirectory(output), catch: (e) => AnalyzeError.writeFailed(output, e) })
       }
       // large inputs make large tables: the CSV worker starts while they load, to write
       // them, or to compute task_bottleneck while this thread runs another analysis

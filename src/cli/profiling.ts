@@ -23,7 +23,8 @@
  *
  * @since 0.1.0
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { makeDirectorySync } from "../trace/Directory.ts"
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { Data, Effect, Layer, Option } from "effect"
@@ -146,7 +147,7 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
     // naming the path
     if (Option.isSome(request.profile)) {
       try {
-        mkdirSync(dirname(request.profile.value), { recursive: true })
+        makeDirectorySync(dirname(request.profile.value))
       } catch {
         // reported by the open
       }

@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { mkdir, writeFile } from "node:fs/promises"
+import { writeFile } from "node:fs/promises"
+import { makeDirectory } from "../trace/Directory.ts"
 import { join } from "node:path"
 import { Resvg } from "@resvg/resvg-js"
 import * as vega from "vega"
@@ -71,7 +72,7 @@ export const writeHistograms = async (
   resources: ReadonlyArray<string>,
   dir: string
 ): Promise<ReadonlyArray<string>> => {
-  await mkdir(dir, { recursive: true })
+  await makeDirectory(dir)
   const out: Array<string> = []
   for (const h of taskHistograms(data, resources)) {
     out.push(...(await writeFigure(histogramSpec(h, 480, 260), join(dir, `hist-${h.resource}`))))

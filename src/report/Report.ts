@@ -8,7 +8,8 @@
  */
 import { loadProfilePromise } from "../analysis/Profile.ts"
 import { flameSection } from "./FlameGraph.ts"
-import { mkdir, writeFile } from "node:fs/promises"
+import { writeFile } from "node:fs/promises"
+import { makeDirectory } from "../trace/Directory.ts"
 import { dirname } from "node:path"
 import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
@@ -156,7 +157,7 @@ export const writeReport = (
       })
     )
     // `-o runs/today/report.html`: the folder is made, as `plot -o` makes its own
-    yield* io(out, () => mkdir(dirname(out), { recursive: true }).then(() => writeFile(out, html)))
+    yield* io(out, () => makeDirectory(dirname(out)).then(() => writeFile(out, html)))
     return { bytes: Buffer.byteLength(html), data: input.data, warnings: input.tables.warnings }
   })
 

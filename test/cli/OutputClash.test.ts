@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict"
 import { spawnSync } from "node:child_process"
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, before, describe, it } from "node:test"
@@ -45,5 +45,17 @@ describe("OutputClash", () => {
     assert.equal(r.status, 1, r.stderr)
     assert.match(r.stderr, /could not write db\.msgpack\/out: ENOTDIR/)
     assert.doesNotMatch(r.stderr, /loaded \d+ events/)
+  })
+
+  it("analyze and plot fail at once on an output folder under /proc (where Node's recursive mkdir loops)", { skip: !existsSync("/proc/self") && "no /proc here" }, () => {
+    for (const args of [
+      ["analyze", "-d", "db.msgpack", "-o", "/proc/tessera-no-such-folder/out"],
+      ["plot", "hist", "-d", "db.msgpack", "-o", "/proc/tessera-no-such-folder/out"]
+    ]) {
+      const r = spawnSync(process.execPath, [main, ...args], { cwd: dir, encoding: "utf8", timeout: 60_000 })
+      assert.equal(r.signal, null, `${args[0]} returned`)
+      assert.equal(r.status, 1, r.stderr)
+      assert.match(r.stderr, /ENOENT.*\/proc\/tessera-no-such-folder/)
+    }
   })
 })

@@ -9,7 +9,8 @@
  *
  * @since 0.1.0
  */
-import { mkdir, writeFile } from "node:fs/promises"
+import { writeFile } from "node:fs/promises"
+import { makeDirectory } from "../../trace/Directory.ts"
 import { join } from "node:path"
 import { cpuProfiles, loadProfilePromise } from "../Profile.ts"
 
@@ -51,7 +52,7 @@ export const writeCpuProfiles = async (
 ): Promise<Array<{ readonly file: string; readonly samples: number; readonly bytes: number }>> => {
   const data = await loadProfilePromise(files)
   if (data.samples.time.length === 0) throw new NoSamples(files)
-  await mkdir(dir, { recursive: true })
+  await makeDirectory(dir)
   const out: Array<{ file: string; samples: number; bytes: number }> = []
   const used = new Set<string>()
   for (const { name, profile } of cpuProfiles(data, by)) {

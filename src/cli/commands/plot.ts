@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { mkdir } from "node:fs/promises"
+import { makeDirectory } from "../../trace/Directory.ts"
 import { join } from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -54,7 +54,7 @@ const hist = Command.make(
         const data = H.taskSamplesOf(await loadPromise(c.db))
         const hists = c.by === "function" ? H.taskHistogramsByFunction(data, wanted) : H.taskHistograms(data, wanted)
         p.phase(`drawing ${hists.length} histogram(s) into ${c.output}`)
-        await mkdir(c.output, { recursive: true })
+        await makeDirectory(c.output)
         const out: Array<string> = []
         const taken = new Set<string>()
         for (const h of hists) {
