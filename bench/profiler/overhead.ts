@@ -59,9 +59,14 @@
  * after (a loaded machine's figures are not the quiet machine's). Trace files are deleted after
  * each run (outside the timed part). dask runs fewer rounds: one fan-out takes it ~9 s.
  *
+ * `--only cluster-costs` (only when asked for) splits the cluster's figure: no-op fan-outs
+ * on a LocalCluster of 2 processes, unprofiled and under Trace + ResourceMonitor, give
+ * what a profiled run pays once, per task and per compute (the note sums them for the
+ * demo's 110 computes and 2,676 tasks).
+ *
  * Usage: node bench/profiler/overhead.ts [--quick] [--json] [--breakdown] [--rounds N]
  *        [--dask-rounds N] [--cli-rounds N] [--tasks N] [--samples N] [--no-dask]
- *        [--only fanout|demo|cluster|cli|dask|sample-cost] [--sample-interval MS]
+ *        [--only fanout|demo|cluster|cluster-costs|cli|dask|sample-cost] [--sample-interval MS]
  * Default (8 rounds fan-out, 40 demo, 10 CLI, 4 dask) runs in about 3 minutes on 2 cores,
  * about 5 with --breakdown; --quick (3/3/2 rounds, 20,000 tasks and samples) in about
  * 20 s. Run it on a quiet machine for figures.
@@ -98,11 +103,13 @@ const json = flag("--json")
 const breakdown = flag("--breakdown")
 const onlyAt = argv.indexOf("--only")
 const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
-if (only !== undefined && !["fanout", "demo", "cluster", "cli", "dask", "sample-cost"].includes(only)) {
-  console.error(`--only takes fanout, demo, cluster, cli, dask or sample-cost, got ${only}`)
+if (only !== undefined && !["fanout", "demo", "cluster", "cluster-costs", "cli", "dask", "sample-cost"].includes(only)) {
+  console.error(`--only takes fanout, demo, cluster, cluster-costs, cli, dask or sample-cost, got ${only}`)
   process.exit(2)
 }
-const runs = (workload: "fanout" | "demo" | "cluster" | "cli" | "dask" | "sample-cost") => only === undefined || only === workload
+// cluster-costs only when asked for: it explains the cluster's figure, it is not one
+const runs = (workload: "fanout" | "demo" | "cluster" | "cluster-costs" | "cli" | "dask" | "sample-cost") =>
+  only === workload || only === undefined && workload !== "cluster-costs"
 const SAMPLE_MS = opt("--sample-interval", 10)
 const cliRounds = opt("--cli-rounds", quick ? 2 : 10)
 const TASKS = opt("--tasks", quick ? 20_000 : 100_000)
@@ -381,6 +388,45 @@ if (runs("cluster")) {
   const times = await interleaved(demoRounds, arms, true)
   for (const r of [cluster, threads]) await r.dispose()
   rows.push(...rowsOf(`demo ${SAMPLES} samples x 2 on a LocalCluster of ${WORKERS} processes, ${tasks} tasks`, arms.map((a) => a.name), times, tasks))
+}
+
+// ------------------------------------------------------------------ 2c. where the cluster's overhead comes from
+// The profiler's cost on a LocalCluster split into what a profiled run pays once (the
+// layer's start and close: files, plugins on every worker, the resource monitor), per
+// compute and per task, from no-op fan-outs of the demo's shape: one compute of 2 tasks
+// (the fixed cost), one of 10,000 (per task: (added - fixed) / 9,998) and 110 computes
+// of 24 (the demo's count and mean size: per compute, what is left after the fixed and
+// per-task costs). The demo's own overhead minus these is what its data adds (transfers,
+// results' sizes).
+if (runs("cluster-costs")) {
+  const plugins = new URL("../../src/profiler/WorkerPlugins.ts", import.meta.url).href
+  const cluster = ManagedRuntime.make(Executor.layerCluster({ local: WORKERS, threads: 1, preload: [plugins] }))
+  const shapes = [
+    { name: "1 compute of 2 no-op tasks", computes: 1, tasks: 2 },
+    { name: "1 compute of 10,000 no-op tasks", computes: 1, tasks: 10_000 },
+    { name: "110 computes of 24 no-op tasks", computes: 110, tasks: 24 }
+  ]
+  const added: Array<number> = []
+  for (const shape of shapes) {
+    const g = BenchGraphs.fanout(shape.tasks)
+    const one = Engine.compute(g.graph, { keys: g.keys })
+    const work = shape.computes === 1 ? one : Effect.forEach(Array.from({ length: shape.computes }), () => one, { discard: true })
+    const run: Runner = (layer) => cluster.runPromise(layer === undefined ? work : work.pipe(Effect.provide(layer))).then(() => {})
+    const arms = tesseraArms(run, run, run).filter((a) => a.name === "unprofiled" || a.name === "Trace + ResourceMonitor")
+    const times = await interleaved(demoRounds, arms, true)
+    const tasks = shape.computes * shape.tasks
+    rows.push(...rowsOf(`${shape.name} on a LocalCluster of ${WORKERS} processes`, arms.map((a) => a.name), times, tasks))
+    added.push(quantile(times[0]!.map((b, r) => times[1]![r]! - b), 0.5))
+  }
+  await cluster.dispose()
+  const [fixed, big, many] = added as [number, number, number]
+  const perTask = (big - fixed) / (10_000 - 2)
+  const perCompute = (many - fixed - perTask * 110 * 24) / 110
+  notes.push(
+    `cluster costs of Trace + ResourceMonitor (medians of per-round differences): ${fixed.toFixed(1)} ms once a run, ` +
+      `${(perTask * 1000).toFixed(2)} µs a task, ${perCompute.toFixed(3)} ms a compute; the demo's 110 computes and 2,676 tasks: ` +
+      `${(fixed + perTask * 2676 + perCompute * 110).toFixed(0)} ms a run`
+  )
 }
 
 // ------------------------------------------------------------------ 3. the demo's CLI
