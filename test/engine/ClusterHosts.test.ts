@@ -118,8 +118,14 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
     const rowHere = rowOf.get(here)!
     const rowB = rowOf.get("hB")!
     assert.notEqual(rowHere.slice(-2), rowB.slice(-2), "the two workers have different indexes")
-    // hooks without a worker plugin still get every record in the driver
+    // hooks without a worker plugin still get every record in the driver, with the
+    // worker's measured phases (the replies carry the records when such a hook asks)
     assert.equal(driverSide.length, g.size)
+    for (const r of driverSide) {
+      const ph = [...r.phases.gather, ...r.phases.compute, ...r.phases.transfer]
+      assert.ok(ph.every((x, q) => Number.isFinite(x) && (q === 0 || x >= ph[q - 1]!)), `${r.key}'s phases measured, in order`)
+      assert.ok(r.phases.gather[0] > t0 - 1 && r.phases.transfer[1] < Date.now() / 1000 + 1, `${r.key} on the scheduler's clock`)
+    }
     assert.ok((await FileDatabase.readPromise(a.trace)).events.some((e) => e.name === "Driver"), "the driver's own events")
     // Managed Memory follows fetched copies: held on the receiving worker's row until released
     const transfers = events.filter((e) => e.name === "Transfer")

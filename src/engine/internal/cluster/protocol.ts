@@ -186,6 +186,12 @@ export interface RunRequest {
   readonly want?: ReadonlyArray<string>
   /** present when worker plugins record this compute (see {@link RunTrace}) */
   readonly trace?: RunTrace
+  /**
+   * profiled batches: false when the reply need not carry the task records
+   * (`RunReply.recs`): worker plugins record the compute and the driver has no callback
+   * of its own that reads them
+   */
+  readonly recs?: boolean
 }
 
 /**

@@ -417,7 +417,10 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       const view: Job = hooked.length === 0
         ? job
         : { ...job, taskCbs: local(job.taskCbs), memoryCbs: local(job.memoryCbs), transferCbs: local(job.transferCbs) }
-      const book = job.profile ? new MemoryBook(view, STRIDE * workers.size, host) : null
+      // the task records come back only for the driver's own task and memory callbacks
+      // (those no worker plugin records): with none, a profiled batch's reply leaves them out
+      const localRecords = view.taskCbs.length > 0 || view.memoryCbs.length > 0
+      const book = job.profile && localRecords ? new MemoryBook(view, STRIDE * workers.size, host) : null
       const releases = new Map<string, Array<string>>()
       const before = s.onRelease
       s.onRelease = (i) => {
@@ -481,7 +484,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           ...(drop.length > 0 ? { drop } : {}),
           ...(want.length > 0 ? { want } : {}),
           ...(release !== undefined ? { release } : {}),
-          ...(kind === "run" && pluginIds.length > 0 ? { trace: runTrace(w, tasks, inputs) } : {})
+          ...(kind === "run" && pluginIds.length > 0 ? { trace: runTrace(w, tasks, inputs) } : {}),
+          ...(profile && !localRecords ? { recs: false } : {})
         }
         const blob = encodeValue(req)
         inflight.set(w.name, (inflight.get(w.name) ?? 0) + 1)

@@ -347,7 +347,7 @@ const handlers = (
         const done: Array<RunReply["done"][number]> = []
         const want = req.want !== undefined && req.want.length > 0 ? new Set(req.want) : null
         const values: Record<string, unknown> = {}
-        const recs = records !== null ? new Float64Array(graph.size * REC_FLOATS) : null
+        const recs = records !== null && req.recs !== false ? new Float64Array(graph.size * REC_FLOATS) : null
         /** what the plugins record of each completed task's result (given after the reply: PluginRunner.batch) */
         const infos = trace !== undefined && records !== null ? new Array<ResultInfo | undefined>(graph.size) : null
         for (let i = 0; i < graph.size; i++) {
