@@ -279,7 +279,10 @@ export const offloadTaskBottleneck = (early: EarlyTaskColumns, helper: CsvHelper
     : Promise.resolve(helper.taskBottleneck(request))
   const rows = asked.then((a) => a.rows)
   const blocks = asked.then((a) => a.blocks)
-  blocks.catch(() => undefined) // awaited by the CSV's writer, or not at all
+  // both read later, or not at all (a load that fails after posting, an interruption:
+  // the helper is closed and they reject, which must not end the process)
+  rows.catch(() => undefined)
+  blocks.catch(() => undefined)
   return (tables: TraceTables) => {
     const v = taskView(tables.tasks)
     // undefined if the worker failed (or was stopped): the caller computes it itself
@@ -336,13 +339,14 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       const share = output !== undefined ? offloadedCsvShare : 0
       let early: ReturnType<typeof offloadTaskBottleneck> | undefined
       const onTaskColumns = (c: EarlyTaskColumns) => {
-        if (offloadable && c.columns.n >= splitCsvRows && helper !== undefined) early = offloadTaskBottleneck(c, started ?? helper, share)
+        if (c.columns.n >= splitCsvRows && helper !== undefined) early = offloadTaskBottleneck(c, started ?? helper, share)
       }
       const tables = yield* load(options.databases, {
         ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
         ...(columns !== undefined ? { columns } : {}),
         ...(options.decoding !== undefined ? { decoding: options.decoding } : {}),
-        onTaskColumns
+        // only where it can be used: the load then shares its strings (a copy of them on one thread)
+        ...(offloadable && helper !== undefined ? { onTaskColumns } : {})
       })
       options.onLoaded?.(tables)
       const offloaded = early?.(tables)

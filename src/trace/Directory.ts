@@ -8,13 +8,13 @@
  * and loops forever at 100% CPU (Node 24; the promise never settles). Here the missing
  * folders are found first, from the path up to the first one that exists, then made
  * once each, top down: the first that cannot be made fails with the system's error
- * naming it.
+ * naming it (as the caller spelled it: a relative path stays relative).
  *
  * @since 0.1.0
  */
 import { mkdirSync, statSync } from "node:fs"
 import { mkdir, stat } from "node:fs/promises"
-import { dirname, resolve } from "node:path"
+import { dirname } from "node:path"
 
 const code = (e: unknown): unknown => (typeof e === "object" && e !== null && "code" in e ? e.code : undefined)
 
@@ -33,7 +33,7 @@ const absent = (e: unknown): boolean => code(e) === "ENOENT" || code(e) === "ENO
 export const makeDirectory = async (path: string): Promise<void> => {
   // the missing folders, from `path` up to the first thing that exists
   const missing: Array<string> = []
-  for (let p = resolve(path); ; p = dirname(p)) {
+  for (let p = path; ; p = dirname(p)) {
     const isDirectory = await stat(p).then((s) => s.isDirectory(), (e: unknown) => (absent(e) ? undefined : Promise.reject(e)))
     if (isDirectory === false && missing.length === 0) await mkdir(p) // a file at `path`: EEXIST
     if (isDirectory !== undefined || dirname(p) === p) break
@@ -54,7 +54,7 @@ export const makeDirectory = async (path: string): Promise<void> => {
  */
 export const makeDirectorySync = (path: string): void => {
   const missing: Array<string> = []
-  for (let p = resolve(path); ; p = dirname(p)) {
+  for (let p = path; ; p = dirname(p)) {
     let isDirectory: boolean | undefined
     try {
       isDirectory = statSync(p).isDirectory()

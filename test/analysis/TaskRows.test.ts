@@ -5,9 +5,14 @@
  * calling thread: the same table, and, with the worker formatting its share of the rows,
  * the same CSV bytes, whatever the hosts, workers (missing ones included), keys (quotes,
  * commas, non-ASCII, a leading BOM, the same key on several workers) and durations (ties
- * ordered by strings).
+ * ordered by strings); from a load on two threads too (keys read from the load's shared
+ * string pool while it interns more), and with nothing left rejecting unhandled when the
+ * tables never come.
  */
 import assert from "node:assert/strict"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { after, before, describe, it } from "node:test"
 import * as fc from "fast-check"
 import type { Table } from "apache-arrow"
@@ -15,9 +20,9 @@ import * as A from "../../src/analysis/Analysis.ts"
 import { offloadTaskBottleneck } from "../../src/analysis/Analyze.ts"
 import { csvColumns, csvHeader } from "../../src/analysis/Format.ts"
 import { csvHelper, type CsvHelper, csvRowBlocks, splitRow } from "../../src/analysis/internal/csvWriter.ts"
+import type { EarlyTaskColumns } from "../../src/analysis/Load.ts"
 import { encodeRecords } from "../../src/trace/TraceFormat.ts"
 import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
-import type { EarlyTaskColumns } from "../../src/analysis/Load.ts"
 
 const keyText = fc.oneof(
   fc.constantFrom("('sum-1', 0)", "a,b", "say \"hi\"", "ключ", "\uFEFFbom", "line\nbreak", "é"),
@@ -86,6 +91,59 @@ describe("the per-task bottleneck on the CSV worker", () => {
       }),
       { numRuns: 80 }
     )
+  })
+
+  it("gives the same from a load on two threads: keys read where the load keeps them, in shared memory, while it interns more", async () => {
+    // 70,000 tasks (the shared columns' threshold), no function names: the load interns
+    // them from the keys after it handed the columns out
+    const dir = mkdtempSync(join(tmpdir(), "tessera-taskrows-"))
+    try {
+      const file = join(dir, "two.msgpack")
+      const events: Array<TraceEvent> = []
+      for (let i = 0; i < 70_000; i++) {
+        events.push({
+          name: "Compute",
+          timestamp: 100 + i / 1000,
+          phase: "X",
+          process_id: `node${i % 2}`,
+          thread_id: `tcp://w-${i % 5}`,
+          args: { key: `('f${i % 7}-abc', ${i >> 1})`, state: "memory", size: i % 13, dependencies: [] },
+          duration: (i * 7919) % 101 / 1000
+        })
+      }
+      writeFileSync(file, encodeRecords(events))
+      let early: EarlyTaskColumns | undefined
+      const tables = await A.loadPromise([file], { threads: 2, pieces: 8, onTaskColumns: (c) => (early = c) })
+      assert.ok(early !== undefined)
+      assert.ok(early.keys.bytes.buffer instanceof SharedArrayBuffer, "the keys' UTF-8 is the load's, in shared memory")
+      assert.ok(early.columns.key.buffer instanceof SharedArrayBuffer)
+      const expected = A.perTaskBottleneck(tables)
+      const offloaded = offloadTaskBottleneck(early, helper, 0.5)(tables)
+      const table = await offloaded.table
+      assert.ok(table !== undefined)
+      assert.deepEqual(rowsOf(table), rowsOf(expected))
+      const mid = splitRow(table.numRows, 0.5)
+      const csv = Buffer.concat([csvHeader(table), ...csvRowBlocks(csvColumns(table), 0, mid), ...(await offloaded.blocks)])
+      assert.equal(csv.toString("utf8"), A.toCsv(expected))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("lets the worker's answers go when the tables never come (a load failing after it posted): nothing rejects unhandled", async () => {
+    const unhandled: Array<unknown> = []
+    const listen = (e: unknown) => void unhandled.push(e)
+    process.on("unhandledRejection", listen)
+    try {
+      const closing = await csvHelper()
+      const { early } = tablesOf([{ host: "h", worker: "w-1", key: "k1", end: 101, duration: 0.5, size: 10 }])
+      offloadTaskBottleneck(early, closing, 0.5) // never given the tables
+      closing.close()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      assert.deepEqual(unhandled, [])
+    } finally {
+      process.off("unhandledRejection", listen)
+    }
   })
 
   it("leaves the table and every row to the caller when the worker is gone", async () => {

@@ -47,8 +47,12 @@ const rssOf = (pid: number): number => {
 
 type Rt = ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never>
 
-/** Runs `g` under a fresh profile `name` (DefaultProfiler + StatisticalProfiler for the workers). */
-const profiled = (rt: Rt, g: TaskGraph.TaskGraph, name: string, driverSide: Array<TaskRecord> = []) =>
+/**
+ * Runs `g` under a fresh profile `name` (DefaultProfiler + StatisticalProfiler for the
+ * workers), with a driver-side task hook filling `driverSide` when given (without one,
+ * only the worker plugins read task records: the replies leave them out).
+ */
+const profiled = (rt: Rt, g: TaskGraph.TaskGraph, name: string, driverSide?: Array<TaskRecord>) =>
   rt.runPromise(Effect.gen(function*() {
     const c = yield* Cluster.Cluster
     const profile = StatisticalProfiler.layer({
@@ -57,7 +61,7 @@ const profiled = (rt: Rt, g: TaskGraph.TaskGraph, name: string, driverSide: Arra
       workers: { name, directory: dir, overwrite: true }
     }).pipe(Layer.provideMerge(DefaultProfiler.layer({ name, directory: dir, interval: 50, overwrite: true, log: () => {}, warn: () => {} })))
     const out = yield* Effect.provide(
-      Engine.compute(g, { keys: ["total"], callbacks: [{ task: (r) => void driverSide.push(r) }] }),
+      Engine.compute(g, { keys: ["total"], callbacks: driverSide === undefined ? [] : [{ task: (r) => void driverSide.push(r) }] }),
       profile
     )
     assert.ok(typeof out.get("total") === "number")
@@ -172,6 +176,11 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
       ...(await FileDatabase.readPromise(files("again", "hB").trace)).events
     ].filter((e) => e.name === "Compute")
     assert.deepEqual(computes.map((e) => e.args.key).sort(), [...g.keys].sort())
+    // recorded by the worker plugins alone (no driver-side hook): measured where they ran
+    for (const e of computes) {
+      assert.equal(typeof e.args.peak_memory, "number")
+      assert.ok(Number.isFinite(e.duration) && e.duration! >= 0, `${e.args.key}'s duration`)
+    }
   })
 
   it("a worker plugin that cannot start fails the compute with WorkerPluginFailed, naming it and the worker", async () => {

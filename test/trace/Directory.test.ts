@@ -61,6 +61,24 @@ describe("makeDirectory", () => {
     )
   })
 
+  it("keeps a relative path's spelling in its errors, and refuses an empty path as mkdir does", async () => {
+    const cwd = process.cwd()
+    process.chdir(root)
+    try {
+      writeFileSync("plain-file", "x")
+      for (const make of [makeDirectory, makeDirectorySync]) {
+        await assert.rejects(async () => make("plain-file/out"), (e: unknown) => code(e) === "ENOTDIR" && String(e).includes("'plain-file/out'"))
+        await assert.rejects(async () => make(""), (e: unknown) => code(e) === "ENOENT")
+      }
+      await assert.rejects(mkdir("", { recursive: true }), (e: unknown) => code(e) === "ENOENT")
+      await makeDirectory("rel/a")
+      makeDirectorySync("rel/b/c")
+      assert.ok(statSync(join(root, "rel", "a")).isDirectory() && statSync(join(root, "rel", "b", "c")).isDirectory())
+    } finally {
+      process.chdir(cwd)
+    }
+  })
+
   it("refuses a dangling symbolic link in the path with the system's error", async () => {
     const link = join(root, "dangling")
     symlinkSync(join(root, "nothing-here"), link)

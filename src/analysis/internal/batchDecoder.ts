@@ -195,7 +195,9 @@ export const columnParts = (dec: ColumnDecoder): { readonly parts: ColumnParts; 
     extra: dec.extra
   }
   const buffers = new Set<ArrayBuffer>()
-  const add = (a: ArrayBufferView) => buffers.add(a.buffer as ArrayBuffer)
+  // shared memory (the calling thread's pool arena, `reserve(..., true)`) is shared when
+  // posted: a transfer list refuses it
+  const add = (a: ArrayBufferView) => void (a.buffer instanceof ArrayBuffer && buffers.add(a.buffer))
   for (const a of [pool.arena, pool.starts, pool.hashes]) add(a)
   for (const a of Object.values(parts.tasks)) {
     if (Array.isArray(a)) a.forEach(add)

@@ -24,7 +24,8 @@ const SAMPLED_MASK = (1 << 14) - 1
  * @category models
  */
 export interface StringPoolParts {
-  readonly arena: Uint8Array<ArrayBuffer>
+  /** shared memory where the pool's arena is (`reserve(..., true)`): shared when posted, not transferred */
+  readonly arena: Uint8Array
   readonly starts: Int32Array<ArrayBuffer>
   readonly hashes: Int32Array<ArrayBuffer>
   readonly size: number
@@ -217,8 +218,7 @@ export class StringPool {
    * `arena[starts[id]..starts[id + 1])` with hash `hashes[id]`, for `id < size`.
    */
   parts(): StringPoolParts {
-    // a shared arena is transferred as a copy would be; its type is only wider
-    return { arena: this.arena as Uint8Array<ArrayBuffer>, starts: this.starts, hashes: this.hashes, size: this.size }
+    return { arena: this.arena, starts: this.starts, hashes: this.hashes, size: this.size }
   }
 
   /**
@@ -244,7 +244,7 @@ export class StringPool {
    * Strings `from` to the last, as parts of their own (copies: the pool goes on growing):
    * string `from + i` is `arena[starts[i]..starts[i + 1])` with hash `hashes[i]`.
    */
-  partsFrom(from: number): StringPoolParts {
+  partsFrom(from: number): StringPoolParts & { readonly arena: Uint8Array<ArrayBuffer> } {
     const n = Math.max(0, this.size - from)
     const base = n === 0 ? 0 : this.starts[from]
     const starts = new Int32Array(n + 1)
