@@ -12,7 +12,8 @@
  */
 import { DataType } from "apache-arrow/type"
 import type { Table, Vector } from "apache-arrow"
-import { type CsvColumn, csvRowBlocks, type NumberArray, type Utf8Strings } from "./internal/csvWriter.ts"
+import { utf8Strings } from "./internal/access.ts"
+import { type CsvColumn, csvRowBlocks, type NumberArray } from "./internal/csvWriter.ts"
 
 const summaryKey = "tessera.summary"
 
@@ -52,16 +53,6 @@ const utf8 = new TextEncoder()
  * @category formatting
  */
 export const csvColumns = (table: Table): Array<CsvColumn> => table.schema.fields.map((f) => csvColumn(table.getChild(f.name)!))
-
-/**
- * A dictionary's strings as its own UTF-8 buffers (no copy), when it is one Utf8 batch
- * without nulls; `undefined` otherwise.
- */
-const utf8Strings = (dict: Vector | undefined): Utf8Strings | undefined => {
-  const d = dict?.data.length === 1 ? dict.data[0]! : undefined
-  if (d === undefined || !DataType.isUtf8(d.type) || d.nullCount !== 0) return undefined
-  return { bytes: d.values as Uint8Array, offsets: (d.valueOffsets as Int32Array).subarray(d.offset, d.offset + d.length + 1) }
-}
 
 const csvColumn = (column: Vector): CsvColumn => {
   const type = column.type

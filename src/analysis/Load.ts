@@ -80,6 +80,7 @@ import { functionName } from "./FunctionName.ts"
 import { ColumnDecoder, F64 as F64Column, type F64, type I32, resourceArgs, type StringPool } from "../trace/TraceReader.ts"
 import type { resourceArgs as ResourceArgNames } from "../trace/TraceReader.ts"
 import { alwaysLoaded, argSkipOf, type DecodeOptions, decodePromise, type Decoding, markFile, sameDecoding } from "./Decoding.ts"
+import { codesOf, utf8Strings } from "./internal/access.ts"
 import type { Utf8Strings } from "./internal/csvWriter.ts"
 import { sharedColumnRows } from "./internal/parallelDecode.ts"
 import type { TaskColumns } from "./internal/taskRows.ts"
@@ -510,15 +511,6 @@ const dictColumns = (
 const dictColumn = (ids: Int32Array, pool: StringPool): Data<StringColumn> =>
   dictColumns([ids], pool)[0]
 
-/** A dictionary column's codes, -1 where null (its own array where it has no nulls). */
-const codesOf = (column: Data<StringColumn>): Int32Array => {
-  const d = column as unknown as Data<Dictionary<Utf8, Int32>>
-  if (d.nullCount === 0) return d.values
-  const codes = d.values.slice()
-  for (let i = 0; i < d.length; i++) if (!d.getValid(i)) codes[i] = -1
-  return codes
-}
-
 /** A Float64 column, NaN = null. */
 const f64Column = (xs: Float64Array): Data<Float64> => {
   let bitmap: Uint8Array | undefined
@@ -667,12 +659,12 @@ const buildTables = (
   const hostCol = dictColumn(t.host.view(), strings)
   const workerCol = dictColumn(t.worker.view(), strings)
   if (onTaskColumns !== undefined) {
-    const workerNames = workerCol.dictionary!
-    const workers = Array.from({ length: workerNames.length }, (_, c) => workerNames.get(c)!)
+    const host = codesOf(makeVector(hostCol), n)
+    const worker = codesOf(makeVector(workerCol), n)
     onTaskColumns({
-      columns: { n, host: codesOf(hostCol), worker: codesOf(workerCol), key: t.key.view(), duration, end, size: t.size.view() },
-      hosts: { bytes: hostCol.dictionary!.data[0]!.values, offsets: hostCol.dictionary!.data[0]!.valueOffsets },
-      workers,
+      columns: { n, host: host.codes, worker: worker.codes, key: t.key.view(), duration, end, size: t.size.view() },
+      hosts: utf8Strings(host.source as Vector)!, // one Utf8 batch, no nulls: `dictColumns` makes it so
+      workers: Array.from({ length: worker.size }, (_, c) => worker.at(c)),
       keys: strings.sharedUtf8()
     })
   }

@@ -12,6 +12,7 @@ import { Table } from "apache-arrow/table"
 import { DataType, Dictionary, Float64, Int32, Utf8 } from "apache-arrow/type"
 import { makeVector } from "apache-arrow/vector"
 import type { Data, Vector } from "apache-arrow"
+import type { Utf8Strings } from "./csvWriter.ts"
 
 /**
  * A string column as integer codes into `dict`; -1 = null.
@@ -48,6 +49,19 @@ export const codesFromArray = (codes: Int32Array, dict: ReadonlyArray<string>): 
   at: (c) => dict[c],
   source: undefined
 })
+
+/**
+ * A dictionary's strings as its own UTF-8 buffers (no copy), when it is one Utf8 batch
+ * without nulls; `undefined` otherwise.
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const utf8Strings = (dict: Vector | undefined): Utf8Strings | undefined => {
+  const d = dict?.data.length === 1 ? dict.data[0]! : undefined
+  if (d === undefined || !DataType.isUtf8(d.type) || d.nullCount !== 0) return undefined
+  return { bytes: d.values as Uint8Array, offsets: (d.valueOffsets as Int32Array).subarray(d.offset, d.offset + d.length + 1) }
+}
 
 /**
  * Codes of a string column (dictionary or plain).
