@@ -337,9 +337,9 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       // it would wait for the worker); the worker formats its share of the CSV only when
       // there is one to write
       const share = output !== undefined ? offloadedCsvShare : 0
-      let early: ReturnType<typeof offloadTaskBottleneck> | undefined
+      let offload: ReturnType<typeof offloadTaskBottleneck> | undefined
       const onTaskColumns = (c: EarlyTaskColumns) => {
-        if (c.columns.n >= splitCsvRows && helper !== undefined) early = offloadTaskBottleneck(c, started ?? helper, share)
+        if (c.columns.n >= splitCsvRows && helper !== undefined) offload = offloadTaskBottleneck(c, started ?? helper, share)
       }
       const tables = yield* load(options.databases, {
         ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
@@ -349,7 +349,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
         ...(offloadable && helper !== undefined ? { onTaskColumns } : {})
       })
       options.onLoaded?.(tables)
-      const offloaded = early?.(tables)
+      const offloaded = offload?.(tables)
       // large CSVs still being finished by the worker thread
       const writing: Array<Promise<void>> = []
       // tables computed before their turn (or how they failed, surfaced at their turn), and how long each took

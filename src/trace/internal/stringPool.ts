@@ -38,9 +38,8 @@ export interface StringPoolParts {
  * @category models
  */
 export class StringPool {
+  /** on shared memory once `reserve(..., true)` put it there (it then grows there): `sharedUtf8` copies nothing */
   private arena: Uint8Array<ArrayBufferLike> = new Uint8Array(1 << 20)
-  /** the arena grows into shared memory (`reserve(..., true)`): `sharedUtf8` copies nothing */
-  private sharedArena = false
   private arenaView = new DataView(this.arena.buffer)
   private inBytes: Uint8Array = this.arena
   private inView: DataView = this.arenaView
@@ -173,19 +172,22 @@ export class StringPool {
    * Never shrinks.
    */
   reserve(n: number, bytes = 0, shared = false): void {
-    if (shared && !this.sharedArena) {
-      this.sharedArena = true
-      this.resizeArena(Math.max(bytes, this.arena.length))
-    } else if (bytes > this.arena.length) this.resizeArena(bytes)
+    if (shared && !this.shared) this.resizeArena(Math.max(bytes, this.arena.length), true)
+    else if (bytes > this.arena.length) this.resizeArena(bytes)
     if (n + 2 > this.starts.length) this.resizeIds(n + 2)
     let size = this.table.length
     while (n * 2 > size - 1) size *= 2
     if (size > this.table.length) this.rehash(size)
   }
 
-  /** The arena moved to one of `n` bytes (at least its bytes in use). */
-  private resizeArena(n: number): void {
-    const next = new Uint8Array(this.sharedArena ? new SharedArrayBuffer(n) : new ArrayBuffer(n))
+  /** Whether the arena is on shared memory. */
+  private get shared(): boolean {
+    return this.arena.buffer instanceof SharedArrayBuffer
+  }
+
+  /** The arena moved to one of `n` bytes (at least its bytes in use), on shared memory if it is already or `shared`. */
+  private resizeArena(n: number, shared = this.shared): void {
+    const next = new Uint8Array(shared ? new SharedArrayBuffer(n) : new ArrayBuffer(n))
     next.set(this.arena.subarray(0, this.arenaLength))
     this.arena = next
     this.arenaView = new DataView(next.buffer)
@@ -232,9 +234,7 @@ export class StringPool {
     const n = this.size
     const offsets = new Int32Array(new SharedArrayBuffer((n + 1) * 4))
     offsets.set(this.starts.subarray(0, n + 1))
-    if (this.sharedArena && this.arena.buffer instanceof SharedArrayBuffer) {
-      return { bytes: this.arena.subarray(0, this.arenaLength), offsets }
-    }
+    if (this.shared) return { bytes: this.arena.subarray(0, this.arenaLength), offsets }
     const bytes = new Uint8Array(new SharedArrayBuffer(this.arenaLength))
     bytes.set(this.arena.subarray(0, this.arenaLength))
     return { bytes, offsets }
