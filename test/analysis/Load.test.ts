@@ -111,6 +111,46 @@ describe("Load", () => {
     }
   })
 
+  it("gives task keys, dependency keys and memory keys one dictionary whose codes compare as their strings do (property)", () => {
+    // keys that are also hosts, workers, function names or states: one pool holds them all
+    const text = fc.constantFrom("h", "worker-h-0", "memory", "k", "('f-1', 0)", "a,b", "ключ", "")
+    const memory = (key: string | undefined): TraceEvent => ({
+      name: "Managed Memory", timestamp: 11, phase: "I", process_id: "h", thread_id: "worker-h-0",
+      args: { ...(key !== undefined ? { key } : {}), state: "memory", size: 8, tasks: 1 }
+    })
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ key: text, deps: fc.array(text, { maxLength: 3 }) }), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.option(text, { nil: undefined }), { maxLength: 6 }),
+        (tasks, memKeys) => {
+          const events = [...tasks.map((t) => compute(t.key, { dependencies: t.deps })), ...memKeys.map(memory)]
+          const t = A.loadBytesUnsafe([{ file: "keys", bytes: encodeRecords(events) }])
+          const keyCol = t.tasks.getChild("key")!
+          const deps = t.tasks.getChild("dependencies")!
+          const memKey = t.memory.getChild("key")!
+          // every row reads its own strings, a missing key null
+          assert.deepEqual(keyCol.toArray(), tasks.map((x) => x.key))
+          assert.deepEqual(Array.from({ length: tasks.length }, (_, i) => Array.from(deps.get(i)!)), tasks.map((x) => x.deps))
+          assert.deepEqual(Array.from({ length: memKeys.length }, (_, i) => memKey.get(i)), memKeys.map((k) => k ?? null))
+          // one dictionary: a code is a string, wherever it appears
+          const dict = keyCol.data[0]!.dictionary!
+          assert.equal(deps.data[0]!.children[0]!.dictionary, dict)
+          assert.equal(memKey.data[0]!.dictionary, dict)
+          const codeOf = new Map<string, number>()
+          const see = (s: string, code: number) => {
+            assert.equal(dict.get(code), s)
+            assert.equal(codeOf.get(s) ?? code, code, `one code for ${JSON.stringify(s)}`)
+            codeOf.set(s, code)
+          }
+          const codes = (d: { readonly values: unknown }) => d.values as Int32Array
+          tasks.forEach((x, i) => see(x.key, codes(keyCol.data[0]!)[i]!))
+          tasks.flatMap((x) => x.deps).forEach((d, j) => see(d, codes(deps.data[0]!.children[0]!)[j]!))
+          memKeys.forEach((k, i) => (k === undefined ? assert.equal(memKey.isValid(i), false) : see(k, codes(memKey.data[0]!)[i]!)))
+        }
+      )
+    )
+  })
+
   it("reports dropped bytes of a truncated tail and keeps the whole records", () => {
     const bytes = new Uint8Array(readFileSync(trace))
     const t = A.loadBytesUnsafe([{ file: "cut", bytes: bytes.subarray(0, bytes.length - 10) }])
