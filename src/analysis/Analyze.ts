@@ -236,7 +236,8 @@ const writeCsv = (
         const rest = formatted?.blocks ?? h!.then((w) => w.format(sliceColumns(columns, mid, n), n - mid))
         rest.catch(() => undefined) // awaited below
         await handle.write(csvHeader(table))
-        for (const block of csvRowBlocks(columns, 0, mid)) await handle.write(block)
+        // each block written before the next is made: one buffer for all of them
+        for (const block of csvRowBlocks(columns, 0, mid, { reuse: true })) await handle.write(block)
         finish = (async () => {
           try {
             for (const block of await rest.catch(() => csvRowBlocks(columns, mid, n))) await handle.write(block)

@@ -46,7 +46,8 @@ const utf8 = new TextEncoder()
 /**
  * A table's columns as plain CSV column data (`internal/csvWriter.ts`): numbers as a
  * float64 array (nulls NaN; a single batch without nulls is a view), a Utf8 dictionary in
- * one buffer as its codes and UTF-8 entries (no string decoded), anything else (bigints,
+ * one buffer as its codes (-1 null; a single batch without nulls: a view) and UTF-8
+ * entries (no string decoded), anything else (bigints,
  * lists, booleans, other dictionaries) as finished cell texts.
  *
  * @since 0.1.0
@@ -67,7 +68,8 @@ const csvColumn = (column: Vector): CsvColumn => {
     let at = 0
     for (const d of column.data) {
       const v = d.values as ArrayLike<number>
-      for (let i = 0; i < d.length; i++) values[at++] = d.nullCount === 0 || d.getValid(i) ? v[d.offset + i]! : NaN
+      const all = d.nullCount === 0 // a getter: read once per batch, not per row
+      for (let i = 0; i < d.length; i++) values[at++] = all || d.getValid(i) ? v[d.offset + i]! : NaN
     }
     return { kind: "numbers", values }
   }
@@ -75,11 +77,16 @@ const csvColumn = (column: Vector): CsvColumn => {
     const dicts = new Set(column.data.map((d) => d.dictionary))
     const strings = dicts.size === 1 ? utf8Strings(column.data[0]?.dictionary) : undefined
     if (strings !== undefined) {
+      const only = column.data[0]
+      if (column.data.length === 1 && column.nullCount === 0 && only !== undefined && only.values instanceof Int32Array) {
+        return { kind: "dictionary", codes: only.values.subarray(only.offset, only.offset + n), ...strings }
+      }
       const codes = new Int32Array(n)
       let at = 0
       for (const d of column.data) {
         const c = d.values as ArrayLike<number>
-        for (let i = 0; i < d.length; i++) codes[at++] = d.nullCount === 0 || d.getValid(i) ? c[d.offset + i]! : -1
+        const all = d.nullCount === 0
+        for (let i = 0; i < d.length; i++) codes[at++] = all || d.getValid(i) ? c[d.offset + i]! : -1
       }
       return { kind: "dictionary", codes, ...strings }
     }
@@ -98,7 +105,7 @@ const csvColumn = (column: Vector): CsvColumn => {
  */
 export const csvBlocks = function*(table: Table, blockBytes = 1 << 20): Generator<Uint8Array> {
   yield csvHeader(table)
-  yield* csvRowBlocks(csvColumns(table), 0, table.numRows, blockBytes)
+  yield* csvRowBlocks(csvColumns(table), 0, table.numRows, { blockBytes })
 }
 
 /**

@@ -78,7 +78,11 @@ describe("Format", () => {
         assert.equal(Buffer.concat(Array.from(csvBlocks(table, block))).toString("utf8"), expected)
         // every dictionary's entries loaded ahead, as a large one's are
         const columns = csvColumns(table)
-        assert.equal(Buffer.concat([csvHeader(table), ...csvRowBlocks(columns, 0, table.numRows, block, 0)]).toString("utf8"), expected)
+        assert.equal(Buffer.concat([csvHeader(table), ...csvRowBlocks(columns, 0, table.numRows, { blockBytes: block, aheadFrom: 0 })]).toString("utf8"), expected)
+        // one buffer for every block, each taken (copied) before the next is asked for
+        const taken = [csvHeader(table)]
+        for (const b of csvRowBlocks(columns, 0, table.numRows, { blockBytes: block, reuse: true })) taken.push(Buffer.from(b))
+        assert.equal(Buffer.concat(taken).toString("utf8"), expected)
       })
     )
   })
