@@ -267,8 +267,8 @@ const writeCsv = (
  * gives: one function computes the rows on either thread), `undefined` if the worker
  * failed (the caller computes it, and formats every row: `blocks` rejects), and the CSV
  * bytes of the worker's rows. The worker sees task keys as the load's string ids
- * (`EarlyTaskColumns.keys`), which are the tasks table's key codes (its dictionary is the
- * load's string pool): the rows' keys are the table's as they are.
+ * (`EarlyTaskColumns.keys`): the table takes its rows' keys from the tasks table's codes,
+ * through each row's task row; the CSV bytes are the same either way (the same strings).
  *
  * @since 0.1.0
  * @internal
@@ -287,7 +287,11 @@ export const offloadTaskBottleneck = (early: EarlyTaskColumns, helper: CsvHelper
   return (tables: TraceTables) => {
     const v = taskView(tables.tasks)
     // undefined if the worker failed (or was stopped): the caller computes it itself
-    const table: Promise<Table | undefined> = rows.then((r) => taskBottleneckTable(r, v), () => undefined)
+    const table: Promise<Table | undefined> = rows.then((r) => {
+      const key = new Int32Array(r.rows) // the rows' own keys are on shared memory, which the worker reads
+      for (let i = 0; i < r.rows; i++) key[i] = v.key.codes[r.row[i]!]!
+      return taskBottleneckTable({ ...r, key }, v)
+    }, () => undefined)
     return { table, blocks, share }
   }
 }

@@ -344,10 +344,10 @@ export interface LoadOptions extends DecodeOptions {
 /**
  * The task columns of a load that the per-task bottleneck reads (`internal/taskRows.ts`),
  * given to `LoadOptions.onTaskColumns` before the tables are built: host and worker as
- * the codes of the tasks table's dictionaries (`hosts`, `workers`), keys as ids into
- * `keys`, the strings the load's decoder met (every one, task keys among them), which
- * are the codes of the tasks table's key column too (its dictionary is the load's string
- * pool: `poolColumns`). Row `r` is row `r` of the tasks table. On shared
+ * the codes of the tasks table's dictionaries (`hosts`, `workers`), but keys as ids into
+ * `keys`, the strings the load's decoder met (every one, task keys among them): building
+ * the task keys' own dictionary (~0.1 s for the 1M-event trace's 378k keys) is most of
+ * what the table build has left then. Row `r` is row `r` of the tasks table. On shared
  * memory where the decode put them there (a large load on several threads), else plain
  * arrays; none of them changes afterwards.
  *
@@ -456,7 +456,7 @@ const dictType = () => new Dictionary(new Utf8(), new Int32())
 
 /**
  * A dictionary of at least this many bytes of strings (the task keys of a large trace)
- * has them on a `SharedArrayBuffer`: `tessera analyze`'s CSV worker formats a large
+ * is built on `SharedArrayBuffer`s: `tessera analyze`'s CSV worker formats a large
  * table's rows from it without a copy (20 MB of keys for the 1M-event trace: copying
  * them to the worker and back into its heap cost ~25 ms of this thread and delayed the
  * worker's start by ~60 ms). The table sees an ordinary Uint8Array.
@@ -510,40 +510,6 @@ const dictColumns = (
 
 const dictColumn = (ids: Int32Array, pool: StringPool): Data<StringColumn> =>
   dictColumns([ids], pool)[0]
-
-/**
- * Dictionary columns whose codes are the pool's ids themselves (-1 = null) over ONE
- * dictionary that is the pool itself, every string in it (`StringPool.utf8View`): no
- * remap, no copy. For the task keys: ~20 MB of strings on the 1M-event trace, whose
- * compacted copy (`dictColumns`) cost ~70 ms of a 1.6 s `tessera analyze`. The dictionary
- * also holds strings that no row names (hosts, functions, states): codes still compare as
- * their strings do, and the table reads the same.
- */
-const poolColumns = (idss: ReadonlyArray<Int32Array>, pool: StringPool): Array<Data<StringColumn>> => {
-  // a large one in shared memory (see `sharedDictionaryBytes`): a parallel load's pool is
-  // there already, a one-thread load's moves there (one copy)
-  if (pool.byteSize >= sharedDictionaryBytes) pool.reserve(pool.size, pool.byteSize, true)
-  const { bytes, offsets } = pool.utf8View()
-  const dictionary = makeVector(makeData({ type: new Utf8(), length: pool.size, nullCount: 0, valueOffsets: offsets, data: bytes }))
-  return idss.map((ids) => {
-    let nulls = 0
-    let bitmap: Uint8Array | undefined
-    for (let i = 0; i < ids.length; i++) {
-      if (ids[i] >= 0) continue
-      if (bitmap === undefined) bitmap = new Uint8Array((ids.length + 7) >> 3).fill(0xff)
-      bitmap[i >> 3] &= ~(1 << (i & 7))
-      nulls++
-    }
-    return makeData({
-      type: dictType(),
-      length: ids.length,
-      nullCount: nulls,
-      ...(bitmap !== undefined ? { nullBitmap: bitmap } : {}),
-      data: ids,
-      dictionary
-    }) as unknown as Data<StringColumn>
-  })
-}
 
 /** A Float64 column, NaN = null. */
 const f64Column = (xs: Float64Array): Data<Float64> => {
@@ -739,9 +705,9 @@ const buildTables = (
   const wantTask = (c: keyof TasksSchema) => columns?.tasks === undefined || columns.tasks.includes(c) || alwaysLoaded.includes(c)
   const wantMemory = (c: keyof MemorySchema) => columns?.memory === undefined || columns.memory.includes(c)
   const none = new Int32Array(0)
-  // task keys, dependency keys and memory-event keys share one dictionary, the pool's
-  // strings where they are: codes comparable across the three, the keys not copied
-  const [keyCol, depChild, dependentChild, memKeyCol] = poolColumns([
+  // task keys, dependency keys and memory-event keys share one dictionary: one copy
+  // of the (large) key strings, and codes comparable across the three
+  const [keyCol, depChild, dependentChild, memKeyCol] = dictColumns([
     keyIds,
     wantTask("dependencies") ? t.deps.view() : none,
     wantTask("dependents") ? t.dependents.view() : none,

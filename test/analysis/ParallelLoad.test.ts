@@ -206,6 +206,23 @@ const snapshot = (t: A.TraceTables): string =>
     fallbackRecords: t.fallbackRecords
   })
 
+/**
+ * The tables' dictionary codes and dictionaries, column by column: a load's codes are a
+ * function of its files (each dictionary in the order its strings first appear, in file
+ * order), not of how many threads decoded them or when their strings met, so Arrow
+ * files written from them, and anything ordered by code, are the same run after run.
+ */
+const codes = (t: A.TraceTables): string =>
+  JSON.stringify(([t.tasks, t.memory] as ReadonlyArray<Table>).map((table) =>
+    table.schema.fields.map((f) => {
+      const d = table.getChild(f.name)!.data[0]
+      const data = d?.dictionary !== undefined ? d : d?.children[0]?.dictionary !== undefined ? d.children[0] : undefined
+      if (data === undefined) return null
+      const raw = data.values as unknown as Int32Array
+      return { dict: data.dictionary!.toArray(), codes: Array.from({ length: data.length }, (_, i) => (data.getValid(i) ? raw[i] : null)) }
+    })
+  ))
+
 /** What the tables must hold, computed from the generic decoder's events (a naive reference). */
 const reference = (events: ReadonlyArray<TraceEvent>): string => {
   const s = (u: unknown): string | null =>
@@ -360,6 +377,7 @@ describe("ParallelLoad", () => {
             const one = await A.loadPromise(paths, { threads: 1, chunkBytes: 1024 })
             const many = await A.loadPromise(paths, { threads, chunkBytes: 1024, ...(pieces !== undefined ? { pieces } : {}) })
             assert.equal(snapshot(many), snapshot(one))
+            assert.equal(codes(many), codes(one), "the same dictionary codes")
             // and the same number of events as the generic decoder finds
             const generic = files.reduce((s, x) => s + decodeRecordsUnsafe(x.keep, x.f).events.length, 0)
             assert.equal(many.events, generic)
@@ -507,6 +525,34 @@ describe("ParallelLoad", () => {
       assert.equal(par.events, sample.length * copies)
       assert.equal(snapshot(par), snapshot(seq))
       assert.equal(snapshot(auto), snapshot(seq))
+      assert.equal(codes(par), codes(seq), "the same dictionary codes")
+      assert.equal(codes(auto), codes(seq), "the same dictionary codes")
+
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("gives the one-thread load's dictionary codes whatever order the decoders meet the strings in", async () => {
+    const dir = tmp()
+    try {
+      // a new key in every task (and its dependency the one before): each piece of the
+      // file meets strings no other piece has, and workers that decode before this thread
+      // joins send theirs in whatever order their messages come
+      const events = Array.from({ length: 40_000 }, (_, i): TraceEvent => ({
+        name: "Compute", timestamp: 10 + i, phase: "X", process_id: `h${i % 3}`, thread_id: `w-${i % 7}`, duration: 0.5,
+        args: { key: `('task-${i}', ${i})`, name: `f${i % 11}`, state: "memory", size: i, dependencies: i > 0 ? [`('task-${i - 1}', ${i - 1})`] : [], dependents: [] }
+      }))
+      const f = join(dir, "unique.msgpack")
+      writeFileSync(f, encodeRecords(events))
+      const seq = codes(await A.loadPromise([f], { threads: 1 }))
+      for (let run = 0; run < 4; run++) {
+        const held = startDecoding([f], { threads: 3, pieces: 24, chunkBytes: 1 << 16 })
+        await new Promise((resolve) => setTimeout(resolve, 20 * run))
+        held.join()
+        assert.equal(codes(await A.loadPromise([f], { decoding: held })), seq, `run ${run}: held, then joined`)
+        assert.equal(codes(await A.loadPromise([f], { threads: 3, pieces: 24, chunkBytes: 1 << 16 })), seq, `run ${run}: at once`)
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

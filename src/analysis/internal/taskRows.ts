@@ -63,6 +63,8 @@ export interface TaskBottleneckRows {
   readonly host: Int32Array
   readonly gpu: Int32Array
   readonly key: Int32Array
+  /** the task row each row's cells come from (its group's first row) */
+  readonly row: Int32Array
   readonly gpuLabels: ReadonlyArray<string>
 }
 
@@ -125,8 +127,8 @@ export const taskBottleneckRows = (t: TaskColumns, s: TaskStrings, allocate: All
   )
   // each group's cells side by side, in group order (its first rows come in row order:
   // sequential reads), then gathered in sorted order: one cache line a row, where
-  // gathering from the six arrays missed the cache six times
-  const W = 6
+  // gathering from the seven arrays missed the cache seven times
+  const W = 7
   const cells = new Float64Array(G * W)
   for (let g = 0; g < G; g++) {
     const r = firstRow[g]
@@ -137,10 +139,11 @@ export const taskBottleneckRows = (t: TaskColumns, s: TaskStrings, allocate: All
     cells[at + 3] = t.host[r]
     cells[at + 4] = gpuOf(r)
     cells[at + 5] = t.key[r]
+    cells[at + 6] = r
   }
   const f64 = () => new Float64Array(allocate(G * 8))
   const i32 = () => new Int32Array(allocate(G * 4))
-  const out = { duration: f64(), percentage: f64(), megabytes: f64(), host: i32(), gpu: i32(), key: i32() }
+  const out = { duration: f64(), percentage: f64(), megabytes: f64(), host: i32(), gpu: i32(), key: i32(), row: i32() }
   for (let i = 0; i < G; i++) {
     const at = order[i] * W
     out.duration[i] = cells[at]
@@ -149,6 +152,7 @@ export const taskBottleneckRows = (t: TaskColumns, s: TaskStrings, allocate: All
     out.host[i] = cells[at + 3]
     out.gpu[i] = cells[at + 4]
     out.key[i] = cells[at + 5]
+    out.row[i] = cells[at + 6]
   }
   return { rows: G, ...out, gpuLabels: gpus.labels }
 }

@@ -241,16 +241,6 @@ export class StringPool {
   }
 
   /**
-   * Every string so far as Arrow Utf8 buffers (string `id` is
-   * `bytes[offsets[id]..offsets[id + 1])`): views of the pool's own arena and offsets, no
-   * copy. They stay valid as the pool grows: it only appends, past their ends, or into
-   * new arrays.
-   */
-  utf8View(): { readonly bytes: Uint8Array; readonly offsets: Int32Array } {
-    return { bytes: this.arena.subarray(0, this.arenaLength), offsets: this.starts.subarray(0, this.size + 1) }
-  }
-
-  /**
    * Strings `from` to the last, as parts of their own (copies: the pool goes on growing):
    * string `from + i` is `arena[starts[i]..starts[i + 1])` with hash `hashes[i]`.
    */
