@@ -105,6 +105,28 @@ describe("Format", () => {
     }
   })
 
+  it("keeps blocks of about the size asked for when one dictionary entry is very long, used or not", () => {
+    // 600 KB: as a bound for every row it made every row a block of its own
+    const long = "x,".repeat(300_000)
+    const words = [long, "a", "b,c", "d\"e"]
+    const n = 50_000
+    const codes = Int32Array.from({ length: n }, (_, i) => 1 + (i % 3))
+    const bytes = Buffer.from(words.join(""))
+    const offsets = new Int32Array(words.length + 1)
+    words.forEach((w, i) => (offsets[i + 1] = offsets[i]! + Buffer.byteLength(w)))
+    const numbers = Float64Array.from({ length: n }, (_, i) => i / 7)
+    for (const used of [false, true]) {
+      if (used) codes[n >> 1] = 0 // one row names it
+      const columns = [{ kind: "dictionary", codes, bytes, offsets }, { kind: "numbers", values: numbers }] as const
+      const blocks = Array.from(csvRowBlocks(columns, 0, n, { blockBytes: 1 << 16 }))
+      const cell = (i: number) => (codes[i] === 0 ? `"${long}"` : ["", "a", "\"b,c\"", "\"d\"\"e\""][codes[i]!]!)
+      const expected = Array.from({ length: n }, (_, i) => `${cell(i)},${String(numbers[i])}\n`).join("")
+      assert.equal(Buffer.concat(blocks).toString("utf8"), expected)
+      // ~1 MB of short rows (and the long one) in 64 KiB blocks: tens of blocks, not one a row
+      assert.ok(blocks.length < 40, `${blocks.length} blocks (${used ? "used" : "unused"})`)
+    }
+  })
+
   it("refuses a request it cannot post (data that cannot be cloned), and answers the next", async () => {
     const helper = await csvHelper()
     try {

@@ -62,9 +62,16 @@ interface Prepared {
   /** per dictionary entry: 0 not looked at yet, 1 plain, 2 to be quoted */
   readonly quote: Int8Array
   readonly cells: ReadonlyArray<string>
-  /** most bytes a cell takes (text: 0, measured per cell) */
+  /** most bytes a cell takes (0: measured per cell, as for text and wide dictionaries) */
   readonly worst: number
 }
+
+/**
+ * A dictionary whose widest cell would take more bytes than this is measured row by row:
+ * its widest entry (one long string anywhere in it, used by no row here perhaps) is not
+ * taken as every row's size, which made every row a block of its own.
+ */
+const wideCell = 1 << 12
 
 const none = { values: new Float64Array(0), codes: new Int32Array(0), bytes: new Uint8Array(0), offsets: [] as ArrayLike<number>, quote: new Int8Array(0), cells: [] as ReadonlyArray<string> }
 
@@ -75,7 +82,8 @@ const prepare = (c: CsvColumn): Prepared => {
   let widest = 0
   for (let j = 0; j < entries; j++) widest = Math.max(widest, c.offsets[j + 1]! - c.offsets[j]!)
   // quoting doubles quotes at most, plus the two around
-  return { ...none, kind: DICTIONARY, codes: c.codes, bytes: c.bytes, offsets: c.offsets, quote: new Int8Array(entries), worst: widest * 2 + 2 }
+  const worst = widest * 2 + 2
+  return { ...none, kind: DICTIONARY, codes: c.codes, bytes: c.bytes, offsets: c.offsets, quote: new Int8Array(entries), worst: worst > wideCell ? 0 : worst }
 }
 
 /** Does a dictionary entry need quoting (a quote, comma or line break in it)? 2 if so, else 1. */
@@ -128,9 +136,10 @@ export const csvRowBlocks = function*(
   const reuse = options?.reuse === true
   const cols = columns.map(prepare)
   const C = cols.length
-  // bytes a row takes at most, but for text cells (measured per row)
+  // bytes a row takes at most, but for text cells and wide dictionaries (measured per row)
   const fixed = cols.reduce((n, c) => n + c.worst + 1, 1)
   const texts = cols.filter((c) => c.kind === TEXT)
+  const wide = cols.filter((c) => c.kind === DICTIONARY && c.worst === 0)
   const ahead = cols.filter((c) => c.kind === DICTIONARY && c.bytes.length >= aheadFrom)
   let buf = Buffer.allocUnsafe(blockBytes)
   let pos = 0
@@ -147,6 +156,11 @@ export const csvRowBlocks = function*(
     for (let r = s0; r < s1; r++) {
       let worst = fixed
       for (let t = 0; t < texts.length; t++) worst += texts[t]!.cells[r]!.length * 3
+      for (let w = 0; w < wide.length; w++) {
+        const { codes, offsets } = wide[w]!
+        const code = codes[r]!
+        if (code >= 0) worst += (offsets[code + 1]! - offsets[code]!) * 2 + 2
+      }
       if (pos + worst > buf.length) {
         if (pos > 0) yield buf.subarray(0, pos)
         if (!reuse || worst > buf.length) buf = Buffer.allocUnsafe(Math.max(blockBytes, worst))
