@@ -17,11 +17,12 @@
  *   compile cache on (`NODE_COMPILE_CACHE`, as `bin/tessera.js` turns it on for the
  *   installed package; one warm-up run per build fills it), stdout and stderr discarded.
  *
- * Reports per build the median and minimum wall time and the median user + system CPU
- * time of the child (all its threads, from `/proc/self/stat`'s cutime and cstime:
- * Linux, 10 ms ticks), and whether the builds wrote the same CSV files, byte for byte.
- * CPU time is less sensitive than wall time to other processes on a shared machine;
- * report `uptime` with the numbers.
+ * Reports per build the median and minimum wall time, the median user + system CPU time
+ * of the child (all its threads, from `/proc/self/stat`'s cutime and cstime: Linux, 10 ms
+ * ticks) and the median system time alone (mostly first touches of fresh pages, whose
+ * cost is what moves most between a VM's quiet and busy moments), and whether the builds
+ * wrote the same CSV files, byte for byte. CPU time is less sensitive than wall time to
+ * other processes on a shared machine; report `uptime` with the numbers.
  *
  * @since 0.1.0
  */
@@ -62,11 +63,11 @@ for (const b of builds) {
 
 const work = mkdtempSync(join(tmpdir(), "tessera-cli-bench-"))
 const ticks = 100 // USER_HZ on Linux
-/** The reaped children's user + system CPU seconds so far (cutime + cstime). */
-const childCpu = (): number => {
+/** The reaped children's user and system CPU seconds so far (cutime, cstime). */
+const childCpu = (): { readonly user: number; readonly sys: number } => {
   const stat = readFileSync("/proc/self/stat", "utf8")
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return (Number(fields[13]) + Number(fields[14])) / ticks // fields 16 and 17 of proc(5)
+  return { user: Number(fields[13]) / ticks, sys: Number(fields[14]) / ticks } // fields 16 and 17 of proc(5)
 }
 
 const run = (i: number, out: string) => {
@@ -81,10 +82,12 @@ const run = (i: number, out: string) => {
     console.error(`${builds[i]!.entry}: exit ${r.status}\n${r.stderr.toString().slice(-2000)}`)
     process.exit(1)
   }
-  return { wall, cpu: childCpu() - before }
+  const after = childCpu()
+  const sys = after.sys - before.sys
+  return { wall, cpu: after.user - before.user + sys, sys }
 }
 
-const results = builds.map(() => ({ wall: [] as Array<number>, cpu: [] as Array<number> }))
+const results = builds.map(() => ({ wall: [] as Array<number>, cpu: [] as Array<number>, sys: [] as Array<number> }))
 try {
   builds.forEach((_, i) => run(i, join(work, `out-${i}`))) // warm-up: compile cache, page cache
   for (let r = 0; r < runs; r++) {
@@ -94,6 +97,7 @@ try {
       const got = run(i, join(work, `out-${i}`))
       results[i]!.wall.push(got.wall)
       results[i]!.cpu.push(got.cpu)
+      results[i]!.sys.push(got.sys)
     }
   }
   const csvs = (i: number) => {
@@ -111,7 +115,8 @@ try {
     root: b.root,
     "median wall (s)": Number(median(results[i]!.wall).toFixed(2)),
     "min wall (s)": Number(Math.min(...results[i]!.wall).toFixed(2)),
-    "median CPU user+sys (s)": Number(median(results[i]!.cpu).toFixed(2))
+    "median CPU user+sys (s)": Number(median(results[i]!.cpu).toFixed(2)),
+    "median sys (s)": Number(median(results[i]!.sys).toFixed(2))
   }))
   // each other arm against this build's: > 1 means this build is faster
   const ratios = rows.slice(1).map((r) => ({
