@@ -41,7 +41,12 @@ export interface TaskView {
   readonly end: Float64Array
   readonly duration: Float64Array
   readonly size: Float64Array
-  /** dependency lists: `deps[depOffsets[i]..depOffsets[i+1])`, codes of `key.dict` (-1 = not a task key) */
+  /**
+   * dependency lists: `deps[depOffsets[i]..depOffsets[i+1])`, codes of `key`'s dictionary
+   * (-1: null, or, where the dependency column has a dictionary of its own, a string that
+   * dictionary lacks; Load's tables share one, in which a dependency that no task ran still
+   * has a code)
+   */
   readonly depOffsets: Int32Array
   readonly deps: Int32Array
 }
