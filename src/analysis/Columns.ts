@@ -45,3 +45,13 @@ export const floatsOf: (v: Vector | null, n: number) => Float64Array = access.fl
  */
 export const listCodesOf: (v: Vector | null, n: number) => { readonly offsets: Int32Array; readonly codes: Codes } =
   access.listCodesOf
+
+/**
+ * Codes of `from` as codes of `to`'s dictionary, by string (-1 where `to` lacks the
+ * string, and for nulls): `from`'s own codes when both share one dictionary, as `Load`'s
+ * key and dependency columns do (no string is made then).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const recode: (from: Codes, to: Codes) => Int32Array = access.recode

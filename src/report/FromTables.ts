@@ -16,7 +16,7 @@
 import type { Vector } from "apache-arrow"
 import type { Codes } from "../analysis/Columns.ts"
 import type { TraceTables } from "../analysis/Load.ts"
-import { codesOf, floatsOf, listCodesOf } from "../analysis/Columns.ts"
+import { codesOf, floatsOf, listCodesOf, recode } from "../analysis/Columns.ts"
 import { driverSegments } from "../analysis/Driver.ts"
 import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
 import type { ReportData } from "./ReportData.ts"
@@ -34,10 +34,8 @@ const phaseSeconds = (t: TraceTables, phase: "gather" | "transfer", n: number): 
 // Input bytes per task: the sum over its dependencies of their latest execution's size.
 const bytesIn = (t: TraceTables, key: Codes, size: Float64Array, end: Float64Array, n: number): Float64Array => {
   const deps = listCodesOf(t.tasks.getChild("dependencies"), n)
-  // dependency codes -> key codes (the same dictionary for Load's tables: identity, found
-  // without reading `dict`, which makes a string of every entry: 378k for a 1M-event trace)
-  const same = (key.source !== undefined && deps.codes.source === key.source) || deps.codes.dict === key.dict
-  const keyIndex = same ? undefined : new Map(key.dict.map((k, i) => [k, i]))
+  // dependency codes as key codes (Load's tables share one dictionary: as they are)
+  const depKeys = recode(deps.codes, key)
   const latest = new Int32Array(key.size).fill(-1)
   for (let i = 0; i < n; i++) {
     const k = key.codes[i]!
@@ -47,9 +45,7 @@ const bytesIn = (t: TraceTables, key: Codes, size: Float64Array, end: Float64Arr
   for (let i = 0; i < n; i++) {
     let sum = 0
     for (let j = deps.offsets[i]!; j < deps.offsets[i + 1]!; j++) {
-      const c = deps.codes.codes[j]!
-      if (c < 0) continue
-      const k = same ? c : keyIndex!.get(deps.codes.dict[c]!) ?? -1
+      const k = depKeys[j]!
       const r = k >= 0 ? latest[k]! : -1
       if (r >= 0 && Number.isFinite(size[r]!)) sum += size[r]!
     }

@@ -193,6 +193,10 @@ describe("fromTables", () => {
     assert.deepEqual(transfers(a).map((r) => r[4]), ["peer", "host-to-device"])
     assert.deepEqual(b.clocks, a.clocks)
     assert.deepEqual(a.clocks, [{ worker: "worker-h-16", name: "tessera-worker@h:1", samples: 2, offset: 0.25, uncertainty: 0.02, minOffset: 0.25, maxOffset: 0.5 }])
+    // bytes in: b reads a's 8 bytes, from either model
+    const bytesIn = (d: typeof a) => Object.fromEntries(Array.from(d.tasks.bytesIn, (x, i) => [d.tasks.key[i], x]))
+    assert.deepEqual(bytesIn(b), bytesIn(a))
+    assert.deepEqual(bytesIn(a), { "('a', 0)": 0, "('b', 0)": 8 })
     assert.deepEqual(b.gpuWorkers, ["worker-h-2"])
     assert.deepEqual(a.gpuWorkers, b.gpuWorkers)
     const device = (d: typeof a) => Array.from(d.memory.device, (x, i) => `${d.workers[d.memory.worker[i]!]}=${x}`).sort()
