@@ -5,7 +5,9 @@
  * (`text`: usage synopses, sample output) are not code and are not run.
  *
  * A `ts` block may hold several files: a line `// file: NAME.ts` starts a new one, and
- * the last file is the one run. Blocks run in a scratch folder inside the repository
+ * the last file is the one run. A block whose fence names a file of the repository
+ * (```` ```ts examples/own-pipeline/kernels.ts ````) shows that file: it must equal the
+ * file, and is not run on its own (the `sh` blocks beside it run it). Blocks run in a scratch folder inside the repository
  * (under the git-ignored tmp/) that links the repository's top-level entries, so
  * `import … from "tessera/…"` resolves through the package's own exports (the compiled
  * dist/, which `npm test` builds first) and whatever a block writes stays out of the
@@ -15,10 +17,12 @@
  */
 import assert from "node:assert/strict"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { after, before, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
+import { loadPromise } from "../src/analysis/Load.ts"
 import { childEnv } from "./fixtures/env.ts"
 
 const repo = fileURLToPath(new URL("../", import.meta.url))
@@ -37,6 +41,8 @@ interface Block {
   readonly file: string
   readonly line: number
   readonly lang: string
+  /** the repository file the block shows, when its fence names one */
+  readonly path?: string
   readonly code: string
 }
 
@@ -44,12 +50,13 @@ const blocks = (file: string): Array<Block> => {
   const lines = readFileSync(join(repo, file), "utf8").split("\n")
   const out: Array<Block> = []
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)\s*$/.exec(lines[i]!)
+    const open = /^```(\S*)(?:\s+(\S+))?\s*$/.exec(lines[i]!)
     if (open === null) continue
     const start = i
     const body: Array<string> = []
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!)
-    out.push({ file, line: start + 1, lang: open[1]!, code: body.join("\n") })
+    const code = body.join("\n")
+    out.push(open[2] === undefined ? { file, line: start + 1, lang: open[1]!, code } : { file, line: start + 1, lang: open[1]!, path: open[2], code })
   }
   return out
 }
@@ -75,6 +82,8 @@ const commands = (code: string): Array<string> => {
 }
 
 let sandbox = ""
+/** stdout of each ts block run, by `file:line` */
+const printed = new Map<string, string>()
 const env = childEnv({ PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` })
 
 describe("Docs", { timeout: 600_000 }, () => {
@@ -110,6 +119,12 @@ describe("Docs", { timeout: 600_000 }, () => {
           assert.equal(r.status, 0, `exit ${r.status}${r.signal !== null ? ` (${r.signal})` : ""}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-3000)}`)
         })
       }
+    } else if (b.path !== undefined) {
+      const path = b.path
+      it(`${b.file}:${b.line} shows ${path} as it is`, () => {
+        assert.ok(existsSync(join(repo, path)), `${b.file}:${b.line} names ${path}, which does not exist`)
+        assert.equal(b.code.trim(), readFileSync(join(repo, path), "utf8").trim(), `${b.file}:${b.line} differs from ${path}`)
+      })
     } else if (b.lang === "ts") {
       it(`${b.file}:${b.line} (ts block) runs`, () => {
         const dir = join(sandbox, "blocks", `${b.file.replace(/\W/g, "_")}_${b.line}`)
@@ -126,9 +141,64 @@ describe("Docs", { timeout: 600_000 }, () => {
         for (const [name, lines] of files) if (lines.join("").trim() !== "") writeFileSync(join(dir, name), lines.join("\n") + "\n")
         const r = spawnSync(process.execPath, [join(dir, current)], { cwd: sandbox, env, encoding: "utf8", timeout: 180_000 })
         assert.equal(r.status, 0, `exit ${r.status}${r.signal !== null ? ` (${r.signal})` : ""}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-3000)}`)
+        printed.set(`${b.file}:${b.line}`, r.stdout)
       })
     }
   }
+
+  it("issue 31 item 14: README's In code prints the centres as rows, as README shows them", () => {
+    const lines = readFileSync(join(repo, "README.md"), "utf8").split("\n")
+    const heading = lines.indexOf("## In code") + 1
+    const readme = all.filter((b) => b.file === "README.md" && b.line > heading)
+    const code = readme.find((b) => b.lang === "ts")
+    const shown = readme.find((b) => b.lang === "text" && b.line > (code?.line ?? Infinity))
+    assert.ok(heading > 0 && code !== undefined && shown !== undefined, "README's In code: a ts block, then a text block of what it prints")
+    const out = printed.get(`README.md:${code.line}`)
+    assert.ok(out !== undefined, `README.md:${code.line} did not run (its own test failed)`)
+    assert.doesNotMatch(out, /Float64Array/)
+    const outLines = out.split("\n")
+    for (const line of shown.code.split("\n")) assert.ok(outLines.includes(line), `README shows ${JSON.stringify(line)}; the block printed:\n${out}`)
+    // the rows are the blobs' centres: each within 0.1 of one of them, every blob found once
+    const blobs = JSON.parse(/centers: (\[\[.*?\]\])/.exec(code.code)![1]!) as Array<[number, number]>
+    const rows = [...out.matchAll(/^centre \d+: (-?\d+\.\d+), (-?\d+\.\d+)$/gm)].map((m) => [Number(m[1]), Number(m[2])])
+    assert.equal(rows.length, blobs.length)
+    const found = rows.map(([x, y]) => blobs.findIndex(([bx, by]) => Math.abs(bx - x!) < 0.1 && Math.abs(by - y!) < 0.1))
+    assert.deepEqual([...found].sort(), blobs.map((_, i) => i), `centres ${JSON.stringify(rows)} against blobs ${JSON.stringify(blobs)}`)
+  })
+
+  it("issue 31 item 10: the walkthrough's pipeline (examples/own-pipeline) runs with tessera run in a temp dir, profiled, with a report", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tessera-own-"))
+    try {
+      const run = (args: ReadonlyArray<string>) => {
+        const r = spawnSync(process.execPath, args, { cwd: dir, env, encoding: "utf8", timeout: 180_000 })
+        assert.equal(r.status, 0, `${args.join(" ")}: exit ${r.status}${r.signal !== null ? ` (${r.signal})` : ""}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-3000)}`)
+        return r.stdout
+      }
+      run([join(repo, "examples/own-pipeline/make-data.ts"), "own.npy", "30000"])
+      const out = run([join(repo, "src/cli/main.ts"), "run", join(repo, "examples/own-pipeline/pipeline.ts"), "--workers", "2", "--profile", "own", "--report", "own.html"])
+      for (const line of ["signedLog: float64 [30000, 2] in 3 chunks", "Normalize.transform: float64 [30000, 2] in 3 chunks", "KMeans.fitPredict: int32 [30000] in 3 chunks"]) {
+        assert.ok(out.includes(line), `no "${line}" in:\n${out}`)
+      }
+      const files = readdirSync(dir)
+      const trace = files.find((f) => /^own-TracePlugin-.*\.msgpack$/.test(f))
+      const resources = files.find((f) => /^own-ResourceMonitor-.*\.msgpack$/.test(f))
+      assert.ok(trace !== undefined && resources !== undefined && files.includes("own.html"), `files: ${files.join(", ")}`)
+      // the stage's name reaches its tasks: each kernel's tasks carry the stage that made them
+      const tables = await loadPromise([join(dir, trace), join(dir, resources)])
+      const stages = new Map<string, Set<string | null>>()
+      for (const r of tables.tasks) {
+        const f = r.function ?? ""
+        if (!stages.has(f)) stages.set(f, new Set())
+        stages.get(f)!.add(r.stage)
+      }
+      assert.deepEqual(stages.get("signed_log"), new Set(["signedLog"]))
+      assert.deepEqual(stages.get("abs_max"), new Set(["absMax"]))
+      assert.deepEqual(stages.get("abs_max-combine"), new Set(["absMax"]))
+      assert.match(readFileSync(join(dir, "own.html"), "utf8"), /signedLog/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 
   it("every ts block typechecks as a consumer's file would (module nodenext, strict)", () => {
     const dir = join(sandbox, "blocks")
