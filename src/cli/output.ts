@@ -1,11 +1,13 @@
 /**
- * What `tessera` writes besides results: the log level chosen with `--log-level`, and
- * progress lines on stderr.
+ * What `tessera` writes besides results: the log level chosen with `--log-level`, log
+ * lines and progress, all on stderr (stdout carries results only).
  *
- * Progress is one line on stderr, rewritten in place with `\r` about four times a
- * second, shown only when the input is large (16 MiB of databases or more) or stderr is
- * a terminal, and only when `--log-level` lets info through. `TESSERA_PROGRESS=1`
- * forces it on (tests), `TESSERA_PROGRESS=0` off. When done, the line is ended and a
+ * Progress is shown only when the input is large (16 MiB of databases or more) or stderr is
+ * a terminal, and only when `--log-level` lets info through. On a terminal it is one line,
+ * rewritten in place with `\r` about four times a second; elsewhere (a log file, a pipe)
+ * plain lines, the first at once and then one every 5 s while the text changes, never a
+ * `\r`. `TESSERA_PROGRESS=1` forces it on (tests), `TESSERA_PROGRESS=0` off,
+ * `TESSERA_PROGRESS=tty` on in the terminal style. When done, the line is ended and a
  * summary line follows (`loaded N events from K database(s) in S s`).
  *
  * @since 0.1.0
@@ -56,6 +58,42 @@ export const warn = (line: string): void => {
 }
 
 /**
+ * A log line on stderr (registration lines, the pipeline's INFO lines, a GPU worker's
+ * adapter), unless `--log-level` is above info.
+ *
+ * @since 0.1.0
+ * @category log level
+ */
+export const info = (line: string): void => {
+  if (enabled("info")) process.stderr.write(line + "\n")
+}
+
+/**
+ * Whether progress is drawn as a terminal line (redrawn with `\r`) rather than plain
+ * lines: stderr is a terminal, or `TESSERA_PROGRESS=tty`.
+ *
+ * @since 0.1.0
+ * @category progress
+ */
+export const progressOnTerminal = (): boolean => process.env.TESSERA_PROGRESS === "tty" || process.stderr.isTTY === true
+
+/**
+ * Whether progress is shown at all: `--log-level` lets info through, and
+ * `TESSERA_PROGRESS` does not say 0; `large` input (or a terminal) otherwise.
+ *
+ * @since 0.1.0
+ * @category progress
+ */
+export const progressShown = (large: boolean): boolean => {
+  const forced = process.env.TESSERA_PROGRESS
+  if (forced === "0" || !enabled("info")) return false
+  return forced === "1" || forced === "tty" || large || process.stderr.isTTY === true
+}
+
+/** Seconds between plain progress lines (not a terminal). */
+const plainInterval = 5
+
+/**
  * A progress line.
  *
  * @since 0.1.0
@@ -96,23 +134,32 @@ const totalBytes = (files: ReadonlyArray<string>): number => {
  */
 export const progress = (label: string, files: ReadonlyArray<string>, options: { readonly minBytes?: number } = {}): Progress => {
   const total = totalBytes(files)
-  const forced = process.env.TESSERA_PROGRESS
-  const shown = forced === "0"
-    ? false
-    : enabled("info") && (forced === "1" || total >= (options.minBytes ?? 16 * 2 ** 20) || process.stderr.isTTY === true)
+  const shown = progressShown(total >= (options.minBytes ?? 16 * 2 ** 20))
+  const tty = progressOnTerminal()
   const t0 = performance.now()
   let text = `loading ${files.length} database(s), ${mib(total)} MiB`
   let width = 0
   let drawn = false
   let ended = false
+  // plain lines: the text last written, and when
+  let written = ""
+  let writtenAt = -Infinity
   const draw = () => {
     if (!shown || ended) return
     const line = `${label}: ${text} [${((performance.now() - t0) / 1000).toFixed(1)} s]`
+    if (!tty) {
+      const now = performance.now()
+      if (text === written || now - writtenAt < plainInterval * 1000) return
+      process.stderr.write(`${line}\n`)
+      written = text
+      writtenAt = now
+      return
+    }
     process.stderr.write(`\r${line}${" ".repeat(Math.max(0, width - line.length))}`)
     width = line.length
     drawn = true
   }
-  const timer = shown ? setInterval(draw, 250) : undefined
+  const timer = shown ? setInterval(draw, tty ? 250 : plainInterval * 1000) : undefined
   timer?.unref()
   draw()
   let last = 0
@@ -125,7 +172,7 @@ export const progress = (label: string, files: ReadonlyArray<string>, options: {
   const done = (line: string) => {
     if (!shown || ended) return
     const full = `${label}: ${line}`
-    process.stderr.write(`\r${full}${" ".repeat(Math.max(0, width - full.length))}\n`)
+    process.stderr.write(tty ? `\r${full}${" ".repeat(Math.max(0, width - full.length))}\n` : `${full}\n`)
     drawn = false
     width = 0
   }
@@ -140,6 +187,8 @@ export const progress = (label: string, files: ReadonlyArray<string>, options: {
     },
     phase: (name) => {
       text = name
+      // a new phase is news: a plain line at once
+      writtenAt = -Infinity
       draw()
     },
     loaded: (events, n, dropped) => {

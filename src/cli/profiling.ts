@@ -17,17 +17,21 @@
  * - `--report FILE`: the HTML report of those databases once the program is done (the
  *   profiler's layer closes, flushing both files, before the report reads them). Without
  *   `--profile`, the databases go to a temporary folder, removed after the report.
+ * - a program that fails still has its databases closed and its report written (of what
+ *   ran): the caller gets the program's exit beside the files, prints them, then the
+ *   error. A report that cannot be written then is a warning, not a second error.
+ *   Interruption (Ctrl-C) writes no report.
  *
  * Leaves out: running the program (the command provides its executor) and the report
  * itself (src/report/Report.ts).
  *
  * @since 0.1.0
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { makeDirectorySync } from "../trace/Directory.ts"
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
-import { Data, Effect, Layer, Option } from "effect"
+import { Cause, Data, Effect, Exit, Layer, Option } from "effect"
 import type { DatabaseError } from "../profiler/EventDatabase.ts"
 import * as DefaultProfiler from "../profiler/DefaultProfiler.ts"
 import type { PipelineLike } from "../profiler/PipelineGraph.ts"
@@ -74,14 +78,16 @@ export interface ProfileRequest {
 }
 
 /**
- * The program's value, the databases kept (none when only `--report` was asked for), the
- * report written, and the program's wall time (profiler start and flush included).
+ * The program's exit (its value, or its failure: the report and the databases are
+ * written either way), the databases kept (none when only `--report` was asked for;
+ * only those that exist), the report written, and the program's wall time (profiler
+ * start and flush included).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Profiled<A> {
-  readonly value: A
+export interface Profiled<A, E> {
+  readonly exit: Exit.Exit<A, E>
   readonly wallSeconds: number
   readonly databases: ReadonlyArray<string>
   readonly report: { readonly file: string; readonly bytes: number } | undefined
@@ -97,7 +103,7 @@ export interface Profiled<A> {
 export const profiled = <A, E, R>(
   program: Effect.Effect<A, E, R>,
   request: ProfileRequest
-): Effect.Effect<Profiled<A>, E | DatabaseError | ReportFailed, R> =>
+): Effect.Effect<Profiled<A, E | DatabaseError>, ReportFailed, R> =>
   Effect.suspend(() => {
     const temporary = Option.isNone(request.profile) && Option.isSome(request.report)
       ? mkdtempSync(join(tmpdir(), "tessera-profile-"))
@@ -164,22 +170,29 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
       warn: Output.warn
     })
     const t0 = performance.now()
-    // the profiler's layer closes here, flushing both databases before the report reads them
-    const value = yield* program.pipe(Effect.provide(layer))
+    // the profiler's layer closes here, flushing both databases before the report reads
+    // them, whether the program succeeded or not
+    const exit = yield* Effect.exit(program.pipe(Effect.provide(layer)))
+    // Ctrl-C: no report, the interruption goes on
+    if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
     const wallSeconds = (performance.now() - t0) / 1000
     const f = options === undefined ? undefined : DefaultProfiler.files(options, 0)
     const own = f === undefined ? [] : [f.traceFile, f.resourceFile, ...(sample ? [f.sampleFile] : [])]
-    // and the other hosts' files of the same profile (cluster workers on other hosts)
-    const databases = [...own, ...otherHosts(own)]
-    let report: Profiled<A>["report"] = undefined
-    if (Option.isSome(request.report)) {
+    // and the other hosts' files of the same profile (cluster workers on other hosts);
+    // those written (a profiler that could not open its files wrote none)
+    const databases = [...own, ...otherHosts(own)].filter((d) => existsSync(d))
+    let report: Profiled<A, E>["report"] = undefined
+    if (Option.isSome(request.report) && databases.length > 0) {
       const file = request.report.value
       const written = yield* Effect.tryPromise({
         try: () => writeReport(databases, file, { title: request.title }),
         catch: (e) => new ReportFailed({ file, reason: e instanceof Error ? e.message : String(e) })
-      })
-      report = { file, bytes: written.bytes }
+      }).pipe(
+        // after a failed run, the run's error is the one to report
+        Effect.catch((e) => Exit.isSuccess(exit) ? Effect.fail(e) : Effect.sync(() => (Output.warn(`warning: ${e.message}`), undefined)))
+      )
+      if (written !== undefined) report = { file, bytes: written.bytes }
     }
-    const result: Profiled<A> = { value, wallSeconds, databases: temporary === undefined ? databases : [], report }
+    const result: Profiled<A, E | DatabaseError> = { exit, wallSeconds, databases: temporary === undefined ? databases : [], report }
     return result
   })

@@ -5,8 +5,10 @@
  *
  * - argv is first put in the one grammar (src/cli/argv.ts): `tessera help [CMD]`,
  *   `-d/--databases` with several paths and/or repeated.
- * - help (`--help`, `tessera help`, a command without its subcommand) and `--version`
- *   go to stdout, exit 0; the version is package.json's.
+ * - help asked for (`--help`, `tessera help [CMD]`) and `--version` go to stdout, exit
+ *   0; the version is package.json's. A command without its subcommand (`tessera`,
+ *   `tessera plot`) is a usage error: its help on stderr, exit 2; so is `tessera help
+ *   nope` (one line naming the word).
  * - errors are reported by src/cli/errors.ts: one line on stderr, exit 2 for usage
  *   errors, 1 for failures; `--verbose` adds stacks.
  *
@@ -25,7 +27,7 @@ import * as Layer from "effect/Layer"
 import { CliOutput, Command, Flag, GlobalFlag } from "effect/cli"
 import type { HelpDoc } from "effect/cli/HelpDoc"
 import { analysisNames } from "../analysis/AnalysisNames.ts"
-import { normalizeArgv } from "./argv.ts"
+import { commandPath, normalizeArgv } from "./argv.ts"
 import { commands } from "./commands/index.ts"
 import { outcome } from "./errors.ts"
 import { abortHeadStart } from "./headStart.ts"
@@ -79,6 +81,30 @@ const presenter: CliOutput.Presenter = {
 const argv = process.argv.slice(2)
 setLogLevelFromArgv(argv)
 const { args, command, verbose } = normalizeArgv(argv, { analysisNames })
+
+/**
+ * `tessera help WORDS`: the first word that names no command (`help nope`, `help plot
+ * nope`), or undefined when every word does.
+ */
+const unknownHelpWord = (words: ReadonlyArray<string>): { readonly word: string; readonly path: ReadonlyArray<string> } | undefined => {
+  let level: ReadonlyArray<Command.Command.Any> = commands
+  const path: Array<string> = []
+  for (const w of words) {
+    const c = level.find((x) => x.name === w || x.alias === w)
+    if (c === undefined) return { word: w, path }
+    path.push(w)
+    level = c.subcommands.flatMap((g) => g.commands)
+  }
+  return undefined
+}
+const helpPath = commandPath(argv).path
+const unknownHelp = helpPath[0] === "help" ? unknownHelpWord(helpPath.slice(1)) : undefined
+if (unknownHelp !== undefined) {
+  // a usage error, as `tessera nope` is: one line, exit 2, nothing run
+  const where = ["tessera", ...unknownHelp.path].join(" ")
+  process.stderr.write(`tessera help: unknown command ${JSON.stringify(unknownHelp.word)} (see ${where} --help)\n`)
+  process.exit(2)
+}
 const colors = process.stdout.isTTY === true && process.env.NO_COLOR === undefined
 
 // Which signal interrupted the program, for its exit status (runMain's own listeners do
@@ -93,12 +119,16 @@ Command.runWith(tessera, { version: version(), renderErrors: false })(args).pipe
     teardown: (exit, onExit) => {
       abortHeadStart()
       const o = outcome(exit, command, verbose, signal)
-      if (o.code === 0 && exit._tag === "Failure" && implicitHelp !== undefined) {
-        process.stdout.write(CliOutput.defaultFormatter({ colors }).formatHelpDoc(implicitHelp) + "\n")
+      // `tessera`, `tessera plot`: a command that needs a subcommand got none, a usage
+      // error: its help on stderr (stdout carries results only), exit 2
+      const bare = o.code === 0 && exit._tag === "Failure" && implicitHelp !== undefined
+      if (bare) {
+        process.stderr.write(CliOutput.defaultFormatter({ colors: process.stderr.isTTY === true && process.env.NO_COLOR === undefined }).formatHelpDoc(implicitHelp!) + "\n")
       }
       if (o.stderr.length > 0) process.stderr.write(o.stderr)
-      process.exitCode = o.code
-      onExit(o.code)
+      const code = bare ? 2 : o.code
+      process.exitCode = code
+      onExit(code)
     }
   })
 )

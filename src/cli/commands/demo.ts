@@ -6,16 +6,20 @@
  * the pipeline's stage DAG); `--report FILE` writes the HTML report of those databases
  * (profiling into a temporary folder when no `--profile` is given); `--overwrite`
  * replaces databases of an earlier run with the same name. All through
- * src/cli/profiling.ts, shared with `tessera run`.
+ * src/cli/profiling.ts, shared with `tessera run`. stdout carries the results only (or
+ * `--json`'s one object); the run's log and progress go to stderr under `--log-level`
+ * (src/cli/runLog.ts). A failed run still writes its databases and report, prints them,
+ * then the error.
  *
  * @since 0.1.0
  */
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { Command, Flag } from "effect/cli"
 import { clusterFlag, executorFor } from "../cluster.ts"
 import { intAtLeast, noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, withDefaultShown, workersFlag } from "../flags.ts"
 import { gpuFlag } from "../gpu.ts"
+import * as RunLog from "../runLog.ts"
 
 const fmt = (p: ReadonlyArray<number>) => `(${p.map((v) => v.toFixed(3)).join(", ")})`
 
@@ -46,16 +50,18 @@ export const demo = Command.make(
       const [Executor, { DslError }, Tutorial5, { profiled }] = yield* Effect.promise(() =>
         Promise.all([import("../../engine/Executor.ts"), import("../../dsl/DslError.ts"), import("../../../examples/tutorial5/Tutorial5.ts"), import("../profiling.ts")])
       )
-      const quiet = c.json ? { log: () => {} } : {}
-      const options = { samples: c.samples, chunkRows: c.chunkRows, ...quiet }
+      // stdout: the results; the run's log and progress: stderr (src/cli/runLog.ts)
+      const log = RunLog.make("demo")
+      const out = (line: string) => Effect.sync(() => void process.stdout.write(line + "\n"))
+      const options = { samples: c.samples, chunkRows: c.chunkRows, log: log.info }
       // before anything is made: a run that cannot fit says so now, not at the OOM killer
       const needed = Tutorial5.memoryNeeded(options)
       const available = Executor.availableMemory()
       if (needed > available) return yield* DslError.outOfMemory("tessera demo", `DASF tutorial 5 on ${c.samples} x 2 samples`, needed, available)
       const tutorial = Tutorial5.make(options)
       const pipeline = tutorial.pipeline
-      const executor = yield* executorFor(c, c.json ? () => {} : console.log)
-      const p = yield* profiled(Tutorial5.run(options, tutorial).pipe(Effect.provide(executor.layer)), {
+      const executor = yield* executorFor(c, log.info)
+      const p = yield* log.around(profiled(Tutorial5.run(options, tutorial).pipe(Effect.provide(log.layer), Effect.provide(executor.layer)), {
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,
@@ -64,19 +70,27 @@ export const demo = Command.make(
         defaultName: "demo",
         title: "tessera demo (DASF tutorial 5)",
         pipeline,
-        ...quiet
-      })
-      const { value: r, wallSeconds, databases } = p
-      if (p.report !== undefined && !c.json) yield* Console.log(`report: ${p.report.file} (${(p.report.bytes / 2 ** 20).toFixed(1)} MiB)`)
-      const s = r.summary
+        log: log.info
+      }))
+      const { databases, exit, wallSeconds } = p
+      if (Exit.isFailure(exit)) {
+        if (c.json) yield* out(JSON.stringify({ ok: false, wallSeconds, databases, report: p.report ?? null }))
+        else {
+          for (const d of databases) yield* out(`trace database: ${d}`)
+          if (p.report !== undefined) yield* out(`report: ${p.report.file} (${(p.report.bytes / 2 ** 20).toFixed(1)} MiB)`)
+        }
+        return yield* exit
+      }
+      const s = exit.value.summary
       if (c.json) {
-        yield* Console.log(JSON.stringify({ wallSeconds, workers: c.workers, gpu: c.gpu, ...(c.cluster._tag === "Some" ? { cluster: c.cluster.value } : {}), samples: c.samples, chunkRows: c.chunkRows, databases, ...s }))
+        yield* out(JSON.stringify({ wallSeconds, workers: c.workers, gpu: c.gpu, ...(c.cluster._tag === "Some" ? { cluster: c.cluster.value } : {}), samples: c.samples, chunkRows: c.chunkRows, databases, ...(p.report !== undefined ? { report: p.report } : {}), ...s }))
         return
       }
-      yield* Console.log(`\nwall time: ${wallSeconds.toFixed(2)} s on ${executor.what} (${c.samples} x 2 samples, chunks of ${c.chunkRows} rows)`)
-      yield* Console.log(`KMeans centers (original units): ${s.kmeans.centers.map(fmt).join(" ")} after ${s.kmeans.iterations} iterations; ARI vs truth ${s.kmeans.ari.toFixed(4)}`)
-      yield* Console.log(`SOM 1x3 nodes (original units): ${s.som.weights.map(fmt).join(" ")}; quantization error ${s.som.quantizationError.toFixed(4)}; ARI ${s.som.ari.toFixed(4)}`)
-      for (const o of s.outputs) yield* Console.log(`output ${o.stage}: int32 [${o.shape.join(", ")}] persisted in ${o.chunks} shared-memory chunks`)
-      for (const d of databases) yield* Console.log(`trace database: ${d}`)
+      yield* out(`wall time: ${wallSeconds.toFixed(2)} s on ${executor.what} (${c.samples} x 2 samples, chunks of ${c.chunkRows} rows)`)
+      yield* out(`KMeans centers (original units): ${s.kmeans.centers.map(fmt).join(" ")} after ${s.kmeans.iterations} iterations; ARI vs truth ${s.kmeans.ari.toFixed(4)}`)
+      yield* out(`SOM 1x3 nodes (original units): ${s.som.weights.map(fmt).join(" ")}; quantization error ${s.som.quantizationError.toFixed(4)}; ARI ${s.som.ari.toFixed(4)}`)
+      for (const o of s.outputs) yield* out(`output ${o.stage}: int32 [${o.shape.join(", ")}] persisted in ${o.chunks} shared-memory chunks`)
+      for (const d of databases) yield* out(`trace database: ${d}`)
+      if (p.report !== undefined) yield* out(`report: ${p.report.file} (${(p.report.bytes / 2 ** 20).toFixed(1)} MiB)`)
     })
 ).pipe(Command.withDescription("DASF tutorial 5: blobs -> Normalize -> KMeans + SOM -> Persist, on worker threads."))

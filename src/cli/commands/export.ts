@@ -2,14 +2,17 @@
  * `tessera export -d DB [DB...] --format chrome|csv|arrow -o FILE`: Chrome Trace Event
  * JSON for Perfetto / chrome://tracing, or the flat event table as CSV or Arrow IPC;
  * `--format cpuprofile -o DIR [--by worker|function]`: the statistical profiler's
- * samples as `.cpuprofile` files (analysis/exports/CpuProfile.ts).
+ * samples as `.cpuprofile` files (analysis/exports/CpuProfile.ts). The output's missing
+ * folders are made (as `report -o` does).
  *
  * @since 0.1.0
  */
 import { writeFile } from "node:fs/promises"
+import { dirname } from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
+import { makeDirectory } from "../../trace/Directory.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 
@@ -41,6 +44,8 @@ export const exportTrace = async (
     : tableToArrowFile(eventTable(events))
   onPhase(`writing ${out}`)
   try {
+    // a missing folder is made, as `report -o` makes its own
+    await makeDirectory(dirname(out))
     await writeFile(out, bytes)
   } catch (e) {
     // a system error still (Output.tracked reports it as a failure), saying it is the output

@@ -1,9 +1,16 @@
 /**
- * `tessera run FILE.ts [--workers N [--gpu] | --cluster local:N|HOST:PORT] [--profile NAME [--overwrite] [--no-sample] [--sample-driver]] [--report FILE]`: loads a user
+ * `tessera run FILE.ts [--workers N [--gpu] | --cluster local:N|HOST:PORT] [--profile NAME [--overwrite] [--no-sample] [--sample-driver]] [--report FILE] [--json]`: loads a user
  * pipeline module and runs it on the worker-thread executor (`--gpu`: plus a GPU worker,
  * src/cli/gpu.ts; `--cluster`: worker processes, src/cli/cluster.ts). The module's default export
  * is a `Pipeline` (from src/dsl/Pipeline.ts) or a function (possibly async) returning
- * one. Prints the DASF-style run log and one line per stage output.
+ * one. The file may live anywhere: `import ... from "tessera"` (and `"tessera/<layer>/<Module>"`)
+ * is this Tessera, and packages its folder lacks (`effect`) are Tessera's own
+ * (src/cli/resolveHook.ts).
+ *
+ * stdout carries the results only: one line per stage output (its dtype, shape and
+ * chunks; whether it was computed or is still lazy), the trace databases and the report
+ * written; `--json`: one JSON object instead. The DASF-style run log, the registration
+ * lines and progress go to stderr (src/cli/runLog.ts), under `--log-level`.
  *
  * `--profile NAME` registers the default profiler for the run (DASF's registration
  * lines; `{NAME}-TracePlugin-{host}.msgpack` with the pipeline's stage DAG and
@@ -12,26 +19,101 @@
  * `--profile` is given); `--overwrite` replaces databases of an earlier run with the same
  * name. All through src/cli/profiling.ts, shared with `tessera demo`.
  *
+ * A run that fails still writes its databases and its report (of what ran), prints
+ * them, then the error (exit 1). A module that cannot be loaded names the file, and for a
+ * syntax error its line and column.
+ *
  * @since 0.1.0
  */
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
-import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { Argument, Command } from "effect/cli"
+import * as Exit from "effect/Exit"
+import { Argument, Command, Flag } from "effect/cli"
 import { clusterFlag, executorFor } from "../cluster.ts"
-import { noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, workersFlag } from "../flags.ts"
+import { noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, withDefaultShown, workersFlag } from "../flags.ts"
 import { gpuFlag } from "../gpu.ts"
+import { registerTesseraResolve } from "../resolveHook.ts"
+import * as RunLog from "../runLog.ts"
 
-class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
+/**
+ * The pipeline module could not be loaded or is not a pipeline: names the file (and,
+ * for a syntax error, the line and column).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunInputError extends Data.TaggedError("RunInputError")<{ readonly message: string }> {}
 
-const describeValue = (v: unknown): string => {
-  if (v !== null && typeof v === "object" && "shape" in v && "dtype" in v) {
-    const a = v as { shape: ReadonlyArray<number>; dtype: string; blocks?: ReadonlyArray<unknown> }
-    return `${a.dtype} [${a.shape.join(", ")}]${a.blocks ? ` in ${a.blocks.length} chunks` : ""}`
+/**
+ * What a stage's output is, for the results: a chunked array's dtype, shape and chunks
+ * and whether it was computed (every chunk in memory), partly, or not at all (lazy: its
+ * tasks never ran); a reduction's lazy value; a plain value's type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OutputDescription {
+  readonly stage: string
+  readonly kind: "array" | "value" | "other"
+  readonly state: "computed" | "partial" | "lazy"
+  readonly dtype?: string
+  readonly shape?: ReadonlyArray<number>
+  readonly chunks?: number
+  readonly computedChunks?: number
+  readonly type?: string
+}
+
+/**
+ * Describes one stage output (see {@link OutputDescription}).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describeOutput = (stage: string, v: unknown): OutputDescription => {
+  if (v !== null && typeof v === "object" && (v as { _tag?: unknown })._tag === "ChunkedArray") {
+    const a = v as { shape: ReadonlyArray<number>; dtype: string; blocks: ReadonlyArray<{ readonly _tag: string }> }
+    const computedChunks = a.blocks.filter((b) => b._tag === "Value").length
+    const state = computedChunks === a.blocks.length ? "computed" : computedChunks === 0 ? "lazy" : "partial"
+    return { stage, kind: "array", state, dtype: a.dtype, shape: [...a.shape], chunks: a.blocks.length, computedChunks }
   }
-  return typeof v
+  if (v !== null && typeof v === "object" && (v as { _tag?: unknown })._tag === "Delayed") return { stage, kind: "value", state: "lazy" }
+  const type = v === null ? "null" : typeof v === "object" ? (v.constructor?.name ?? "object") : typeof v
+  return { stage, kind: "other", state: "computed", type }
+}
+
+/**
+ * One line for an output: `float64 [1500, 2] in 3 chunks, computed`,
+ * `int32 [300000] in 15 chunks, lazy: not computed`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const formatOutput = (d: OutputDescription): string => {
+  if (d.kind === "value") return "a single value, lazy: not computed"
+  if (d.kind === "other") return d.type ?? "value"
+  const what = `${d.dtype} [${(d.shape ?? []).join(", ")}] in ${d.chunks} chunks`
+  return d.state === "computed"
+    ? `${what}, computed`
+    : d.state === "lazy"
+    ? `${what}, lazy: not computed`
+    : `${what}, ${d.computedChunks} of ${d.chunks} chunks computed, the rest lazy`
+}
+
+/**
+ * A syntax error's place, `file:line:column`, from the stack Node gives it (its first
+ * line is `file:line`, then the source line(s) and a caret line under the place).
+ */
+const syntaxPlace = (e: unknown): string | undefined => {
+  if (!(e instanceof SyntaxError) || typeof e.stack !== "string") return undefined
+  const lines = e.stack.split("\n")
+  const m = /^(.+):(\d+)$/.exec(lines[0] ?? "")
+  if (m === null) return undefined
+  const caret = lines.findIndex((l, i) => i > 0 && /^\s*\^+\s*$/.test(l))
+  const column = caret < 0 ? undefined : lines[caret]!.indexOf("^") + 1
+  const file = m[1]!.startsWith("file://") ? NodePath.relative(".", new URL(m[1]!).pathname) : m[1]!
+  return `${file}:${m[2]}${column === undefined ? "" : `:${column}`}`
 }
 
 /**
@@ -43,9 +125,17 @@ const describeValue = (v: unknown): string => {
 export const loadPipeline = (file: string) =>
   Effect.gen(function*() {
     const url = pathToFileURL(NodePath.resolve(file)).href
+    registerTesseraResolve()
     const mod = yield* Effect.tryPromise({
       try: () => import(url) as Promise<{ default?: unknown }>,
-      catch: (e) => new RunInputError({ message: `${file}: cannot load module: ${(e as Error).message}` })
+      catch: (e) => {
+        const place = syntaxPlace(e)
+        return new RunInputError({
+          message: place !== undefined
+            ? `${place}: syntax error: ${(e as Error).message}`
+            : `${file}: cannot load module: ${(e as Error).message}`
+        })
+      }
     })
     const d = mod.default
     const p = typeof d === "function"
@@ -60,6 +150,8 @@ export const loadPipeline = (file: string) =>
     }
     return p
   })
+
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
 
 /**
  * The `run` subcommand.
@@ -78,14 +170,17 @@ export const run = Command.make(
     report: reportFlag,
     overwrite: overwriteFlag,
     noSample: noSampleFlag,
-    sampleDriver: sampleDriverFlag
+    sampleDriver: sampleDriverFlag,
+    json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object with the results only", false))
   },
   (c) =>
     Effect.gen(function*() {
-      const p = yield* loadPipeline(c.file)
+      const log = RunLog.make("run")
+      const out = (line: string) => Effect.sync(() => void process.stdout.write(line + "\n"))
+      const p = yield* log.around(loadPipeline(c.file))
       const { profiled } = yield* Effect.promise(() => import("../profiling.ts"))
-      const executor = yield* executorFor(c, console.log)
-      const r = yield* profiled(p.run().pipe(Effect.provide(executor.layer)), {
+      const executor = yield* executorFor(c, log.info)
+      const r = yield* log.around(profiled(p.run().pipe(Effect.provide(log.layer), Effect.provide(executor.layer)), {
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,
@@ -93,12 +188,31 @@ export const run = Command.make(
         sampleDriver: c.sampleDriver,
         defaultName: p.name,
         title: `tessera run: ${p.name}`,
-        pipeline: p
-      })
-      const outputs = r.value
-      yield* Console.log(`\npipeline ${p.name}: ${outputs.size} stages in ${r.wallSeconds.toFixed(2)} s on ${executor.what}`)
-      for (const [k, v] of outputs) yield* Console.log(`  ${k}: ${describeValue(v)}`)
-      for (const d of r.databases) yield* Console.log(`trace database: ${d}`)
-      if (r.report !== undefined) yield* Console.log(`report: ${r.report.file} (${(r.report.bytes / 2 ** 20).toFixed(1)} MiB)`)
+        pipeline: p,
+        log: log.info
+      }))
+      const outputs = Exit.isSuccess(r.exit) ? [...r.exit.value].map(([k, v]) => describeOutput(k, v)) : []
+      if (c.json) {
+        yield* out(JSON.stringify({
+          pipeline: p.name,
+          ok: Exit.isSuccess(r.exit),
+          wallSeconds: r.wallSeconds,
+          executor: executor.what,
+          outputs,
+          databases: r.databases,
+          report: r.report ?? null
+        }))
+      } else {
+        if (Exit.isSuccess(r.exit)) {
+          yield* out(`pipeline ${p.name}: ${outputs.length} stages in ${r.wallSeconds.toFixed(2)} s on ${executor.what}`)
+          for (const o of outputs) yield* out(`  ${o.stage}: ${formatOutput(o)}`)
+        } else {
+          yield* out(`pipeline ${p.name}: failed after ${r.wallSeconds.toFixed(2)} s on ${executor.what}`)
+        }
+        for (const d of r.databases) yield* out(`trace database: ${d}`)
+        if (r.report !== undefined) yield* out(`report: ${r.report.file} (${mib(r.report.bytes)} MiB)`)
+      }
+      // the run's own error last, after the files it left (exit 1)
+      if (Exit.isFailure(r.exit)) return yield* r.exit
     })
 ).pipe(Command.withDescription("Run a user pipeline module (default export: a Pipeline or a function returning one)."))
