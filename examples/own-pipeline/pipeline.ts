@@ -36,6 +36,7 @@ export default async () => {
   const logged = p.add(signedLog, { X })
   p.add(absMax, { X: logged })
   const scaled = p.add(new Estimators.Normalize().transform, { X: logged })
-  p.add(new Estimators.KMeans({ nClusters: 3, randomState: 0 }).fitPredict, { X: scaled })
+  const labels = p.add(new Estimators.KMeans({ nClusters: 3, randomState: 0 }).fitPredict, { X: scaled })
+  p.add(Estimators.Persist<"int32">("Persist.labels"), { X: labels }) // KMeans's labels are lazy: compute and keep them
   return p
 }
