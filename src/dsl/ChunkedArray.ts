@@ -12,6 +12,12 @@
  * the executor reports available, and fail with a `DslError` (`OutOfMemory`) before any
  * task runs when it does not fit.
  *
+ * Kernel outputs: every task that makes a block declares it (`TaskSpec.output`: a Chunk
+ * of the array's dtype, the block's rows and the array's columns), and the engine checks
+ * what the kernel returned against it on the thread that ran it: a kernel returning half
+ * the rows, another dtype or not a chunk fails its task (`BadOutput`) instead of leaving
+ * rows never written.
+ *
  * Pure: no I/O, no threads; kernels are referenced by module URL + export name.
  *
  * @since 0.1.0
@@ -101,9 +107,10 @@ export const fromTasks = <D extends Chunk.DType>(options: {
   const specs = new Map<string, TaskGraph.TaskSpec>()
   const blocks: Array<Block> = []
   let rowStart = 0
+  const tail = options.shape.slice(1)
   options.chunkRows.forEach((rows, i) => {
     const key = blockKey(tok, i)
-    specs.set(key, spec(key, options.name, options.kernel, options.args(i, rowStart, rows), options.stage))
+    specs.set(key, spec(key, options.name, options.kernel, options.args(i, rowStart, rows), options.stage, { dtype: options.dtype, shape: [rows, ...tail] }))
     blocks.push({ _tag: "Task", key })
     rowStart += rows
   })
@@ -152,15 +159,39 @@ const spec = (
   name: string,
   kernel: Kernel.KernelRef,
   args: ReadonlyArray<unknown>,
-  stage: string | undefined
-): TaskGraph.TaskSpec => (stage === undefined ? { key, name, kernel, args } : { key, name, kernel, args, stage })
+  stage: string | undefined,
+  output?: TaskGraph.TaskOutput
+): TaskGraph.TaskSpec => {
+  const s: { -readonly [K in keyof TaskGraph.TaskSpec]: TaskGraph.TaskSpec[K] } = { key, name, kernel, args }
+  if (stage !== undefined) s.stage = stage
+  if (output !== undefined) s.output = output
+  return s
+}
+
+const dtypes: ReadonlyArray<string> = ["float32", "float64", "int32", "int64", "uint8"]
+
+/** The dtype and columns a block operation declares, checked before any task is made. */
+const checkDeclared = (where: string, dtype: unknown, columns?: unknown): void => {
+  if (typeof dtype !== "string" || !dtypes.includes(dtype)) {
+    throw DslError.invalidOption("dtype", `stage "${where}": dtype ${JSON.stringify(dtype)} is not one of ${dtypes.join(", ")}`)
+  }
+  if (columns !== undefined && !(typeof columns === "number" && Number.isInteger(columns) && columns >= 1)) {
+    throw DslError.invalidOption("columns", `stage "${where}": columns must be an integer >= 1, got ${JSON.stringify(columns)}`)
+  }
+}
 
 /** The argument that stands for a block in a task: a ref to its task, or the chunk itself. */
 export const blockArg = (b: Block): unknown => (b._tag === "Task" ? TaskGraph.ref(b.key) : b.chunk)
 
 /**
  * Applies a chunk kernel to every block: `kernel(block, ...extra)` must return a chunk
- * with the same number of rows. `columns` is the output's column count (absent: 1-D).
+ * (`{ dtype, shape, data }`) of `dtype` with the block's rows and `columns` columns
+ * (absent: 1-D, shape `[rows]`); anything else fails the task with `BadOutput`, naming
+ * the task, the kernel, what was declared and what came back.
+ *
+ * A 1-D input with `columns` (a kernel that adds a column axis) needs `newAxis: true`, as
+ * dask's `map_blocks(new_axis=…)`: without it, `columns` on a 1-D input is taken for a
+ * mistake and is a `DslError` (ShapeMismatch) naming the stage.
  *
  * @since 0.1.0
  * @category combinators
@@ -173,14 +204,23 @@ export const mapBlocks = <D extends Chunk.DType>(
     readonly extra?: ReadonlyArray<unknown>
     readonly dtype: D
     readonly columns?: number
+    /** the kernel turns a 1-D block into a 2-D one (`columns` columns) */
+    readonly newAxis?: boolean
     readonly stage?: string
   }
 ): ChunkedArray<D> => {
+  const where = options.stage ?? options.name
+  checkDeclared(where, options.dtype, options.columns)
+  if (options.columns !== undefined && self.shape.length < 2 && options.newAxis !== true) {
+    throw DslError.shapeMismatch(where, ["n", options.columns], self.shape, `columns: ${options.columns} declares a 2-D output for a 1-D input; drop columns, or pass newAxis: true if the kernel adds a column axis`)
+  }
   const tok = token(options.name)
   const specs = new Map(self.specs)
   const blocks = self.blocks.map((b, i): Block => {
     const key = blockKey(tok, i)
-    specs.set(key, spec(key, options.name, options.kernel, [blockArg(b), ...(options.extra ?? [])], options.stage))
+    const rows = self.chunkRows[i]!
+    const output = { dtype: options.dtype, shape: options.columns === undefined ? [rows] : [rows, options.columns] }
+    specs.set(key, spec(key, options.name, options.kernel, [blockArg(b), ...(options.extra ?? [])], options.stage, output))
     return { _tag: "Task", key }
   })
   const shape = options.columns === undefined ? [self.shape[0]!] : [self.shape[0]!, options.columns]
@@ -209,11 +249,14 @@ export const zipBlocks = <D extends Chunk.DType>(
   if (self.chunkRows.join() !== other.chunkRows.join()) {
     throw DslError.chunksMismatch(options.stage ?? options.name, self.chunkRows, other.chunkRows)
   }
+  checkDeclared(options.stage ?? options.name, options.dtype)
   const tok = token(options.name)
   const specs = new Map([...self.specs, ...other.specs])
+  const tail = self.shape.slice(1)
   const blocks = self.blocks.map((b, i): Block => {
     const key = blockKey(tok, i)
-    specs.set(key, spec(key, options.name, options.kernel, [blockArg(b), ...(options.extra ?? []), blockArg(other.blocks[i]!)], options.stage))
+    const output = { dtype: options.dtype, shape: [self.chunkRows[i]!, ...tail] }
+    specs.set(key, spec(key, options.name, options.kernel, [blockArg(b), ...(options.extra ?? []), blockArg(other.blocks[i]!)], options.stage, output))
     return { _tag: "Task", key }
   })
   return { _tag: "ChunkedArray", dtype: options.dtype, shape: self.shape, chunkRows: self.chunkRows, blocks, specs }

@@ -169,8 +169,8 @@ const bytes = (n: number): string => {
  * @category errors
  */
 export class DslError extends Data.TaggedError("DslError")<{ readonly reason: DslErrorReason; readonly message: string }> {
-  static shapeMismatch(stage: string, expected: ReadonlyArray<number | string>, actual: ReadonlyArray<number>): DslError {
-    const message = `stage "${stage}": shape mismatch: expected [${expected.join(", ")}], got [${actual.join(", ")}]`
+  static shapeMismatch(stage: string, expected: ReadonlyArray<number | string>, actual: ReadonlyArray<number>, hint?: string): DslError {
+    const message = `stage "${stage}": shape mismatch: expected [${expected.join(", ")}], got [${actual.join(", ")}]${hint !== undefined ? `: ${hint}` : ""}`
     return wrap(new ShapeMismatch({ stage, expected, actual, message }))
   }
   static dtypeMismatch(stage: string, expected: string, actual: string): DslError {
@@ -223,10 +223,12 @@ export const isDslError = (u: unknown): u is DslError => u instanceof DslError
 export class StageFailed extends Data.TaggedError("StageFailed")<{
   readonly stage: string
   readonly error: unknown
+  /** the same as `error`: the standard place error reporters look (the CLI's `--verbose` prints its chain of stacks, a kernel's worker-side one included) */
+  readonly cause: unknown
   readonly message: string
 }> {
   static make(stage: string, error: unknown): StageFailed {
-    return new StageFailed({ stage, error, message: `stage "${stage}" failed: ${describe(error)}` })
+    return new StageFailed({ stage, error, cause: error, message: `stage "${stage}" failed: ${describe(error)}` })
   }
 }
 

@@ -7,13 +7,16 @@
  * rejected when added.
  *
  * `run` executes stages in the order they were added (a topological order), logging as
- * DASF does, and returns every stage's output. Pure: the executor is whatever Executor
+ * DASF does, and returns every stage's output. While a stage runs, its name is the
+ * engine's `TaskGraph.CurrentStage`: the tasks it computes that name no stage of their
+ * own (`mapBlocks` without `stage:`, ...) get its name in their records and trace events. Pure: the executor is whatever Executor
  * layer the caller provides.
  *
  * @since 0.1.0
  */
 import { Clock, Effect, LogLevel } from "effect"
 import type { Executor } from "../engine/Executor.ts"
+import { CurrentStage } from "../engine/TaskGraph.ts"
 import { DslError, StageFailed } from "./DslError.ts"
 
 /**
@@ -132,7 +135,10 @@ export class Pipeline {
         for (const [k, v] of Object.entries(e.inputs)) args[k] = isNode(v) ? outputs[v.index] : v
         if (yield* info) self.log(`${yield* stamp} INFO - Task '${e.stage.name}': Starting task run...`)
         // the stage's typed failure kept as a value; a defect (a bug) stays a defect
-        const out = yield* Effect.mapError(e.stage.run(args), (error) => StageFailed.make(e.stage.name, error))
+        const out = yield* Effect.mapError(
+          Effect.provideService(e.stage.run(args), CurrentStage, e.stage.name),
+          (error) => StageFailed.make(e.stage.name, error)
+        )
         if (yield* info) self.log(`${yield* stamp} INFO - Task '${e.stage.name}': Finished task run`)
         outputs.push(out)
       }

@@ -8,6 +8,9 @@
  * start -> startState -> pretask/posttask pairs -> finish; finish always runs for the
  * callbacks whose start ran, with `failed` true on failure and interruption.
  *
+ * Stages: tasks without a `stage` get the pipeline stage running (`TaskGraph.CurrentStage`,
+ * set by `Pipeline.run`), so their records and trace events name it.
+ *
  * @since 0.1.0
  */
 import { Effect, Exit } from "effect"
@@ -20,6 +23,7 @@ import { driverRecords } from "./internal/driver.ts"
 import { makeJob, markOutputs } from "./internal/job.ts"
 import * as Lineage from "./Lineage.ts"
 import * as State from "./State.ts"
+import * as TaskGraphs from "./TaskGraph.ts"
 import type { TaskGraph } from "./TaskGraph.ts"
 
 /**
@@ -66,12 +70,14 @@ export const requestedIndices = (
  * @category compute
  */
 export const compute = (
-  graph: TaskGraph,
+  given: TaskGraph,
   options: ComputeOptions = {}
 ): Effect.Effect<ReadonlyMap<string, unknown>, EngineError.ComputeError | EngineError.GraphError, Executor> =>
   Effect.gen(function*() {
     const entered = EngineClock.nowSeconds()
     const executor = yield* Executor
+    // tasks without a stage belong to the pipeline stage running, if any
+    const graph = TaskGraphs.withStage(given, yield* TaskGraphs.CurrentStage)
     const requested = requestedIndices(graph, options.keys)
     if (requested instanceof EngineError.GraphError) return yield* requested
     const callbacks = Hooks.collect(yield* Hooks.CurrentCallbacks, options.callbacks)

@@ -17,6 +17,50 @@ export class KernelFailed extends Data.TaggedError("KernelFailed")<{
   readonly key: string
   readonly kernel: string
   readonly stack: string
+  /**
+   * `file:line:column` of the frame that threw in the kernel's module (else the first
+   * frame outside Tessera's engine), when the stack names one; also in `message`
+   */
+  readonly at?: string
+  readonly message: string
+}> {}
+
+/**
+ * A kernel returned something other than what its task declared (`TaskSpec.output`): a
+ * chunk of another dtype or shape (rows of the block, columns), or not a chunk at all.
+ * Checked on the thread that ran the kernel, right after it returned.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BadOutput extends Data.TaggedError("BadOutput")<{
+  readonly key: string
+  readonly kernel: string
+  /** the task's stage, when it has one */
+  readonly stage?: string
+  /** what the task declared, e.g. `a Chunk of float64 [300, 4]` */
+  readonly declared: string
+  /** what the kernel returned, e.g. `a Chunk of float64 [150, 4]` */
+  readonly actual: string
+  readonly message: string
+}> {}
+
+/**
+ * An argument of a task cannot be sent to a worker (structured clone refuses it: a
+ * function, a class instance holding one, a symbol, ...). Raised before the task is
+ * dispatched: its kernel never ran.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ArgumentNotSendable extends Data.TaggedError("ArgumentNotSendable")<{
+  readonly key: string
+  readonly kernel: string
+  readonly stage?: string
+  /** 0-based position among the task's arguments (the kernel's parameters) */
+  readonly argument: number
+  /** what it is: `a function`, `an object holding a function at .f`, ... */
+  readonly what: string
   readonly message: string
 }> {}
 
@@ -102,6 +146,8 @@ export class WorkerPluginFailed extends Data.TaggedError("WorkerPluginFailed")<{
  */
 export type ComputeErrorReason =
   | KernelFailed
+  | BadOutput
+  | ArgumentNotSendable
   | KernelNotFound
   | WorkerCrashed
   | Interrupted
@@ -194,8 +240,70 @@ export class GraphError extends Data.TaggedError("GraphError")<{
  * @since 0.1.0
  * @category constructors
  */
-export const kernelFailed = (key: string, kernel: string, message: string, stack: string): ComputeError => {
-  const reason = new KernelFailed({ key, kernel, stack, message: `task "${key}": kernel ${kernel} threw: ${message}` })
+export const kernelFailed = (key: string, kernel: string, message: string, stack: string, module?: string): ComputeError => {
+  const at = kernelFrame(stack, module)
+  const reason = new KernelFailed({
+    key,
+    kernel,
+    stack,
+    ...(at !== undefined ? { at } : {}),
+    message: `task "${key}": kernel ${kernel} threw${at !== undefined ? ` at ${at}` : ""}: ${message}`
+  })
+  return new ComputeError({ reason, message: reason.message })
+}
+
+/**
+ * `file:line:column` of the kernel's frame in a worker-side stack: the first frame in the
+ * kernel's module (`module`, a URL), else the first frame with a file location outside
+ * Tessera's engine (a helper the kernel called); undefined when the stack names none.
+ * File URLs are written as paths.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const kernelFrame = (stack: string, module?: string): string | undefined => {
+  const frames: Array<string> = []
+  for (const line of stack.split("\n")) {
+    const m = /^\s+at (?:.*? \()?((?:file|https?|data|node):[^\s)]*?|\/[^\s)]*?):(\d+):(\d+)\)?\s*$/.exec(line)
+    if (m !== null) frames.push(`${m[1]}:${m[2]}:${m[3]}`)
+  }
+  const bare = module?.replace(/[?#].*$/, "")
+  const path = bare?.startsWith("file://") ? decodeURIComponent(new URL(bare).pathname) : bare
+  const inModule = frames.find((f) => bare !== undefined && (f.startsWith(bare + ":") || (path !== undefined && f.startsWith(path + ":"))))
+  const found = inModule ?? frames.find((f) => !f.startsWith("node:") && !/\/engine\/(internal\/)?[A-Za-z]+\.(ts|js):/.test(f))
+  if (found === undefined) return undefined
+  return found.startsWith("file://") ? decodeURIComponent(found.slice("file://".length)) : found
+}
+
+/** The fields naming a task (and its stage, when it has one), and the message's start that names them. */
+const taskPlace = (key: string, kernel: string, stage: string | undefined) => ({
+  fields: stage !== undefined ? { key, kernel, stage } : { key, kernel },
+  where: `${stage !== undefined ? `stage "${stage}": ` : ""}task "${key}"`
+})
+
+/** @since 0.1.0 @category constructors */
+export const badOutput = (key: string, kernel: string, stage: string | undefined, declared: string, actual: string): ComputeError => {
+  const { fields, where } = taskPlace(key, kernel, stage)
+  const reason = new BadOutput({ ...fields, declared, actual, message: `${where}: kernel ${kernel} returned ${actual}, but the task declared ${declared}` })
+  return new ComputeError({ reason, message: reason.message })
+}
+
+/** @since 0.1.0 @category constructors */
+export const argumentNotSendable = (
+  key: string,
+  kernel: string,
+  stage: string | undefined,
+  argument: number,
+  what: string,
+  detail: string
+): ComputeError => {
+  const { fields, where } = taskPlace(key, kernel, stage)
+  const reason = new ArgumentNotSendable({
+    ...fields,
+    argument,
+    what,
+    message: `${where}: argument ${argument + 1} of kernel ${kernel} (${what}) cannot be sent to a worker, so the task was not run (${detail}); pass plain data (numbers, strings, arrays, typed arrays, chunks, plain objects), and name functions as kernels`
+  })
   return new ComputeError({ reason, message: reason.message })
 }
 

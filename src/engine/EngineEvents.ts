@@ -62,6 +62,16 @@ export interface TaskRecord {
   readonly dependents: ReadonlyArray<string>
   readonly state: "memory" | "erred"
   /**
+   * An erred task (`state` "erred": its kernel threw, or returned something other than
+   * its task declared): the error's message, naming the task, the kernel and, where the
+   * stack shows it, the kernel's `file:line:column`. Its timings run from the task's
+   * start to the failure. Only the task that failed is recorded: its batch-mates that
+   * had not run are not.
+   */
+  readonly error?: string
+  /** An erred task: the stack on the thread that ran it (the worker's, not the driver's). */
+  readonly traceback?: string
+  /**
    * Set when the task ran on the main thread (the in-process executor under a sampling
    * hook): the statistical profiler attributes the main thread's samples to it.
    */

@@ -13,13 +13,27 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 // the one leaf module of src/trace any layer may import (test/Layers.test.ts): the key
 // rule must be the same for the engine's names, the trace writer and the analysis
 import { keySplit } from "../trace/KeySplit.ts"
 import * as EngineClock from "./EngineClock.ts"
 import * as EngineError from "./EngineError.ts"
+import type { DType } from "./Chunk.ts"
 import type { KernelRef } from "./Kernel.ts"
+
+/**
+ * The result a task declares: a Chunk of `dtype` and `shape` (`[rows]` or `[rows,
+ * columns, ...]`). An executor checks the kernel's result against it where the kernel
+ * ran and fails the task with `BadOutput` when it differs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskOutput {
+  readonly dtype: DType
+  readonly shape: ReadonlyArray<number>
+}
 
 /**
  * One task as written by a user or by the DSL compiler.
@@ -37,8 +51,24 @@ export interface TaskSpec {
    * use too, so a key has one function name everywhere.
    */
   readonly name?: string
+  /** the pipeline stage the task belongs to (default: the stage running, see `CurrentStage`) */
   readonly stage?: string
+  /** what the kernel must return (absent: anything) */
+  readonly output?: TaskOutput
 }
+
+/**
+ * The name of the pipeline stage running (set by `Pipeline.run` around each stage;
+ * undefined outside one). `Engine.compute` gives it to the tasks of the graphs it
+ * computes that have no `stage` of their own (`withStage`).
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export const CurrentStage: Context.Reference<string | undefined> = Context.Reference<string | undefined>(
+  "tessera/engine/TaskGraph/CurrentStage",
+  { defaultValue: () => undefined }
+)
 
 const RefKey = "~tessera/ref"
 const RefsKey = "~tessera/refs"
@@ -279,6 +309,30 @@ const validateTimed = (specs: ReadonlyArray<TaskSpec>): TaskGraph | EngineError.
  * @category getters
  */
 export const buildSpan = (graph: TaskGraph): readonly [start: number, end: number] | undefined => built.get(graph)
+
+/**
+ * `graph` with `stage` given to every task that has none: the same graph when every task
+ * has one (or `stage` is undefined), else a copy whose specs are (new objects only for
+ * the tasks that change; the validated structure is shared).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withStage = (graph: TaskGraph, stage: string | undefined): TaskGraph => {
+  if (stage === undefined) return graph
+  let specs: Array<TaskSpec> | null = null
+  for (let i = 0; i < graph.size; i++) {
+    const s = graph.specs[i]!
+    if (s.stage !== undefined) continue
+    specs ??= graph.specs.slice()
+    specs[i] = { ...s, stage }
+  }
+  if (specs === null) return graph
+  const out: TaskGraph = { ...graph, specs }
+  const span = built.get(graph)
+  if (span !== undefined) built.set(out, span)
+  return out
+}
 
 /**
  * Validates specs into a graph.

@@ -12,7 +12,10 @@
  *   Tessera's own: stage (when set), startstops (gather / compute / transfer phases,
  *   as distributed's `startstops`), cpu_time (thread CPU seconds), peak_memory (bytes:
  *   the worker's heap + external high-water mark while the task ran, docs/engine.md) and
- *   io_bytes (bytes its kernel read from files) when the engine measured them.
+ *   io_bytes (bytes its kernel read from files) when the engine measured them. A task
+ *   that failed has state "erred", error (the message: task key, kernel, the kernel's
+ *   `file:line:column`) and traceback (the stack on the thread that ran it); its timings
+ *   run to the failure (docs/engine.md "Failures").
  * - `Managed Memory` (I) after each change of a worker's held chunks (a result entering
  *   memory, or released): key, state, size (bytes held by that worker), tasks (chunks held),
  *   and on a GPU worker's rows device (bytes it holds on the device).
@@ -80,6 +83,8 @@ export const computeEvent = (r: TaskRecord): TraceEvent => {
   if (r.ioBytes !== undefined) args.io_bytes = r.ioBytes
   if (r.gpuTime !== undefined) args.gpu_time = r.gpuTime
   if (r.stage !== undefined) args.stage = r.stage
+  if (r.error !== undefined) args.error = r.error
+  if (r.traceback !== undefined) args.traceback = r.traceback
   return {
     name: EventNames.compute,
     timestamp: end,
@@ -220,12 +225,16 @@ export const clockEvent = (c: ClockRecord): TraceEvent => ({
 export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callbacks => {
   // the sink's own functions (no wrapper): these run once per task
   const sink = db.records ?? { task: (r: TaskRecord) => db.record(computeEvent(r)), memory: (m: MemoryRecord) => db.record(memoryEvent(m)) }
+  // an erred task's event carries its error and traceback, which a records sink's fast
+  // path does not write: it goes through `computeEvent` (one per failed compute)
+  const fast = sink.task
+  const task = db.records === undefined ? fast : (r: TaskRecord) => (r.state === "erred" ? db.record(computeEvent(r)) : fast(r))
   let last = -Infinity
   return {
     lineage: Lineage.makeRun(),
     // a records sink encodes each record in the call (FileDatabase): the engine may refill one
     transientRecords: db.records !== undefined,
-    task: sink.task,
+    task,
     memory: sink.memory,
     driver: sink.driver ?? ((d) => db.record(driverEvent(d))),
     transfer: (t) => db.record(transferEvent(t)),

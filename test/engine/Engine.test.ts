@@ -331,9 +331,11 @@ for (const [label, kind] of executors) {
       it("fails the task, not the pool, when an argument or a result cannot cross threads", async () => {
         const badArg = TaskGraph.makeUnsafe([{ key: "f-arg", kernel: k("callIt"), args: [() => 1] }])
         const e1 = await computeError(W, badArg)
-        assert.equal(e1.reason._tag, "KernelFailed")
-        assert.equal((e1.reason as EngineError.KernelFailed).key, "f-arg")
-        assert.match(e1.message, /cannot be sent/)
+        // its own error kind, raised before dispatch: the kernel never ran (issue 31 item 9)
+        assert.equal(e1.reason._tag, "ArgumentNotSendable")
+        assert.equal((e1.reason as EngineError.ArgumentNotSendable).key, "f-arg")
+        assert.match(e1.message, /argument 1 of kernel callIt .*\(a function\) cannot be sent/)
+        assert.doesNotMatch(e1.message, /threw/)
         const badResult = TaskGraph.makeUnsafe([
           { key: "fine", kernel: k("constant"), args: [1] },
           { key: "f-res", kernel: k("returnsFunction"), args: [] }

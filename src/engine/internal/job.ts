@@ -47,7 +47,9 @@ export const blankTaskRecord = (): Mutable<TaskRecord> =>
     state: "memory",
     stage: undefined,
     mainThread: undefined,
-    gpuTime: undefined
+    gpuTime: undefined,
+    error: undefined,
+    traceback: undefined
   }) as unknown as Mutable<TaskRecord>
 
 /**
@@ -514,6 +516,18 @@ export class PendingTask {
   o = 0
   state: "memory" | "erred" = "memory"
   gpuTime: number | undefined = undefined
+  failure: TaskFailure | undefined = undefined
+}
+
+/**
+ * Why an erred task failed, for its TaskRecord (`error`, `traceback`).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface TaskFailure {
+  readonly error: string
+  readonly traceback: string
 }
 
 const noInfo: ResultInfo = { nbytes: 0, chunks: 0, shape: [], dtype: "", type: "" }
@@ -529,7 +543,8 @@ const pendingTask = (
   rec: ArrayLike<number>,
   o: number,
   state: "memory" | "erred",
-  gpuTime: number | undefined
+  gpuTime: number | undefined,
+  failure: TaskFailure | undefined
 ): PendingTask => {
   const p = job.spare.pop() ?? new PendingTask()
   p.i = i
@@ -540,6 +555,7 @@ const pendingTask = (
   p.o = o
   p.state = state
   p.gpuTime = gpuTime
+  p.failure = failure
   return p
 }
 
@@ -547,6 +563,7 @@ const pendingTask = (
 const spare = (job: Job, p: PendingTask): void => {
   p.info = noInfo
   p.rec = noRec
+  p.failure = undefined
   job.spare.push(p)
 }
 
@@ -583,10 +600,12 @@ const refillTask = (job: Job, p: PendingTask): TaskRecord => {
   r.dependencies = job.deps.reuse()
   r.dependents = job.dents.reuse()
   r.state = p.state
-  const o2 = r as { stage: string | undefined; mainThread: boolean | undefined; gpuTime: number | undefined }
+  const o2 = r as { stage: string | undefined; mainThread: boolean | undefined; gpuTime: number | undefined; error: string | undefined; traceback: string | undefined }
   o2.stage = job.graph.specs[i]!.stage
   o2.mainThread = job.mainThread ? true : undefined
   o2.gpuTime = p.gpuTime
+  o2.error = p.failure?.error
+  o2.traceback = p.failure?.traceback
   return r
 }
 
@@ -617,6 +636,10 @@ const newTaskRecord = (job: Job, p: PendingTask): TaskRecord => {
   if (spec.stage !== undefined) r.stage = spec.stage
   if (job.mainThread) r.mainThread = true
   if (gpuTime !== undefined) r.gpuTime = gpuTime
+  if (p.failure !== undefined) {
+    r.error = p.failure.error
+    r.traceback = p.failure.traceback
+  }
   return r
 }
 
@@ -625,6 +648,8 @@ const newTaskRecord = (job: Job, p: PendingTask): TaskRecord => {
  * accounts its bytes. With a run, the task gets its execution key first (see Lineage);
  * the compute's requested results remember theirs when it ends (`markOutputs`). `info`
  * describes the result where it is not at hand (the cluster executor's stay on workers).
+ * An erred task (`state` "erred") is recorded with `failure` (its error and worker-side
+ * stack) and holds no memory.
  *
  * @since 0.1.0
  * @internal
@@ -640,13 +665,14 @@ export const record = (
   o: number,
   state: "memory" | "erred",
   info: ResultInfo = describeResult(result),
-  gpuTime?: number
+  gpuTime?: number,
+  failure?: TaskFailure
 ): void => {
   const run = job.run
   // a key assigned when the task was sent to another process (taskLineage) stays
   if (run !== undefined) job.exec![i] ??= Lineage.executeKey(run, job.graph.keys[i]!)
   if (job.taskCbs.length > 0) {
-    const p = pendingTask(job, i, info, workerId, host, rec, o, state, gpuTime)
+    const p = pendingTask(job, i, info, workerId, host, rec, o, state, gpuTime, failure)
     if (job.deferring) job.outbox.push(p)
     else {
       const r = taskRecord(job, p)

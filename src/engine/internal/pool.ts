@@ -39,6 +39,7 @@ import type { KernelRef } from "../Kernel.ts"
 import * as State from "../State.ts"
 import { DeviceBook } from "./deviceBook.ts"
 import { deliverRecords, MemoryBook, post, pre, record } from "./job.ts"
+import { describeOutput, encodeOutput, OUT_STRIDE, unsendable } from "./kernels.ts"
 import type { Job } from "./job.ts"
 import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, KEPT_STRIDE, LOCAL, REC_STRIDE, XFER_STRIDE } from "./protocol.ts"
 import type { BatchDone, Ready, RunBatch, Samples } from "./protocol.ts"
@@ -116,6 +117,8 @@ interface Run {
   readonly id: number
   readonly job: Job
   readonly kernelOf: Int32Array
+  /** the outputs the tasks declared (`OUT_STRIDE` ints each), or null when none does */
+  readonly outOf: Int32Array | null
   readonly attempts: Uint8Array
   /** scratch, -1 outside `send`: position of a task in the batch being built */
   readonly pos: Int32Array
@@ -291,9 +294,18 @@ export class Pool {
     let last: KernelRef | undefined
     let lastId = -1
     let lastGpu = -1
+    let outOf: Int32Array | null = null
     for (let i = 0; i < graph.size; i++) {
       if (!state.needed[i]) continue
-      const k = graph.specs[i]!.kernel
+      const spec = graph.specs[i]!
+      if (spec.output !== undefined) {
+        if (outOf === null) {
+          outOf = new Int32Array(graph.size * OUT_STRIDE)
+          for (let j = 0; j < graph.size; j++) outOf[j * OUT_STRIDE] = -1
+        }
+        encodeOutput(spec.output, outOf, i * OUT_STRIDE)
+      }
+      const k = spec.kernel
       if (k !== last) {
         last = k
         lastId = this.internKernel(k)
@@ -308,6 +320,7 @@ export class Pool {
       id: this.nextCompute++,
       job,
       kernelOf,
+      outOf,
       attempts: new Uint8Array(graph.size),
       pos: new Int32Array(graph.size).fill(-1),
       hits: new Int32Array(graph.size),
@@ -426,11 +439,15 @@ export class Pool {
     const total = list.length
     const ids = Int32Array.from(list)
     const ks = new Int32Array(total)
+    // declared outputs, for CPU workers (a GPU worker's kernels are another function of the task)
+    const outOf = slot.gpu ? null : run.outOf
+    const out = outOf === null ? null : new Int32Array(total * OUT_STRIDE)
     const args = new Array<ReadonlyArray<unknown>>(total)
     const locs: Array<number> = []
     for (let q = 0; q < total; q++) {
       const i = list[q]!
       ks[q] = slot.gpu ? gpuOf![i]! : run.kernelOf[i]!
+      if (out !== null) out.set(outOf!.subarray(i * OUT_STRIDE, i * OUT_STRIDE + OUT_STRIDE), q * OUT_STRIDE)
       if (q < n) args[q] = State.argsFor(s, i)
       else {
         args[q] = localArgs(s, i, pos)
@@ -450,6 +467,7 @@ export class Pool {
       ks,
       args,
       loc: locs.length > 0 ? Int32Array.from(locs) : null,
+      out,
       ...(slot.gpu ? { plans: list.map((i) => s.graph.argPlan[i] ?? null), host: Uint8Array.from(list, (i) => run.devices!.toHost[i]!) } : {})
     }
     slot.outstanding.push({ id: msg.b, compute: run.id, ids, fusedFrom: n })
@@ -458,15 +476,18 @@ export class Pool {
       slot.sampleOwner = this.sampler!.owner
     }
     try {
-      slot.worker.postMessage(msg, [ks.buffer])
+      slot.worker.postMessage(msg, out === null ? [ks.buffer] : [ks.buffer, out.buffer])
       slot.known = this.defs.length
     } catch (e) {
-      // An argument structured clone cannot carry: fail the compute naming the task.
+      // An argument structured clone cannot carry: fail the compute naming the task, the
+      // argument and the stage (the batch was never sent: no kernel ran).
       slot.outstanding.pop()
       const q = findUncloneable(args)
       const i = ids[q]!
-      const k = run.job.graph.specs[i]!.kernel
-      this.fail(run, EngineError.kernelFailed(run.job.graph.keys[i]!, `${k.name} (${k.module})`, `arguments cannot be sent to a worker: ${e instanceof Error ? e.message : String(e)}`, ""))
+      const spec = run.job.graph.specs[i]!
+      const a = Math.max(0, args[q]!.findIndex((v) => unsendable(v) !== undefined))
+      const what = unsendable(args[q]![a]) ?? "a value that cannot be cloned"
+      this.fail(run, EngineError.argumentNotSendable(run.job.graph.keys[i]!, Kernel.describe(spec.kernel), spec.stage, a, what, e instanceof Error ? e.message : String(e)))
     }
   }
 
@@ -520,14 +541,19 @@ export class Pool {
       const i = ids[m.error.i]!
       const key = run.job.graph.keys[i]!
       const e = m.error
-      this.fail(
-        run,
-        e.notFound
-          ? EngineError.kernelNotFound(key, e.module, e.name, e.message)
-          : e.oom !== undefined
-          ? EngineError.gpuOutOfMemory(key, `${e.name} (${e.module})`, e.oom, e.message)
-          : EngineError.kernelFailed(key, `${e.name} (${e.module})`, e.message, e.stack)
-      )
+      const spec = run.job.graph.specs[i]!
+      const error = e.notFound
+        ? EngineError.kernelNotFound(key, e.module, e.name, e.message)
+        : e.oom !== undefined
+        ? EngineError.gpuOutOfMemory(key, `${e.name} (${e.module})`, e.oom, e.message)
+        : e.output !== undefined
+        ? EngineError.badOutput(key, `${e.name} (${e.module})`, spec.stage, spec.output !== undefined ? describeOutput(spec.output) : "?", e.output)
+        : EngineError.kernelFailed(key, `${e.name} (${e.module})`, e.message, e.stack, e.module)
+      // the failed task's record (a CPU worker filled its row): state erred, with the error
+      if (book !== null && rec !== null && rec[e.i * REC_STRIDE]! > 0) {
+        record(run.job, book, i, undefined, slot.id, this.host, rec, e.i * REC_STRIDE, "erred", undefined, undefined, { error: error.message, traceback: e.stack })
+      }
+      this.fail(run, error)
       return
     }
     // Tasks of a cancelled-then-resumed batch are not expected; re-queue any not done.

@@ -26,7 +26,8 @@ export const CONTROL_SLOTS = 4
 /**
  * Per-task profile floats in `BatchDone.rec`: gather start/stop, compute start/stop,
  * transfer start/stop (epoch s), thread CPU seconds, peak heap + external bytes, bytes
- * read (`TaskIo`).
+ * read (`TaskIo`). A CPU worker fills the row of the task that failed too (up to the
+ * failure), so that the pool records it as erred.
  *
  * @since 0.1.0
  * @internal
@@ -51,6 +52,11 @@ export interface RunBatch {
   readonly args: ReadonlyArray<ReadonlyArray<unknown>>
   /** batch positions whose args hold `LocalRef`s (results of earlier tasks of this batch) */
   readonly loc: Int32Array | null
+  /**
+   * the outputs the tasks declared, `OUT_STRIDE` ints per position (kernels.ts
+   * `encodeOutput`), checked right after each kernel returns; null when none declares one
+   */
+  readonly out: Int32Array | null
   /** GPU workers: which task made each argument (`TaskGraph` argPlan), to name transfers */
   readonly plans?: ReadonlyArray<ReadonlyArray<number | ArrayLike<number>> | null>
   /** GPU workers: per position, 1 when a CPU task or the driver takes the result (it is read back) */
@@ -144,6 +150,8 @@ export interface BatchError {
   readonly name: string
   /** a GPU task ran out of device memory asking for this many bytes */
   readonly oom?: number
+  /** the kernel returned something other than its task declared: what it returned */
+  readonly output?: string
 }
 
 /**

@@ -14,16 +14,23 @@ import * as Kernel from "../Kernel.ts"
 import type { KernelFn } from "../Kernel.ts"
 import * as Sampling from "../Sampling.ts"
 import * as State from "../State.ts"
-import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
+import { checkOutput, describeOutput, errorParts, KernelLoadError, loadKernel, OutputMismatch, shareResult } from "./kernels.ts"
 import { MemoryBook, post, pre, record } from "./job.ts"
 import { heapBytes } from "./taskMemory.ts"
 import { bytesRead } from "../TaskIo.ts"
 import type { Job } from "./job.ts"
+import type { TaskSpec } from "../TaskGraph.ts"
 
 const host = hostname()
 
 const isThenable = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
+
+/** Throws OutputMismatch when `r` is not what task `spec` declared. */
+const check = (r: unknown, spec: TaskSpec): void => {
+  const bad = checkOutput(r, spec.output)
+  if (bad !== null) throw new OutputMismatch(bad)
+}
 
 /**
  * A flag the runner checks between tasks.
@@ -119,15 +126,18 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
     if (job.pre.length > 0) pre(job, i)
     const args = State.argsFor(s, i)
     const fn = fns[i]!
+    const spec = job.graph.specs[i]!
     let result: unknown
+    let c0 = 0
     try {
       if (book !== null) {
-        const c0 = cpu()
+        c0 = cpu()
         const h0 = heapBytes()
         const io0 = bytesRead()
         rec[0] = rec[1] = rec[2] = now()
         let r = fn.apply(undefined, args as Array<unknown>)
         if (isThenable(r)) r = await r
+        if (spec.output !== undefined) check(r, spec)
         rec[3] = rec[4] = now()
         const h1 = heapBytes()
         result = shareResult(r)
@@ -138,12 +148,25 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
       } else {
         let r = fn.apply(undefined, args as Array<unknown>)
         if (isThenable(r)) r = await r
+        if (spec.output !== undefined) check(r, spec)
         result = shareResult(r)
       }
     } catch (e) {
+      const key = job.graph.keys[i]!
+      const k = spec.kernel
       const { message, stack } = errorParts(e)
-      const k = job.graph.specs[i]!.kernel
-      throw EngineError.kernelFailed(job.graph.keys[i]!, Kernel.describe(k), message, stack)
+      const error = e instanceof OutputMismatch
+        ? EngineError.badOutput(key, Kernel.describe(k), spec.stage, describeOutput(spec.output!), e.actual)
+        : EngineError.kernelFailed(key, Kernel.describe(k), message, stack, k.module)
+      if (book !== null) {
+        // the failed task's record, up to the failure
+        rec[3] = rec[4] = rec[5] = now()
+        rec[6] = cpu() - c0
+        rec[7] = heapBytes()
+        rec[8] = 0
+        record(job, book, i, undefined, 0, host, rec, 0, "erred", undefined, undefined, { error: error.message, traceback: e instanceof OutputMismatch ? "" : stack })
+      }
+      throw error
     }
     if (cancel.cancelled) throw EngineError.interrupted()
     if (book !== null) record(job, book, i, result, 0, host, rec, 0, "memory")

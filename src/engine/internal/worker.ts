@@ -15,7 +15,7 @@ import type { KernelFn } from "../Kernel.ts"
 import { flushSeconds, lingerSeconds } from "../Sampling.ts"
 import { bytesRead } from "../TaskIo.ts"
 import { ThreadSampler } from "../ThreadSampler.ts"
-import { errorParts, KernelLoadError, loadKernel, shareResult } from "./kernels.ts"
+import { errorParts, KernelLoadError, loadKernel, OUT_STRIDE, OutputMismatch, outputMismatch, shareResult } from "./kernels.ts"
 import { noSamples, resolveLocal, serve } from "./batchLoop.ts"
 import { heapBytes } from "./taskMemory.ts"
 import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
@@ -30,6 +30,12 @@ const cpu = EngineClock.threadCpuSeconds
 
 const isThenable = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
+
+/** Throws OutputMismatch when the result at batch position `q` is not what its task declared. */
+const check = (r: unknown, out: Int32Array, q: number): void => {
+  const bad = outputMismatch(r, out, q * OUT_STRIDE)
+  if (bad !== null) throw new OutputMismatch(bad)
+}
 
 /**
  * V8's sampler on this thread (see Sampling): started by the first batch that asks for
@@ -90,6 +96,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
   let error: BatchError | null = null
   let done = 0
   const loc = m.loc
+  const out = m.out
   let nextLoc = 0
   // Thread CPU time is read once per task, not twice: a task's reading at its end is the
   // next task's start (the loop's bookkeeping between them, well under a µs, is charged
@@ -122,14 +129,17 @@ const runBatch = async (m: RunBatch): Promise<void> => {
       nextLoc++
       args = resolveLocal(args, results)
     }
+    let g0 = 0
+    let g1 = 0
     try {
       if (rec !== null) {
         // gather: inputs arrive resolved (shared-memory views); unpacking is the cost.
-        const g0 = now()
+        g0 = now()
         const argv = args.length === 0 ? args : Array.from(args)
-        const g1 = now()
+        g1 = now()
         let r = fn.apply(undefined, argv as Array<unknown>)
         if (isThenable(r)) r = await r
+        if (out !== null && out[q * OUT_STRIDE]! >= 0) check(r, out, q)
         const x1 = now()
         const h1 = heapBytes()
         results[q] = shareResult(r)
@@ -153,12 +163,27 @@ const runBatch = async (m: RunBatch): Promise<void> => {
       } else {
         let r = fn.apply(undefined, args as Array<unknown>)
         if (isThenable(r)) r = await r
+        if (out !== null && out[q * OUT_STRIDE]! >= 0) check(r, out, q)
         results[q] = shareResult(r)
       }
     } catch (e) {
-      const { message, stack } = errorParts(e)
       const [module, name] = defs[k]!
-      error = { i: q, notFound: false, message, stack, module, name }
+      if (e instanceof OutputMismatch) error = { i: q, notFound: false, message: e.message, stack: "", module, name, output: e.actual }
+      else {
+        const { message, stack } = errorParts(e)
+        error = { i: q, notFound: false, message, stack, module, name }
+      }
+      if (rec !== null) {
+        // the failed task's row, up to the failure: the pool records it as erred
+        const t1 = now()
+        const o = q * REC_STRIDE
+        rec[o] = g0 || t1
+        rec[o + 1] = rec[o + 2] = g1 || t1
+        rec[o + 3] = rec[o + 4] = rec[o + 5] = t1
+        rec[o + 6] = cpu() - cpuMark
+        rec[o + 7] = Math.max(heapMark, heapBytes())
+        rec[o + 8] = bytesRead() - ioMark
+      }
       break
     }
     done = q + 1
