@@ -11,9 +11,17 @@ import { after, describe, it } from "node:test"
 import { Effect } from "effect"
 import { loadPromise } from "../src/analysis/Load.ts"
 import * as Query from "../src/analysis/Query.ts"
+import * as Executor from "../src/engine/Executor.ts"
 import * as ResourceMonitor from "../src/profiler/ResourceMonitor.ts"
 
 const doc = (name: string): string => readFileSync(new URL(`../docs/${name}`, import.meta.url), "utf8")
+/** The text of a `## title` section, up to the next heading of that level. */
+const section = (text: string, title: string): string => {
+  const start = text.indexOf(`\n## ${title}\n`)
+  assert.ok(start >= 0, `no section "${title}"`)
+  const end = text.indexOf("\n## ", start + 1)
+  return text.slice(start, end < 0 ? undefined : end)
+}
 const dir = mkdtempSync(join(tmpdir(), "tessera-docs-claims-"))
 after(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -40,5 +48,21 @@ describe("docs say what runs do", () => {
     const d = (await Query.sqlPromise(dasf, "SELECT count(*)::INT AS n, count(gpu_utilization)::INT AS util FROM resources")).get(0)!.toJSON()
     assert.ok(Number(d.n) > 0)
     assert.equal(Number(d.util), 0)
+  })
+
+  it("issue 31 item 4: docs/engine.md's Leaves out lists none of the executors it documents, which exist", () => {
+    const engine = doc("engine.md")
+    const leaves = section(engine, "Leaves out")
+    for (const [layer, word] of [["layerGpu", /GPU/], ["layerCluster", /cluster/i]] as const) {
+      assert.equal(typeof Executor[layer], "function", `Executor.${layer} exists`)
+      assert.ok(engine.includes(`\`${layer}(`), `docs/engine.md documents ${layer}`)
+      assert.doesNotMatch(leaves, word, `docs/engine.md's Leaves out still names what ${layer} does`)
+    }
+  })
+
+  it("issue 31 item 4: docs/profiler.md says cluster workers sample themselves (test/engine/ClusterHosts.test.ts runs it), not that it is unwired", () => {
+    const profiler = doc("profiler.md")
+    assert.doesNotMatch(profiler, /not wired/)
+    assert.match(profiler, /On a cluster\*\* each worker process samples its own threads/)
   })
 })
