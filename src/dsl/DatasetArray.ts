@@ -90,7 +90,9 @@ export const make = <D extends Chunk.DType = Chunk.DType>(
         shape: info.shape,
         chunkRows,
         kernel: kernel("io/npy", "readNpyRows"),
-        args: (_, rowStart, rows) => [path, header, rowStart, rows]
+        // the described path: absolute (resolved where the pipeline is built), so workers
+        // started in other directories read the same file
+        args: (_, rowStart, rows) => [info.path, header, rowStart, rows]
       })
     }
     return fromTasks({

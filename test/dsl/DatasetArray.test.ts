@@ -93,7 +93,30 @@ describe("DatasetArray", () => {
     failsWith(write("f.npy", npy("<f8", [1, 1], new Uint8Array(8), 1, true)), /f\.npy: FortranOrder/))
   it("rejects an unsupported .npy dtype", () =>
     failsWith(write("c.npy", npy("<c16", [1], new Uint8Array(16))), /c\.npy: UnsupportedDType: dtype '<c16'/))
-  it("rejects a missing file, naming it", () => failsWith(NodePath.join(dir, "nope.npy"), /nope\.npy: Unreadable/))
+  it("issue 31 item 6: rejects a missing file as NotFound, naming it", () => failsWith(NodePath.join(dir, "nope.npy"), /nope\.npy: NotFound: no such file/))
+  it("issue 31 item 6: a relative path's read tasks carry the absolute path, resolved where the array is made", async () => {
+    const data = Float64Array.from({ length: 6 }, (_, i) => i + 0.5)
+    const file = write("rel.npy", npy("<f8", [3, 2], bytesOf(data)))
+    const cwd = process.cwd()
+    process.chdir(dir)
+    let X: CA.ChunkedArray<any>
+    try {
+      X = await run(DatasetArray.make(NodePath.basename(file), { chunks: 2 }))
+    } finally {
+      process.chdir(cwd)
+    }
+    // read from another directory: only an absolute path can work there
+    const paths = [...X.specs.values()].map((t) => t.args[0])
+    assert.ok(paths.length > 0 && paths.every((p) => p === file), `task paths ${JSON.stringify(paths)}`)
+    const c = await run(CA.compute(X))
+    assert.deepEqual(Array.from(c.data as Float64Array), Array.from(data))
+  })
+  it("issue 31 item 6: a read task whose file vanished fails NotFound naming the path, not NotNpy", () => {
+    const missing = NodePath.join(dir, "gone.npy")
+    assert.throws(() => readNpyRows(missing, { dtype: "float64", shape: [2], dataOffset: 128, fortranOrder: false } as never, 0, 1), (e: Error) =>
+      e.message === `${missing}: NotFound: no such file`)
+    assert.throws(() => readNpyRows("rel/gone.npy", { dtype: "float64", shape: [2], dataOffset: 128 } as never, 0, 1), /rel\/gone\.npy: NotFound: no such file \(relative to /)
+  })
   it("rejects a file of no known format", () => failsWith(write("x.csv", new TextEncoder().encode("a,b\n1,2\n")), /x\.csv: UnknownFormat/))
   it("rejects a dtype other than the one asked for, naming the file", () =>
     failsWith(write("d.npy", npy("<i4", [2], new Uint8Array(8))), /stage "DatasetArray\(.*d\.npy\)": dtype mismatch: expected float64, got int32/, { chunks: 1, dtype: "float64" }, "DTypeMismatch"))

@@ -67,6 +67,7 @@ export type DatasetInfo = NpyInfo | ArrowInfo
  * @category errors
  */
 export type DatasetFileProblem =
+  | "NotFound"
   | "Unreadable"
   | "UnknownFormat"
   | "NotNpy"

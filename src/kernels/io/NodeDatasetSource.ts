@@ -4,14 +4,20 @@
  * Arrow: the schema and the batches' row counts) with node:fs. Provide `layer` to run
  * `DatasetArray.make` on local files.
  *
+ * A relative path is resolved here, against the describing (driver's) process's working
+ * directory, and the description carries the absolute path: the read tasks name it, so a
+ * worker process started elsewhere (`tessera worker` in another directory, on another
+ * host with the same layout) reads the same file. A missing file is `NotFound`.
+ *
  * @since 0.1.0
  */
 import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import { Effect, Layer } from "effect"
 import { describeArrowUnsafe } from "./arrow.ts"
 import type { DatasetInfo, DescribeOptions } from "./DatasetSource.ts"
 import { DatasetFileError, DatasetSource } from "./DatasetSource.ts"
-import { describeNpyUnsafe, NpyError } from "./npy.ts"
+import { cannotOpen, describeNpyUnsafe, NpyError } from "./npy.ts"
 
 const fsPath = (path: string): string | URL => (path.startsWith("file:") ? new URL(path) : path)
 
@@ -39,16 +45,30 @@ const sniff = (path: string, m: Uint8Array): Kind => {
 }
 
 /**
- * Describes a local dataset file.
+ * `path` made absolute against this process's working directory (a `file:` URL, or an
+ * absolute path, as it is).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const absolutePath = (path: string): string => path.startsWith("file:") || NodePath.isAbsolute(path) ? path : NodePath.resolve(path)
+
+/**
+ * Describes a local dataset file; the description's `path` is absolute (see the module
+ * comment). Errors name the path as given.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const describe = (path: string, options: DescribeOptions = {}): Effect.Effect<DatasetInfo, DatasetFileError> =>
+export const describe = (given: string, options: DescribeOptions = {}): Effect.Effect<DatasetInfo, DatasetFileError> =>
   Effect.gen(function*() {
+    const path = absolutePath(given)
     const m = yield* Effect.try({
       try: () => magicUnsafe(path),
-      catch: (e) => new DatasetFileError({ file: path, problem: "Unreadable", detail: (e as Error).message })
+      catch: (e) => {
+        const c = cannotOpen(given, e)
+        return new DatasetFileError({ file: given, problem: c.reason as "NotFound" | "Unreadable", detail: c.detail })
+      }
     })
     switch (sniff(path, m)) {
       case "npy":
@@ -56,18 +76,20 @@ export const describe = (path: string, options: DescribeOptions = {}): Effect.Ef
           try: (): DatasetInfo => ({ format: "npy", path, ...describeNpyUnsafe(path) }),
           catch: (e) =>
             e instanceof NpyError
-              ? new DatasetFileError({ file: path, problem: e.reason, detail: e.detail, ...(e.offset === undefined ? {} : { offset: e.offset }) })
-              : new DatasetFileError({ file: path, problem: "Unreadable", detail: String(e) })
+              ? new DatasetFileError({ file: given, problem: e.reason, detail: e.detail, ...(e.offset === undefined ? {} : { offset: e.offset }) })
+              : new DatasetFileError({ file: given, problem: "Unreadable", detail: String(e) })
         })
       case "arrow":
         return yield* Effect.try({
           try: () => describeArrowUnsafe(path, options.columns),
           catch: (e) =>
-            e instanceof DatasetFileError ? e : new DatasetFileError({ file: path, problem: "NotArrow", detail: String(e) })
+            e instanceof DatasetFileError
+              ? new DatasetFileError({ file: given, problem: e.problem, detail: e.detail, ...(e.offset === undefined ? {} : { offset: e.offset }) })
+              : new DatasetFileError({ file: given, problem: "NotArrow", detail: String(e) })
         })
       case undefined:
         return yield* Effect.fail(
-          new DatasetFileError({ file: path, problem: "UnknownFormat", detail: "neither a .npy file nor an Arrow IPC file or stream" })
+          new DatasetFileError({ file: given, problem: "UnknownFormat", detail: "neither a .npy file nor an Arrow IPC file or stream" })
         )
     }
   })

@@ -28,6 +28,7 @@ import { reportBytesRead } from "../../engine/TaskIo.ts"
 import { checkFooter, checkMessage, Malformed } from "./arrowCheck.ts"
 import type { ArrowInfo } from "./DatasetSource.ts"
 import { DatasetFileError } from "./DatasetSource.ts"
+import { cannotOpen } from "./npy.ts"
 
 const fsPath = (path: string): string | URL => (path.startsWith("file:") ? new URL(path) : path)
 
@@ -59,7 +60,8 @@ const openUnsafe = (path: string): number => {
   try {
     return NodeFs.openSync(fsPath(path), "r")
   } catch (e) {
-    throw fail(path, "Unreadable", (e as Error).message)
+    const c = cannotOpen(path, e)
+    throw fail(path, c.reason as "NotFound" | "Unreadable", c.detail)
   }
 }
 

@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import * as Chunk from "../../engine/Chunk.ts"
 import { reportBytesRead } from "../../engine/TaskIo.ts"
 import * as PyLiteral from "./pyLiteral.ts"
@@ -26,7 +27,7 @@ import * as PyLiteral from "./pyLiteral.ts"
 export class NpyError extends Error {
   readonly _tag = "NpyError"
   readonly file: string
-  readonly reason: "NotNpy" | "Truncated" | "SizeMismatch" | "FortranOrder" | "UnsupportedDType" | "BadHeader"
+  readonly reason: "NotFound" | "Unreadable" | "NotNpy" | "Truncated" | "SizeMismatch" | "FortranOrder" | "UnsupportedDType" | "BadHeader"
   readonly detail: string
   readonly offset: number | undefined
   constructor(file: string, reason: NpyError["reason"], detail: string, offset?: number) {
@@ -219,7 +220,7 @@ export const readNpy = (path: string, chunkRows = Infinity): Array<Chunk.Chunk> 
     bytes = NodeFs.readFileSync(fsPath(path))
     reportBytesRead(bytes.length)
   } catch (e) {
-    throw new NpyError(path, "NotNpy", `cannot read: ${(e as Error).message}`)
+    throw cannotOpen(path, e)
   }
   return decodeUnsafe(path, bytes, chunkRows)
 }
@@ -239,12 +240,29 @@ const readAtUnsafe = (fd: number, n: number, position: number): Uint8Array => {
   return out.subarray(0, got)
 }
 
-/** Opens a file for reading; a file that cannot be opened fails `NotNpy` naming it. */
+/**
+ * Why a file could not be opened: `NotFound` (no such file; the detail says which
+ * directory a relative path was resolved in, the process's, which on a cluster worker is
+ * not the driver's) or `Unreadable` (permissions, a directory, …), naming it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const cannotOpen = (path: string, e: unknown): NpyError => {
+  const code = (e as { code?: unknown }).code
+  if (code === "ENOENT" || code === "ENOTDIR") {
+    const where = path.startsWith("file:") || NodePath.isAbsolute(path) ? "" : ` (relative to ${process.cwd()})`
+    return new NpyError(path, "NotFound", `no such file${where}`)
+  }
+  return new NpyError(path, "Unreadable", `cannot read: ${(e as Error).message}`)
+}
+
+/** Opens a file for reading; one that cannot be opened fails `NotFound` / `Unreadable` naming it. */
 const openUnsafe = (path: string): number => {
   try {
     return NodeFs.openSync(fsPath(path), "r")
   } catch (e) {
-    throw new NpyError(path, "NotNpy", `cannot read: ${(e as Error).message}`)
+    throw cannotOpen(path, e)
   }
 }
 
