@@ -4,6 +4,11 @@
  * `<analysis>.csv` (and `<analysis>.arrow`) there, as DASF's `TraceAnalyser` does.
  * `tessera analyze` is this plus argument parsing and progress (src/cli).
  *
+ * Refuses, with a sentence naming what is missing or mixed (exit 1 in `tessera analyze`):
+ * databases without any event (an empty file), `profile` without stack samples (or none
+ * the filter keeps), and databases of several runs (Runs.ts: each run named by its start
+ * time, pipeline, task count and files), whose tables would mix them.
+ *
  * Leaves out: progress display (the caller's `onProgress`), argument syntax.
  *
  * @since 0.1.0
@@ -30,6 +35,7 @@ import { analysisTitles, columnsOfNames, isUserAnalysis } from "./AnalysisNames.
 import { loadProfilePromise, profileTable, type SampleFilter } from "./Profile.ts"
 import { loadAll as loadUserAnalyses } from "./Plugin.ts"
 import type { QueryError } from "./Query.ts"
+import { filesOfRuns, type Run, runsOf } from "./Runs.ts"
 
 /**
  * An analysis name that is not one of {@link analysisNames}.
@@ -51,6 +57,24 @@ export class UnknownAnalysis extends Data.TaggedError("UnknownAnalysis")<{
 export class NoDatabase extends Data.TaggedError("NoDatabase")<{ readonly message: string }> {}
 
 /**
+ * The databases hold nothing the analyses need: no event at all (an empty or 0-byte
+ * file), or, for `profile`, no stack sample (or none the filter keeps).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NothingToAnalyse extends Data.TaggedError("NothingToAnalyse")<{ readonly message: string }> {}
+
+/**
+ * The databases hold several runs (Runs.ts), which every analysis would mix: names
+ * each run (start time, pipeline, tasks, files).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SeveralRuns extends Data.TaggedError("SeveralRuns")<{ readonly runs: ReadonlyArray<Run>; readonly files: ReadonlyArray<ReadonlyArray<string>>; readonly message: string }> {}
+
+/**
  * An output file could not be written: names it, keeps the system's error as `cause`.
  *
  * @since 0.1.0
@@ -69,7 +93,7 @@ export class WriteFailed extends Data.TaggedError("WriteFailed")<{
  * @since 0.1.0
  * @category errors
  */
-export type AnalyzeErrorReason = UnknownAnalysis | NoDatabase | WriteFailed
+export type AnalyzeErrorReason = UnknownAnalysis | NoDatabase | WriteFailed | NothingToAnalyse | SeveralRuns
 
 /**
  * The analysis run's error, with a tagged `reason`. `usage` says whether the request
@@ -80,7 +104,7 @@ export type AnalyzeErrorReason = UnknownAnalysis | NoDatabase | WriteFailed
  */
 export class AnalyzeError extends Data.TaggedError("AnalyzeError")<{ readonly reason: AnalyzeErrorReason; readonly message: string }> {
   get usage(): boolean {
-    return this.reason._tag !== "WriteFailed"
+    return this.reason._tag === "UnknownAnalysis" || this.reason._tag === "NoDatabase"
   }
   static unknownAnalysis(names: ReadonlyArray<string>): AnalyzeError {
     const message = `unknown analysis ${names.join(", ")}; valid: ${analysisNames.join(", ")}`
@@ -89,6 +113,19 @@ export class AnalyzeError extends Data.TaggedError("AnalyzeError")<{ readonly re
   static noDatabase(): AnalyzeError {
     const message = "no database given (-d DB)"
     return new AnalyzeError({ reason: new NoDatabase({ message }), message })
+  }
+  static nothingToAnalyse(message: string): AnalyzeError {
+    return new AnalyzeError({ reason: new NothingToAnalyse({ message }), message })
+  }
+  static severalRuns(runs: ReadonlyArray<Run>, files: ReadonlyArray<ReadonlyArray<string>>): AnalyzeError {
+    const iso = (t: number) => new Date(t * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC")
+    const each = runs.map((r, k) =>
+      `run ${k + 1}${r.pipeline !== undefined ? ` (pipeline ${r.pipeline})` : ""} started ${iso(r.start)}, ${r.tasks} task(s)` +
+      (files[k] !== undefined && files[k]!.length > 0 ? `, in ${files[k]!.join(", ")}` : "")
+    )
+    const message = `these databases hold ${runs.length} runs, which the analyses would mix: ${each.join("; ")}. ` +
+      "Analyse one run at a time (pass only its files; --profile NAME --overwrite writes a fresh run)"
+    return new AnalyzeError({ reason: new SeveralRuns({ runs, files, message }), message })
   }
   static writeFailed(file: string, cause: unknown): AnalyzeError {
     const why = cause instanceof Error ? cause.message : String(cause)
@@ -163,10 +200,23 @@ const profileAnalysis = (databases: ReadonlyArray<string>, filter: SampleFilter)
   name: "profile",
   title: analysisTitles.profile + (filter.function !== undefined ? ` of ${filter.function}` : "") + (filter.stage !== undefined ? ` in stage ${filter.stage}` : ""),
   run: (_: TraceTables) =>
-    Effect.map(
+    Effect.flatMap(
       // the files loaded already: what could fail here did there
       Effect.tryPromise({ try: () => loadProfilePromise(databases), catch: (e) => e as TraceFormatError }),
-      (d) => profileTable(d, filter)
+      (d): Effect.Effect<Table, AnalyzeError> => {
+        const n = d.samples.time.length
+        if (n === 0) {
+          return Effect.fail(AnalyzeError.nothingToAnalyse(
+            `profile: no stack samples in ${databases.join(", ")}: pass the NAME-StatisticalProfiler-HOST.msgpack file that --profile NAME writes (unless --no-sample) with -d`
+          ))
+        }
+        const table = profileTable(d, filter)
+        if (table.numRows > 0) return Effect.succeed(table)
+        const which = [filter.function !== undefined ? `function ${filter.function}` : "", filter.stage !== undefined ? `stage ${filter.stage}` : ""].filter((w) => w !== "").join(" and ")
+        return Effect.fail(AnalyzeError.nothingToAnalyse(
+          which === "" ? `profile: none of the ${n} stack samples has a frame` : `profile: none of the ${n} stack samples is of ${which}`
+        ))
+      }
     )
 })
 
@@ -350,11 +400,22 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
         ...(offloadable && helper !== undefined ? { onTaskColumns } : {})
       })
       options.onLoaded?.(tables)
+      // nothing to analyse, or several runs to mix: a sentence, not empty or merged tables
+      if (tables.events === 0) {
+        const sizes = yield* Effect.promise(() => fileSizes(options.databases))
+        const each = options.databases.map((f, i) => `${f} (${sizes[i] ?? 0} bytes)`)
+        return yield* AnalyzeError.nothingToAnalyse(`no trace events in ${each.join(", ")}: nothing to analyse`)
+      }
+      const runs = runsOf(tables)
+      if (runs.length > 1) {
+        const files = yield* Effect.promise(() => filesOfRuns(runs, tables.files, (f) => Effect.runPromise(load([f]))))
+        return yield* AnalyzeError.severalRuns(runs, files)
+      }
       const offloaded = offload?.(tables)
       // large CSVs still being finished by the worker thread
       const writing: Array<Promise<void>> = []
       // tables computed before their turn (or how they failed, surfaced at their turn), and how long each took
-      const ahead = new Map<string, { readonly table: Exit.Exit<Table, TraceFormatError | QueryError>; readonly seconds: number }>()
+      const ahead = new Map<string, { readonly table: Exit.Exit<Table, TraceFormatError | QueryError | AnalyzeError>; readonly seconds: number }>()
       for (const [i, a] of chosen.entries()) {
         const step = { name: a.name, index: i + 1, count: chosen.length }
         options.onAnalysis?.({ _tag: "Start", ...step })
@@ -368,7 +429,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
           for (const b of chosen.slice(i + 1)) {
             if (!b.builtIn) break
             const t1 = performance.now()
-            const run: Effect.Effect<Table, TraceFormatError | QueryError> = b.run(tables)
+            const run: Effect.Effect<Table, TraceFormatError | QueryError | AnalyzeError> = b.run(tables)
             const table = yield* Effect.exit(run)
             const seconds = (performance.now() - t1) / 1000
             ahead.set(b.name, { table, seconds })
