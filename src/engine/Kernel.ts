@@ -1,7 +1,9 @@
 /**
  * Kernel references. A kernel is a plain exported function `(...args) => value |
  * Promise<value>` in an ES module; tasks name it by module URL + export name so a
- * worker thread can import it. Closures never cross threads.
+ * worker thread can import it. Closures never cross threads. `module` names a kernel
+ * module once and gives its kernels by export name (typed by the module's type);
+ * `ref` names one. What a kernel gets and returns: docs/dsl.md, "A pipeline of your own".
  *
  * @since 0.1.0
  */
