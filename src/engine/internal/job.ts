@@ -531,6 +531,14 @@ export interface TaskFailure {
 }
 
 const noInfo: ResultInfo = { nbytes: 0, chunks: 0, shape: [], dtype: "", type: "" }
+
+/**
+ * The ResultInfo of an erred task (no result: no bytes, shape, dtype or type).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const erredInfo: ResultInfo = noInfo
 const noRec: ArrayLike<number> = []
 
 /** A PendingTask for task `i`: a delivered one refilled, else a new one. */

@@ -38,7 +38,7 @@ import * as Sampling from "../Sampling.ts"
 import type { KernelRef } from "../Kernel.ts"
 import * as State from "../State.ts"
 import { DeviceBook } from "./deviceBook.ts"
-import { deliverRecords, MemoryBook, post, pre, record } from "./job.ts"
+import { deliverRecords, erredInfo, MemoryBook, post, pre, record } from "./job.ts"
 import { describeOutput, encodeOutput, OUT_STRIDE, unsendable } from "./kernels.ts"
 import type { Job } from "./job.ts"
 import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, KEPT_STRIDE, LOCAL, REC_STRIDE, XFER_STRIDE } from "./protocol.ts"
@@ -551,7 +551,7 @@ export class Pool {
         : EngineError.kernelFailed(key, `${e.name} (${e.module})`, e.message, e.stack, e.module)
       // the failed task's record (a CPU worker filled its row): state erred, with the error
       if (book !== null && rec !== null && rec[e.i * REC_STRIDE]! > 0) {
-        record(run.job, book, i, undefined, slot.id, this.host, rec, e.i * REC_STRIDE, "erred", undefined, undefined, { error: error.message, traceback: e.stack })
+        record(run.job, book, i, undefined, slot.id, this.host, rec, e.i * REC_STRIDE, "erred", erredInfo, undefined, { error: error.message, traceback: e.stack })
       }
       this.fail(run, error)
       return

@@ -15,7 +15,7 @@ import type { KernelFn } from "../Kernel.ts"
 import * as Sampling from "../Sampling.ts"
 import * as State from "../State.ts"
 import { checkOutput, describeOutput, errorParts, KernelLoadError, loadKernel, OutputMismatch, shareResult } from "./kernels.ts"
-import { MemoryBook, post, pre, record } from "./job.ts"
+import { erredInfo, MemoryBook, post, pre, record } from "./job.ts"
 import { heapBytes } from "./taskMemory.ts"
 import { bytesRead } from "../TaskIo.ts"
 import type { Job } from "./job.ts"
@@ -164,7 +164,7 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
         rec[6] = cpu() - c0
         rec[7] = heapBytes()
         rec[8] = 0
-        record(job, book, i, undefined, 0, host, rec, 0, "erred", undefined, undefined, { error: error.message, traceback: e instanceof OutputMismatch ? "" : stack })
+        record(job, book, i, undefined, 0, host, rec, 0, "erred", erredInfo, undefined, { error: error.message, traceback: e instanceof OutputMismatch ? "" : stack })
       }
       throw error
     }
