@@ -286,6 +286,74 @@ export const sql = (tables: TraceTables | Database, query: string): Effect.Effec
 export const sqlPromise = (tables: TraceTables | Database, query: string): Promise<Table> => Effect.runPromise(sql(tables, query))
 
 // ---------------------------------------------------------------------------
+// Times for people
+
+/**
+ * Column names that hold times (`start`, `stop`, `timestamp`, `time`, `first_start`,
+ * `last_stop`, `min_start`, ...): {@link relativeTimes} turns such a column into
+ * seconds from the run's start when all its values are epoch seconds.
+ *
+ * @since 0.1.0
+ * @category times
+ */
+export const timeColumnPattern: RegExp = /(^|_)(start|stop|end|timestamp|time)$/
+
+/** Epoch seconds from 2001-09-09 to 2286: Load.ts's `epochMin` and a bound above. */
+const isEpoch = (x: number) => x >= 1e9 && x < 1e10
+
+/**
+ * The run's start: the earliest time of every table (tasks, resources, memory, samples,
+ * transfers), epoch seconds; undefined for a trace without times or on a monotonic clock.
+ *
+ * @since 0.1.0
+ * @category times
+ */
+export const runStart = (db: Database): Effect.Effect<number | undefined, QueryError> =>
+  Effect.map(
+    db.sql(
+      "SELECT min(t) AS t FROM (SELECT min(start) AS t FROM tasks UNION ALL SELECT min(timestamp) FROM resources " +
+        "UNION ALL SELECT min(timestamp) FROM memory UNION ALL SELECT min(time) FROM samples UNION ALL SELECT min(start) FROM transfers)"
+    ),
+    (t) => {
+      const v = t.getChild("t")?.get(0) as number | null | undefined
+      return typeof v === "number" && isEpoch(v) ? v : undefined
+    }
+  )
+
+/**
+ * `table` with its time columns ({@link timeColumnPattern}, every value epoch seconds)
+ * as seconds from `origin`, renamed `NAME (+s)` so that a reader knows; the other
+ * columns as they are. For terminal tables: CSV, JSON and Arrow keep the epoch values.
+ *
+ * @since 0.1.0
+ * @category times
+ */
+export const relativeTimes = (table: Table, origin: number): { readonly table: Table; readonly columns: ReadonlyArray<string> } => {
+  const cols: Record<string, Vector> = {}
+  const changed: Array<string> = []
+  for (const f of table.schema.fields) {
+    const v = table.getChild(f.name)!
+    if (timeColumnPattern.test(f.name) && (f.type instanceof Float64 || f.typeId === new Float64().typeId)) {
+      const values: Array<number | null> = []
+      let epoch = true
+      for (let i = 0; i < v.length && epoch; i++) {
+        const x = v.get(i) as number | null
+        if (x === null || Number.isNaN(x)) values.push(null)
+        else if (isEpoch(x)) values.push(x - origin)
+        else epoch = false
+      }
+      if (epoch && values.some((x) => x !== null)) {
+        cols[`${f.name} (+s)`] = vectorFromArray(values, new Float64())
+        changed.push(f.name)
+        continue
+      }
+    }
+    cols[f.name] = v
+  }
+  return { table: changed.length === 0 ? table : new Table(cols), columns: changed }
+}
+
+// ---------------------------------------------------------------------------
 // Typed queries
 
 /**

@@ -2,7 +2,9 @@
  * `tessera sql -d DB [DB...] ["SELECT ..."] [--csv | --json | --arrow FILE] [--head N]`:
  * SQL over a run's traces (docs/queries.md). With a query: runs it and prints the
  * result as a terminal table (or CSV, or JSON lines; `--arrow FILE` writes an Arrow IPC
- * file). Without one: an interactive prompt (history with the arrow keys, Tab
+ * file). In a terminal table, time columns (`start`, `stop`, `timestamp`, `time`, ...,
+ * when they hold epoch seconds) are seconds from the run's start, headed `NAME (+s)`,
+ * with a line saying when the run started; CSV, JSON and Arrow keep epoch seconds. Without one: an interactive prompt (history with the arrow keys, Tab
  * completes table and column names; `.tables`, `.schema TABLE`, `.quit`). A bad query
  * fails with DuckDB's message and its position, exit 1. DuckDB is loaded inside the
  * handler, so `tessera --help` does not load it.
@@ -49,13 +51,20 @@ export const sql = Command.make(
       const Query = yield* Effect.promise(() => import("../../analysis/Query.ts"))
       const { toCsv, toText } = yield* Effect.promise(() => import("../../analysis/Format.ts"))
       const tables = yield* Output.tracked("sql", c.db, undefined, (p) => loadPromise(c.db, { onProgress: p.onProgress }))
+      const query = c.query[0]
+      const db = yield* Query.open(tables)
+      // terminal tables show times as seconds from the run's start (epoch seconds all
+      // look alike); CSV, JSON and Arrow keep the epoch seconds
+      const origin = c.csv || c.json ? undefined : yield* Query.runStart(db)
       const show = (t: import("apache-arrow").Table): string => {
         if (c.csv) return toCsv(t).trimEnd()
         if (c.json) return t.toArray().map((r) => JSON.stringify(r.toJSON(), (_k, v) => typeof v === "bigint" ? Number(v) : v)).join("\n")
-        return toText(t, c.head)
+        if (origin === undefined) return toText(t, c.head)
+        const r = Query.relativeTimes(t, origin)
+        if (r.columns.length === 0) return toText(t, c.head)
+        const at = new Date(origin * 1000).toISOString().replace("T", " ").replace("Z", " UTC")
+        return `${toText(r.table, c.head)}\n(+s): seconds since the run's start, ${at} (--csv, --json and --arrow give epoch seconds)`
       }
-      const query = c.query[0]
-      const db = yield* Query.open(tables)
       if (query !== undefined) {
         const t = yield* db.sql(query)
         if (arrow !== undefined) {
