@@ -230,8 +230,10 @@ export type SamplesView = {
   readonly function: Utf8
   /** the task's stage; NULL when none */
   readonly stage: Utf8
-  /** the sampling interval, seconds (a sample stands for this much time) */
+  /** the configured sampling interval, seconds (V8 samples more often than that, or less on a busy machine: sum `seconds`, not `interval`) */
   readonly interval: Float64
+  /** seconds of thread time the sample stands for: V8's real interval before it, clipped to its task's span (issue 31 item 1) */
+  readonly seconds: Float64
   /** the innermost frame's function name (`(anonymous)` when it has none); NULL for an empty stack */
   readonly frame_function: Utf8
   /** the innermost frame's script URL; NULL when none */

@@ -12,8 +12,10 @@
  * a flush well under one: see `ThreadSampler`), so that a process that profiles run
  * after run starts it once; samples taken for no hook are dropped in the worker.
  *
- * Samples carry stacks and epoch-second times (EngineClock's clock), nothing else: the
- * profiler layer attributes them to tasks with the `TaskRecord`s of the same thread.
+ * Samples carry stacks, epoch-second times (EngineClock's clock) and V8's interval before
+ * each (its `timeDeltas`), nothing else: the profiler layer attributes them to tasks with
+ * the `TaskRecord`s of the same thread and turns the intervals into the time each sample
+ * stands for (issue 31 item 1).
  *
  * Clock: V8 stamps samples in µs on the monotonic clock (`CLOCK_MONOTONIC`, the clock of
  * `process.hrtime`); `fromCpuProfile` moves them onto the epoch clock with the offset
@@ -48,7 +50,9 @@ export interface SampleNode {
 
 /**
  * Samples of one thread: the call tree they point into, and per sample the node it
- * hit (the innermost frame) and its time (epoch seconds).
+ * hit (the innermost frame), its time (epoch seconds) and V8's interval before it
+ * (seconds since the thread's previous sample, or since the window opened for its first:
+ * the profile's `timeDeltas`; never negative).
  *
  * @since 0.1.0
  * @category models
@@ -57,6 +61,7 @@ export interface SampleChunk {
   readonly nodes: ReadonlyArray<SampleNode>
   readonly samples: Int32Array
   readonly times: Float64Array
+  readonly deltas: Float64Array
 }
 
 /**
@@ -123,9 +128,11 @@ export interface CpuProfileLike {
 
 /**
  * A V8 cpuprofile as a `SampleChunk`: parents instead of children, times moved onto the
- * epoch clock by `offsetMicros` (epoch µs − the profile's µs, read in the same thread).
- * Samples stamped at or before `afterMicros` (the profile's µs) are left out: they were
- * delivered with the previous, overlapping window (`ThreadSampler`).
+ * epoch clock by `offsetMicros` (epoch µs − the profile's µs, read in the same thread),
+ * V8's `timeDeltas` in seconds (a negative one, V8 ordering samples as it processed
+ * them, as 0). Samples stamped at or before `afterMicros` (the profile's µs) are left
+ * out: they were delivered with the previous, overlapping window (`ThreadSampler`); the
+ * first one kept keeps its delta (the time since the left-out sample before it).
  *
  * @since 0.1.0
  * @category constructors
@@ -145,19 +152,23 @@ export const fromCpuProfile = (profile: CpuProfileLike, offsetMicros: number, af
   const deltas = profile.timeDeltas ?? []
   let samples = new Int32Array(ids.length)
   let times = new Float64Array(ids.length)
+  let gaps = new Float64Array(ids.length)
   let t = profile.startTime
   let n = 0
   for (let q = 0; q < ids.length; q++) {
-    t += deltas[q] ?? 0
+    const d = deltas[q] ?? 0
+    t += d
     if (t <= afterMicros) continue
     samples[n] = ids[q]!
+    gaps[n] = d > 0 ? d / 1e6 : 0
     times[n++] = (t + offsetMicros) / 1e6
   }
   if (n < ids.length) {
     samples = samples.slice(0, n)
     times = times.slice(0, n)
+    gaps = gaps.slice(0, n)
   }
-  return { nodes, samples, times }
+  return { nodes, samples, times, deltas: gaps }
 }
 
 /**

@@ -56,7 +56,7 @@ export const clockOffsetMicros = (): number => {
   return e * 1e6 - Number((a + b) / 2n) / 1000
 }
 
-const empty = (): SampleChunk => ({ nodes: [], samples: new Int32Array(0), times: new Float64Array(0) })
+const empty = (): SampleChunk => ({ nodes: [], samples: new Int32Array(0), times: new Float64Array(0), deltas: new Float64Array(0) })
 
 /** window titles are unique in the process (console profiles reach every session of a thread) */
 let nextSampler = 1

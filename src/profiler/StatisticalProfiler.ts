@@ -45,7 +45,7 @@ import * as Kernel from "../engine/Kernel.ts"
 import * as WorkerPlugin from "../engine/WorkerPlugin.ts"
 import * as Sampling from "../engine/Sampling.ts"
 import * as ThreadSamplers from "../engine/ThreadSampler.ts"
-import { SampleEncoder } from "../trace/SampleEvents.ts"
+import { SampleEncoder, sampleSeconds } from "../trace/SampleEvents.ts"
 import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
 import { openDatabase, type TraceOptions } from "./Trace.ts"
 
@@ -132,7 +132,14 @@ export const displayUrl = (url: string, roots: ReadonlyArray<string>): string =>
   return path
 }
 
-interface Span {
+/**
+ * A task's span on its thread (gather start to transfer end, epoch seconds) and what its
+ * samples are attributed to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskSpan {
   readonly start: number
   readonly end: number
   readonly key: string
@@ -153,28 +160,76 @@ interface Span {
 export const slackSeconds = 25e-6
 
 /**
- * The attribution of one thread's samples: per sample 0 (no task) or i (the task
- * `keys[i-1]`), given that thread's task spans in order of start: the task whose span
- * holds the sample's time, else one that ended at most `slackSeconds` before it, else
- * one that starts at most `slackSeconds` after it. Spans that ended before the last
- * sample are removed from `spans` (later samples are later).
+ * One thread's timeline as the profiler attributes and weighs its samples, carried from
+ * one delivery of samples to the next: the task spans not yet passed (in order of start),
+ * the end of the latest span passed, and the time up to which samples have been charged.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Timeline {
+  readonly spans: Array<TaskSpan>
+  busyEnd: number
+  covered: number
+}
+
+/**
+ * An empty timeline.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeTimeline = (spans: Array<TaskSpan> = []): Timeline => ({ spans, busyEnd: -Infinity, covered: -Infinity })
+
+/**
+ * The attribution and weights of one thread's samples (issue 31 item 1), given that
+ * thread's timeline (or just its task spans in order of start) and the samples' times
+ * in order.
+ *
+ * Attribution, per sample: 0 (no task) or i (the task `keys[i-1]`): the task whose span
+ * holds the sample's time, else one that ended at most `slackSeconds` before it, else one
+ * that starts at most `slackSeconds` after it.
+ *
+ * Weight, per sample (seconds): the time it stands for. A sample covers V8's interval
+ * before it (`deltas[q]`; without them, the gap to the previous sample of this call, 0
+ * for the first) as `span` counts it (the profiler's: `SampleEvents.sampleSeconds`, up
+ * to about one sampling interval), from where the thread's previous sample's time ended
+ * (never twice), clipped to its task's span; the last sample of a task also covers the
+ * rest of the task (as `span` counts the gap to the task's end, never past the next
+ * sample). A sample of no task covers only time after the latest task span before it
+ * ended: a task's time is never charged to "idle", nor idle time to a task. So a task's
+ * samples weigh at most its span and no time is charged twice.
+ *
+ * Spans that ended before the last sample are removed from the timeline (later samples
+ * are later); its `busyEnd` and `covered` move on.
  *
  * @since 0.1.0
  * @category attribution
  */
 export const attribute = (
-  spans: Array<Span>,
-  times: ArrayLike<number>
-): { task: Int32Array; keys: Array<string>; names: Array<string>; stages: Array<string> } => {
-  const task = new Int32Array(times.length)
+  timeline: Timeline | Array<TaskSpan>,
+  times: ArrayLike<number>,
+  deltas?: ArrayLike<number>,
+  span: (gap: number) => number = (gap) => gap
+): { task: Int32Array; keys: Array<string>; names: Array<string>; stages: Array<string>; weights: Float64Array } => {
+  const tl = Array.isArray(timeline) ? makeTimeline(timeline) : timeline
+  const spans = tl.spans
+  const n = times.length
+  const task = new Int32Array(n)
+  const weights = new Float64Array(n)
+  const held = new Array<TaskSpan | undefined>(n)
+  /** per sample, the end of the latest span passed before it */
+  const after = new Float64Array(n)
   const keys: Array<string> = [], names: Array<string> = [], stages: Array<string> = []
-  const index = new Map<Span, number>()
+  const index = new Map<TaskSpan, number>()
+  let busyEnd = tl.busyEnd
   let j = 0
-  for (let q = 0; q < times.length; q++) {
+  for (let q = 0; q < n; q++) {
     const t = times[q]!
-    while (j < spans.length && spans[j]!.end < t - slackSeconds) j++
+    while (j < spans.length && spans[j]!.end < t - slackSeconds) busyEnd = Math.max(busyEnd, spans[j++]!.end)
+    after[q] = busyEnd
     // spans[j] is the first that ends at most `slackSeconds` before t
-    let s: Span | undefined
+    let s: TaskSpan | undefined
     for (let k = j; k < spans.length && spans[k]!.start <= t + slackSeconds; k++) {
       const c = spans[k]!
       if (c.start <= t && t <= c.end) {
@@ -184,6 +239,7 @@ export const attribute = (
       if (s === undefined) s = c
     }
     if (s === undefined) continue
+    held[q] = s
     let i = index.get(s)
     if (i === undefined) {
       keys.push(s.key)
@@ -193,11 +249,36 @@ export const attribute = (
     }
     task[q] = i
   }
-  const last = times.length > 0 ? times[times.length - 1]! : -Infinity
+  let covered = tl.covered
+  for (let q = 0; q < n; q++) {
+    const t = times[q]!
+    const s = held[q]
+    const d = deltas !== undefined ? Math.max(0, deltas[q]!) : q > 0 ? t - times[q - 1]! : 0
+    let lo = Math.max(t - Math.min(d, span(d)), covered)
+    let hi = t
+    if (s !== undefined) {
+      lo = Math.max(lo, s.start)
+      hi = Math.min(Math.max(t, s.start), s.end)
+    } else lo = Math.max(lo, after[q]!)
+    let w = Math.max(0, hi - lo)
+    covered = Math.max(covered, hi)
+    if (s !== undefined && held[q + 1] !== s) {
+      // the task's last sample here: it also stands for the rest of the task
+      const stop = Math.min(s.end, q + 1 < n ? times[q + 1]! : Infinity, t + Math.min(s.end - t, span(s.end - t)))
+      if (stop > covered) {
+        w += stop - covered
+        covered = stop
+      }
+    }
+    weights[q] = w
+  }
+  tl.covered = covered
+  const last = n > 0 ? times[n - 1]! : -Infinity
   let drop = 0
-  while (drop < spans.length && spans[drop]!.end < last - slackSeconds) drop++
+  while (drop < spans.length && spans[drop]!.end < last - slackSeconds) busyEnd = Math.max(busyEnd, spans[drop++]!.end)
   spans.splice(0, drop)
-  return { task, keys, names, stages }
+  tl.busyEnd = busyEnd
+  return { task, keys, names, stages, weights }
 }
 
 /**
@@ -217,13 +298,16 @@ export const make = (
     const roots = [options.root ?? process.cwd(), tesseraRoot]
     const host = options.host ?? hostname()
     const encoders = new Map<string, SampleEncoder>()
-    const spans = new Map<string, Array<Span>>()
-    const write = (r: Sampling.SampleRecord, attributed: boolean): void => {
+    const timelines = new Map<string, Timeline>()
+    const timeline = (thread: string): Timeline => {
+      let tl = timelines.get(thread)
+      if (tl === undefined) timelines.set(thread, tl = makeTimeline())
+      return tl
+    }
+    const write = (r: Sampling.SampleRecord): void => {
       let enc = encoders.get(r.host)
       if (enc === undefined) encoders.set(r.host, enc = new SampleEncoder())
-      const a = attributed
-        ? attribute(spans.get(r.threadId) ?? [], r.times)
-        : { task: new Int32Array(r.samples.length), keys: [], names: [], stages: [] }
+      const a = attribute(timeline(r.threadId), r.times, r.deltas, (gap) => sampleSeconds(gap, r.interval))
       const nodes = r.nodes.map((n) => ({ ...n, url: displayUrl(n.url, roots) }))
       for (const e of enc.encode({ ...r, nodes, ...a })) db.record(e)
     }
@@ -235,7 +319,7 @@ export const make = (
     const takeDriver = (restart: boolean) => {
       if (driver === null) return
       const chunk = driver.take(restart)
-      write({ ...chunk, host, workerId: -1, threadId: driverThreadId, interval: interval / 1000 }, true)
+      write({ ...chunk, host, workerId: -1, threadId: driverThreadId, interval: interval / 1000 })
     }
     const w = options.workers
     const callbacks: Hooks.Callbacks = {
@@ -259,18 +343,17 @@ export const make = (
       task: (r: TaskRecord) => {
         // a task of the in-process executor ran on the main thread: the driver's samples hold it
         const thread = r.mainThread === true ? driverThreadId : r.threadId
-        let list = spans.get(thread)
-        if (list === undefined) spans.set(thread, list = [])
-        list.push({ start: r.phases.gather[0], end: r.phases.transfer[1], key: r.key, name: r.name, stage: r.stage ?? "" })
+        timeline(thread).spans.push({ start: r.phases.gather[0], end: r.phases.transfer[1], key: r.key, name: r.name, stage: r.stage ?? "" })
       },
-      samples: (r) => write(r, true),
+      samples: (r) => write(r),
       finish: () => {
         // spans of threads whose samples never come (the in-process executor's) must not pile up
         const old = EngineClock.nowSeconds() - 12 * Sampling.flushSeconds
-        for (const list of spans.values()) {
+        for (const tl of timelines.values()) {
+          const list = tl.spans
           if (list.length < 4096) continue
           let drop = 0
-          while (drop < list.length && list[drop]!.end < old) drop++
+          while (drop < list.length && list[drop]!.end < old) tl.busyEnd = Math.max(tl.busyEnd, list[drop++]!.end)
           list.splice(0, drop)
         }
         if (driver !== null && performance.now() - (driver as ThreadSamplers.ThreadSampler).startedAt >= Sampling.flushSeconds * 1000) takeDriver(true)

@@ -1,14 +1,17 @@
 /**
  * The report's flame graph section (issue 18): the statistical profiler's samples as an
- * icicle chart (root on top, callees below, width = samples), drawn with Vega (the
+ * icicle chart (root on top, callees below, width = the seconds the samples stand for,
+ * their weights: issue 31 item 1), drawn with Vega (the
  * project's charting library; one rect and one text mark over boxes the page lays out),
  * for the whole run, one task function or one stage (a select), and for the task
  * stream's time selection: each zoom / pan of the task stream re-aggregates the samples
  * inside the window (the page script's `onZoom`), as dask's profile follows its task
  * stream. The first level under "all" is the tasks' functions (and "idle", "driver").
- * Hover shows the frame, its location, samples and share.
+ * Hover shows the frame, its location, seconds, samples and share; the caption the
+ * selection's samples and the thread time they stand for (the same sum as `tessera
+ * analyze -a profile` and SQL's `samples.seconds`).
  *
- * The page data is per sample (time relative to the report's t0, call-tree node,
+ * The page data is per sample (time relative to the report's t0, weight, call-tree node,
  * function, stage) plus the call tree and frames: a few numbers per sample. Frame names
  * and locations are data: they reach the page as JSON and Vega text, never markup.
  *
@@ -28,8 +31,8 @@ const ROW = 17
 const WIDTH = 1180
 
 /**
- * The Vega spec of the icicle: boxes `{x0, x1, d, name, loc, n, pct, fn}` laid out by
- * the page (x in px, d the depth).
+ * The Vega spec of the icicle: boxes `{x0, x1, d, name, loc, s, n, self, pct, fn}` laid
+ * out by the page (x in px, d the depth, s seconds, n samples, self seconds).
  *
  * @since 0.1.0
  * @category charts
@@ -55,7 +58,7 @@ export const flameSpec = (): unknown => ({
           y: { signal: `datum.d * ${ROW}` },
           height: { value: ROW - 1 },
           fill: { scale: "color", field: "fn" },
-          tooltip: { signal: "{title: datum.name, location: datum.loc, samples: datum.n, share: datum.pct + '%', self: datum.self}" }
+          tooltip: { signal: "{title: datum.name, location: datum.loc, seconds: format(datum.s, '.4f'), samples: datum.n, share: datum.pct + '%', 'self seconds': format(datum.self, '.4f')}" }
         }
       }
     },
@@ -80,8 +83,8 @@ export const flameSpec = (): unknown => ({
 
 /**
  * The page payload: frames (label, location), the call tree (parent, frame), and per
- * sample its time relative to `t0`, node, function and stage (indices into `fns`,
- * `stages`).
+ * sample its time relative to `t0`, weight (seconds, µs resolution), node, function and
+ * stage (indices into `fns`, `stages`).
  *
  * @since 0.1.0
  * @category models
@@ -96,10 +99,11 @@ export const flamePayload = (d: ProfileData, t0: number) => {
   }
   const s = d.samples
   const n = s.time.length
-  const t = new Array<number>(n), node = new Array<number>(n), fn = new Array<number>(n), stage = new Array<number>(n)
+  const t = new Array<number>(n), w = new Array<number>(n), node = new Array<number>(n), fn = new Array<number>(n), stage = new Array<number>(n)
   const order = Array.from({ length: n }, (_, q) => q).sort((a, b) => s.time[a]! - s.time[b]!)
   order.forEach((q, k) => {
     t[k] = Math.round((s.time[q]! - t0) * 1e6) / 1e6
+    w[k] = Math.round(s.weight[q]! * 1e6) / 1e6
     node[k] = s.stack[q]!
     fn[k] = idx(fi, fns, s.name[q]!)
     stage[k] = idx(si, stages, s.stage[q]!)
@@ -111,8 +115,7 @@ export const flamePayload = (d: ProfileData, t0: number) => {
     frame: d.frame,
     fns,
     stages,
-    interval: s.interval[0] ?? 0.01,
-    samples: { t, node, fn, stage }
+    samples: { t, w, node, fn, stage }
   }
 }
 
@@ -126,7 +129,7 @@ export const flamePayload = (d: ProfileData, t0: number) => {
 export const flameSection = (d: ProfileData, t0: number): { readonly html: string; readonly script: string } => {
   if (d.samples.time.length === 0) return { html: "", script: "" }
   const html = `<section><h2>Flame graph (CPU samples)</h2>
-<p class="note">where the threads' time went, from V8's sampling profiler: width = samples; first level: the task's function (idle: a worker between tasks; driver: the main thread). <label>show <select id="flame-pick"></select></label> <span id="flame-window"></span></p>
+<p class="note">where the threads' time went, from V8's sampling profiler: width = the thread time the samples stand for (each its real interval, within its task); first level: the task's function (idle: a worker between tasks; driver: the main thread). <label>show <select id="flame-pick"></select></label> <span id="flame-window"></span></p>
 <div class="chart" id="flame"></div>
 <script id="tessera-flame" type="application/json">${scriptJson(flamePayload(d, t0))}</script></section>`
   return { html, script: flameScript(scriptJson(flameSpec())) }
@@ -143,43 +146,43 @@ opt("all", "whole run");
 P.fns.forEach(function(f, i){ opt("f" + i, "function: " + f); });
 P.stages.forEach(function(s, i){ if (s !== "") opt("s" + i, "stage: " + s); });
 var dom = null, view = new vega.View(vega.parse(${specJson}), { renderer: "canvas", container: "#flame", hover: true });
-if (window.tessera) { window.tessera.views.flame = view; window.tessera.flame = { boxes: 0, samples: 0 }; }
-// tree of the selected samples: node = { name, loc, n, self, kids: {key: node}, fn }
+if (window.tessera) { window.tessera.views.flame = view; window.tessera.flame = { boxes: 0, samples: 0, seconds: 0 }; }
+// tree of the selected samples: node = { name, loc, s (seconds), n (samples), self (seconds), kids: {key: node}, fn }
 function build(){
-  var want = pick.value, root = { name: "all", loc: "", n: 0, self: 0, kids: {}, fn: "all" };
+  var want = pick.value, root = { name: "all", loc: "", s: 0, n: 0, self: 0, kids: {}, fn: "all" };
   var path = [];
   for (var k = 0; k < S.t.length; k++) {
     if (dom && (S.t[k] < dom[0] || S.t[k] > dom[1])) continue;
     if (want.charAt(0) === "f" && S.fn[k] !== +want.slice(1)) continue;
     if (want.charAt(0) === "s" && S.stage[k] !== +want.slice(1)) continue;
-    var f = P.fns[S.fn[k]], box = child(root, f, "", f);
-    root.n++; box.n++;
+    var f = P.fns[S.fn[k]], w = S.w[k], box = child(root, f, "", f);
+    root.s += w; root.n++; box.s += w; box.n++;
     path.length = 0;
     for (var v = S.node[k]; v >= 0; v = P.parent[v]) path.push(P.frame[v]);
-    for (var i = path.length - 1; i >= 0; i--) { box = child(box, P.names[path[i]], P.locs[path[i]], f); box.n++; }
-    box.self++;
+    for (var i = path.length - 1; i >= 0; i--) { box = child(box, P.names[path[i]], P.locs[path[i]], f); box.s += w; box.n++; }
+    box.self += w;
   }
   return root;
 }
-function child(p, name, loc, fn){ var key = name + "\\u0000" + loc, c = p.kids[key]; if (!c) c = p.kids[key] = { name: name, loc: loc, n: 0, self: 0, kids: {}, fn: fn }; return c; }
+function child(p, name, loc, fn){ var key = name + "\\u0000" + loc, c = p.kids[key]; if (!c) c = p.kids[key] = { name: name, loc: loc, s: 0, n: 0, self: 0, kids: {}, fn: fn }; return c; }
 function layout(root){
-  var out = [], depth = 0, total = root.n || 1;
+  var out = [], depth = 0, total = root.s || 1;
   (function place(node, x0, d){
-    var w = node.n / total * W;
+    var w = node.s / total * W;
     if (w < 0.5) return;
-    out.push({ x0: x0, x1: x0 + w, d: d, name: node.name, loc: node.loc, n: node.n, self: node.self, pct: Math.round(1000 * node.n / total) / 10, fn: node.fn });
+    out.push({ x0: x0, x1: x0 + w, d: d, name: node.name, loc: node.loc, s: node.s, n: node.n, self: node.self, pct: Math.round(1000 * node.s / total) / 10, fn: node.fn });
     if (d > depth) depth = d;
-    var kids = Object.keys(node.kids).map(function(k){ return node.kids[k]; }).sort(function(a, b){ return b.n - a.n; }), x = x0;
-    kids.forEach(function(c){ place(c, x, d + 1); x += c.n / total * W; });
+    var kids = Object.keys(node.kids).map(function(k){ return node.kids[k]; }).sort(function(a, b){ return b.s - a.s || b.n - a.n; }), x = x0;
+    kids.forEach(function(c){ place(c, x, d + 1); x += c.s / total * W; });
   })(root, 0, 0);
   return { boxes: out, depth: depth };
 }
 function draw(){
   var root = build(), l = layout(root);
-  note.textContent = (dom ? "samples from " + dom[0].toFixed(3) + " s to " + dom[1].toFixed(3) + " s (the task stream's selection)" : "whole run") + ": " + root.n + " samples, ~" + (root.n * P.interval).toFixed(2) + " s of thread time";
+  note.textContent = (dom ? "samples from " + dom[0].toFixed(3) + " s to " + dom[1].toFixed(3) + " s (the task stream's selection)" : "whole run") + ": " + root.n + " samples, " + root.s.toFixed(3) + " s of thread time";
   view.height((l.depth + 1) * ${ROW});
   view.change("boxes", vega.changeset().remove(vega.truthy).insert(l.boxes));
-  if (window.tessera) window.tessera.flame = { boxes: l.boxes.length, samples: root.n };
+  if (window.tessera) window.tessera.flame = { boxes: l.boxes.length, samples: root.n, seconds: root.s };
   return view.runAsync();
 }
 pick.addEventListener("change", draw);

@@ -12,9 +12,15 @@
  * - `Profile Samples` (X, `thread_id` the sampled thread: `worker-{host}-{i}` or
  *   `driver`): one thread's samples over `[timestamp - duration, timestamp]` (epoch
  *   seconds): args `interval` (seconds), `stacks` (the innermost node of each sample),
- *   `offsets` (µs since the event's start, integers), `tasks` (0: no task — idle on a
+ *   `offsets` (µs since the event's start, integers), `weights` (µs of thread time each
+ *   sample stands for, integers: V8's real interval before it, clipped to its task's
+ *   span, see `StatisticalProfiler.attribute`), `tasks` (0: no task — idle on a
  *   worker, the driver's own work on `driver`; i: the task `keys[i-1]`, whose function
  *   is `names[i-1]` and stage `stages[i-1]`, "" when none).
+ *
+ * Files written before `weights` existed (Tessera before issue 31) read with an
+ * estimate (`estimateWeights`): the gap to the same thread's next sample, up to about
+ * `interval` (`sampleSeconds`).
  *
  * `SampleEncoder` makes the events (interning frames and nodes), `ProfileReader` folds
  * them back (from several files, ids made global), `readProfilePromise` reads files,
@@ -75,6 +81,8 @@ export interface ThreadSamples {
   readonly keys: ReadonlyArray<string>
   readonly names: ReadonlyArray<string>
   readonly stages: ReadonlyArray<string>
+  /** seconds of thread time each sample stands for; without them, none are written (readers estimate them) */
+  readonly weights?: ArrayLike<number>
 }
 
 /**
@@ -149,13 +157,24 @@ export class SampleEncoder {
       offsets[q] = Math.round((t.times[q]! - start) * 1e6)
       task[q] = t.task[q]!
     }
+    const w = t.weights
+    const weights = w === undefined ? undefined : Array.from({ length: n }, (_, q) => Math.max(0, Math.round(w[q]! * 1e6)))
     out.push({
       name: SampleEventNames.samples,
       timestamp: end,
       phase: "X",
       process_id: t.host,
       thread_id: t.threadId,
-      args: { interval: t.interval, stacks, offsets, tasks: task, keys: t.keys, names: t.names, stages: t.stages },
+      args: {
+        interval: t.interval,
+        stacks,
+        offsets,
+        ...(weights === undefined ? {} : { weights }),
+        tasks: task,
+        keys: t.keys,
+        names: t.names,
+        stages: t.stages
+      },
       duration: Math.max(0, end - start)
     })
     return out
@@ -188,7 +207,79 @@ export interface ProfileData {
     readonly stage: ReadonlyArray<string>
     /** the sampling interval, seconds */
     readonly interval: ReadonlyArray<number>
+    /**
+     * seconds of thread time the sample stands for (issue 31 item 1): as written, else
+     * (files from before weights) estimated by `estimateWeights`
+     */
+    readonly weight: ReadonlyArray<number>
   }
+}
+
+/**
+ * The longest gap (seconds) between two samples of a thread that V8 takes while the
+ * thread runs, at sampling interval `interval` (seconds): the interval plus V8's usual
+ * lateness (its sampling thread signals ~0.1 ms after each period: measured deltas of a
+ * spinning thread 1.10–1.13 ms at 1 ms, 2.08–2.11 at 2, 10.10–10.12 at 10;
+ * docs/profiler.md "Weights").
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxSampleSeconds = (interval: number): number => 1.1 * interval + 1e-4
+
+/**
+ * The thread time (seconds) one sample stands for over a gap of `gap` seconds of V8's
+ * (since the thread's previous sample, or to the end of its task), at sampling interval
+ * `interval`: the gap itself, up to `maxSampleSeconds`; half of that for a longer gap. A
+ * longer gap means V8's signal found the thread off the CPU (descheduled on a busy
+ * machine: a thread takes the signal, and stamps the sample, only when it runs again;
+ * a blocked idle thread takes it at once): it ran for some part of one period of that
+ * gap, half on average. Charging the whole gap would count as CPU time the wall time the
+ * thread waited for a core (measured: a spin kernel's samples 2.3–3.0x its `cpu_time` at
+ * 10 ms on a loaded machine; 1.2–1.5x with this rule).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const sampleSeconds = (gap: number, interval: number): number => {
+  const cap = maxSampleSeconds(interval)
+  return gap <= cap ? Math.max(0, gap) : cap / 2
+}
+
+/**
+ * Weights for samples written without them: per thread (host and thread), in time order,
+ * the gap to the thread's next sample as `sampleSeconds` counts it (up to about one
+ * interval; the last sample of a thread: the interval). A sample never stands for more
+ * than about one interval; time between tasks may still be charged (such files carry no
+ * task spans to clip with).
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const estimateWeights = (
+  host: ReadonlyArray<string>,
+  thread: ReadonlyArray<string>,
+  time: ReadonlyArray<number>,
+  interval: ReadonlyArray<number>,
+  which: ReadonlyArray<number>
+): Array<number> => {
+  const byThread = new Map<string, Array<number>>()
+  for (const q of which) {
+    const k = `${host[q]}\u0000${thread[q]}`
+    let list = byThread.get(k)
+    if (list === undefined) byThread.set(k, list = [])
+    list.push(q)
+  }
+  const out = new Array<number>(time.length).fill(0)
+  for (const list of byThread.values()) {
+    list.sort((a, b) => time[a]! - time[b]!)
+    for (let i = 0; i < list.length; i++) {
+      const q = list[i]!
+      const gap = i + 1 < list.length ? time[list[i + 1]!]! - time[q]! : interval[q]!
+      out[q] = sampleSeconds(gap, interval[q]!)
+    }
+  }
+  return out
 }
 
 const numbers = (u: unknown): Array<number> => (Array.isArray(u) ? u.map((x) => (typeof x === "number" ? x : Number(x))) : [])
@@ -210,7 +301,19 @@ export class ProfileReader {
   private readonly nodeKeys = new Map<string, number>()
   /** per host: local frame id → global, local node id → global */
   private readonly hosts = new Map<string, { frames: Array<number>; nodes: Array<number> }>()
-  private readonly s = { host: [] as Array<string>, thread: [] as Array<string>, time: [] as Array<number>, stack: [] as Array<number>, key: [] as Array<string>, name: [] as Array<string>, stage: [] as Array<string>, interval: [] as Array<number> }
+  private readonly s = {
+    host: [] as Array<string>,
+    thread: [] as Array<string>,
+    time: [] as Array<number>,
+    stack: [] as Array<number>,
+    key: [] as Array<string>,
+    name: [] as Array<string>,
+    stage: [] as Array<string>,
+    interval: [] as Array<number>,
+    weight: [] as Array<number>
+  }
+  /** samples read without weights (files from before them), estimated in `data()` */
+  private readonly unweighted: Array<number> = []
 
   private host(h: string) {
     let m = this.hosts.get(h)
@@ -262,9 +365,13 @@ export class ProfileReader {
     const stacks = numbers(a.stacks), offsets = numbers(a.offsets), tasks = numbers(a.tasks)
     const keys = strings(a.keys), names = strings(a.names), stages = strings(a.stages)
     const interval = typeof a.interval === "number" ? a.interval : 0
+    const weights = Array.isArray(a.weights) ? numbers(a.weights) : undefined
     const start = e.timestamp - (e.duration ?? 0)
     const none = thread === driverThread ? "driver" : "idle"
     for (let q = 0; q < stacks.length; q++) {
+      const w = weights?.[q]
+      if (w === undefined || !(w >= 0)) this.unweighted.push(this.s.weight.length)
+      this.s.weight.push(w !== undefined && w >= 0 ? w / 1e6 : 0)
       const t = tasks[q] ?? 0
       this.s.host.push(host)
       this.s.thread.push(thread)
@@ -278,6 +385,12 @@ export class ProfileReader {
   }
 
   data(): ProfileData {
+    if (this.unweighted.length > 0) {
+      const s = this.s
+      const est = estimateWeights(s.host, s.thread, s.time, s.interval, this.unweighted)
+      for (const q of this.unweighted) s.weight[q] = est[q]!
+      this.unweighted.length = 0
+    }
     return { frames: this.frames, parent: this.parent, frame: this.frame, samples: this.s }
   }
 }

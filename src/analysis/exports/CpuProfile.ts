@@ -2,7 +2,10 @@
  * `tessera export --format cpuprofile -o DIR`: the statistical profiler's samples as
  * `.cpuprofile` files (Chrome DevTools' Performance panel and speedscope open them), one
  * per worker thread (`worker-{host}-{i}.cpuprofile`, `driver.cpuprofile`) or one per
- * task function (`{function}.cpuprofile`, `idle`, `driver`). Times are epoch µs.
+ * task function (`{function}.cpuprofile`, `idle`, `driver`). Times are epoch µs. Each
+ * sample lasts its weight (the thread time it stands for, as `tessera analyze -a profile`
+ * and SQL's `samples` count it); time no sample stands for is an `(unsampled)` sample
+ * (`Profile.toCpuProfile`).
  *
  * Leaves out: the task attribution inside a per-worker file (a `.cpuprofile` has no
  * place for it; per-function files carry it by selection).
@@ -12,7 +15,7 @@
 import { writeFile } from "node:fs/promises"
 import { makeDirectory } from "../../trace/Directory.ts"
 import { join } from "node:path"
-import { cpuProfiles, loadProfilePromise } from "../Profile.ts"
+import { cpuProfiles, cpuProfileSeconds, loadProfilePromise, unsampledNode } from "../Profile.ts"
 
 /**
  * The databases hold no samples (recorded without the statistical profiler).
@@ -40,7 +43,9 @@ export const fileName = (group: string): string => `${group.replace(/[^A-Za-z0-9
 
 /**
  * Writes one `.cpuprofile` per worker or function into `dir` (created); returns the
- * files written with their sample counts. Rejects with `NoSamples` when there are none.
+ * files written with their sample counts (the trace's samples, not the `(unsampled)` ones
+ * between them) and the seconds those stand for. Rejects with `NoSamples` when there are
+ * none.
  *
  * @since 0.1.0
  * @category exports
@@ -49,11 +54,11 @@ export const writeCpuProfiles = async (
   files: ReadonlyArray<string>,
   dir: string,
   by: "worker" | "function"
-): Promise<Array<{ readonly file: string; readonly samples: number; readonly bytes: number }>> => {
+): Promise<Array<{ readonly file: string; readonly samples: number; readonly seconds: number; readonly bytes: number }>> => {
   const data = await loadProfilePromise(files)
   if (data.samples.time.length === 0) throw new NoSamples(files)
   await makeDirectory(dir)
-  const out: Array<{ file: string; samples: number; bytes: number }> = []
+  const out: Array<{ file: string; samples: number; seconds: number; bytes: number }> = []
   const used = new Set<string>()
   for (const { name, profile } of cpuProfiles(data, by)) {
     let file = fileName(name)
@@ -61,7 +66,8 @@ export const writeCpuProfiles = async (
     used.add(file)
     const text = JSON.stringify(profile)
     await writeFile(join(dir, file), text)
-    out.push({ file: join(dir, file), samples: profile.samples.length, bytes: Buffer.byteLength(text) })
+    const gaps = profile.nodes.find((n) => n.callFrame.functionName === unsampledNode && profile.nodes[0]!.children.includes(n.id))
+    out.push({ file: join(dir, file), samples: profile.samples.length - (gaps?.hitCount ?? 0), seconds: cpuProfileSeconds(profile), bytes: Buffer.byteLength(text) })
   }
   return out
 }

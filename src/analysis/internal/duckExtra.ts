@@ -7,7 +7,8 @@
  *   file's clock shift), copied row by row.
  * - `samples`: only when `eventCounts["Profile Samples"] > 0` (a statistical profiler
  *   sidecar `NAME-StatisticalProfiler-HOST.msgpack` is among the databases), through
- *   Profile.ts's reader (which skips every other record undecoded).
+ *   Profile.ts's reader (which skips every other record undecoded); `seconds` is each
+ *   sample's weight as Profile.ts sums it (`sum(seconds)` agrees with `analyze -a profile`).
  *
  * Both tables always exist (empty when the run has none), so queries and `.tables` do
  * not depend on the run. Rows go in through the appender one value at a time: these
@@ -32,7 +33,7 @@ export const loadExtraTables = async (con: DuckDBConnection, t: TraceTables): Pr
   await con.run(`CREATE TABLE transfers (host VARCHAR, worker VARCHAR, keys VARCHAR[], n_keys INTEGER, bytes DOUBLE,
     start DOUBLE, stop DOUBLE, duration DOUBLE, peer VARCHAR, direction VARCHAR, serialize DOUBLE, deserialize DOUBLE)`)
   await con.run(`CREATE TABLE samples (time DOUBLE, host VARCHAR, thread VARCHAR, key VARCHAR, function VARCHAR,
-    stage VARCHAR, interval DOUBLE, frame_function VARCHAR, frame_url VARCHAR, frame_line INTEGER, depth INTEGER)`)
+    stage VARCHAR, interval DOUBLE, seconds DOUBLE, frame_function VARCHAR, frame_url VARCHAR, frame_line INTEGER, depth INTEGER)`)
   if (t.transfers.numRows > 0) await loadTransfers(con, t)
   if ((t.eventCounts[SampleEventNames.samples] ?? 0) > 0) await loadSamples(con, t)
 }
@@ -75,6 +76,7 @@ const loadSamples = async (con: DuckDBConnection, t: TraceTables) => {
     a.appendVarchar(s.name[q]!)
     putString(a, s.stage[q] === "" ? null : s.stage[q]!)
     a.appendDouble(s.interval[q]!)
+    a.appendDouble(s.weight[q]!)
     putString(a, frame === undefined ? null : frame.functionName === "" ? "(anonymous)" : frame.functionName)
     putString(a, frame === undefined || frame.url === "" ? null : frame.url)
     if (frame === undefined || frame.line < 0) a.appendNull()

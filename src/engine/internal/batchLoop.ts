@@ -74,7 +74,7 @@ export const serve = (
  */
 export const noSamples = (last: boolean): Samples => ({
   t: "samples",
-  chunk: { nodes: [], samples: new Int32Array(0), times: new Float64Array(0) },
+  chunk: { nodes: [], samples: new Int32Array(0), times: new Float64Array(0), deltas: new Float64Array(0) },
   interval: 0,
   last
 })
