@@ -216,12 +216,25 @@ export class DuplicateKey extends Data.TaggedError("DuplicateKey")<{
 }> {}
 
 /**
+ * A task's declared `output` is not a Chunk declaration: a dtype that is not one of
+ * Tessera's, or a shape that is not a list of non-negative integers.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidOutput extends Data.TaggedError("InvalidOutput")<{
+  readonly key: string
+  readonly detail: string
+  readonly message: string
+}> {}
+
+/**
  * Why a graph is invalid.
  *
  * @since 0.1.0
  * @category errors
  */
-export type GraphErrorReason = CycleDetected | MissingDependency | DuplicateKey
+export type GraphErrorReason = CycleDetected | MissingDependency | DuplicateKey | InvalidOutput
 
 /**
  * A task graph failed validation; see `reason`.
@@ -365,6 +378,12 @@ export const missingDependency = (key: string, missing: string): GraphError => {
     missing,
     message: `task "${key}" depends on "${missing}", which is not in the graph`
   })
+  return new GraphError({ reason, message: reason.message })
+}
+
+/** @since 0.1.0 @category constructors */
+export const invalidOutput = (key: string, detail: string): GraphError => {
+  const reason = new InvalidOutput({ key, detail, message: `task "${key}": invalid output declaration: ${detail}` })
   return new GraphError({ reason, message: reason.message })
 }
 

@@ -3,8 +3,8 @@
  * arguments (plain structured-cloneable values, `ref(key)` for another task's result,
  * `refs(keys)` for an array of results) and metadata (group name, stage).
  *
- * `make` validates before anything runs: duplicate keys, missing dependencies and
- * cycles (the error names the cycle). The validated graph is index-based: task `i` has
+ * `make` validates before anything runs: duplicate keys, missing dependencies,
+ * cycles (the error names the cycle) and malformed output declarations. The validated graph is index-based: task `i` has
  * key `keys[i]`; dependencies and dependents are stored as CSR int arrays so the
  * scheduler's hot loop touches no Maps or strings.
  *
@@ -177,6 +177,17 @@ export const dependentsOf = (g: TaskGraph, key: string): Array<string> => {
   return i === undefined ? [] : dependentKeysAt(g, i)
 }
 
+const dtypes: ReadonlyArray<string> = ["float32", "float64", "int32", "int64", "uint8"]
+
+/** What is wrong with a declared output, if anything. */
+const outputProblem = (o: TaskOutput): string | undefined => {
+  if (!dtypes.includes(o.dtype)) return `dtype ${JSON.stringify(o.dtype)} is not one of ${dtypes.join(", ")}`
+  if (!Array.isArray(o.shape) || o.shape.length === 0 || !o.shape.every((d) => Number.isInteger(d) && d >= 0 && d < 2 ** 31)) {
+    return `shape ${JSON.stringify(o.shape)} is not a non-empty list of non-negative integers`
+  }
+  return undefined
+}
+
 const validate = (specs: ReadonlyArray<TaskSpec>): TaskGraph | EngineError.GraphError => {
   const n = specs.length
   const index = new Map<string, number>()
@@ -190,6 +201,10 @@ const validate = (specs: ReadonlyArray<TaskSpec>): TaskGraph | EngineError.Graph
   let depCount = 0
   for (let i = 0; i < n; i++) {
     const spec = specs[i]!
+    if (spec.output !== undefined) {
+      const bad = outputProblem(spec.output)
+      if (bad !== undefined) return EngineError.invalidOutput(spec.key, bad)
+    }
     let plan: Array<ArgSlot> | null = null
     const deps: Array<number> = []
     const seen = new Set<number>()

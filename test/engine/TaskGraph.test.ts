@@ -50,6 +50,17 @@ describe("TaskGraph", () => {
     assert.equal((e.reason as EngineError.DuplicateKey).key, "a")
   })
 
+  it("issue 31 item 3: reports a malformed output declaration naming the task", () => {
+    const bad = (output: unknown) => graphErrorOf([{ ...t("a"), output } as TaskGraph.TaskSpec])
+    const e = bad({ dtype: "float", shape: [3] })
+    assert.equal(e.reason._tag, "InvalidOutput")
+    assert.equal((e.reason as EngineError.InvalidOutput).key, "a")
+    assert.match(e.message, /^task "a": invalid output declaration: dtype "float" is not one of float32, float64/)
+    assert.match(bad({ dtype: "float64", shape: [2.5] }).message, /shape \[2.5\] is not a non-empty list of non-negative integers/)
+    assert.match(bad({ dtype: "float64", shape: [] }).message, /shape \[\]/)
+    assert.equal(TaskGraph.makeUnsafe([{ ...t("a"), output: { dtype: "int32", shape: [4, 2] } }]).specs[0]!.output?.dtype, "int32")
+  })
+
   it("makeUnsafe throws the GraphError", () => {
     assert.throws(() => TaskGraph.makeUnsafe([t("a", "b")]), (e: unknown) => e instanceof EngineError.GraphError)
   })
