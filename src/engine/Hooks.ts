@@ -51,6 +51,11 @@ export interface Callbacks {
   pretask?(key: string, graph: TaskGraph, state: SchedulerState): void
   posttask?(key: string, result: unknown, graph: TaskGraph, state: SchedulerState, workerId: number): void
   finish?(graph: TaskGraph, state: SchedulerState, failed: boolean): void
+  /**
+   * One record per task that ran: finished (`state` "memory"), or failed (`state`
+   * "erred", with `error` and the worker-side `traceback`: its kernel threw or returned
+   * something other than its task declared), delivered before `finish`.
+   */
   task?(record: TaskRecord): void
   memory?(record: MemoryRecord): void
   /**
