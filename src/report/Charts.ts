@@ -114,6 +114,22 @@ export const dataTransferLabel = "data transfer"
 export const dataTransferColour = "#e7298a"
 
 /**
+ * Colour-legend label of an erred task in the task stream (a task that failed the run).
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const erredLabel = "(erred task)"
+
+/**
+ * Colour of {@link erredLabel}'s bars (black: no function's colour, not a transfer's red).
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const erredColour = "#111111"
+
+/**
  * Colour-legend label of a driver activity in the task stream.
  *
  * @since 0.1.0
@@ -152,11 +168,13 @@ export const streamRows = (data: ReportData): Array<string> => [
  */
 export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
   const moved = data.transfers.start.length > 0
-  const domain = [...data.functions, transferLabel, ...(moved ? [dataTransferLabel] : []), ...data.activities.map(driverLabel)]
+  const failed = data.failures.length > 0
+  const domain = [...data.functions, transferLabel, ...(moved ? [dataTransferLabel] : []), ...(failed ? [erredLabel] : []), ...data.activities.map(driverLabel)]
   const range = [
     ...data.functions.map((_, i) => functionPalette[i % functionPalette.length]!),
     "#d62728",
     ...(moved ? [dataTransferColour] : []),
+    ...(failed ? [erredColour] : []),
     ...data.activities.map(driverColour)
   ]
   const color = { domain, range }
@@ -249,7 +267,8 @@ export const timelineSpec = (
       field: series,
       type: "nominal",
       title: series,
-      legend: { labelLimit: 200 },
+      // above the plot, not beside it: every time-axis chart's plot takes the page's width
+      legend: { orient: "top", direction: "horizontal", columns: 8, labelLimit: 200 },
       ...(seriesDomain === undefined ? {} : { scale: seriesScale(seriesDomain, palette) })
     }
   }

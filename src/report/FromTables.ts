@@ -19,7 +19,8 @@ import type { TraceTables } from "../analysis/Load.ts"
 import { codesOf, floatsOf, listCodesOf, recode } from "../analysis/Columns.ts"
 import { driverSegments } from "../analysis/Driver.ts"
 import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
-import type { ReportData } from "./ReportData.ts"
+import { erredTasks, stagesOfDot } from "../analysis/StageSummary.ts"
+import type { ReportData, TaskFailure } from "./ReportData.ts"
 import { clockSummaries, driverColumns, gpuWorkersOf, resourceMetrics, transferColumns } from "./ReportData.ts"
 
 /** A phase's duration (seconds) per task from its start and end columns; NaN where absent. */
@@ -86,7 +87,12 @@ const localNames = () => {
  */
 export const fromTables = (
   t: TraceTables,
-  options: { readonly title?: string; readonly sources?: ReadonlyArray<string> } = {}
+  options: {
+    readonly title?: string
+    readonly sources?: ReadonlyArray<string>
+    /** erred tasks' error and traceback by key (the tables keep only their state) */
+    readonly failures?: ReadonlyMap<string, { readonly error: string; readonly traceback: string }>
+  } = {}
 ): ReportData => {
   const n = t.tasks.numRows
   const nm = t.memory.numRows
@@ -97,6 +103,8 @@ export const fromTables = (
   hosts.remap(t.tasks.getChild("host"), n)
   const start = floatsOf(t.tasks.getChild("start"), n)
   const end = floatsOf(t.tasks.getChild("end"), n)
+  // a task without a duration (an erred one, recorded at its failure) is a point at its end
+  for (let i = 0; i < n; i++) if (!Number.isFinite(start[i]!)) start[i] = end[i]!
   const worker = workers.remap(t.tasks.getChild("worker"), n)
   const fn = fns.remap(t.tasks.getChild("function"), n)
   const keyCodes = codesOf(t.tasks.getChild("key"), n)
@@ -148,6 +156,24 @@ export const fromTables = (
   }
   const size = floatsOf(t.tasks.getChild("size"), n)
   const drv = driverColumns(segments, t0)
+  // erred tasks: state "erred"
+  const erred = erredTasks(t.tasks)
+  const failures: Array<TaskFailure> = []
+  for (let i = 0; i < n; i++) {
+    if (erred[i] === 0) continue
+    const text = options.failures?.get(key[i]!)
+    failures.push({
+      task: i,
+      key: key[i]!,
+      function: fns.names[fn[i]!]!,
+      stage: stage[i]! >= 0 ? stages.names[stage[i]!] : undefined,
+      worker: workers.names[worker[i]!]!,
+      start: start[i]! - t0,
+      end: end[i]! - t0,
+      error: text?.error ?? "",
+      traceback: text?.traceback ?? ""
+    })
+  }
   const tr = transferColumns(
     t.transfers.toArray().map((r) => ({
       worker: r.worker ?? "",
@@ -168,6 +194,7 @@ export const fromTables = (
     chunks: floatsOf(t.memory.getChild("tasks"), nm),
     device: floatsOf(t.memory.getChild("device"), nm)
   }
+  const dot = t.metadata.find(isPipelineGraphEvent)?.args.dot
   return {
     title: options.title ?? "Tessera run",
     sources: options.sources ?? t.files,
@@ -190,12 +217,15 @@ export const fromTables = (
       transfer: phaseSeconds(t, "transfer", n),
       bytesIn: bytesIn(t, keyCodes, size, end, n),
       peakMemory: floatsOf(t.tasks.getChild("peak_memory"), n),
-      ioBytes: floatsOf(t.tasks.getChild("io_bytes"), n)
+      ioBytes: floatsOf(t.tasks.getChild("io_bytes"), n),
+      erred
     },
     memory,
     resources: { time: rel(rTime), host: rHost, values },
-    dot: t.metadata.find(isPipelineGraphEvent)?.args.dot,
+    dot,
     stages: stages.names,
+    pipelineStages: dot === undefined ? [] : stagesOfDot(dot),
+    failures,
     driver: drv.driver,
     driverThreads: drv.threads,
     activities: drv.activities,

@@ -164,12 +164,15 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
   const payload = `{"workers":${scriptJson(data.workers)},"functions":${scriptJson(data.functions)},"hosts":${scriptJson(data.hosts)},"stages":${scriptJson(data.stages)},
 "driverThreads":${scriptJson(data.driverThreads)},"activities":${scriptJson(data.activities)},
 "tasks":{"start":${numArray(t.start)},"end":${numArray(t.end)},"worker":${numArray(t.worker)},"fn":${numArray(t.fn)},"size":${numArray(t.size)},"cpu":${numArray(t.cpuTime)},"key":${scriptJson(t.key)},
-"stage":${optArray(t.stage, -1)},"gather":${optArray(t.gather)},"transfer":${optArray(t.transfer)},"bytesIn":${optArray(t.bytesIn, 0)},"peak":${optArray(t.peakMemory)},"io":${optArray(t.ioBytes)}},
+"stage":${optArray(t.stage, -1)},"gather":${optArray(t.gather)},"transfer":${optArray(t.transfer)},"bytesIn":${optArray(t.bytesIn, 0)},"peak":${optArray(t.peakMemory)},"io":${optArray(t.ioBytes)},"erred":${optArray(t.erred, 0)}},
+"failures":${scriptJson(data.failures.map((f) => [f.task, f.error]))},
 "driver":{"start":${numArray(d.start)},"end":${numArray(d.end)},"thread":${numArray(d.thread)},"activity":${numArray(d.activity)},"compute":${numArray(d.compute)},"tasks":${numArray(d.tasks)},"key":${scriptJson(d.key)}},
 "memory":{"t":${numArray(pick(m.time, mi))},"worker":${numArray(pick(m.worker, mi))},"bytes":${numArray(pick(m.bytes, mi), memUnit.scale)},"chunks":${numArray(pick(m.chunks, mi))},"device":${optArray(pick(m.device, mi).map((v) => v / devUnit.scale))}},
 "transfers":{"start":${numArray(x.start)},"end":${numArray(x.end)},"worker":${numArray(x.worker)},"bytes":${numArray(x.bytes)},"nKeys":${numArray(x.nKeys)},"peer":${scriptJson(x.peer)},"direction":${scriptJson(x.direction)},"keys":${scriptJson(x.keys)}},
 "resources":{"t":${numArray(pick(r.time, ri))},"host":${numArray(pick(r.host, ri))},"cols":{${resourceCols}}}}`
 
+  // stages: the pipeline graph's (a stage that ran no task of its own counts), else those tasks name
+  const stageCount = new Set([...data.pipelineStages, ...data.stages]).size
   const counts = Object.entries(data.eventCounts)
     .map(([k, v]) => `${esc(k)}: ${v.toLocaleString("en-US")}`)
     .join(" · ")
@@ -198,12 +201,16 @@ th.asc::after{content:" ▲"} th.desc::after{content:" ▼"}
 .note{color:#666;font-size:12px;margin:4px 0} .dag svg{max-width:100%;height:auto;background:#fff}
 #tooltip{position:fixed;pointer-events:none;background:rgba(255,255,255,.97);border:1px solid #999;border-radius:3px;padding:4px 8px;font-size:12px;display:none;z-index:10;max-width:560px;box-shadow:0 1px 4px rgba(0,0,0,.2)}
 #tooltip td{border:0;padding:0 6px 0 0} #tooltip td.k{color:#666}
+dd.failed{color:#8b0000;font-weight:600} .failure{border:2px solid #c00000;background:#fff5f5;border-radius:4px;padding:8px 12px}
+.failure .error code{white-space:pre-wrap;color:#8b0000;font-size:13px} .failure pre{white-space:pre-wrap;font-size:12px;background:#fff;border:1px solid #e4e4e4;padding:6px;max-height:320px;overflow:auto}
 </style></head><body><main>
 <header><h1>${esc(data.title)}</h1><dl>
 <dt>hosts</dt><dd>${esc(data.hosts.join(", ")) || "—"}</dd>
 <dt>workers</dt><dd>${data.workers.length}${data.gpuWorkers.length > 0 ? ` (GPU: ${esc(data.gpuWorkers.join(", "))})` : ""}</dd>
 <dt>wall time</dt><dd>${fmtSeconds(data.wall)}</dd>
-<dt>tasks</dt><dd>${t.start.length.toLocaleString("en-US")} in ${data.functions.length} functions${data.stages.length > 0 ? `, ${data.stages.length} stages` : ""}</dd>
+<dt>tasks</dt><dd>${t.start.length.toLocaleString("en-US")} in ${data.functions.length} functions${stageCount > 0 ? `, ${stageCount} stage${stageCount === 1 ? "" : "s"}` : ""}</dd>
+${data.failures.length > 0 ? `<dt>status</dt><dd class="failed"><a href="#failure">failed</a>: task <code>${esc(data.failures[0]!.key)}</code> erred${
+    data.failures[0]!.stage === undefined ? "" : ` in stage ${esc(data.failures[0]!.stage)}`}${data.failures[0]!.error === "" ? "" : ` — ${esc(data.failures[0]!.error.length > 300 ? `${data.failures[0]!.error.slice(0, 300)}…` : data.failures[0]!.error)}`}</dd>` : ""}
 <dt>events</dt><dd>${counts || "none"}</dd>
 ${data.sources.length > 0 ? `<dt>sources</dt><dd>${data.sources.map(esc).join("<br>")}</dd>` : ""}
 </dl><nav>${nav}</nav></header>

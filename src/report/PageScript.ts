@@ -33,7 +33,7 @@
  * @since 0.1.0
  */
 
-import { dataTransferLabel, transferLabel } from "./Charts.ts"
+import { dataTransferLabel, erredLabel, transferLabel } from "./Charts.ts"
 
 /**
  * A view of the page: its element id, compiled Vega spec, and its windowed data
@@ -72,6 +72,11 @@ var tS = Float64Array.from(T.start), tE = Float64Array.from(T.end), tW = Int32Ar
 function floats(a, empty){ return a == null ? new Float64Array(nT).fill(empty) : Float64Array.from(a, function(x){ return x == null ? NaN : x; }); }
 var tG = floats(T.gather, NaN), tX = floats(T.transfer, NaN), tSt = T.stage == null ? new Int32Array(nT).fill(-1) : Int32Array.from(T.stage);
 var tIn = floats(T.bytesIn, 0), tPk = floats(T.peak, NaN), tIo = floats(T.io, NaN);
+// erred tasks (a failed run): drawn in their own colour, always one bar each; their errors by task
+var tErr = T.erred == null ? new Uint8Array(nT) : Uint8Array.from(T.erred), ERRED = ${JSON.stringify(erredLabel)}, errText = {};
+(D.failures || []).forEach(function(f){ errText[f[0]] = f[1]; });
+var erredIdx = []; for (var ei = 0; ei < nT; ei++) if (tErr[ei]) erredIdx.push(ei);
+function erredRow(i){ return { _i: i, _p: "compute", worker: D.workers[tW[i]], c: ERRED, start: tS[i], end: tE[i], _o: 1, _sw: 2.5 }; }
 var DR = D.driver, nD = DR.start.length, dS = Float64Array.from(DR.start), dE = Float64Array.from(DR.end);
 var TRANSFER = ${JSON.stringify(transferLabelText)}, MOVED = ${JSON.stringify(dataTransferLabel)};
 var X = D.transfers, nX = X.start.length, xS = Float64Array.from(X.start), xE = Float64Array.from(X.end);
@@ -107,6 +112,7 @@ function streamRows(x0, x1, width){
   var rows = [];
   if (visible <= MAX_DETAIL) {
     for (o = from; o < to; o++) { i = order[o]; if (tE[i] < x0 || tS[i] > x1) continue;
+      if (tErr[i]) { rows.push(erredRow(i)); continue; }
       // phases as dask draws them: gather at the start and transfer at the end in their
       // own colour, compute in between coloured by function
       var g = tG[i] > 0 ? tG[i] : 0, x = tX[i] > 0 ? tX[i] : 0, w = D.workers[tW[i]], cs = tS[i] + g, ce = tE[i] - x;
@@ -148,6 +154,7 @@ function streamRows(x0, x1, width){
   }
   transferRows(x0, x1, rows, false);
   driverRows(x0, x1, rows);
+  erredIdx.forEach(function(i){ if (tE[i] >= x0 && tS[i] <= x1) rows.push(erredRow(i)); });
   return { rows: rows, visible: visible, detail: false };
 }
 
@@ -212,6 +219,7 @@ function esc(s){ return String(s).replace(/[&<>"]/g, function(c){ return {"&":"&
 function taskInfo(i, phase){
   var d = tE[i] - tS[i], cpu = T.cpu ? T.cpu[i] : null, out = [];
   if (phase === "gather" || phase === "transfer") out.push(["phase", phase === "gather" ? "gather (inputs in) " + fmtTime(tG[i]) : "transfer (result out) " + fmtTime(tX[i])]);
+  if (tErr[i]) { var et = errText[i] || ""; out.push(["state", "erred (this task failed the run)"]); if (et !== "") out.push(["error", et.length > 400 ? et.slice(0, 400) + "\u2026" : et]); }
   out = out.concat([["key", T.key[i]], ["function", D.functions[tF[i]]], ["stage", tSt[i] >= 0 ? D.stages[tSt[i]] : "\u2014"], ["worker", D.workers[tW[i]]],
     ["start", fmtTime(tS[i])], ["end", fmtTime(tE[i])], ["duration", fmtTime(d)]]);
   if (isFinite(tG[i]) || isFinite(tX[i])) out.push(["gather / transfer", fmtTime(isFinite(tG[i]) ? tG[i] : 0) + " / " + fmtTime(isFinite(tX[i]) ? tX[i] : 0)]);
@@ -265,8 +273,9 @@ var state = { visible: 0, drawn: 0, detail: true, domain: dom };
 // other sections following the zoom (FlameGraph.ts): called with the window, or null for the whole run
 var zoomListeners = [];
 function plotWidth(view){ return view.width ? view.width() : 1000; }
-// the time-axis charts' plot width: the page's width less the y axis and a legend's room
-function fitWidth(){ var m = document.querySelector("main") || document.body; return Math.max(360, Math.floor(m.clientWidth - 110 - 250 - 24)); }
+// the time-axis charts' plot width: the page's width less the y axis (their legends
+// sit above or below the plot, so the plot takes the rest) and the view's padding
+function fitWidth(){ var m = document.querySelector("main") || document.body; return Math.max(360, Math.floor(m.clientWidth - 110 - 24)); }
 function replace(view, source, rows){ view.change(source, vega.changeset().remove(vega.truthy).insert(rows)); }
 // One zoom / pan step: the task stream first (its rows and xdom in one dataflow run),
 // then — in a later task, so the browser can paint the stream in between — every

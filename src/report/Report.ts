@@ -18,8 +18,10 @@ import { isTraceFormatError } from "../trace/TraceFormatError.ts"
 import { fromTables } from "./FromTables.ts"
 import { renderHtml } from "./Html.ts"
 import type { ReportTable } from "./TableHtml.ts"
-import { isReportInputError, ReportInputError, runName } from "./LoadEvents.ts"
+import { isReportInputError, loadEvents, ReportInputError, runName } from "./LoadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
+import { failureText } from "./ReportData.ts"
+import { erredTasks } from "../analysis/StageSummary.ts"
 import { runAll as runUserAnalyses } from "../analysis/Plugin.ts"
 import type { QueryError } from "../analysis/Query.ts"
 import { analysisTables, fromArrow, transferTables } from "./ReportTables.ts"
@@ -84,8 +86,28 @@ export const loadReportInput = (
 ): Effect.Effect<ReportInput, ReportInputError> =>
   fromPromise(async () => {
     const tables = await loadPromise(files)
-    return { data: fromTables(tables, { title: title ?? runName(files), sources: files }), tables }
+    const failures = await failureTexts(tables, files)
+    return { data: fromTables(tables, { title: title ?? runName(files), sources: files, ...(failures === undefined ? {} : { failures }) }), tables }
   })
+
+/**
+ * The erred tasks' error and traceback by key, for a run that failed (the loaded tables
+ * keep only a task's state): the files' `Compute` events with state `erred`, decoded
+ * whole in a second pass that only a trace with an erred task pays for.
+ */
+const failureTexts = async (
+  tables: TraceTables,
+  files: ReadonlyArray<string>
+): Promise<Map<string, { readonly error: string; readonly traceback: string }> | undefined> => {
+  if (!erredTasks(tables.tasks).includes(1)) return undefined
+  const out = new Map<string, { readonly error: string; readonly traceback: string }>()
+  for (const e of (await loadEvents(files)).events) {
+    if (e.name !== "Compute" || e.phase !== "X") continue
+    const a = (e.args ?? {}) as Record<string, unknown>
+    if (a["state"] === "erred") out.set(String(a["key"] ?? ""), failureText(a))
+  }
+  return out
+}
 
 /**
  * `loadReportInput` as a Promise.

@@ -13,6 +13,7 @@
  *
  * @since 0.1.0
  */
+import { stagesOfDot } from "../analysis/StageSummary.ts"
 import { directionOf, type TransferRow } from "../analysis/Transfers.ts"
 import { keySplit } from "../trace/KeySplit.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
@@ -42,6 +43,29 @@ export interface TaskColumns {
   readonly bytesIn: Float64Array
   readonly peakMemory: Float64Array
   readonly ioBytes: Float64Array
+  /** 1 where the task erred (`state` "erred": its kernel threw), else 0 */
+  readonly erred: Uint8Array
+}
+
+/**
+ * A task that erred (`Compute` event with `state` "erred"): the task failed the run.
+ * `task` indexes the task columns; `error` is its message (`args.error`, else
+ * `args.exception`; "" where the trace has none), `traceback` the stack on the thread
+ * that ran it (`args.traceback`; "" where absent). Times are relative to `t0`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskFailure {
+  readonly task: number
+  readonly key: string
+  readonly function: string
+  readonly stage: string | undefined
+  readonly worker: string
+  readonly start: number
+  readonly end: number
+  readonly error: string
+  readonly traceback: string
 }
 
 /**
@@ -169,6 +193,10 @@ export interface ReportData {
   readonly dot: string | undefined
   /** stage names (`args.stage`), in order of first appearance */
   readonly stages: ReadonlyArray<string>
+  /** the pipeline graph's stages (`dot`'s nodes, in the order the pipeline runs them); empty without a graph */
+  readonly pipelineStages: ReadonlyArray<string>
+  /** the tasks that erred, in task order (empty for a run that did not fail) */
+  readonly failures: ReadonlyArray<TaskFailure>
   readonly driver: DriverColumns
   /** thread names of the driver's segments */
   readonly driverThreads: ReadonlyArray<string>
@@ -405,6 +433,27 @@ export const driverColumns = (
 }
 
 /**
+ * An erred task's error and traceback from its `Compute` event's args: `error` (else
+ * `exception`) and `traceback`, as strings ("" where absent).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const failureText = (args: unknown): { readonly error: string; readonly traceback: string } => {
+  const a = asRecord(args)
+  const text = (u: unknown): string => {
+    if (typeof u === "string") return u
+    if (u === undefined || u === null) return ""
+    try {
+      return JSON.stringify(u) ?? String(u)
+    } catch {
+      return String(u)
+    }
+  }
+  return { error: text(a["error"] ?? a["exception"]), traceback: text(a["traceback"]) }
+}
+
+/**
  * Fold trace events into the report model.
  *
  * The loop is plain imperative code on purpose: it runs once per event (1M+ for the
@@ -460,8 +509,10 @@ export const fromEvents = (
     transfer: nan(),
     bytesIn: new Float64Array(nTask),
     peakMemory: nan(),
-    ioBytes: nan()
+    ioBytes: nan(),
+    erred: new Uint8Array(nTask)
   }
+  const failures: Array<TaskFailure> = []
   const deps = new Array<ReadonlyArray<string>>(nTask)
   const segments: Array<Parameters<typeof driverColumns>[0][number]> = []
   const memory: MemoryColumns = {
@@ -499,6 +550,19 @@ export const fromEvents = (
       tasks.transfer[it] = phaseSeconds(a["startstops"], "transfer")
       tasks.peakMemory[it] = num(a["peak_memory"])
       tasks.ioBytes[it] = num(a["io_bytes"])
+      if (a["state"] === "erred") {
+        tasks.erred[it] = 1
+        failures.push({
+          task: it,
+          key,
+          function: fns.names[tasks.fn[it]!]!,
+          stage: typeof stage === "string" ? stage : undefined,
+          worker: workers.names[tasks.worker[it]!]!,
+          start: tasks.start[it]!,
+          end: tasks.end[it]!,
+          ...failureText(a)
+        })
+      }
       const ds = a["dependencies"]
       deps[it] = Array.isArray(ds) ? ds.filter((x): x is string => typeof x === "string") : []
       it++
@@ -575,6 +639,8 @@ export const fromEvents = (
     resources,
     dot,
     stages: stages.names,
+    pipelineStages: dot === undefined ? [] : stagesOfDot(dot),
+    failures,
     driver: drv.driver,
     driverThreads: drv.threads,
     activities: drv.activities,

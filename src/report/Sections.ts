@@ -3,12 +3,14 @@
  * the Vega views it holds), so a new section (a flame graph, transfers) is one more
  * builder in `reportSections`. The page answers the first question first:
  *
+ * 0. `failure` — only for a run that failed: the erred task (key, function, stage,
+ *    worker, error message, its stack folded).
  * 1. `time` — where did the time go: the run's worker time per stage and per function
  *    as stacked bars (compute, transfer, driver, idle), the one-line summary "tasks X s,
  *    driver Y s, idle Z s" for the run and per worker, and what the trace lacks.
  * 2. `stream` — the task stream (phases, the driver's row).
  * 3. `stages` — the stage DAG annotated with each stage's time and tasks, and the
- *    per-stage table.
+ *    per-stage table (`analysis/StageSummary.ts`' rows: `stage_summary`'s numbers).
  * 4. `resources` — resource usage, managed memory and chunks held (aligned timelines),
  *    and GPU workers' device memory.
  * 4b. `transfers` — only where the run moved data or measured clocks: bandwidth tables
@@ -80,7 +82,7 @@ const timeSection = ({ breakdown: b, data }: SectionInput): ReportSection => {
   const top = [...b.stages].sort((x, y) => y.split.compute + y.split.transfer - (x.split.compute + x.split.transfer))[0]
   const absent = [
     b.hasDriver ? "" : "no Driver events in these databases (DASF traces have none): driver time is not measured and counts as idle",
-    b.hasStages ? "" : "tasks carry no stage: one row for the whole run",
+    b.hasStages ? "" : "tasks carry no stage: their time is one row, (no stage)",
     b.hasPhases || data.tasks.start.length === 0 ? "" : "tasks carry no gather / transfer phases: all task time counts as compute"
   ].filter((s) => s !== "")
   const workers = b.perWorker.map((w) => `<li><b>${esc(w.name)}</b>: ${summaryLine(w, b.hasDriver)}</li>`).join("")
@@ -106,6 +108,7 @@ const streamSection = ({ breakdown: b, data }: SectionInput): ReportSection => (
   title: "Task stream",
   html: `${note(`one row per worker${data.gpuWorkers.length > 0 ? ` (GPU workers: ${esc(data.gpuWorkers.join(", "))})` : ""}${b.hasDriver ? " and one for the driver (the main thread)" : ""}${
     b.hasPhases ? "; a task's gather and transfer phases are drawn at its ends in red" : ""}${
+    data.failures.length > 0 ? `; the erred task${data.failures.length === 1 ? "" : "s"} (the run failed) in black, outlined` : ""}${
     data.transfers.start.length > 0 ? `; ${data.transfers.start.length.toLocaleString("en-US")} data transfers (peer fetches, device copies) in pink on the receiving worker's row` : ""}${
     b.hasDriver ? "; the driver's segments in browns and greys (light grey: waiting for the workers)" : "; no Driver events: the time between tasks is not explained"}`)}${div("task-stream", "chart wide")}`,
   views: [{ id: "task-stream", spec: taskStreamVega(data), sources: [{ source: "tasks", rows: "stream" }], fit: true }]
@@ -117,55 +120,68 @@ const dotString = (s: string): string => `"${s.replace(/\\/g, "\\\\").replace(/"
 /**
  * The stage DAG's DOT with each stage's time: every stage of `stages` whose node the
  * graph has (`"name"`) gets a label with its wall time, share of the run, tasks and task
- * time, and a fill whose darkness is its share.
+ * time, and a fill whose darkness is its share; a stage with erred tasks is outlined in
+ * red and says so. Every node and edge label is drawn in one font (Helvetica, as
+ * Graphviz measures it), also nodes no stage row names.
  *
  * @since 0.1.0
  * @category rendering
  */
 export const annotateDot = (dot: string, stages: ReadonlyArray<StageTime>, wall: number): string => {
   const close = dot.lastIndexOf("}")
-  if (close < 0) return dot
+  const open = dot.indexOf("{")
+  if (close < 0 || open < 0 || open > close) return dot
+  // a font the browser has, sized as Graphviz measures it, for every node and edge
+  const defaults = `\n  node [fontname="Helvetica", fontsize=11, margin="0.25,0.1"]; edge [fontname="Helvetica", fontsize=10];`
   const lines: Array<string> = []
   for (const s of stages) {
+    if (s.row.kind !== "stage") continue
     const node = dotString(s.name)
     if (!dot.includes(node)) continue
     const share = wall > 0 ? s.wall / wall : 0
-    const busy = s.split.compute + s.split.transfer
+    const busy = s.row.taskTime
+    const failed = s.row.erred > 0
     // the label is a DOT string: escape the name, then join lines with DOT's \n escape
-    const label = `${dotString(s.name).slice(1, -1)}\\n${fmtSeconds(s.wall)} (${(share * 100).toFixed(0)} % of wall)\\n${s.tasks.toLocaleString("en-US")} tasks, ${fmtSeconds(busy)} task time`
+    const label = `${dotString(s.name).slice(1, -1)}\\n${fmtSeconds(s.wall)} (${(share * 100).toFixed(0)} % of wall)\\n${s.tasks.toLocaleString("en-US")} tasks, ${fmtSeconds(busy)} task time${
+      failed ? `\\nFAILED: ${s.row.erred.toLocaleString("en-US")} erred task${s.row.erred === 1 ? "" : "s"}` : ""}`
     const light = Math.round(255 - 120 * Math.min(1, share))
     const fill = `#${light.toString(16).padStart(2, "0")}${Math.round(255 - 60 * Math.min(1, share)).toString(16).padStart(2, "0")}ff`
-    // a font the browser has, sized as Graphviz measures it, and room around the text
-    lines.push(`  ${node} [label="${label}", style="rounded,filled", fillcolor="${fill}", fontname="Helvetica", fontsize=11, margin="0.25,0.1"];`)
+    lines.push(`  ${node} [label="${label}", style="rounded,filled", fillcolor="${fill}"${failed ? `, color="#c00000", penwidth=2.5, fontcolor="#8b0000"` : ""}];`)
   }
-  return `${dot.slice(0, close)}${lines.join("\n")}\n${dot.slice(close)}`
+  return `${dot.slice(0, open + 1)}${defaults}${dot.slice(open + 1, close)}${lines.join("\n")}\n${dot.slice(close)}`
 }
 
 /**
- * The per-stage table: one row per stage (see TimeBreakdown.ts).
+ * The per-stage table: one row per stage of `analysis/StageSummary.ts`' definition (the
+ * numbers of `tessera analyze -a stage_summary`).
  *
  * @since 0.1.0
  * @category rendering
  */
-export const stageTable = (b: TimeBreakdown): ReportTable => ({
-  title: "Per stage",
-  description:
-    "wall: the stage's share of the run (its computes, driver work included; (no stage): tasks without a stage and the start-up around them); task time: its tasks' durations; driver: the main thread's own work in it; bytes in / out: read from dependencies / produced by its tasks; share: wall ÷ the run's wall time",
-  columns: ["stage", "tasks", "wall (s)", "share of wall time", "task time (s)", "compute (s)", "transfer (s)", "driver (s)", "bytes in", "bytes out"],
-  units: [undefined, "count", "s", "share", "s", "s", "s", "s", "bytes", "bytes"],
-  rows: b.stages.map((s) => [
-    s.name,
-    s.tasks,
-    s.wall,
-    b.wall > 0 ? s.wall / b.wall : null,
-    s.split.compute + s.split.transfer,
-    s.split.compute,
-    s.split.transfer,
-    s.driverOwn,
-    s.bytesIn,
-    s.bytesOut
-  ])
-})
+export const stageTable = (b: TimeBreakdown): ReportTable => {
+  const failed = b.stages.some((s) => s.row.erred > 0)
+  return {
+    title: "Per stage",
+    description:
+      "as tessera analyze -a stage_summary: (start-up): from the run's start to its first task (driver setup, the pool's and the workers' start-up); wall: the stage's windows — its computes, from each one's first driver step to the next's, driver work included; tasks and task time: the tasks that carry the stage's name (a stage no task names shows 0); compute / transfer: the task time split by the tasks' phases; driver: the main thread's own work in its windows; bytes in / out: read from dependencies / produced by its tasks; share: wall ÷ the run's wall time" +
+      (failed ? "; erred: tasks that failed (the run failed)" : ""),
+    columns: ["stage", "tasks", ...(failed ? ["erred"] : []), "wall (s)", "share of wall time", "task time (s)", "compute (s)", "transfer (s)", "driver (s)", "bytes in", "bytes out"],
+    units: [undefined, "count", ...(failed ? ["count" as const] : []), "s", "share", "s", "s", "s", "s", "bytes", "bytes"],
+    rows: b.stages.map(({ row: s }) => [
+      s.stage,
+      s.tasks,
+      ...(failed ? [s.erred] : []),
+      s.wall,
+      Number.isFinite(s.share) ? s.share : null,
+      s.taskTime,
+      s.compute,
+      s.transfer,
+      s.driver,
+      s.bytesIn,
+      s.bytesOut
+    ])
+  }
+}
 
 const stagesSection = async ({ breakdown: b, data, maxTableRows }: SectionInput): Promise<ReportSection> => {
   let dag = ""
@@ -177,6 +193,33 @@ const stagesSection = async ({ breakdown: b, data, maxTableRows }: SectionInput)
     }
   } else dag = note("no Pipeline Graph event in these databases: no stage DAG to draw")
   return { id: "stages", title: "Pipeline stages", html: `${dag}${renderTable(stageTable(b), maxTableRows, "stages")}`, views: [] }
+}
+
+/**
+ * The failure section, first on the page of a run that failed: which task erred (key,
+ * function, stage, worker, when) and its error message, then the stack on the thread
+ * that ran it, folded. Every string is the trace's, shown as text.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const failureSection = (data: ReportData): ReportSection => {
+  const f = data.failures
+  const first = f[0]!
+  const more = f.length > 1 ? ` (and ${(f.length - 1).toLocaleString("en-US")} more erred task${f.length === 2 ? "" : "s"}, below)` : ""
+  const msg = (s: string) => (s === "" ? "<i>the trace records no error message</i>" : `<code>${esc(s.length > 2000 ? `${s.slice(0, 2000)}…` : s)}</code>`)
+  const rows = f.slice(0, 50).map((x) =>
+    `<tr><td><code>${esc(x.key)}</code></td><td>${esc(x.function)}</td><td>${x.stage === undefined ? "—" : esc(x.stage)}</td><td>${esc(x.worker)}</td><td class="n">${esc(fmtSeconds(x.start))}</td><td class="n">${
+      esc(fmtSeconds(Math.max(0, x.end - x.start)))}</td><td>${msg(x.error)}</td></tr>`).join("")
+  const stacks = f.filter((x) => x.traceback !== "").slice(0, 10).map((x) =>
+    `<details><summary>stack of <code>${esc(x.key)}</code> (on ${esc(x.worker)})</summary><pre>${esc(x.traceback)}</pre></details>`).join("")
+  const html = `<div class="failure" id="failure-banner"><p class="summary"><b>The run failed.</b> Task <code>${esc(first.key)}</code> (function <b>${esc(first.function)}</b>${
+    first.stage === undefined ? "" : `, stage <b>${esc(first.stage)}</b>`}, on ${esc(first.worker)}) erred ${esc(fmtSeconds(first.end))} into the run${more}:</p>
+<p class="error">${msg(first.error)}</p>
+${note("this report shows what ran up to the failure; the erred task is drawn in the task stream in its own colour (black, outlined) and its stage is outlined in red in the stage graph")}
+<div class="tablewrap"><table><thead><tr><th>key</th><th>function</th><th>stage</th><th>worker</th><th>start</th><th>ran for</th><th>error</th></tr></thead><tbody>${rows}</tbody></table></div>
+${f.length > 50 ? note(`${(f.length - 50).toLocaleString("en-US")} more erred tasks not listed`) : ""}${stacks}</div>`
+  return { id: "failure", title: "Failure", html, views: [] }
 }
 
 const resourcesSection = ({ data }: SectionInput): ReportSection => {
@@ -280,6 +323,7 @@ const analysesSection = ({ tables, maxTableRows }: SectionInput): ReportSection 
  * @category rendering
  */
 export const reportSections = async (input: SectionInput): Promise<Array<ReportSection>> => [
+  ...(input.data.failures.length > 0 ? [failureSection(input.data)] : []),
   timeSection(input),
   streamSection(input),
   await stagesSection(input),

@@ -49,19 +49,24 @@ describe("TimeBreakdown", () => {
   it("splits each stage's windows × workers into compute, transfer, driver and idle", () => {
     const b = timeBreakdown(fromEvents(run))
     assert.equal(b.wall, 10)
-    assert.deepEqual(b.stages.map((s) => [s.name, s.tasks, s.wall]), [["A", 2, 4], ["B", 2, 6]])
-    const [a, bb] = b.stages
+    // the start-up (before the first task) is its own row, never stage A's
+    assert.deepEqual(b.stages.map((s) => [s.name, s.tasks, s.wall]), [["(start-up)", 0, 1], ["A", 2, 3], ["B", 2, 6]])
+    const [up, a, bb] = b.stages
     const close = (x: number, y: number) => assert.ok(Math.abs(x - y) < 1e-9, `${x} vs ${y}`)
-    // A: w0 busy 2 (0.4 transfer), w1 busy 1 (0.2); driver setup 0..1 on both (w0's start-up inside it)
+    // start-up: the driver's setup 0..1 is driver time on both workers (w0's start-up inside it)
+    close(up!.split.driver, 2)
+    close(up!.split.idle, 0)
+    close(up!.driverOwn, 1)
+    // A: w0 busy 2 (0.4 transfer), w1 busy 1 (0.2); the rest idle
     close(a!.split.compute, 2.4)
     close(a!.split.transfer, 0.6)
-    close(a!.split.driver, 2)
-    close(a!.split.idle, 8 - 3 - 2)
+    close(a!.split.driver, 0)
+    close(a!.split.idle, 6 - 3)
     // B: between computes 4..5 is driver time for both workers
     close(bb!.split.compute + bb!.split.transfer, 7)
     close(bb!.split.driver, 2)
     close(bb!.split.idle, 12 - 7 - 2)
-    close(a!.driverOwn, 1)
+    close(a!.driverOwn, 0)
     close(bb!.driverOwn, 1)
     assert.deepEqual(b.functions.map((f) => f.name), ["g", "f"])
     close(b.runLine.tasks, 2 + 5)
@@ -106,7 +111,7 @@ describe("TimeBreakdown", () => {
     const events = [task("w0", 0, 1, undefined), task("w1", 0.5, 2, undefined)].map((e) => ({ ...e, args: { key: (e.args as any).key, name: "f" } }))
     const d = fromEvents(events)
     const b = timeBreakdown(d)
-    assert.deepEqual(b.stages.map((s) => s.name), ["(whole run)"])
+    assert.deepEqual(b.stages.map((s) => s.name), ["(no stage)"])
     assert.equal(b.hasDriver, false)
     assert.equal(b.run.driver, 0)
     const html = await renderHtml(d)
@@ -121,7 +126,7 @@ describe("report sections", () => {
   it("annotates the stage DAG with each stage's time, escaping stage names for DOT", () => {
     const b = timeBreakdown(fromEvents(run))
     const dot = annotateDot(`digraph p {\n  "A";\n  "B";\n  "A" -> "B";\n}`, b.stages, b.wall)
-    assert.match(dot, /"A" \[label="A\\n4 s \(40 % of wall\)\\n2 tasks, 3 s task time"/)
+    assert.match(dot, /"A" \[label="A\\n3 s \(30 % of wall\)\\n2 tasks, 3 s task time"/)
     assert.match(dot, /"B" \[label="B\\n6 s \(60 % of wall\)/)
     const evil = timeBreakdown(fromEvents([task("w0", 0, 1, `x" URL="javascript:alert(1)`)]))
     const out = annotateDot(`digraph p { "x\\" URL=\\"javascript:alert(1)"; }`, evil.stages, evil.wall)
@@ -132,7 +137,7 @@ describe("report sections", () => {
     const t = stageTable(timeBreakdown(fromEvents(run)))
     assert.ok(t.description !== undefined && t.description.length > 20)
     assert.equal(t.columns.length, t.units!.length)
-    assert.deepEqual(t.rows.map((r) => r[0]), ["A", "B"])
+    assert.deepEqual(t.rows.map((r) => r[0]), ["(start-up)", "A", "B"])
   })
 
   it("formats numbers for people", () => {
