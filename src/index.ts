@@ -4,6 +4,9 @@
  * (`DefaultProfiler`, `Trace`, `ResourceMonitor`), and read what was recorded
  * (`Analysis`, `Report`).
  *
+ * Needs Node.js 24 or newer: importing it on an older Node throws an
+ * `UnsupportedNodeError` (one line) before anything else runs.
+ *
  * Everything else is a documented subpath (`tessera/<layer>/<Module>`, see
  * docs/package.md); nothing under a layer's `internal/` is reachable from outside.
  *
@@ -20,6 +23,10 @@
  *
  * @since 0.1.0
  */
+
+// First: on a Node.js older than 24 this import throws one line (UnsupportedNodeError),
+// before any other module of the package runs (NodeVersion.ts).
+import "./NodeVersion.ts"
 
 // What users write
 export * as ChunkedArray from "./dsl/ChunkedArray.ts"

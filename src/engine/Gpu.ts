@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * GPU devices through WebGPU (Dawn's Node binding, the `webgpu` package), and what a GPU
  * kernel sees of one.

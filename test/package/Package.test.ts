@@ -3,12 +3,14 @@
  * into a temporary consumer project, typecheck a consumer file under a standard
  * `module: nodenext` tsconfig, run it (a small profiled pipeline, its trace loaded and
  * printed as a table), and run the `tessera` binary from there — on Node 24, and on an
- * older Node, where it must say which Node it needs.
+ * older Node, where it must say which Node it needs, as the library must when an older
+ * Node imports it. The consumer is typechecked with TypeScript 7 and TypeScript 5 (the
+ * `typescript5` dev dependency, an npm alias), with `skipLibCheck: false`.
  *
  * Needs the npm registry (dependencies of the tarball; npm's cache serves most of them).
  */
 import assert from "node:assert/strict"
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync, spawnSync, type SpawnSyncReturns } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -18,7 +20,11 @@ import { childEnv } from "../fixtures/env.ts"
 
 const repo = fileURLToPath(new URL("../../", import.meta.url))
 const fixture = join(repo, "test/fixtures/dasf-small/small-TracePlugin.msgpack")
-const tsc = join(repo, "node_modules/.bin/tsc")
+/** TypeScript 7 and 5, by their packages' own paths (both declare a `tsc` binary). */
+const tscs = [
+  { major: 7, bin: join(repo, "node_modules/typescript/bin/tsc") },
+  { major: 5, bin: join(repo, "node_modules/typescript5/bin/tsc") }
+]
 const node24 = process.execPath
 
 /** No npm variables of an enclosing `npm test`, and a quiet npm. */
@@ -61,6 +67,26 @@ process.stdout.write(Analysis.toText(Analysis.perFunctionBottleneck(tables), 10)
 process.stdout.write("clusters " + kmeans.model!.nClusters + " " + typeof TaskGraph.make + "\\n")
 `
 
+/** The consumer of issue 31 item 7, as plain JavaScript (`node main.mjs`): a profiled pipeline. */
+const consumerJs = `
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { Datasets, DefaultProfiler, Estimators, Executor, Pipeline } from "tessera"
+
+const { X } = Datasets.makeBlobs({ nSamples: 4_000, centers: [[0, 0], [6, 6]], chunks: 1_000 })
+const pipeline = Pipeline.make("consumer")
+pipeline.add(new Estimators.KMeans({ nClusters: 2 }).fitPredict, { X })
+await Effect.runPromise(
+  pipeline.run().pipe(
+    Effect.provide(Executor.layerWorkers({ workers: 2 })),
+    Effect.provide(DefaultProfiler.layer({ name: "consumer", directory: mkdtempSync(join(tmpdir(), "tessera-old-")) }))
+  )
+)
+console.log("ran")
+`
+
 describe("Package", { timeout: 300_000 }, () => {
   let work = ""
   let consumer = ""
@@ -77,11 +103,12 @@ describe("Package", { timeout: 300_000 }, () => {
     writeFileSync(
       join(consumer, "tsconfig.json"),
       JSON.stringify({
-        compilerOptions: { module: "nodenext", target: "es2023", strict: true, noEmit: true, types: ["node"] },
+        compilerOptions: { module: "nodenext", target: "es2023", strict: true, noEmit: true, types: ["node"], skipLibCheck: false },
         include: ["*.ts"]
       })
     )
     writeFileSync(join(consumer, "main.ts"), consumerTs)
+    writeFileSync(join(consumer, "main.mjs"), consumerJs)
     const installed = run(
       "npm",
       ["install", "--prefer-offline", "--no-audit", "--no-fund", join(work, tarball), "@types/node@24"],
@@ -104,9 +131,22 @@ describe("Package", { timeout: 300_000 }, () => {
     assert.equal(ls.stdout.trim(), "", `TypeScript sources in the package:\n${ls.stdout}`)
   })
 
-  it("typechecks a consumer file under a standard nodenext tsconfig", () => {
-    const r = run(tsc, ["-p", consumer], consumer)
-    assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`)
+  it("issue 31 item 8: typechecks a consumer file with TypeScript 7.x and 5.x, skipLibCheck false", () => {
+    for (const { major, bin } of tscs) {
+      const version = run(bin, ["--version"], consumer)
+      assert.match(version.stdout, new RegExp(`Version ${major}\\.`), `${bin}: ${version.stdout}${version.stderr}`)
+      const r = run(bin, ["-p", consumer], consumer)
+      assert.equal(r.status, 0, `TypeScript ${major} (${version.stdout.trim()}) failed:\n${r.stdout}${r.stderr}`)
+    }
+    // WebGPU's types by TypeScript version: @webgpu/types for TypeScript 5 (no WebGPU in
+    // its lib.dom), none for 7 (its lib.dom has them; both would declare each name twice)
+    const gpu = readFileSync(join(consumer, "node_modules/tessera/dist/src/engine/Gpu.d.ts"), "utf8")
+    assert.match(gpu, /^\/\/\/ <reference types="tessera\/webgpu" \/>/)
+    const files = (bin: string) => run(bin, ["-p", consumer, "--listFiles"], consumer).stdout
+    const [ts7, ts5] = tscs.map(({ bin }) => files(bin))
+    assert.match(ts5!, /@webgpu\/types\/dist\/index\.d\.ts/)
+    assert.doesNotMatch(ts7!, /@webgpu\/types/)
+    assert.match(ts7!, /lib\.dom\.d\.ts/)
   })
 
   it("runs a profiled pipeline from the package and prints its trace's table", () => {
@@ -201,6 +241,29 @@ describe("Package", { timeout: 300_000 }, () => {
     const lines = r.stderr.trim().split("\n")
     assert.equal(lines.length, 1, r.stderr)
     assert.match(lines[0]!, /needs Node\.js 24 or newer, found v\d+/)
+  })
+
+  it("issue 31 item 7: the library refuses an older Node at import, with one line and at once", (t) => {
+    const old = olderNode()
+    if (old === undefined) return t.skip("no Node older than 24 on this machine")
+    const version = spawnSync(old, ["--version"], { encoding: "utf8" }).stdout.trim()
+    const runs: ReadonlyArray<ReadonlyArray<string>> = [
+      ["main.mjs"], // import { DefaultProfiler, … } from "tessera", a profiled pipeline
+      ["--input-type=module", "-e", `import "tessera/profiler/DefaultProfiler"; console.log("ran")`] // a subpath
+    ]
+    for (const args of runs) {
+      const started = performance.now()
+      const r: SpawnSyncReturns<string> = spawnSync(old, args, { cwd: consumer, env: cleanEnv(), encoding: "utf8", timeout: 30_000 })
+      const seconds = (performance.now() - started) / 1000
+      assert.equal(r.status, 1, `${args.join(" ")}: status ${r.status} signal ${r.signal} after ${seconds.toFixed(1)} s\n${r.stderr}`)
+      assert.ok(seconds < 15, `${args.join(" ")} took ${seconds.toFixed(1)} s`)
+      assert.equal(r.stdout, "")
+      const said = r.stderr.split("\n").filter((l: string) => /needs Node\.js/.test(l))
+      assert.deepEqual(said, [`UnsupportedNodeError: tessera needs Node.js 24 or newer, found ${version} (${old})`], r.stderr)
+    }
+    // and Node 24 imports the same subpath
+    const ok = run(node24, ["--input-type=module", "-e", `import "tessera/profiler/DefaultProfiler"; console.log("ran")`], consumer)
+    assert.equal(ok.stdout.trim(), "ran", ok.stderr)
   })
 
   it("re-runs itself with the pinned Node 24 when an older Node starts it in a checkout", (t) => {
