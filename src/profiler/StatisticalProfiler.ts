@@ -7,7 +7,10 @@
  * `interval` ms (default 10). Each
  * sample is attributed to the task that ran on its thread at that moment — the task
  * whose span (gather start to transfer end, from the engine's `TaskRecord`s) holds the
- * sample's time — or to none: "idle" on a worker, "driver" on the main thread.
+ * sample's time — or to none: "idle" on a worker, "driver" on the main thread — and
+ * weighed: the seconds of thread time it stands for, V8's real interval before it clipped
+ * to that task's span (`attribute`; issue 31 item 1), so that sampled seconds add up to
+ * at most the tasks' wall time however often V8 samples.
  *
  * Writes `Profile Stacks` / `Profile Samples` events (trace/SampleEvents) to its own
  * database, by default next to DASF's two as `{name}-StatisticalProfiler-{host}.msgpack`

@@ -19,14 +19,14 @@ import { after, before, describe, it } from "node:test"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { chromium } from "playwright-core"
 import type { Browser, Page } from "playwright-core"
-import { frameTimes, loadProfilePromise } from "../../src/analysis/Profile.ts"
+import { frameTimes, loadProfilePromise, sampledSeconds } from "../../src/analysis/Profile.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium; .ci/run does) to run the browser tests`
 if (skip !== false) console.log(`# skipping flame graph browser test: ${skip}`)
 
-const flame = (page: Page) => page.evaluate(() => (globalThis as any).tessera.flame as { boxes: number; samples: number })
+const flame = (page: Page) => page.evaluate(() => (globalThis as any).tessera.flame as { boxes: number; samples: number; seconds: number })
 const settled = (page: Page) =>
   page.evaluate(async () => {
     const t = (globalThis as any).tessera
@@ -40,6 +40,7 @@ describe("report flame graph (browser)", { skip }, () => {
   let page: Page
   let dir: string
   let samples = 0
+  let seconds = 0
   let somKernel = ""
   const errors: Array<string> = []
   before(async () => {
@@ -49,6 +50,7 @@ describe("report flame graph (browser)", { skip }, () => {
     assert.equal(sampleFiles.length, 1, `one statistical profiler database in ${dir}`)
     const data = await loadProfilePromise(sampleFiles)
     samples = data.samples.time.length
+    seconds = sampledSeconds(data)
     const top = frameTimes(data, { function: "som_epoch" })[0]
     somKernel = top === undefined ? "" : `${top.frame.functionName} (${top.frame.url}:${top.frame.line + 1}), ${top.selfSamples} samples`
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"] })
@@ -71,6 +73,9 @@ describe("report flame graph (browser)", { skip }, () => {
     const f = await flame(page)
     assert.equal(f.samples, samples)
     assert.ok(f.boxes > 3)
+    // issue 31 item 1: the caption's thread time is the samples' weights summed, as analyze -a profile sums them
+    assert.ok(Math.abs(f.seconds - seconds) < 1e-3, `page ${f.seconds} s, trace ${seconds} s`)
+    assert.match((await page.textContent("#flame-window")) ?? "", new RegExp(`${samples} samples, ${seconds.toFixed(3)} s of thread time`))
     const shot = join(dir, "flame-run.png")
     await page.locator("section:has(#flame)").screenshot({ path: shot })
     console.log(`# flame graph screenshot (whole run): ${shot}`)
