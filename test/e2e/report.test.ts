@@ -105,7 +105,7 @@ const bars = (page: Page, all = false) =>
       datum: {
         i: it.datum._i as number | undefined, agg: it.datum._agg === true, tasks: it.datum.tasks as number | undefined,
         p: it.datum._p as string | undefined, d: it.datum._d as number | undefined, worker: it.datum.worker as string,
-        x: it.datum._x as number | undefined
+        x: it.datum._x as number | undefined, c: it.datum.c as string | undefined, fill: it.fill as string | undefined
       }
     }))
   }, all)
@@ -309,6 +309,18 @@ describe("report (browser)", { skip }, () => {
       assert.ok(stages > section * 0.9 && stages <= section + 1, `the stage chart spans the page: ${stages} of ${section}`)
     })
 
+    it("issue 31 item 14: the task stream's plot uses the page's width (its legend is below it, not beside it)", async () => {
+      await settle(page)
+      const plot = await page.evaluate(() => (globalThis as any).tessera.views["task-stream"].width() as number)
+      const canvas = (await page.locator("#task-stream canvas").boundingBox())!.width
+      const main = await page.evaluate(() => (globalThis as any).document.querySelector("main").clientWidth as number)
+      // the y axis (110 px) and the view's padding are all that is not plot
+      assert.ok(plot + 110 >= main * 0.95, `plot ${plot} px + axis of ${main} px`)
+      assert.ok(canvas <= main + 1, `the stream's canvas (${canvas} px) fits the page (${main} px)`)
+      const timelines = (await page.locator("#timelines canvas").boundingBox())!.width
+      assert.ok(timelines <= main + 1, `the timelines' canvas (${timelines} px) fits the page (${main} px)`)
+    })
+
     it("draws the pipeline's stage DAG from the trace's Pipeline Graph event, with each stage's time", async () => {
       assert.ok(dot !== undefined, "the demo's trace carries a Pipeline Graph event with DOT")
       const stages = [...dot.matchAll(/^\s*"([^"]+)";/gm)].map((m) => m[1]!)
@@ -316,6 +328,10 @@ describe("report (browser)", { skip }, () => {
       const text = await page.locator(".dag svg").textContent()
       for (const s of stages) assert.ok(text?.includes(s), `stage ${s} drawn`)
       assert.match(text ?? "", /SOM\.fitPredict\s*[\d.]+ m?s \(\d+ % of wall\)\s*[\d,]+ tasks, [\d.]+ m?s task time/, "a stage's time and tasks on its node")
+      // issue 31 item 14: every node, Persist's too, has numbers and the same font
+      for (const s of stages) assert.match(text ?? "", new RegExp(`${s.replace(/\./g, "\\.")}\\s*[\\d.]+ m?s \\(\\d+ % of wall\\)`), `${s}'s node has numbers`)
+      const fonts = await page.locator(".dag svg text").evaluateAll((ts) => [...new Set(ts.map((t: any) => t.getAttribute("font-family")))])
+      assert.deepEqual(fonts, ["Helvetica,sans-Serif"], "one font for every node and edge label")
       const table = await page.locator("#table-stages tbody tr").count()
       assert.ok(table >= 3)
       await page.locator("#stages").screenshot({ path: join(dir, "report-stages.png") })
@@ -453,6 +469,63 @@ describe("report (browser)", { skip }, () => {
       await page.locator("#resources").screenshot({ path: join(dir, "report-gpu-resources.png") })
       await page.locator("#transfers").screenshot({ path: join(dir, "report-gpu-transfers.png") })
       console.log(`# screenshots: ${join(dir, "report-gpu-stream.png")}, ${join(dir, "report-gpu-resources.png")}, ${join(dir, "report-gpu-transfers.png")}`)
+      await page.close()
+    })
+  })
+
+  describe("a failed run's report", () => {
+    it("issue 31 item 9: shows the failure first, the erred task in its own colour (hover: its error as text) and its stage outlined", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-failed-"))
+      const db = join(dir, "fail-TracePlugin-h.msgpack")
+      const evil = `<img src=x onerror=alert(1)>"'`
+      const task = (w: string, start: number, end: number, stage: string, name: string, extra: Record<string, unknown> = {}) => ({
+        name: "Compute", timestamp: end, duration: end - start, phase: "X" as const, process_id: "h", thread_id: w,
+        args: { key: `('${name}-1', ${start})`, name, state: "memory", size: 8, dependencies: [], dependents: [], stage, ...extra }
+      })
+      await writeFile(db, encodeRecords([
+        { name: "Pipeline Graph", timestamp: 100, phase: "I", scope: "g", process_id: "h", thread_id: "main", args: { pipeline: "p", dot: `digraph "p" {\n  "load";\n  "signedLog";\n  "load" -> "signedLog" [label="X"];\n}` } },
+        { name: "Driver", timestamp: 100.5, duration: 0.5, phase: "X", process_id: "h", thread_id: "driver", args: { key: "d-1", activity: "setup", compute: 1, dependencies: [], tasks: 0 } },
+        task("worker-h-0", 100.6, 101.5, "load", "read_npy"),
+        task("worker-h-1", 100.6, 101.4, "load", "read_npy"),
+        task("worker-h-0", 101.6, 102, "signedLog", "signed_log"),
+        task("worker-h-1", 101.6, 101.9, "signedLog", "signed_log", { state: "erred", error: `kernel signedLog threw: ${evil} at kernels.ts:12:7`, traceback: "Error\n    at signedLog (file:///p/kernels.ts:12:7)" })
+      ]))
+      const file = join(dir, "report.html")
+      await writeReport([db], file)
+      const { consoleErrors, external, page } = await open(browser, file)
+      const dialogs: Array<string> = []
+      page.on("dialog", (d) => {
+        dialogs.push(d.message())
+        void d.dismiss()
+      })
+      // the failure is the first section, and names the task, its stage and its error
+      assert.equal(await page.locator("main > section").first().getAttribute("id"), "failure")
+      const banner = (await page.textContent("#failure-banner")) ?? ""
+      assert.ok(banner.includes("The run failed.") && banner.includes("('signed_log-1', 101.6)") && banner.includes("signedLog"), banner)
+      assert.ok(banner.includes(`kernel signedLog threw: ${evil} at kernels.ts:12:7`), "the error shown as text")
+      await page.locator("#failure").screenshot({ path: join(dir, "report-failure.png") })
+      // the erred task: its own colour in the stream, its error on hover
+      await showStream(page)
+      await settle(page)
+      const all = await bars(page)
+      const erred = all.filter((b) => b.datum.c === "(erred task)")
+      assert.equal(erred.length, 1, "one erred bar")
+      assert.equal(erred[0]!.datum.fill, "#111111")
+      assert.ok(all.filter((b) => b.datum.c !== "(erred task)").every((b) => b.datum.fill !== "#111111"), "no other bar in the erred colour")
+      await page.mouse.move(erred[0]!.x, erred[0]!.y)
+      await page.waitForSelector("#tooltip", { state: "visible", timeout: 5000 })
+      const tip = (await page.textContent("#tooltip")) ?? ""
+      assert.ok(tip.includes("erred") && tip.includes(evil), tip)
+      await page.locator("#stream").screenshot({ path: join(dir, "report-failure-stream.png") })
+      // its stage outlined in the graph
+      const dag = (await page.locator(".dag svg").textContent()) ?? ""
+      assert.match(dag, /FAILED: 1 erred task/)
+      await page.locator("#stages").screenshot({ path: join(dir, "report-failure-stages.png") })
+      console.log(`# screenshots: ${join(dir, "report-failure.png")}, ${join(dir, "report-failure-stream.png")}, ${join(dir, "report-failure-stages.png")}`)
+      assert.equal(await page.evaluate(() => (globalThis as any).document.querySelectorAll("img").length), 0)
+      assert.deepEqual(dialogs, [])
+      assert.deepEqual(consoleErrors, [])
+      assert.deepEqual(external, [])
       await page.close()
     })
   })
