@@ -2,19 +2,23 @@
  * The `--cluster` flag of `tessera demo` and `tessera run`, and the executor it picks:
  * absent, the worker-thread pool of `--workers` threads; `local:N`, a LocalCluster of N
  * worker processes on this machine (scheduler in this process); `HOST:PORT`, the workers
- * registered with the `tessera scheduler` there (at least one must be, within 60 s);
+ * registered with the `tessera scheduler` there (at least one must be, within 60 s; a
+ * scheduler that does not answer is said on stderr once a second, `cannot reach scheduler
+ * HOST:PORT (ECONNREFUSED); retrying (N)…`, and fails the run after 60 s);
  * `postgres://…`, the workers registered in that PostgreSQL runner storage (likewise).
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Layer from "effect/Layer"
 import { Flag } from "effect/cli"
 import type { GpuUnavailable } from "../engine/EngineError.ts"
 import type { Executor } from "../engine/Executor.ts"
-import { ClusterAddressError, hidePassword, parsePostgres } from "../engine/Cluster.ts"
+import { ClusterAddressError, type ClusterUnreachable, hidePassword, parsePostgres } from "../engine/Cluster.ts"
 import { UsageError } from "./errors.ts"
+import { warn } from "./output.ts"
 import { executorLayer } from "./gpu.ts"
 
 /**
@@ -62,6 +66,9 @@ export const parseCluster = (
   return new UsageError({ flag: "--cluster", value: s, expected: "expected local:N, HOST:PORT of a tessera scheduler or postgres://… runner storage" })
 }
 
+/** What a run's executor layer may fail with. */
+type RunLayer = Layer.Layer<Executor, GpuUnavailable | ClusterUnreachable>
+
 /**
  * The executor layer of a run, and how to describe it ("4 worker threads", "2 worker
  * threads and a GPU worker", "a local cluster of 2 worker processes"). `--gpu` with
@@ -79,7 +86,7 @@ export const executorFor = (
     const Executor = yield* Effect.promise(() => import("../engine/Executor.ts"))
     if (Option.isNone(c.cluster)) {
       return {
-        layer: executorLayer(Executor, c, log) as Layer.Layer<Executor, GpuUnavailable>,
+        layer: executorLayer(Executor, c, log) as RunLayer,
         what: `${c.workers} worker threads${c.gpu ? " and a GPU worker" : ""}`
       }
     }
@@ -87,13 +94,26 @@ export const executorFor = (
     const parsed = parseCluster(c.cluster.value)
     if (parsed instanceof UsageError) return yield* parsed
     if ("local" in parsed) {
-      return { layer: Executor.layerCluster({ local: parsed.local, preload: [workerPlugins] }), what: `a local cluster of ${parsed.local} worker processes` }
+      return { layer: Executor.layerCluster({ local: parsed.local, preload: [workerPlugins] }) as RunLayer, what: `a local cluster of ${parsed.local} worker processes` }
     }
     if ("postgres" in parsed) {
       return {
-        layer: Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1 }),
+        layer: Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1 }) as RunLayer,
         what: `the cluster registered in ${hidePassword(parsed.postgres)}`
       }
     }
-    return { layer: Executor.layerCluster({ scheduler: parsed.scheduler, minWorkers: 1 }), what: `the cluster of scheduler ${parsed.scheduler}` }
+    const Cluster = yield* Effect.promise(() => import("../engine/Cluster.ts"))
+    const layer = Executor.layerCluster({
+      scheduler: parsed.scheduler,
+      minWorkers: 1,
+      // one line within a second or two, one a second after, until it answers or 60 s pass
+      onRetry: (address, reason, attempt) => warn(`cannot reach scheduler ${address} (${reason}); retrying (${attempt})…`)
+    }).pipe(
+      // given up: a failure of the run (exit 1, its message), not an internal error
+      Layer.catchCause((cause) => {
+        const d = Cause.squash(cause)
+        return Layer.effect(Executor.Executor)(d instanceof Cluster.ClusterUnreachable ? Effect.fail(d) : Effect.failCause(cause as Cause.Cause<never>))
+      })
+    )
+    return { layer: layer as RunLayer, what: `the cluster of scheduler ${parsed.scheduler}` }
   })

@@ -20,6 +20,7 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Executor } from "./Executor.ts"
@@ -54,8 +55,16 @@ export interface ClusterOptions {
   readonly threads?: number
   /** workers to wait for before the executor is ready (default `local`, else 0) */
   readonly minWorkers?: number
-  /** seconds to wait for them (default 60) */
+  /**
+   * seconds to wait for them (default 60); with `scheduler`, also the most it waits for the
+   * scheduler to answer at all before failing with {@link ClusterUnreachable}
+   */
   readonly startTimeout?: number
+  /**
+   * told each failed attempt to reach `scheduler` (its address, why: `ECONNREFUSED`, the
+   * attempt number, from 1), about once a second until it answers or `startTimeout` passes
+   */
+  readonly onRetry?: (address: string, reason: string, attempt: number) => void
   /** seconds a compute waits for a worker when none is alive, then fails with `NoWorkers` (default 5) */
   readonly noWorkerWait?: number
   /** seconds between liveness pings and clock samples (default 1) */
@@ -227,6 +236,16 @@ export interface WorkerProcessOptions {
   readonly threads?: number
   /** module URLs to import before joining (see `ClusterOptions.preload`) */
   readonly preload?: ReadonlyArray<string>
+  /**
+   * seconds the worker keeps trying to reach its scheduler (or PostgreSQL server), at
+   * start and whenever it stops answering later, before it fails with
+   * {@link ClusterUnreachable} (default 60)
+   */
+  readonly connectTimeout?: number
+  /** told each failed attempt to reach it (address, why: `ECONNREFUSED`, attempt number from 1) */
+  readonly onRetry?: (address: string, reason: string, attempt: number) => void
+  /** seconds the worker's own shutdown may take once interrupted before it is left unfinished (default 3) */
+  readonly stopTimeout?: number
 }
 
 /**
@@ -235,15 +254,25 @@ export interface WorkerProcessOptions {
  * `advertise` cannot be reached (a wildcard, a port given) or no address of this machine
  * routes to the scheduler (with `advertise` absent), and when
  * there is not exactly one of `scheduler` and `storage`; with `ClusterStorageError`
- * when PostgreSQL cannot be used.
+ * when PostgreSQL cannot be used; with {@link ClusterUnreachable} when the scheduler (or
+ * the PostgreSQL server) does not answer for `connectTimeout` seconds, at start or later.
+ *
+ * Interrupted (SIGINT, SIGTERM), it stops within `stopTimeout` seconds whatever the
+ * scheduler's state: its unregistering is tried, not waited for.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, ClusterAddressError | ClusterStorageError> =>
+export const runWorker = (
+  options: WorkerProcessOptions
+): Effect.Effect<never, ClusterAddressError | ClusterStorageError | ClusterUnreachable> =>
   Effect.gen(function*() {
-    const [{ parseAddress }, worker] = yield* Effect.promise(() =>
-      Promise.all([import("./internal/cluster/protocol.ts"), import("./internal/cluster/workerProcess.ts")])
+    const [{ parseAddress }, worker, reach] = yield* Effect.promise(() =>
+      Promise.all([
+        import("./internal/cluster/protocol.ts"),
+        import("./internal/cluster/workerProcess.ts"),
+        import("./internal/cluster/reach.ts")
+      ])
     )
     if ((options.scheduler === undefined) === (options.storage === undefined)) {
       return yield* new ClusterAddressError({ message: "a worker needs exactly one of --scheduler HOST:PORT and --storage postgres://…" })
@@ -251,8 +280,18 @@ export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, C
     const where = options.storage !== undefined
       ? { postgres: yield* storageOf(options.storage, "--storage") }
       : { scheduler: yield* address(() => parseAddress(options.scheduler!, "--scheduler")) }
+    // what must answer: the scheduler's registry, or the PostgreSQL server (not on a local socket)
+    const pgUrl = where.postgres !== undefined ? new URL(where.postgres.url) : undefined
+    const target = where.scheduler ??
+      (pgUrl !== undefined && pgUrl.hostname !== "" ? { host: pgUrl.hostname, port: Number(pgUrl.port || 5432) } : undefined)
+    const probe = {
+      what: where.scheduler !== undefined ? "scheduler" : "PostgreSQL server",
+      timeout: options.connectTimeout ?? 60,
+      onRetry: options.onRetry
+    }
+    if (target !== undefined) yield* reach.reach(target.host, target.port, probe)
     const at = yield* Effect.promise(() => import("./internal/cluster/addresses.ts"))
-    const bound = options.listen !== undefined ? yield* address(() => parseAddress(options.listen!, "--listen")) : undefined
+    const bound = options.listen !== undefined ? yield* address(() => parseAddress(options.listen!, "--listen", { port0: true })) : undefined
     const listenHost = bound?.host.replace(/^\[(.*)\]$/, "$1")
     if (options.advertise !== undefined) {
       const why = contactProblem(options.advertise)
@@ -272,7 +311,8 @@ export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, C
     const host = listenHost ?? advertise
     const listen = {
       host,
-      port: bound?.port ?? (yield* Effect.tryPromise({
+      // port 0 (`--listen HOST:0`), or none given: a free one, said by onAddress
+      port: bound !== undefined && bound.port !== 0 ? bound.port : (yield* Effect.tryPromise({
         try: () => freePort(host),
         // `--advertise` alone is also where the worker listens: not an address of this
         // machine (behind NAT, say) it needs `--listen` too
@@ -284,10 +324,17 @@ export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, C
     }
     options.onAddress?.(`${host}:${listen.port}`, `${advertise}:${listen.port}`)
     yield* Effect.promise(() => Promise.all((options.preload ?? []).map((u) => import(u))))
-    return yield* Layer.launch(
+    // the worker runs in a fiber of its own, so that neither a signal nor a scheduler gone
+    // for good waits on its shutdown (which talks to that scheduler) for longer than
+    // stopTimeout
+    const running = yield* Effect.forkDetach(Layer.launch(
       worker.layer({ ...where, listen, advertise, ...(options.threads !== undefined ? { threads: options.threads } : {}) })
     ).pipe(
       Effect.catch((e) => e instanceof ClusterStorageError ? Effect.fail(e) : Effect.die(e))
+    ))
+    const joined = Fiber.join(running)
+    return yield* (target === undefined ? joined : Effect.raceFirst(joined, reach.watch(target.host, target.port, probe))).pipe(
+      Effect.onExit(() => reach.stopWithin(running, options.stopTimeout ?? 3))
     )
   })
 
@@ -298,10 +345,34 @@ export const runWorker = (options: WorkerProcessOptions): Effect.Effect<never, C
  * @since 0.1.0
  * @category constructors
  */
-export const serveScheduler = (options: { readonly host: string; readonly port: number }): Effect.Effect<never> =>
+export const serveScheduler = (options: {
+  readonly host: string
+  /** 0: a free port, told to `onListen` */
+  readonly port: number
+  /** told the `HOST:PORT` it listens on, once it does */
+  readonly onListen?: (address: string) => void
+  /**
+   * told a line when a worker joins or leaves (unregistering, or silent for `lostAfter`
+   * seconds, then dropped from the registry): its name, pid, host, threads, and how many remain
+   */
+  readonly log?: (line: string) => void
+  /** seconds without a word from a registered worker before it counts as lost (default 15) */
+  readonly lostAfter?: number
+}): Effect.Effect<never> =>
   Effect.gen(function*() {
     const reg = yield* Effect.promise(() => import("./internal/cluster/registry.ts"))
-    return yield* Effect.orDie(Layer.launch(reg.serve(new reg.Registry(), options.host, options.port)))
+    const port = options.port !== 0 ? options.port : yield* Effect.promise(() => freePort(options.host))
+    const registry = new reg.Registry(options.log)
+    // listening first (the layer provided), then said, then swept
+    return yield* Effect.orDie(Layer.launch(
+      Layer.effectDiscard(Effect.gen(function*() {
+        options.onListen?.(`${options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host}:${port}`)
+        yield* Effect.forkScoped(Effect.forever(Effect.andThen(
+          Effect.sleep("1 second"),
+          Effect.sync(() => registry.sweep(options.lostAfter ?? 15))
+        )))
+      })).pipe(Layer.provide(reg.serve(registry, options.host, port)))
+    ))
   })
 
 /**
@@ -410,6 +481,16 @@ export const contactProblem = (host: string): string | undefined => {
  * @category errors
  */
 export class ClusterAddressError extends Data.TaggedError("ClusterAddressError")<{ readonly message: string }> {}
+
+/**
+ * A cluster's scheduler (or PostgreSQL server) that did not answer: a worker or driver
+ * kept trying for its timeout (`connectTimeout`, `startTimeout`). The message names the
+ * address, the last reason and the attempts.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClusterUnreachable extends Data.TaggedError("ClusterUnreachable")<{ readonly address: string; readonly message: string }> {}
 
 /**
  * Runner storage that could not be used: PostgreSQL unreachable, refusing the login, or

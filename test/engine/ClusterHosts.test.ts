@@ -108,13 +108,14 @@ describe("per-host profiles on a cluster (2 worker processes, hosts: the driver'
     const computes = events.filter((e) => e.name === "Compute")
     assert.deepEqual(computes.map((e) => e.args.key).sort(), [...g.keys].sort())
     // a worker's row index is its order of joining, which need not be its order of start:
-    // each host's row is worker-{host}-0 or worker-{host}-16, one per host
+    // each host's row is worker-{host}-{address}-pid{pid}-0 or …-16, one per host
     const rowOf = new Map<string, string>()
     for (const e of computes) {
       assert.equal(typeof e.args.peak_memory, "number")
       const host = String(e.process_id)
       assert.ok(host === here || host === "hB", host)
-      assert.match(String(e.thread_id), new RegExp(`^worker-${host}-(0|16)$`))
+      // (issue 31 item 14: with the worker process's address and pid between)
+      assert.match(String(e.thread_id), new RegExp(`^worker-${host}-127\\.0\\.0\\.1:\\d+-pid\\d+-(0|16)$`))
       assert.equal(rowOf.get(host) ?? e.thread_id, e.thread_id, `one row per host (${host})`)
       rowOf.set(host, String(e.thread_id))
     }

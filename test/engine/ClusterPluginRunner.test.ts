@@ -120,7 +120,8 @@ describe("PluginRunner", () => {
     const [r0, r1] = s!.objects.filter((o): o is TaskRecord => "phases" in o)
     // row = index × 16 + thread; times + clockShift (0.25) − offset (0.5)
     assert.equal(r0!.workerId, 33)
-    assert.equal(r0!.threadId, "worker-hostA-33")
+    // issue 31 item 14: the row names the process and the address it is reached at
+    assert.equal(r0!.threadId, `worker-hostA-127.0.0.1:1-pid${process.pid}-33`)
     assert.equal(r0!.key, "t-0#2")
     assert.equal(r0!.phases.gather[0], 1.5e9 - 0.25)
     assert.equal(r0!.phases.transfer[1], 1.5e9 + 3 - 0.25)

@@ -3,7 +3,14 @@
  * [--listen HOST:PORT] [--advertise HOST] [--threads N]`, as dask's `dask scheduler` / `dask worker`: the
  * scheduler process serves the cluster's runner registry; each worker process is an
  * Effect Cluster runner that registers there and runs the tasks drivers send it
- * (`--cluster HOST:PORT` on `demo`/`run`). Both run until interrupted (Ctrl-C).
+ * (`--cluster HOST:PORT` on `demo`/`run`). Both run until interrupted (Ctrl-C, SIGTERM:
+ * exit 130 / 143 at once, also while a worker waits for its scheduler).
+ *
+ * A worker that cannot reach its scheduler says so on stderr within a second or two and
+ * once a second after (`cannot reach scheduler HOST:PORT (ECONNREFUSED); retrying (N)…`),
+ * and exits 1 after `--connect-timeout` seconds (default 60), at start or when the
+ * scheduler stops answering later. The scheduler logs each worker's join and leave on
+ * stderr. `--port 0` / `--listen HOST:0` take a free port and print it.
  *
  * With PostgreSQL runner storage the registry is the database: `tessera worker --storage
  * postgres://…` registers there (drivers use `--cluster postgres://…`), and `tessera
@@ -19,6 +26,7 @@ import { Command, Flag } from "effect/cli"
 import { workerPlugins } from "../cluster.ts"
 import { UsageError } from "../errors.ts"
 import { intAtLeast, withDefaultShown } from "../flags.ts"
+import { info, warn } from "../output.ts"
 
 const usage = (flag: string, value: string, expected: string) => new UsageError({ flag, value, expected })
 
@@ -33,12 +41,36 @@ const checkedStorage = (Cluster: typeof import("../../engine/Cluster.ts"), url: 
     : Effect.succeed(url)
 }
 
-const hostPort = (flag: string, v: string): UsageError | undefined => {
+/** `HOST:PORT` checked; `port0`: port 0 (a free port, chosen and printed) allowed. */
+const hostPort = (flag: string, v: string, port0 = false): UsageError | undefined => {
   const m = /^(.+):(\d+)$/.exec(v)
-  return m !== null && Number(m[2]) >= 1 && Number(m[2]) <= 65535
+  return m !== null && Number(m[2]) >= (port0 ? 0 : 1) && Number(m[2]) <= 65535
     ? undefined
-    : new UsageError({ flag, value: v, expected: "expected HOST:PORT (e.g. 127.0.0.1:8786)" })
+    : new UsageError({ flag, value: v, expected: `expected HOST:PORT (e.g. 127.0.0.1:8786${port0 ? "; port 0: a free one" : ""})` })
 }
+
+/**
+ * `--connect-timeout SECONDS`: how long a worker keeps trying to reach its scheduler.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const connectTimeoutFlag = intAtLeast(
+  "connect-timeout",
+  1,
+  "seconds to keep trying to reach the scheduler (at start, and when it stops answering) before exiting 1",
+  60
+)
+
+/**
+ * The stderr line of a failed attempt to reach `address`
+ * (`cannot reach scheduler 127.0.0.1:8786 (ECONNREFUSED); retrying (3)…`).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const retryLine = (command: string, what: string) => (address: string, reason: string, attempt: number): void =>
+  warn(`${command}: cannot reach ${what} ${address} (${reason}); retrying (${attempt})…`)
 
 /**
  * The `scheduler` subcommand.
@@ -50,7 +82,7 @@ export const scheduler = Command.make(
   "scheduler",
   {
     host: Flag.String("host").pipe(withDefaultShown("address to listen on (0.0.0.0: every interface)", "127.0.0.1")),
-    port: intAtLeast("port", 1, "port workers and drivers connect to", 8786),
+    port: intAtLeast("port", 0, "port workers and drivers connect to (0: a free one, printed)", 8786),
     storage: storageFlag("create PostgreSQL runner storage's tables at this URL and exit (no registry to serve)")
   },
   (c) =>
@@ -67,8 +99,14 @@ export const scheduler = Command.make(
       }
       // a wildcard host is no address to give workers: this machine's name is
       const reach = Cluster.isWildcardHost(c.host) ? (yield* Effect.promise(() => import("node:os"))).hostname() : c.host
-      yield* Console.log(`tessera scheduler: workers join with  tessera worker --scheduler ${reach}:${c.port}`)
-      return yield* Cluster.serveScheduler({ host: c.host, port: c.port })
+      return yield* Cluster.serveScheduler({
+        host: c.host,
+        port: c.port,
+        // said once listening (with the port chosen, for --port 0)
+        onListen: (at) =>
+          console.log(`tessera scheduler: listening on ${at}; workers join with  tessera worker --scheduler ${reach}:${at.slice(at.lastIndexOf(":") + 1)}`),
+        log: (line) => info(`tessera scheduler: ${line}`)
+      })
     })
 ).pipe(Command.withDescription("Serve a cluster's runner registry, where workers register and drivers find them."))
 
@@ -98,7 +136,8 @@ export const worker = Command.make(
       ),
       Flag.optional
     ),
-    threads: intAtLeast("threads", 1, "kernel threads", 1)
+    threads: intAtLeast("threads", 1, "kernel threads", 1),
+    connectTimeout: connectTimeoutFlag
   },
   (c) =>
     Effect.gen(function*() {
@@ -109,8 +148,8 @@ export const worker = Command.make(
           "a worker takes exactly one of --scheduler HOST:PORT and --storage postgres://…"
         )
       }
-      for (const [flag, v] of [["--scheduler", Option.getOrElse(c.scheduler, () => "x:1")], ["--listen", Option.getOrElse(c.listen, () => "x:1")]] as const) {
-        const e = hostPort(flag, v)
+      for (const [flag, v, port0] of [["--scheduler", Option.getOrElse(c.scheduler, () => "x:1"), false], ["--listen", Option.getOrElse(c.listen, () => "x:1"), true]] as const) {
+        const e = hostPort(flag, v, port0)
         if (e !== undefined) return yield* e
       }
       const Cluster = yield* Effect.promise(() => import("../../engine/Cluster.ts"))
@@ -130,7 +169,9 @@ export const worker = Command.make(
         ...(Option.isSome(c.listen) ? { listen: c.listen.value } : {}),
         ...(Option.isSome(c.advertise) ? { advertise: c.advertise.value } : {}),
         threads: c.threads,
-        preload: [workerPlugins]
+        preload: [workerPlugins],
+        connectTimeout: c.connectTimeout,
+        onRetry: retryLine("tessera worker", where.storage !== undefined ? "PostgreSQL server" : "scheduler")
       })
     })
 ).pipe(Command.withDescription("Run a worker process of a tessera scheduler's cluster."))

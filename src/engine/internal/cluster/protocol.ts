@@ -147,8 +147,25 @@ export const RunnerStorageRpcs = RpcGroup.make(
     error: PersistFail
   }),
   Rpc.make("release", { payload: { address: Schema.String, shardId: Schema.String }, error: PersistFail }),
-  Rpc.make("releaseAll", { payload: { address: Schema.String }, error: PersistFail })
+  Rpc.make("releaseAll", { payload: { address: Schema.String }, error: PersistFail }),
+  /** a worker says who it is before it registers (the registry logs joins and leaves with it) */
+  Rpc.make("announce", {
+    payload: { address: Schema.String, pid: Schema.Number, host: Schema.String, threads: Schema.Number },
+    error: PersistFail
+  })
 )
+
+/**
+ * The trace row (`thread_id`) of thread `row` of a cluster worker process, as its worker
+ * plugins write it: `worker-{host}-{HOST:PORT}-pid{pid}-{row}`, carrying the process
+ * and the address it is reached at, so two worker processes on one host read apart. Rows
+ * recorded in the driver's process (hooks without a worker plugin) stay
+ * `worker-{host}-{row}` (`EngineEvents.threadId`). Either ends in `-{row}`.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const workerRow = (host: string, address: string, pid: number, row: number): string => `worker-${host}-${address}-pid${pid}-${row}`
 
 /**
  * One task as the scheduler sends it: its key, kernel and arguments (task refs left in
@@ -341,10 +358,14 @@ export const decodeValue = <A = unknown>(b: Uint8Array): A => deserialize(b) as 
  * @since 0.1.0
  * @internal
  */
-export const parseAddress = (s: string, what: string): { readonly host: string; readonly port: number } => {
+export const parseAddress = (
+  s: string,
+  what: string,
+  options: { readonly port0?: boolean } = {}
+): { readonly host: string; readonly port: number } => {
   const m = /^(.*):(\d+)$/.exec(s.trim())
   const port = m === null ? NaN : Number(m[2])
-  if (m === null || m[1] === "" || !Number.isInteger(port) || port <= 0 || port > 65535) {
+  if (m === null || m[1] === "" || !Number.isInteger(port) || port < (options.port0 === true ? 0 : 1) || port > 65535) {
     throw new Error(`${what}: expected HOST:PORT (e.g. 127.0.0.1:8786), got ${JSON.stringify(s)}`)
   }
   return { host: m[1]!, port }

@@ -41,23 +41,62 @@ import { RunnerStorageRpcs } from "./protocol.ts"
 export class Registry {
   readonly runners = new Map<string, { runner: string; healthy: boolean }>()
   readonly locks = new Map<string, string>()
+  /** what each worker said of itself (`announce`), by runner address */
+  readonly about = new Map<string, { readonly pid: number; readonly host: string; readonly threads: number }>()
+  /** when each registered runner last called (performance.now() ms): its lock refreshes are its heartbeat */
+  private readonly seen = new Map<string, number>()
   private nextId = 0
+  /** `log`: told a line when a worker joins or leaves (`tessera scheduler`'s stderr) */
+  private readonly log: ((line: string) => void) | undefined
+  constructor(log?: (line: string) => void) {
+    this.log = log
+  }
+  private who(address: string): string {
+    const a = this.about.get(address)
+    return a === undefined
+      ? `tessera-worker@${address}`
+      : `tessera-worker@${address} (pid ${a.pid} on ${a.host}, ${a.threads} thread${a.threads === 1 ? "" : "s"})`
+  }
+  private count(): string {
+    return `${this.runners.size} worker${this.runners.size === 1 ? "" : "s"} now`
+  }
+  private touch(address: string): void {
+    if (this.runners.has(address)) this.seen.set(address, performance.now())
+  }
+  announce(address: string, about: { readonly pid: number; readonly host: string; readonly threads: number }): void {
+    this.about.set(address, about)
+  }
   getRunners(): Array<readonly [string, boolean]> {
     return Array.from(this.runners.values(), (r) => [r.runner, r.healthy] as const)
   }
   register(address: string, runner: string, healthy: boolean): number {
+    const fresh = !this.runners.has(address)
     this.runners.set(address, { runner, healthy })
+    this.seen.set(address, performance.now())
+    if (fresh) this.log?.(`worker joined: ${this.who(address)}; ${this.count()}`)
     return this.nextId++
   }
-  unregister(address: string): void {
-    this.runners.delete(address)
+  unregister(address: string, why = "left"): void {
+    const was = this.runners.delete(address)
+    this.seen.delete(address)
     this.releaseAll(address)
+    if (was) this.log?.(`worker ${why}: ${this.who(address)}; ${this.count()}`)
+    this.about.delete(address)
+  }
+  /** Drops the runners that have not called for `seconds` (killed without unregistering). */
+  sweep(seconds: number): void {
+    const now = performance.now()
+    for (const [address, t] of this.seen) {
+      if (now - t > seconds * 1000) this.unregister(address, `lost (no word for ${seconds} s)`)
+    }
   }
   setRunnerHealth(address: string, healthy: boolean): void {
+    this.touch(address)
     const r = this.runners.get(address)
     if (r !== undefined) r.healthy = healthy
   }
   acquire(address: string, shardIds: ReadonlyArray<string>): Array<string> {
+    this.touch(address)
     for (const s of shardIds) {
       const holder = this.locks.get(s)
       if (holder === undefined || !this.runners.has(holder)) this.locks.set(s, address)
@@ -65,6 +104,7 @@ export class Registry {
     return this.held(address)
   }
   refresh(address: string, shardIds: ReadonlyArray<string>): Array<string> {
+    this.touch(address)
     return shardIds.filter((s) => this.locks.get(s) === address)
   }
   release(address: string, shardId: string): void {
@@ -115,7 +155,8 @@ export const serve = (reg: Registry, host: string, port: number) =>
         acquire: ({ address, shardIds }) => Effect.sync(() => reg.acquire(address, shardIds)),
         refresh: ({ address, shardIds }) => Effect.sync(() => reg.refresh(address, shardIds)),
         release: ({ address, shardId }) => Effect.sync(() => reg.release(address, shardId)),
-        releaseAll: ({ address }) => Effect.sync(() => reg.releaseAll(address))
+        releaseAll: ({ address }) => Effect.sync(() => reg.releaseAll(address)),
+        announce: ({ address, host, pid, threads }) => Effect.sync(() => reg.announce(address, { pid, host, threads }))
       })
     ),
     Layer.provide(RpcServer.layerProtocolSocketServer),
@@ -129,16 +170,34 @@ export const serve = (reg: Registry, host: string, port: number) =>
 const persistence = (cause: unknown) => new ClusterError.PersistenceError({ cause })
 
 /**
- * `RunnerStorage` for a worker process: the scheduler's registry at `host:port`.
+ * What a worker tells the registry of itself before it registers.
  *
  * @since 0.1.0
  * @internal
  */
-export const layerRemote = (host: string, port: number) =>
+export interface Hello {
+  /** its runner address, `HOST:PORT` (contact host) */
+  readonly address: string
+  readonly pid: number
+  readonly host: string
+  readonly threads: number
+}
+
+/**
+ * `RunnerStorage` for a worker process: the scheduler's registry at `host:port`; `hello`
+ * (workers only) is announced first.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const layerRemote = (host: string, port: number, hello?: Hello) =>
   Layer.effect(RunnerStorage.RunnerStorage)(
     Effect.gen(function*() {
       const c = yield* RpcClient.make(RunnerStorageRpcs)
       const w = <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.mapError(e, persistence)
+      // before registering: the scheduler names the worker by it in its log (a scheduler
+      // that does not know the call only logs less)
+      if (hello !== undefined) yield* Effect.ignore(Effect.timeout(c.announce(hello), "5 seconds"))
       return RunnerStorage.makeEncoded({
         getRunners: w(Effect.map(c.getRunners(), (xs) => xs.map(([r, h]) => [r, h] as const))),
         register: (address, runner, healthy) => w(c.register({ address, runner, healthy })),
@@ -229,9 +288,10 @@ export const migratePostgres = (pg: PostgresStorage): Effect.Effect<void, Cluste
  */
 export const layerFor = (
   where: { readonly postgres?: PostgresStorage | undefined; readonly scheduler?: { readonly host: string; readonly port: number } | undefined },
-  config: Partial<ShardingConfig.ShardingConfig["Service"]>
+  config: Partial<ShardingConfig.ShardingConfig["Service"]>,
+  hello?: Hello
 ): Layer.Layer<RunnerStorage.RunnerStorage, ClusterStorageError | Socket.SocketError> => {
   if (where.postgres !== undefined) return layerPostgres(where.postgres, config)
   if (where.scheduler === undefined) throw new Error("a worker needs a scheduler address or PostgreSQL storage")
-  return layerRemote(where.scheduler.host, where.scheduler.port)
+  return layerRemote(where.scheduler.host, where.scheduler.port, hello)
 }

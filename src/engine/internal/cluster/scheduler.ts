@@ -51,7 +51,7 @@ import type { Job } from "../job.ts"
 import { execKeyOf, MemoryBook, post, pre, record, taskLineage } from "../job.ts"
 import { shareResult } from "../kernels.ts"
 import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
-import { decodeValue, encodeValue, parseAddress, REC_FLOATS, ROW_STRIDE, TesseraWorker } from "./protocol.ts"
+import { decodeValue, encodeValue, parseAddress, REC_FLOATS, ROW_STRIDE, TesseraWorker, workerRow } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
 import { LiteralBook } from "./literals.ts"
 import * as Registry from "./registry.ts"
@@ -93,6 +93,13 @@ type Msg =
   | { readonly kind: "dead"; readonly w: string }
   | { readonly kind: "joined" }
 
+/**
+ * A worker's first row as `cb` names it: its worker plugin writes the worker's own rows
+ * (`workerRow`: host, address, pid), the driver's process records `worker-{host}-{row}`.
+ */
+const rowFor = (cb: Callbacks, w: WorkerView): string =>
+  cb.workerPlugin !== undefined ? workerRow(w.host, w.address, w.pid, w.index * STRIDE) : threadId(w.host, w.index * STRIDE)
+
 /** A result that lives on a worker (what `state.cache` holds until the final gather). */
 const REMOTE = Symbol.for("tessera/cluster/remote")
 
@@ -120,6 +127,10 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     yield* Layer.buildWithScope(Registry.serve(reg, bindHost, port), scope)
     storage = Registry.localStorage(reg)
   } else {
+    // said within a second when nothing answers there (Effect's client would retry
+    // silently for ever), given up after startTimeout
+    const reach = yield* Effect.promise(() => import("./reach.ts"))
+    yield* reach.reach(remote.host, remote.port, { what: "scheduler", timeout: options.startTimeout ?? 60, onRetry: options.onRetry })
     const rctx = yield* Layer.buildWithScope(Registry.layerRemote(remote.host, remote.port), scope)
     storage = Context.get(rctx, RunnerStorage.RunnerStorage)
   }
@@ -268,7 +279,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         new Error(`cluster: ${aliveCount(workers)} of ${minWorkers} workers started within ${options.startTimeout ?? 60} s${errs !== "" ? `:\n${errs}` : ""}`)
       )
     }
-    yield* refresh(false)
+    // bounded: a scheduler that stops answering must not hold the start past its deadline
+    yield* Effect.ignore(Effect.timeout(refresh(false), "5 seconds"))
     yield* Effect.sleep("50 millis")
   }
   // membership and liveness, for the scope's life
@@ -433,15 +445,17 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       const alive = () => [...workers.values()].filter((w) => w.alive)
       const now = EngineClock.nowSeconds()
       for (const w of alive()) {
-        const c: ClockRecord = {
-          timestamp: now,
-          host: w.host,
-          threadId: threadId(w.host, w.index * STRIDE),
-          worker: w.name,
-          offset: w.offset,
-          uncertainty: w.uncertainty
+        for (const cb of job.clockCbs) {
+          const c: ClockRecord = {
+            timestamp: now,
+            host: w.host,
+            threadId: rowFor(cb, w),
+            worker: w.name,
+            offset: w.offset,
+            uncertainty: w.uncertainty
+          }
+          cb.clock!(c)
         }
-        for (const cb of job.clockCbs) cb.clock!(c)
       }
       const isAlive = (name: string) => workers.get(name)?.alive === true
       busy = () => {
@@ -507,7 +521,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         for (const hs of inputs.values()) {
           for (const h of hs) {
             const v = workers.get(h)
-            if (v !== undefined) rows.set(h, threadId(v.host, v.index * STRIDE))
+            if (v !== undefined) rows.set(h, workerRow(v.host, v.address, v.pid, v.index * STRIDE))
           }
         }
         return {

@@ -2,7 +2,7 @@
  * Worker plugins inside a worker process (see `WorkerPlugin`): starts them when the
  * scheduler asks (`Plugins`), and gives them this worker's records as the scheduler
  * would have made them — timestamps on the scheduler's clock (`+ clockShift − offset`),
- * rows `worker-{host}-{index × 16 + thread}`, the run's execution keys, dependencies
+ * rows `worker-{host}-{HOST:PORT}-pid{pid}-{index × 16 + thread}` (protocol.ts `workerRow`), the run's execution keys, dependencies
  * and dependents (sent with each batch, `RunTrace`) — so a plugin's callbacks are the
  * driver's hook's, unchanged.
  *
@@ -20,13 +20,13 @@
  */
 import { hostname } from "node:os"
 import * as EngineClock from "../../EngineClock.ts"
-import { type MemoryRecord, type TaskRecord, threadId, type TransferRecord } from "../../EngineEvents.ts"
+import type { MemoryRecord, TaskRecord, TransferRecord } from "../../EngineEvents.ts"
 import type { Callbacks } from "../../Hooks.ts"
 import * as Sampling from "../../Sampling.ts"
 import type { WorkerPluginFactory, WorkerPluginInstance } from "../../WorkerPlugin.ts"
 import { blankMemoryRecord, blankTaskRecord, type Mutable } from "../job.ts"
 import type { ResultInfo } from "../kernels.ts"
-import { type PluginsRequest, ROW_STRIDE, type RunTrace, type WireTransfer } from "./protocol.ts"
+import { type PluginsRequest, ROW_STRIDE, type RunTrace, type WireTransfer, workerRow } from "./protocol.ts"
 import { TASK_FLOATS, type TaskColumns } from "./taskColumns.ts"
 
 interface Running {
@@ -61,18 +61,24 @@ export class PluginRunner {
   private list: ReadonlyArray<{ readonly id: string; readonly callbacks: Callbacks }> = []
   private scratchTask: Mutable<TaskRecord> | null = null
   private scratchMemory: Mutable<MemoryRecord> | null = null
-  /** `worker-{host}-{row}` by row */
+  /** `worker-{host}-{HOST:PORT}-pid{pid}-{row}` by row (protocol.ts `workerRow`) */
   private readonly threadIds: Array<string> = []
   /** batches whose task records the plugins get next (`batch`) */
   private readonly queued: Array<{ readonly trace: RunTrace; readonly cols: TaskColumns; readonly infos: ReadonlyArray<ResultInfo | undefined> }> = []
   private scheduled = false
   private flushing = false
 
-  /** `host`: the host name this worker reports (default os.hostname()) */
-  constructor(worker: string, shift: number, host: string = hostname()) {
+  /** this process's pid, for its rows' names */
+  private readonly pid: number
+  /**
+   * `host`: the host name this worker reports (default os.hostname()); `pid`: the process
+   * its rows name (default this one's)
+   */
+  constructor(worker: string, shift: number, host: string = hostname(), pid: number = process.pid) {
     this.worker = worker
     this.shift = shift
     this.host = host
+    this.pid = pid
   }
 
   /** Whether any plugin runs here. */
@@ -158,7 +164,8 @@ export class PluginRunner {
   }
 
   private threadIdOf(row: number): string {
-    return this.threadIds[row] ??= threadId(this.host, row)
+    // the worker's name is tessera-worker@HOST:PORT, the address it is reached at
+    return this.threadIds[row] ??= workerRow(this.host, this.worker.slice(this.worker.indexOf("@") + 1), this.pid, row)
   }
 
   /** Whether plugin `id` records a compute whose plugins are `ids` (null: every plugin). */

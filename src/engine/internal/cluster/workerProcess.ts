@@ -501,7 +501,12 @@ export const layer = (options: WorkerOptions) => {
       })
     ),
     Layer.provide(MessageStorage.layerNoop),
-    Layer.provide(Registry.layerFor(options, sharding))
+    Layer.provide(Registry.layerFor(options, sharding, {
+      address: `${contact}:${port}`,
+      pid: process.pid,
+      host: options.hostName ?? hostname(),
+      threads: options.threads ?? 1
+    }))
   )
 }
 
