@@ -12,7 +12,7 @@ import type { Chunk } from "tessera/engine/Chunk"
  */
 export const signedLog = (chunk: Chunk, scale: number): Chunk => {
   const x = chunk.data as Float64Array
-  const out = new Float64Array(x.length)
+  const out = new Float64Array(new SharedArrayBuffer(x.byteLength)) // in shared memory already: not copied again
   for (let i = 0; i < x.length; i++) out[i] = Math.sign(x[i]!) * Math.log1p(Math.abs(x[i]!) / scale)
   return { dtype: "float64", shape: chunk.shape, data: out }
 }
