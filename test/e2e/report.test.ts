@@ -77,6 +77,22 @@ const open = async (browser: Browser, file: string) => {
   return { page, consoleErrors, external }
 }
 
+// A report of hand-built events: the trace written to a new folder, its report opened,
+// and any dialog (a script the trace smuggled in) recorded and dismissed.
+const openEvents = async (browser: Browser, prefix: string, db: string, events: Parameters<typeof encodeRecords>[0]) => {
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  const file = join(dir, "report.html")
+  await writeFile(join(dir, db), encodeRecords(events))
+  await writeReport([join(dir, db)], file)
+  const opened = await open(browser, file)
+  const dialogs: Array<string> = []
+  opened.page.on("dialog", (d) => {
+    dialogs.push(d.message())
+    void d.dismiss()
+  })
+  return { dir, dialogs, ...opened }
+}
+
 // Rect items of the task stream's bar mark, read from Vega's scenegraph: one per task
 // (its compute phase) or aggregated bucket; with `all`, also the gather / transfer phase
 // bars and the driver's segments.
@@ -475,29 +491,19 @@ describe("report (browser)", { skip }, () => {
 
   describe("a failed run's report", () => {
     it("issue 31 item 9: shows the failure first, the erred task in its own colour (hover: its error as text) and its stage outlined", async () => {
-      const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-failed-"))
-      const db = join(dir, "fail-TracePlugin-h.msgpack")
       const evil = `<img src=x onerror=alert(1)>"'`
       const task = (w: string, start: number, end: number, stage: string, name: string, extra: Record<string, unknown> = {}) => ({
         name: "Compute", timestamp: end, duration: end - start, phase: "X" as const, process_id: "h", thread_id: w,
         args: { key: `('${name}-1', ${start})`, name, state: "memory", size: 8, dependencies: [], dependents: [], stage, ...extra }
       })
-      await writeFile(db, encodeRecords([
+      const { dir, dialogs, consoleErrors, external, page } = await openEvents(browser, "tessera-e2e-failed-", "fail-TracePlugin-h.msgpack", [
         { name: "Pipeline Graph", timestamp: 100, phase: "I", scope: "g", process_id: "h", thread_id: "main", args: { pipeline: "p", dot: `digraph "p" {\n  "load";\n  "signedLog";\n  "load" -> "signedLog" [label="X"];\n}` } },
         { name: "Driver", timestamp: 100.5, duration: 0.5, phase: "X", process_id: "h", thread_id: "driver", args: { key: "d-1", activity: "setup", compute: 1, dependencies: [], tasks: 0 } },
         task("worker-h-0", 100.6, 101.5, "load", "read_npy"),
         task("worker-h-1", 100.6, 101.4, "load", "read_npy"),
         task("worker-h-0", 101.6, 102, "signedLog", "signed_log"),
         task("worker-h-1", 101.6, 101.9, "signedLog", "signed_log", { state: "erred", error: `kernel signedLog threw: ${evil} at kernels.ts:12:7`, traceback: "Error\n    at signedLog (file:///p/kernels.ts:12:7)" })
-      ]))
-      const file = join(dir, "report.html")
-      await writeReport([db], file)
-      const { consoleErrors, external, page } = await open(browser, file)
-      const dialogs: Array<string> = []
-      page.on("dialog", (d) => {
-        dialogs.push(d.message())
-        void d.dismiss()
-      })
+      ])
       // the failure is the first section, and names the task, its stage and its error
       assert.equal(await page.locator("main > section").first().getAttribute("id"), "failure")
       const banner = (await page.textContent("#failure-banner")) ?? ""
@@ -532,23 +538,13 @@ describe("report (browser)", { skip }, () => {
 
   describe("a report of a hostile trace", () => {
     it("runs nothing when every node and edge of its stage DAG is clicked", async () => {
-      const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-xss-"))
-      const db = join(dir, "xss-TracePlugin-h.msgpack")
-      await writeFile(db, encodeRecords([
+      const { dialogs, consoleErrors, external, page } = await openEvents(browser, "tessera-e2e-xss-", "xss-TracePlugin-h.msgpack", [
         { name: "Pipeline Graph", timestamp: 1, phase: "I", scope: "g", process_id: "h", thread_id: "main", args: { pipeline: "p", dot: hostileDot } },
         {
           name: "Compute", timestamp: 2, phase: "X", process_id: "h", thread_id: "worker-h-0", duration: 0.5,
           args: { key: "<img src=x onerror=alert(1)>-0", name: "x", state: "memory", size: 8, dependencies: [], dependents: [] }
         }
-      ]))
-      const file = join(dir, "report.html")
-      await writeReport([db], file)
-      const { consoleErrors, external, page } = await open(browser, file)
-      const dialogs: Array<string> = []
-      page.on("dialog", (d) => {
-        dialogs.push(d.message())
-        void d.dismiss()
-      })
+      ])
       const url = page.url()
       const shapes = page.locator(".dag svg g > ellipse, .dag svg g > polygon, .dag svg g > path, .dag svg text")
       const n = await shapes.count()
@@ -565,10 +561,8 @@ describe("report (browser)", { skip }, () => {
     })
 
     it("shows hostile stage names, driver fields and thread ids as text in the tooltips, charts and tables", async () => {
-      const dir = await mkdtemp(join(tmpdir(), "tessera-e2e-xss-stage-"))
-      const db = join(dir, "xss-TracePlugin-h.msgpack")
       const evil = `<img src=x onerror=alert(1)>"'`
-      await writeFile(db, encodeRecords([
+      const { dialogs, consoleErrors, external, page } = await openEvents(browser, "tessera-e2e-xss-stage-", "xss-TracePlugin-h.msgpack", [
         { name: "Pipeline Graph", timestamp: 1, phase: "I", scope: "g", process_id: "h", thread_id: "main", args: { pipeline: "p", dot: `digraph p { "${evil.replace(/"/g, "\\\"")}"; }` } },
         { name: "Driver", timestamp: 1.5, duration: 0.5, phase: "X", process_id: "h", thread_id: "driver", args: { key: evil, activity: evil, compute: 1, dependencies: [], tasks: 0 } },
         {
@@ -580,15 +574,7 @@ describe("report (browser)", { skip }, () => {
           args: { keys: [`${evil}-0`], bytes: 8, worker: evil, peer: evil, start: 1.2, stop: 1.4, serialize: 0.01, deserialize: 0.01 }
         },
         { name: "Clock Offset", timestamp: 1, phase: "I", scope: "t", process_id: "h", thread_id: evil, args: { worker: evil, offset: 0.001, uncertainty: 0.0005 } }
-      ]))
-      const file = join(dir, "report.html")
-      await writeReport([db], file)
-      const { consoleErrors, external, page } = await open(browser, file)
-      const dialogs: Array<string> = []
-      page.on("dialog", (d) => {
-        dialogs.push(d.message())
-        void d.dismiss()
-      })
+      ])
       await showStream(page)
       await settle(page)
       const all = await bars(page, true)
