@@ -29,6 +29,12 @@
  * timeline and the header naming it (report-gpu-stream.png, report-gpu-resources.png,
  * report-gpu-transfers.png).
  *
+ * A failed run's report (a hand-built trace with an erred `Compute` event; issue 31 item
+ * 9): the failure section first, naming the task, its stage and its error as text; the
+ * erred task in its own colour in the task stream, its error on hover; its stage
+ * outlined in the graph (report-failure*.png). Issue 31 item 14: the task stream's plot
+ * takes the page's width; every stage node has numbers in one font.
+ *
  * Skips with a message where /usr/bin/chromium is absent (`.ci/run` installs it).
  */
 import assert from "node:assert/strict"
