@@ -20,7 +20,7 @@
  *
  * Files written before `weights` existed (Tessera before issue 31) read with an
  * estimate (`estimateWeights`): the gap to the same thread's next sample, up to about
- * `interval` (`sampleSeconds`).
+ * `interval` (`sampleSeconds`), half of it where the next sample is another function's.
  *
  * `SampleEncoder` makes the events (interning frames and nodes), `ProfileReader` folds
  * them back (from several files, ids made global), `readProfilePromise` reads files,
@@ -249,20 +249,20 @@ export const sampleSeconds = (gap: number, interval: number): number => {
 /**
  * Weights for samples written without them: per thread (host and thread), in time order,
  * the gap to the thread's next sample as `sampleSeconds` counts it (up to about one
- * interval; the last sample of a thread: the interval). A sample never stands for more
- * than about one interval; time between tasks may still be charged (such files carry no
- * task spans to clip with).
+ * interval; the last sample of a thread: the interval), and half of that where the next
+ * sample is another function's (`name`; "idle" included): its task ended somewhere in
+ * the gap, and such files carry no task spans to clip with (tasks of one function back
+ * to back keep the whole gap: an idle stretch longer than an interval would have had an
+ * idle sample). A sample never stands for more than about one interval.
  *
  * @since 0.1.0
  * @category decoding
  */
 export const estimateWeights = (
-  host: ReadonlyArray<string>,
-  thread: ReadonlyArray<string>,
-  time: ReadonlyArray<number>,
-  interval: ReadonlyArray<number>,
+  samples: { readonly host: ReadonlyArray<string>; readonly thread: ReadonlyArray<string>; readonly time: ReadonlyArray<number>; readonly name: ReadonlyArray<string>; readonly interval: ReadonlyArray<number> },
   which: ReadonlyArray<number>
 ): Array<number> => {
+  const { host, thread, time, name, interval } = samples
   const byThread = new Map<string, Array<number>>()
   for (const q of which) {
     const k = `${host[q]}\u0000${thread[q]}`
@@ -275,8 +275,9 @@ export const estimateWeights = (
     list.sort((a, b) => time[a]! - time[b]!)
     for (let i = 0; i < list.length; i++) {
       const q = list[i]!
-      const gap = i + 1 < list.length ? time[list[i + 1]!]! - time[q]! : interval[q]!
-      out[q] = sampleSeconds(gap, interval[q]!)
+      const next = list[i + 1]
+      const w = sampleSeconds(next !== undefined ? time[next]! - time[q]! : interval[q]!, interval[q]!)
+      out[q] = next !== undefined && name[next] !== name[q] ? w / 2 : w
     }
   }
   return out
@@ -387,7 +388,7 @@ export class ProfileReader {
   data(): ProfileData {
     if (this.unweighted.length > 0) {
       const s = this.s
-      const est = estimateWeights(s.host, s.thread, s.time, s.interval, this.unweighted)
+      const est = estimateWeights(s, this.unweighted)
       for (const q of this.unweighted) s.weight[q] = est[q]!
       this.unweighted.length = 0
     }
