@@ -64,6 +64,14 @@ describe("Kernel.module", () => {
     assert.deepEqual(N.absMax, Kernel.ref(kernelsUrl.href, "absMax"))
     assert.equal((N as Record<string, unknown>).absMaxCombine, undefined)
     assert.throws(() => Kernel.module(kernelsUrl, [""]), /Kernel\.module\(file:.*kernels\.ts\): kernel names must be non-empty strings, got ""/)
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ minLength: 1 }).filter((n) => n !== "__proto__")), (names) => {
+        const M = Kernel.module(kernelsUrl, names)
+        assert.deepEqual(Object.keys(M).sort(), [...names].sort()) // integer-like names come first, as in any object
+        for (const n of names) assert.deepEqual(M[n], Kernel.ref(kernelsUrl.href, n))
+        assert.ok(Object.isFrozen(M))
+      })
+    )
   })
 
   it("issue 31 item 10: a path instead of a URL is refused, saying how to name the module", () => {
