@@ -85,8 +85,12 @@ export const runsOf = (tables: TraceTables): Array<Run> => {
   const starts = new Set<number>()
   for (const g of graphs.slice(1)) starts.add(g.time)
   for (let i = 1; i < busy.length; i++) {
-    const gap = busy[i]![0] - busy[i - 1]![1]
-    if (gap >= minGapSeconds && gap > busyTotal) starts.add(busy[i]![0])
+    const from = busy[i - 1]![1]
+    const to = busy[i]![0]
+    const gap = to - from
+    // a graph event in the gap already starts the next run there
+    const graphed = graphs.some((g) => g.time > from && g.time <= to)
+    if (gap >= minGapSeconds && gap > busyTotal && !graphed) starts.add(to)
   }
   const cuts = [...starts].sort((a, b) => a - b)
   // run r holds what starts in [cuts[r-1], cuts[r])

@@ -27,6 +27,11 @@
  *
  * Line format (dask's): `[########################################] | 100% Completed |  1.2s`.
  *
+ * `stages(options)`: the progress `tessera run` and `tessera demo` show on stderr, by
+ * stage (the stage of the task each compute is for): `run: KMeans.fitPredict: 120/150
+ * tasks, 3.2 s (run 5.1 s)`, one line redrawn on a terminal and erased at the end, a
+ * plain line every few seconds elsewhere (never a `\r` into a file).
+ *
  * @since 0.1.0
  */
 import { Effect, type Exit, type Layer, type Scope } from "effect"

@@ -56,7 +56,7 @@ describe("tessera --cluster", () => {
     const dir = tempDir()
     const r = tessera(["run", fixture, "--cluster", "local:2", "--profile", "c"], dir)
     assert.equal(r.status, 0, r.stderr)
-    assert.match(r.stdout, /INFO - Pipeline run successfully/)
+    assert.match(r.stderr, /INFO - Pipeline run successfully/)
     assert.match(r.stdout, /on a local cluster of 2 worker processes/)
     const file = join(dir, `c-TracePlugin-${host}.msgpack`)
     const threads = computeThreads(file)

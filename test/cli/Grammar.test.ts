@@ -172,9 +172,10 @@ describe("help and version", () => {
     assert.match(helpPlotHist.stdout, /USAGE\s+tessera plot hist/)
     assert.equal(version.code, 0, show(version))
     assert.match(version.stdout, new RegExp(`^tessera v?${pkg.version.replace(/\./g, "\\.")}\\n$`))
-    // a bare command that needs a subcommand shows its help
-    assert.equal(bare.code, 0, show(bare))
-    assert.match(bare.stdout, /SUBCOMMANDS/)
+    // a bare command that needs a subcommand: a usage error showing its help on stderr (issue 31 item 14)
+    assert.equal(bare.code, 2, show(bare))
+    assert.equal(bare.stdout, "")
+    assert.match(bare.stderr, /SUBCOMMANDS/)
   })
 })
 
@@ -242,8 +243,11 @@ describe("failures: exit 1, one stderr line naming what and where", () => {
   })
 
   it("an output that cannot be written names it", async () => {
-    const r = await tessera(["export", "-d", trace, "-o", join(tmpdir(), "tessera-no-such-dir", "sub", "x.json")])
-    assertFailure(r, /tessera export:/, /tessera-no-such-dir/, /ENOENT/)
+    // a missing folder is made (issue 31 item 14); a file where a folder should be is not
+    const dir = tempDir()
+    writeFileSync(join(dir, "blocker"), "")
+    const r = await tessera(["export", "-d", trace, "-o", join(dir, "blocker", "sub", "x.json")])
+    assertFailure(r, /tessera export:/, /blocker/, /ENOTDIR|EEXIST/)
   })
 
   it("run with a module that is not a pipeline names the file", async () => {
@@ -265,13 +269,16 @@ describe("--log-level, progress and --overwrite", () => {
     assert.doesNotMatch(quiet.stdout + quiet.stderr, /INFO/)
     assert.doesNotMatch(warn.stdout + warn.stderr, /INFO/)
     assert.match(quiet.stdout, /pipeline twostages: 2 stages/)
-    assert.match(normal.stdout, /INFO - Task 'Normalize\.transform': Starting task run\.\.\./)
-    assert.match(normal.stdout, /INFO - Pipeline run successfully/)
+    // the log goes to stderr (issue 31 item 11)
+    assert.match(normal.stderr, /INFO - Task 'Normalize\.transform': Starting task run\.\.\./)
+    assert.match(normal.stderr, /INFO - Pipeline run successfully/)
+    assert.doesNotMatch(normal.stdout, /INFO/)
   })
 
   it("report, export and plot show one progress line on stderr, updated with \\r, when asked (large input or a terminal)", async () => {
     const dir = tempDir()
-    const env = { TESSERA_PROGRESS: "1" }
+    // the terminal style (off a terminal, progress is plain lines: Issue31.test.ts)
+    const env = { TESSERA_PROGRESS: "tty" }
     const results = await Promise.all([
       tessera(["report", "-d", trace, "-o", join(dir, "r.html")], { env }),
       tessera(["export", "-d", trace, "-o", join(dir, "x.json")], { env }),
@@ -290,7 +297,7 @@ describe("--log-level, progress and --overwrite", () => {
 
   it("analyze shows its load, then one finished line per analysis, with rows and seconds, when progress is shown", async () => {
     const dir = tempDir()
-    const r = await tessera(["analyze", "-d", trace, "-o", dir, "-a", "function_bottleneck", "task_balance"], { env: { TESSERA_PROGRESS: "1" } })
+    const r = await tessera(["analyze", "-d", trace, "-o", dir, "-a", "function_bottleneck", "task_balance"], { env: { TESSERA_PROGRESS: "tty" } })
     assert.equal(r.code, 0, show(r))
     const finished = r.stderr.split("\n").map((l) => l.split("\r").at(-1)!.trimEnd()).filter((l) => l !== "")
     const ran = finished.filter((l) => !l.includes("warning"))
@@ -315,7 +322,7 @@ describe("--log-level, progress and --overwrite", () => {
     assert.ok(statSync(file).size > size * 1.5)
     const replaced = await tessera(["run", fixture, "--workers", "1", "--profile", "u", "--overwrite"], { cwd: dir })
     assert.equal(replaced.code, 0, show(replaced))
-    assert.equal(replaced.stderr, "")
+    assert.doesNotMatch(replaced.stderr, /already holds|warning/)
     assert.ok(statSync(file).size < size * 1.5)
   })
 })

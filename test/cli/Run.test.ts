@@ -1,5 +1,5 @@
 import assert from "node:assert/strict"
-import { execFileSync, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -21,20 +21,23 @@ const tempDir = () => {
   return d
 }
 
-const tessera = (args: ReadonlyArray<string>, cwd: string) => spawnSync(process.execPath, [main, ...args], { cwd, encoding: "utf8" })
+const tessera = (args: ReadonlyArray<string>, cwd: string) =>
+  spawnSync(process.execPath, [main, ...args], { cwd, encoding: "utf8", env: { ...process.env, TESSERA_PROGRESS: "0" } })
 
 describe("tessera run", () => {
   it("writes both databases named as DASF names them, with one Pipeline Graph event, and the report with the stage DAG", () => {
     const dir = tempDir()
-    const out = execFileSync(process.execPath, [main, "run", fixture, "--workers", "2", "--profile", "u", "--report", "r.html"], {
-      cwd: dir,
-      encoding: "utf8"
-    })
+    const r = tessera(["run", fixture, "--workers", "2", "--profile", "u", "--report", "r.html"], dir)
+    assert.equal(r.status, 0, r.stderr)
+    const out = r.stdout
     const lines = out.split("\n")
-    assert.equal(lines[0], "Registered worker plugin: u-TracePlugin")
-    assert.equal(lines[1], "Registered resource plugin: u-ResourceMonitor")
-    assert.equal(lines[2], "Registered sampling profiler: u-StatisticalProfiler")
-    assert.ok(lines.some((l) => /INFO - Pipeline run successfully$/.test(l)), out)
+    // the log (registration lines, INFO lines) on stderr; stdout has the results only
+    const log = r.stderr.split("\n")
+    assert.equal(log[0], "Registered worker plugin: u-TracePlugin")
+    assert.equal(log[1], "Registered resource plugin: u-ResourceMonitor")
+    assert.equal(log[2], "Registered sampling profiler: u-StatisticalProfiler")
+    assert.ok(log.some((l) => /INFO - Pipeline run successfully$/.test(l)), r.stderr)
+    assert.doesNotMatch(out, /Registered|INFO/)
     assert.ok(lines.includes(`trace database: u-TracePlugin-${host}.msgpack`), out)
     assert.ok(lines.includes(`trace database: u-ResourceMonitor-${host}.msgpack`), out)
     assert.match(out, /report: r\.html \(\d+\.\d MiB\)/)
