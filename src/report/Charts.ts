@@ -13,63 +13,18 @@
 import * as vega from "vega"
 import { compile } from "vega-lite"
 import type { TopLevelSpec } from "vega-lite"
-import type { Histogram } from "../analysis/Histograms.ts"
 import { byteUnit } from "../analysis/Histograms.ts"
 import type { ReportData } from "./ReportData.ts"
 import { resourceMetrics } from "./ReportData.ts"
 
 /**
- * Vega-Lite spec of one histogram, data inline (histograms are small).
+ * Vega-Lite spec of one histogram, data inline (histograms are small); drawn by
+ * `HistogramChart.ts` (log axes, constant and empty histograms, SI ticks).
  *
  * @since 0.1.0
  * @category specs
  */
-export const histogramSpec = (h: Histogram, width = 360, height = 200): TopLevelSpec => {
-  // memory is sampled per Managed Memory event (after each task, per worker)
-  const what = h.resource === "memory" ? "samples" : "tasks"
-  return histogramSpecOf(h, what, width, height)
-}
-
-// 0, 1, 10, 100, ... up to max: symlog's own ticks crowd at the top
-const decades = (max: number): Array<number> => {
-  const out = [0]
-  for (let v = 1; v <= max; v *= 10) out.push(v)
-  return out
-}
-
-const histogramSpecOf = (h: Histogram, what: string, width: number, height: number): TopLevelSpec => {
-  // Per-task resources are usually heavily skewed (most tasks tiny, a few large): past a
-  // 30x spread between the fullest and the emptiest non-empty bin the count axis is
-  // symlog, so the tail's bins stay visible (symlog, unlike log, draws counts of 0 and 1).
-  let top = 0
-  let low = Infinity
-  for (const b of h.bins) {
-    if (b.count > top) top = b.count
-    if (b.count > 0 && b.count < low) low = b.count
-  }
-  const skewed = top / low > 30
-  return {
-  $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-  title: { text: h.title, subtitle: `${h.n} ${what}${h.n === 0 ? " (none in this trace)" : ""}` },
-  width,
-  height,
-  background: "white",
-  data: { values: h.bins.map((b) => ({ ...b })) },
-  mark: { type: "bar", color: "#4c78a8", stroke: "white", strokeWidth: 0.5 },
-  encoding: {
-    x: { field: "x0", type: "quantitative", title: `${h.resource} (${h.unit})`, bin: { binned: true } },
-    x2: { field: "x1" },
-    y: skewed
-      ? { field: "count", type: "quantitative", title: `${what} (symlog scale)`, scale: { type: "symlog" }, axis: { values: decades(top) } }
-      : { field: "count", type: "quantitative", title: what },
-    tooltip: [
-      { field: "x0", type: "quantitative", title: "from", format: ".4~g" },
-      { field: "x1", type: "quantitative", title: "to", format: ".4~g" },
-      { field: "count", type: "quantitative", title: what }
-    ]
-  }
-  }
-}
+export { histogramSpec } from "./HistogramChart.ts"
 
 // "worker-vm-10" after "worker-vm-9"
 const natural = (a: string, b: string): number => a.localeCompare(b, "en", { numeric: true })

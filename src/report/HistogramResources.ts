@@ -1,14 +1,16 @@
 /**
- * The per-task resources `tessera plot hist` knows, in a module that imports nothing, so
- * that the command line can validate `--resource` without loading the charting code.
+ * The per-task resources `tessera plot hist` and the report's histograms know, where the
+ * report layer once kept its own (shorter, stale) list: the one list is
+ * `analysis/HistogramNames.ts`, re-exported here for code that imports it from
+ * `tessera/report/HistogramResources`.
  *
  * @since 0.1.0
  */
 
 /**
- * The per-task resources `tessera plot hist` knows.
+ * The per-task resources of the histograms (`analysis/HistogramNames.ts`).
  *
  * @since 0.1.0
  * @category models
  */
-export const histogramResources = ["duration", "size", "cores", "memory"] as const
+export { histogramResources } from "../analysis/HistogramNames.ts"

@@ -10,6 +10,7 @@
  */
 import type { TopLevelSpec } from "vega-lite"
 import { byteUnit, coresMinWall, histogram } from "../analysis/Histograms.ts"
+import { histogramLayer, unitKind } from "./HistogramChart.ts"
 import type { ReportData } from "./ReportData.ts"
 import type { TimeBreakdown } from "./TimeBreakdown.ts"
 
@@ -177,23 +178,13 @@ export const functionHistogramsSpec = (
     const vals = new Float64Array(idx.length)
     for (let q = 0; q < idx.length; q++) vals[q] = r.values[idx[q]!]!
     const h = histogram(r.name, r.name, r.unit, vals, 12)
+    // log axes, constant and empty cells, SI ticks: HistogramChart.ts
+    const { spec } = histogramLayer(h, "tasks", { tickCount: 3, axisTitle: last, countAxis: false, barLabel: false, label: fn })
     return {
       width: 150,
       height: 55,
-      title: first ? { text: `${r.name} (${r.unit})`, fontSize: 11 } : undefined,
-      data: { values: h.bins.map((b) => ({ function: fn, x0: b.x0, x1: b.x1, count: b.count })) },
-      mark: { type: "bar", color: "#4c78a8", stroke: "white", strokeWidth: 0.5, tooltip: true },
-      encoding: {
-        x: { field: "x0", type: "quantitative", bin: { binned: true }, title: last ? `${r.unit}` : null, axis: { tickCount: 4, format: ".3~g" } },
-        x2: { field: "x1" },
-        y: { field: "count", type: "quantitative", title: null, axis: { tickCount: 3 } },
-        tooltip: [
-          { field: "function", type: "nominal" },
-          { field: "x0", type: "quantitative", title: "from", format: ".4~g" },
-          { field: "x1", type: "quantitative", title: "to", format: ".4~g" },
-          { field: "count", type: "quantitative", title: "tasks" }
-        ]
-      }
+      title: first ? { text: `${r.name}${unitKind(r.unit).kind === "plain" ? ` (${r.unit})` : ""}`, fontSize: 11 } : undefined,
+      ...spec
     }
   }
   const spec = {

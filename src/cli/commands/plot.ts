@@ -2,7 +2,9 @@
  * `tessera plot hist -d DB [DB...] [--resource duration,size,...] [--by run|function] [-o DIR]`:
  * Work Queue style per-task histograms as SVG and PNG (`hist-{resource}`), or one per
  * resource and function with `--by function` (`hist-{resource}-{function}`, the function
- * name made safe for a file name).
+ * name made safe for a file name). Drawn by `report/HistogramChart.ts`: log axes where
+ * the values span decades, one labelled bar for a constant, SI ticks. A histogram without
+ * values is not drawn: a line says so instead (`hist-peak_memory: nothing to draw, …`).
  *
  * @since 0.1.0
  */
@@ -42,12 +44,12 @@ const hist = Command.make(
           expected: `${unknown.length > 0 ? `unknown resource ${unknown.join(", ")}; ` : ""}expected a comma-separated list of ${histogramResources.join(", ")}`
         })
       }
-      const [{ loadPromise }, H, { writeFigure }, { histogramSpec }] = yield* Effect.promise(() =>
+      const [{ loadPromise }, H, { writeFigure }, { histogramSpec, hasFigure, emptySentence }] = yield* Effect.promise(() =>
         Promise.all([
           import("../../analysis/Load.ts"),
           import("../../analysis/Histograms.ts"),
           import("../../report/Figure.ts"),
-          import("../../report/Charts.ts")
+          import("../../report/HistogramChart.ts")
         ])
       )
       const files = yield* Output.tracked("plot hist", c.db, undefined, async (p) => {
@@ -61,11 +63,13 @@ const hist = Command.make(
           let base = "function" in h ? `hist-${h.resource}-${fileSafe(h.function as string)}` : `hist-${h.resource}`
           for (let k = 2; taken.has(base); k++) base = `${base.replace(/~\d+$/, "")}~${k}`
           taken.add(base)
-          out.push(...(await writeFigure(histogramSpec(h, 480, 260), join(c.output, base))))
+          // nothing drawn without values: the line says so instead of an empty figure
+          if (!hasFigure(h)) out.push(`${base}: ${emptySentence(h, h.resource === "memory" ? "samples" : "tasks")}`)
+          else for (const f of await writeFigure(histogramSpec(h, 480, 260), join(c.output, base))) out.push(`wrote ${f}`)
         }
         return out
       })
-      for (const f of files) yield* Console.log(`wrote ${f}`)
+      for (const line of files) yield* Console.log(line)
     })
 ).pipe(Command.withDescription("Histograms of per-task duration, output size, CPU cores, memory, peak memory, bytes read and bytes in (SVG + PNG), per run or per function."))
 
