@@ -289,7 +289,6 @@ export const runWorker = (
       timeout: options.connectTimeout ?? 60,
       onRetry: options.onRetry
     }
-    if (target !== undefined) yield* reach.reach(target.host, target.port, probe)
     const at = yield* Effect.promise(() => import("./internal/cluster/addresses.ts"))
     const bound = options.listen !== undefined ? yield* address(() => parseAddress(options.listen!, "--listen", { port0: true })) : undefined
     const listenHost = bound?.host.replace(/^\[(.*)\]$/, "$1")
@@ -322,6 +321,8 @@ export const runWorker = (
           })
       }))
     }
+    // the addresses checked first (none needs the scheduler); then whether it answers
+    if (target !== undefined) yield* reach.reach(target.host, target.port, probe)
     options.onAddress?.(`${host}:${listen.port}`, `${advertise}:${listen.port}`)
     yield* Effect.promise(() => Promise.all((options.preload ?? []).map((u) => import(u))))
     // the worker runs in a fiber of its own, so that neither a signal nor a scheduler gone

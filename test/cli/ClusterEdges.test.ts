@@ -121,7 +121,7 @@ describe("a cluster's edges", { timeout: 240_000 }, () => {
 
     before(async () => {
       sched = start(["scheduler", "--port", "0"])
-      scheduler = (await sched.wait(/listening on (127\.0\.0\.1:\d+)/, 60))[1]!
+      scheduler = (await sched.wait(/workers join with {2}tessera worker --scheduler (127\.0\.0\.1:\d+)/, 60))[1]!
       // the worker runs in a folder without the data: a relative path read there fails
       worker = start(["worker", "--scheduler", scheduler, "--listen", "127.0.0.1:0", "--threads", "2"], tempDir())
       workerAt = (await worker.wait(/tessera worker at (127\.0\.0\.1:\d+),/, 60))[1]!
@@ -158,7 +158,6 @@ export default async () => {
     it("issue 31 item 14: --port 0 and --listen HOST:0 pick free ports and print them", () => {
       assert.notEqual(scheduler.split(":")[1], "0")
       assert.notEqual(workerAt.split(":")[1], "0")
-      assert.match(sched.out.stdout, new RegExp(`workers join with  tessera worker --scheduler ${scheduler.replace(/\./g, "\\.")}`))
     })
 
     it("issue 31 item 6: a relative .npy path resolves on the driver: the workers, started elsewhere, read it", () => {

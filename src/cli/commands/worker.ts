@@ -103,8 +103,7 @@ export const scheduler = Command.make(
         host: c.host,
         port: c.port,
         // said once listening (with the port chosen, for --port 0)
-        onListen: (at) =>
-          console.log(`tessera scheduler: listening on ${at}; workers join with  tessera worker --scheduler ${reach}:${at.slice(at.lastIndexOf(":") + 1)}`),
+        onListen: (at) => console.log(`tessera scheduler: workers join with  tessera worker --scheduler ${reach}:${at.slice(at.lastIndexOf(":") + 1)}`),
         log: (line) => info(`tessera scheduler: ${line}`)
       })
     })
