@@ -7,8 +7,9 @@
  * - what the pipeline's own code prints with `console.log` / `console.info` while the
  *   command loads and runs it (the DSL's default logger among it);
  * - progress by stage (profiler/ProgressBar.ts `stages`): on a terminal one line, redrawn
- *   and erased at the end; elsewhere a plain line every 5 s (`TESSERA_PROGRESS_INTERVAL`
- *   seconds), so a short run writes none. Shown unless `--log-level` is above info or
+ *   every 0.25 s and erased at the end; elsewhere a plain line every 5 s
+ *   (`TESSERA_PROGRESS_INTERVAL` seconds, which also shortens the redraw period), so a
+ *   short run writes none. Shown unless `--log-level` is above info or
  *   `TESSERA_PROGRESS=0`.
  *
  * @since 0.1.0
@@ -59,6 +60,8 @@ export const make = (label: string): RunLog => {
     ? ProgressBar.stages({
       label,
       interval: plainInterval(),
+      // a shorter TESSERA_PROGRESS_INTERVAL (tests) redraws faster too
+      dt: Math.min(0.25, plainInterval()),
       out: { write: (s) => void process.stderr.write(s), isTTY: Output.progressOnTerminal() }
     })
     : undefined
