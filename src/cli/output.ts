@@ -54,7 +54,26 @@ export const enabled = (level: "debug" | "info" | "warn" | "error"): boolean => 
  * @category log level
  */
 export const warn = (line: string): void => {
-  if (enabled("warn")) process.stderr.write(line + "\n")
+  if (enabled("warn")) printer(line + "\n")
+}
+
+/** Where log lines go: stderr, through a live progress line's `print` while one is drawn (runLog.ts). */
+let printer = (text: string): void => void process.stderr.write(text)
+
+/**
+ * Sends the log lines of {@link warn} and {@link info} through `print` (a progress
+ * line's, which erases and redraws the line around them) until the returned function
+ * is called.
+ *
+ * @since 0.1.0
+ * @category log level
+ */
+export const printThrough = (print: (text: string) => void): () => void => {
+  const saved = printer
+  printer = print
+  return () => {
+    printer = saved
+  }
 }
 
 /**
@@ -65,7 +84,7 @@ export const warn = (line: string): void => {
  * @category log level
  */
 export const info = (line: string): void => {
-  if (enabled("info")) process.stderr.write(line + "\n")
+  if (enabled("info")) printer(line + "\n")
 }
 
 /**

@@ -69,7 +69,7 @@ export const make = (label: string): RunLog => {
   const around = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.acquireUseRelease(
       Effect.sync(() => {
-        const saved = { log: console.log, info: console.info }
+        const saved = { log: console.log, info: console.info, output: Output.printThrough(print) }
         console.log = (...args: Array<unknown>) => print(format(...args) + "\n")
         console.info = console.log
         return saved
@@ -79,6 +79,7 @@ export const make = (label: string): RunLog => {
         Effect.sync(() => {
           console.log = saved.log
           console.info = saved.info
+          saved.output()
         })
     )
   return {
