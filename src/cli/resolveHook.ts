@@ -1,7 +1,8 @@
 /**
  * How a `tessera run` file finds Tessera wherever it lives: a module resolve hook
  * (`module.registerHooks`, Node 24), registered by `tessera run` before it imports the
- * file, on the driver's thread.
+ * file, on the driver's thread (and by `analyze -a` / `report --analysis` before they
+ * import a user analysis module).
  *
  * - `"tessera"` and `"tessera/<layer>/<Module>"` resolve to this command's own package:
  *   the `src/` tree (`.ts`) when the command runs from the checkout's sources, the

@@ -20,6 +20,7 @@ import { splitArguments } from "../analyzeArgs.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import { takeHeadStart } from "../headStart.ts"
 import * as Output from "../output.ts"
+import { registerTesseraResolve } from "../resolveHook.ts"
 
 const names: ReadonlyArray<string> = analysisNames
 
@@ -86,6 +87,8 @@ export const analyze = Command.make(
           onProgress: progress.onProgress,
           ...(columns !== undefined ? { columns } : {})
         })
+      // a user analysis module imports "tessera" as a `run` file does (resolveHook.ts)
+      if (chosen.some((a) => /\.(ts|mts|js|mjs)$/i.test(a))) registerTesseraResolve()
       const { analyze } = yield* Effect.promise(() => import("../../analysis/Analyze.ts"))
       yield* analyze({
         databases,

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
+import { registerTesseraResolve } from "../resolveHook.ts"
 import { exportCommand } from "./export.ts"
 import { plot } from "./plot.ts"
 
@@ -34,6 +35,8 @@ export const report = Command.make(
     Effect.gen(function*() {
       const title = c.title._tag === "Some" ? c.title.value : undefined
       yield* refuseInputAsOutput("--output", [c.output], c.db)
+      // a user analysis module imports "tessera" as a `run` file does (resolveHook.ts)
+      if (c.analysis.some((a) => !/\.sql$/i.test(a))) registerTesseraResolve()
       const { writeReportPromise: writeReport } = yield* Effect.promise(() => import("../../report/Report.ts"))
       const r = yield* Output.tracked("report", c.db, `loading and rendering ${c.output}`, () =>
         writeReport(c.db, c.output, { ...(title === undefined ? {} : { title }), analyses: c.analysis }))
