@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import { Flag } from "effect/cli"
 import type { GpuUnavailable } from "../engine/EngineError.ts"
 import type { Executor } from "../engine/Executor.ts"
-import { ClusterAddressError, type ClusterUnreachable, hidePassword, parsePostgres } from "../engine/Cluster.ts"
+import { ClusterAddressError, type ClusterStartError, type ClusterUnreachable, hidePassword, parsePostgres } from "../engine/Cluster.ts"
 import { UsageError } from "./errors.ts"
 import { warn } from "./output.ts"
 import { executorLayer } from "./gpu.ts"
@@ -67,7 +67,20 @@ export const parseCluster = (
 }
 
 /** What a run's executor layer may fail with. */
-type RunLayer = Layer.Layer<Executor, GpuUnavailable | ClusterUnreachable>
+type RunLayer = Layer.Layer<Executor, GpuUnavailable | ClusterUnreachable | ClusterStartError>
+
+/**
+ * A cluster executor whose start gave up (scheduler unreachable, workers not joined) as a
+ * failure of the run (exit 1, its message), not an internal error.
+ */
+const startFailures = (tag: typeof import("../engine/Executor.ts").Executor, layer: Layer.Layer<Executor>) =>
+  Effect.map(Effect.promise(() => import("../engine/Cluster.ts")), (Cluster): RunLayer =>
+    layer.pipe(Layer.catchCause((cause) => {
+      const d = Cause.squash(cause)
+      return Layer.effect(tag)(
+        d instanceof Cluster.ClusterUnreachable || d instanceof Cluster.ClusterStartError ? Effect.fail(d) : Effect.failCause(cause as Cause.Cause<never>)
+      )
+    })))
 
 /**
  * The executor layer of a run, and how to describe it ("4 worker threads", "2 worker
@@ -94,26 +107,21 @@ export const executorFor = (
     const parsed = parseCluster(c.cluster.value)
     if (parsed instanceof UsageError) return yield* parsed
     if ("local" in parsed) {
-      return { layer: Executor.layerCluster({ local: parsed.local, preload: [workerPlugins] }) as RunLayer, what: `a local cluster of ${parsed.local} worker processes` }
+      return { layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ local: parsed.local, preload: [workerPlugins] })), what: `a local cluster of ${parsed.local} worker processes` }
     }
     if ("postgres" in parsed) {
       return {
-        layer: Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1 }) as RunLayer,
+        layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1 })),
         what: `the cluster registered in ${hidePassword(parsed.postgres)}`
       }
     }
-    const Cluster = yield* Effect.promise(() => import("../engine/Cluster.ts"))
     const layer = Executor.layerCluster({
       scheduler: parsed.scheduler,
       minWorkers: 1,
       // one line within a second or two, one a second after, until it answers or 60 s pass
-      onRetry: (address, reason, attempt) => warn(`cannot reach scheduler ${address} (${reason}); retrying (${attempt})…`)
-    }).pipe(
-      // given up: a failure of the run (exit 1, its message), not an internal error
-      Layer.catchCause((cause) => {
-        const d = Cause.squash(cause)
-        return Layer.effect(Executor.Executor)(d instanceof Cluster.ClusterUnreachable ? Effect.fail(d) : Effect.failCause(cause as Cause.Cause<never>))
-      })
-    )
-    return { layer: layer as RunLayer, what: `the cluster of scheduler ${parsed.scheduler}` }
+      onRetry: (address, reason, attempt) => warn(`cannot reach scheduler ${address} (${reason}); retrying (${attempt})…`),
+      onWaiting: (joined, wanted, seconds) =>
+        warn(`waiting for workers at scheduler ${parsed.scheduler}: ${joined} of ${wanted} joined after ${seconds} s (start one: tessera worker --scheduler ${parsed.scheduler})`)
+    })
+    return { layer: yield* startFailures(Executor.Executor, layer), what: `the cluster of scheduler ${parsed.scheduler}` }
   })

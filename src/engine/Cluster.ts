@@ -65,6 +65,11 @@ export interface ClusterOptions {
    * attempt number, from 1), about once a second until it answers or `startTimeout` passes
    */
   readonly onRetry?: (address: string, reason: string, attempt: number) => void
+  /**
+   * told, every 5 s while the executor waits for `minWorkers`, how many have joined so far
+   * and the seconds waited (a scheduler that answers but has no workers)
+   */
+  readonly onWaiting?: (joined: number, wanted: number, seconds: number) => void
   /** seconds a compute waits for a worker when none is alive, then fails with `NoWorkers` (default 5) */
   readonly noWorkerWait?: number
   /** seconds between liveness pings and clock samples (default 1) */
@@ -492,6 +497,15 @@ export class ClusterAddressError extends Data.TaggedError("ClusterAddressError")
  * @category errors
  */
 export class ClusterUnreachable extends Data.TaggedError("ClusterUnreachable")<{ readonly address: string; readonly message: string }> {}
+
+/**
+ * A cluster whose workers did not all start or join within `startTimeout`: the message
+ * says how many did, and what the local workers that failed wrote.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClusterStartError extends Data.TaggedError("ClusterStartError")<{ readonly message: string }> {}
 
 /**
  * Runner storage that could not be used: PostgreSQL unreachable, refusing the login, or

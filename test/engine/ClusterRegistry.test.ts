@@ -1,12 +1,16 @@
 /**
  * The scheduler's registry log (issue 31 item 14): every join and leave is one line
  * naming the worker (address, and pid, host and threads once announced), and the count
- * it gives is the registry's; a silent worker is dropped as lost. And a cluster worker's
- * trace row names its process and address and still ends in its row number.
+ * it gives is the registry's; a silent worker is dropped as lost. A cluster worker's
+ * trace row names its process and address and still ends in its row number. And a
+ * driver's cluster that cannot start says why (issue 31 item 5).
  */
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
+import { Cause, Effect, Exit, ManagedRuntime } from "effect"
 import * as fc from "fast-check"
+import * as Cluster from "../../src/engine/Cluster.ts"
+import * as Executor from "../../src/engine/Executor.ts"
 import { workerRow } from "../../src/engine/internal/cluster/protocol.ts"
 import { Registry } from "../../src/engine/internal/cluster/registry.ts"
 
@@ -85,5 +89,45 @@ describe("a cluster worker's trace row", () => {
         assert.ok(m !== null && Number(m[2]) === row)
       }
     ))
+  })
+})
+
+describe("a driver's cluster that does not start (issue 31 item 5)", { timeout: 120_000 }, () => {
+  /** The executor layer built and disposed; the defect it died with. */
+  const start = async (options: Cluster.ClusterOptions) => {
+    const rt = ManagedRuntime.make(Executor.layerCluster(options))
+    try {
+      const exit = await rt.runPromiseExit(Effect.void)
+      assert.ok(Exit.isFailure(exit), "expected the start to fail")
+      return Cause.squash(exit.cause)
+    } finally {
+      await rt.dispose()
+    }
+  }
+
+  it("issue 31 item 5: no scheduler at the address: each attempt told, then ClusterUnreachable after startTimeout", async () => {
+    const port = await Cluster.freePort("127.0.0.1")
+    const tries: Array<string> = []
+    const t0 = performance.now()
+    const e = await start({ scheduler: `127.0.0.1:${port}`, minWorkers: 1, startTimeout: 2, onRetry: (a, why, n) => tries.push(`${a} ${why} ${n}`) })
+    assert.ok(e instanceof Cluster.ClusterUnreachable, String(e))
+    assert.match(e.message, new RegExp(`^cannot reach scheduler 127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\): gave up after 2 s`))
+    assert.ok(tries.length >= 1 && tries[0] === `127.0.0.1:${port} ECONNREFUSED 1`, tries.join("; "))
+    assert.deepEqual(tries.map((t) => Number(t.split(" ").at(-1))), tries.map((_, i) => i + 1))
+    assert.ok((performance.now() - t0) / 1000 < 15)
+  })
+
+  it("issue 31 item 5: a scheduler without workers: the wait told every 5 s, then ClusterStartError naming it", async () => {
+    const port = await Cluster.freePort("127.0.0.1")
+    const waits: Array<[number, number, number]> = []
+    const e = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      // a scheduler of its own (a registry nobody joins)
+      yield* Effect.forkScoped(Cluster.serveScheduler({ host: "127.0.0.1", port }))
+      yield* Effect.sleep("300 millis")
+      return yield* Effect.promise(() => start({ scheduler: `127.0.0.1:${port}`, minWorkers: 1, startTimeout: 6, onWaiting: (j, w, s) => waits.push([j, w, s]) }))
+    })))
+    assert.ok(e instanceof Cluster.ClusterStartError, String(e))
+    assert.match(e.message, new RegExp(`0 of 1 workers started at scheduler 127\\.0\\.0\\.1:${port} within 6 s`))
+    assert.ok(waits.length >= 1 && waits[0]![0] === 0 && waits[0]![1] === 1 && waits[0]![2] >= 5, JSON.stringify(waits))
   })
 })

@@ -125,7 +125,7 @@ export const worker = Command.make(
     storage: storageFlag("register in PostgreSQL runner storage at this URL instead of a scheduler (docs/cluster.md)"),
     listen: Flag.String("listen").pipe(
       Flag.withDescription(
-        "HOST:PORT this worker listens on (0.0.0.0: every interface); default: the --advertise host, a free port"
+        "HOST:PORT this worker listens on (0.0.0.0: every interface; port 0: a free one, printed); default: the --advertise host, a free port"
       ),
       Flag.optional
     ),

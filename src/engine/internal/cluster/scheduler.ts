@@ -40,7 +40,7 @@ import { hostname } from "node:os"
 import * as EngineClock from "../../EngineClock.ts"
 import { type ClockRecord, threadId, type TransferRecord } from "../../EngineEvents.ts"
 import * as EngineError from "../../EngineError.ts"
-import { hidePassword } from "../../Cluster.ts"
+import { ClusterStartError, hidePassword } from "../../Cluster.ts"
 import type { ClusterOptions, TransferInfo, WorkerStats } from "../../Cluster.ts"
 import type { ExecutorShape } from "../../Executor.ts"
 import type { Callbacks } from "../../Hooks.ts"
@@ -271,13 +271,22 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
   yield* Effect.addFinalizer(() => Effect.suspend(() => stopWorkers(locals)))
   for (let k = 0; k < (options.local ?? 0); k++) yield* addLocal
   const minWorkers = options.minWorkers ?? options.local ?? 0
-  const deadline = Date.now() + (options.startTimeout ?? 60) * 1000
+  const began = Date.now()
+  const deadline = began + (options.startTimeout ?? 60) * 1000
+  let said = began
   while (aliveCount(workers) < minWorkers) {
     if (Date.now() > deadline || locals.some((l) => l.process.exitCode !== null)) {
       const errs = locals.map((l) => l.stderr()).filter((e) => e !== "").join("\n")
+      const where = remote !== undefined ? ` at scheduler ${remote.host}:${remote.port}` : ""
       return yield* Effect.die(
-        new Error(`cluster: ${aliveCount(workers)} of ${minWorkers} workers started within ${options.startTimeout ?? 60} s${errs !== "" ? `:\n${errs}` : ""}`)
+        new ClusterStartError({
+          message: `cluster: ${aliveCount(workers)} of ${minWorkers} workers started${where} within ${options.startTimeout ?? 60} s${errs !== "" ? `:\n${errs}` : ""}`
+        })
       )
+    }
+    if (Date.now() - said >= 5000) {
+      said = Date.now()
+      options.onWaiting?.(aliveCount(workers), minWorkers, Math.round((said - began) / 1000))
     }
     // bounded: a scheduler that stops answering must not hold the start past its deadline
     yield* Effect.ignore(Effect.timeout(refresh(false), "5 seconds"))
