@@ -4,7 +4,7 @@
 // that refuse empty or merged input (13), usage exits and small fixes (14).
 import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, before, describe, it } from "node:test"
@@ -205,7 +205,9 @@ describe("issue 31 item 10: a tessera run file imports \"tessera\" wherever it l
   })
 
   it("issue 31 item 10: in a folder inside the checkout: \"tessera\" is this CLI's source tree (no build needed, one Pipeline class)", async () => {
-    const dir = tempDir(join(checkout, "test/cli"))
+    // under the checkout's git-ignored tmp/, as the docs test's scratch folders
+    mkdirSync(join(checkout, "tmp"), { recursive: true })
+    const dir = tempDir(join(checkout, "tmp"))
     const r = await tessera(["run", writePipeline(dir), "--workers", "1", "--json"], { cwd: dir })
     assert.equal(r.code, 0, show(r))
     assert.equal(JSON.parse(r.stdout).pipeline, "mine")
