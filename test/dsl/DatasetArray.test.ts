@@ -111,6 +111,22 @@ describe("DatasetArray", () => {
     const c = await run(CA.compute(X))
     assert.deepEqual(Array.from(c.data as Float64Array), Array.from(data))
   })
+  it("issue 31 item 6: a relative Arrow path's read tasks carry the absolute path too; a missing one is NotFound", async () => {
+    const a = Float64Array.from([1, 2, 3, 4, 5])
+    const file = write("rel.arrow", arrowIpc({ a }, [3, 2]))
+    const cwd = process.cwd()
+    process.chdir(dir)
+    let X: CA.ChunkedArray<any>
+    try {
+      X = await run(DatasetArray.make(NodePath.basename(file), { chunks: 2 }))
+      await failsWith("missing.arrow", /^missing\.arrow: NotFound: no such file/)
+    } finally {
+      process.chdir(cwd)
+    }
+    const paths = [...X.specs.values()].map((t) => (t.args[0] as { path: string }).path)
+    assert.ok(paths.length > 0 && paths.every((p) => p === file), `task paths ${JSON.stringify(paths)}`)
+    assert.deepEqual(Array.from((await run(CA.compute(X))).data as Float64Array), Array.from(a))
+  })
   it("issue 31 item 6: a read task whose file vanished fails NotFound naming the path, not NotNpy", () => {
     const missing = NodePath.join(dir, "gone.npy")
     assert.throws(() => readNpyRows(missing, { dtype: "float64", shape: [2], dataOffset: 128, fortranOrder: false } as never, 0, 1), (e: Error) =>
