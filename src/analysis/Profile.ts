@@ -6,7 +6,7 @@
  * window.
  *
  * Time is the samples' weights summed (issue 31 item 1): each sample stands for the
- * thread time it covers (V8's real interval before it, clipped to its task's span; see
+ * thread time it covers (V8's real interval before it, within its function's tasks; see
  * `StatisticalProfiler.attribute`), not a fixed interval: V8 samples more often than
  * asked (2–5 ms at 10 ms) and less often on a busy machine. Every view here, the SQL
  * `samples` table and the report's flame graph sum the same weights. A sample's function

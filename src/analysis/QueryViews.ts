@@ -232,7 +232,7 @@ export type SamplesView = {
   readonly stage: Utf8
   /** the configured sampling interval, seconds (V8 samples more often than that, or less on a busy machine: sum `seconds`, not `interval`) */
   readonly interval: Float64
-  /** seconds of thread time the sample stands for: V8's real interval before it, clipped to its task's span (issue 31 item 1) */
+  /** seconds of thread time the sample stands for: V8's real interval before it, within the tasks of its function on its thread (issue 31 item 1) */
   readonly seconds: Float64
   /** the innermost frame's function name (`(anonymous)` when it has none); NULL for an empty stack */
   readonly frame_function: Utf8

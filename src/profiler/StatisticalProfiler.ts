@@ -48,7 +48,7 @@ import * as Kernel from "../engine/Kernel.ts"
 import * as WorkerPlugin from "../engine/WorkerPlugin.ts"
 import * as Sampling from "../engine/Sampling.ts"
 import * as ThreadSamplers from "../engine/ThreadSampler.ts"
-import { SampleEncoder, sampleSeconds } from "../trace/SampleEvents.ts"
+import { maxSampleSeconds, SampleEncoder } from "../trace/SampleEvents.ts"
 import type { DatabaseError, EventDatabase } from "./EventDatabase.ts"
 import { openDatabase, type TraceOptions } from "./Trace.ts"
 
@@ -148,7 +148,22 @@ export interface TaskSpan {
   readonly key: string
   readonly name: string
   readonly stage: string
+  /** the thread's CPU seconds in the span (`TaskRecord.cpuTime`), when known */
+  readonly cpu?: number
 }
+
+/**
+ * The shortest task (seconds) whose `cpu_time` says what share of its span its thread
+ * ran: shorter ones read 0 or a whole scheduler tick (docs/profiler.md, "`cpu_time`").
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const minCpuSeconds = 0.02
+
+/** the share of its span a task's thread ran (1 when unknown or too short to tell) */
+const onCpu = (s: TaskSpan | undefined): number =>
+  s === undefined || s.cpu === undefined || !(s.end - s.start >= minCpuSeconds) ? 1 : Math.min(1, Math.max(0, s.cpu / (s.end - s.start)))
 
 /**
  * How far (seconds) outside a task's span a sample may fall and still be the task's: a
@@ -164,25 +179,44 @@ export const slackSeconds = 25e-6
 
 /**
  * One thread's timeline as the profiler attributes and weighs its samples, carried from
- * one delivery of samples to the next: the task spans not yet passed (in order of start),
- * the end of the latest span passed, and the time up to which samples have been charged.
+ * one delivery of samples to the next: the task spans not yet passed (in order of start)
+ * and, per group of samples (a function and stage, or no task), the time up to which its
+ * samples have been charged.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Timeline {
   readonly spans: Array<TaskSpan>
-  busyEnd: number
-  covered: number
+  readonly covered: Map<string, number>
 }
 
 /**
- * An empty timeline.
+ * An empty timeline (or one of these spans).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makeTimeline = (spans: Array<TaskSpan> = []): Timeline => ({ spans, busyEnd: -Infinity, covered: -Infinity })
+export const makeTimeline = (spans: Array<TaskSpan> = []): Timeline => ({ spans, covered: new Map() })
+
+/** the group of a sample's time: its task's function and stage, or no task */
+const groupOf = (s: TaskSpan | undefined): string => (s === undefined ? "" : `f\u0000${s.name}\u0000${s.stage}`)
+
+/**
+ * Seconds of `[a, b]` inside the spans of group `g` (from `spans[from]` on), or, for no
+ * task (`g` ""), outside every span.
+ */
+const inside = (spans: ReadonlyArray<TaskSpan>, from: number, a: number, b: number, g: string): number => {
+  let mine = 0, busy = 0
+  for (let k = from; k < spans.length && spans[k]!.start < b; k++) {
+    const c = spans[k]!
+    const o = Math.min(b, c.end) - Math.max(a, c.start)
+    if (o <= 0) continue
+    busy += o
+    if (g !== "" && groupOf(c) === g) mine += o
+  }
+  return g === "" ? Math.max(0, b - a - busy) : mine
+}
 
 /**
  * The attribution and weights of one thread's samples (issue 31 item 1), given that
@@ -193,18 +227,28 @@ export const makeTimeline = (spans: Array<TaskSpan> = []): Timeline => ({ spans,
  * holds the sample's time, else one that ended at most `slackSeconds` before it, else one
  * that starts at most `slackSeconds` after it.
  *
- * Weight, per sample (seconds): the time it stands for. A sample covers V8's interval
- * before it (`deltas[q]`; without them, the gap to the previous sample of this call, 0
- * for the first) as `span` counts it (the profiler's: `SampleEvents.sampleSeconds`, up
- * to about one sampling interval), from where the thread's previous sample's time ended
- * (never twice), clipped to its task's span; the last sample of a task also covers the
- * rest of the task (as `span` counts the gap to the task's end, never past the next
- * sample). A sample of no task covers only time after the latest task span before it
- * ended: a task's time is never charged to "idle", nor idle time to a task. So a task's
- * samples weigh at most its span and no time is charged twice.
+ * Weight, per sample (seconds): the thread time it stands for. Its window is V8's
+ * interval before it (`deltas[q]`; without them, the gap to the previous sample of this
+ * call, 0 for the first), and, when the next sample is of another function (or none), the
+ * gap after it (the last sample of a call: up to `maxSampleSeconds` after it). The
+ * weight is the part of that window spent in tasks of the sample's function and stage on
+ * this thread (for a sample of no task: outside every task), never counted twice for
+ * one function. So a function's samples on a thread weigh at most its tasks' wall time
+ * there, a task's time is never charged to "idle" nor idle time to a task, and the time
+ * of a run of short tasks of one function between two samples is the function's (not
+ * only the sampled task's, which would count a 0.2 ms task for a 10 ms interval).
  *
- * Spans that ended before the last sample are removed from the timeline (later samples
- * are later); its `busyEnd` and `covered` move on.
+ * A late gap (longer than `maxSampleSeconds` of the sampling `interval`, seconds) is
+ * one where V8's signal found the thread off the CPU (it takes the signal, and stamps the
+ * sample, only when it runs again) or V8's sampling thread was itself late: of such a gap
+ * the sample counts the share its task's thread ran (`cpu / span`, from the task's
+ * `cpu_time`, for tasks of at least `minCpuSeconds`; all of it otherwise, and for a
+ * sample of no task). So on a busy machine a task's samples add up to about its CPU time,
+ * neither its wall time (the whole gaps) nor less (gaps cut to one interval while the
+ * thread did run).
+ *
+ * Spans that ended before the last sample's window are removed from the timeline (later
+ * samples are later).
  *
  * @since 0.1.0
  * @category attribution
@@ -213,7 +257,7 @@ export const attribute = (
   timeline: Timeline | Array<TaskSpan>,
   times: ArrayLike<number>,
   deltas?: ArrayLike<number>,
-  span: (gap: number) => number = (gap) => gap
+  interval?: number
 ): { task: Int32Array; keys: Array<string>; names: Array<string>; stages: Array<string>; weights: Float64Array } => {
   const tl = Array.isArray(timeline) ? makeTimeline(timeline) : timeline
   const spans = tl.spans
@@ -221,16 +265,12 @@ export const attribute = (
   const task = new Int32Array(n)
   const weights = new Float64Array(n)
   const held = new Array<TaskSpan | undefined>(n)
-  /** per sample, the end of the latest span passed before it */
-  const after = new Float64Array(n)
   const keys: Array<string> = [], names: Array<string> = [], stages: Array<string> = []
   const index = new Map<TaskSpan, number>()
-  let busyEnd = tl.busyEnd
   let j = 0
   for (let q = 0; q < n; q++) {
     const t = times[q]!
-    while (j < spans.length && spans[j]!.end < t - slackSeconds) busyEnd = Math.max(busyEnd, spans[j++]!.end)
-    after[q] = busyEnd
+    while (j < spans.length && spans[j]!.end < t - slackSeconds) j++
     // spans[j] is the first that ends at most `slackSeconds` before t
     let s: TaskSpan | undefined
     for (let k = j; k < spans.length && spans[k]!.start <= t + slackSeconds; k++) {
@@ -252,35 +292,41 @@ export const attribute = (
     }
     task[q] = i
   }
-  let covered = tl.covered
+  const late = interval === undefined ? Infinity : maxSampleSeconds(interval)
+  const reach = interval === undefined ? 0 : late
+  let w0 = 0
   for (let q = 0; q < n; q++) {
     const t = times[q]!
+    const d = Math.max(0, deltas !== undefined ? deltas[q]! : q > 0 ? t - times[q - 1]! : 0)
+    // spans[w0] is the first that ends at or after this window's start (windows start at
+    // or after the previous sample: V8's delta is the time since it)
+    const from = q > 0 ? Math.min(times[q - 1]!, t - d) : t - d
+    while (w0 < spans.length && spans[w0]!.end < from) w0++
     const s = held[q]
-    const d = deltas !== undefined ? Math.max(0, deltas[q]!) : q > 0 ? t - times[q - 1]! : 0
-    let lo = Math.max(t - Math.min(d, span(d)), covered)
-    let hi = t
-    if (s !== undefined) {
-      lo = Math.max(lo, s.start)
-      hi = Math.min(Math.max(t, s.start), s.end)
-    } else lo = Math.max(lo, after[q]!)
-    let w = Math.max(0, hi - lo)
-    covered = Math.max(covered, hi)
-    if (s !== undefined && held[q + 1] !== s) {
-      // the task's last sample here: it also stands for the rest of the task
-      const stop = Math.min(s.end, q + 1 < n ? times[q + 1]! : Infinity, t + Math.min(s.end - t, span(s.end - t)))
-      if (stop > covered) {
-        w += stop - covered
-        covered = stop
-      }
+    const g = groupOf(s)
+    const share = onCpu(s)
+    let covered = tl.covered.get(g) ?? -Infinity
+    let w = 0
+    // before: V8's interval
+    const lo = Math.max(t - d, covered)
+    if (t > lo) {
+      w += inside(spans, w0, lo, t, g) * (d > late ? share : 1)
+      covered = t
     }
+    // after, up to the next sample when it is another function's
+    const gap = q + 1 < n ? (groupOf(held[q + 1]) === g ? 0 : times[q + 1]! - t) : reach
+    const hi = t + gap
+    if (hi > Math.max(t, covered)) {
+      w += inside(spans, w0, Math.max(t, covered), hi, g) * (gap > late ? share : 1)
+      covered = hi
+    }
+    tl.covered.set(g, Math.max(covered, tl.covered.get(g) ?? -Infinity))
     weights[q] = w
   }
-  tl.covered = covered
   const last = n > 0 ? times[n - 1]! : -Infinity
   let drop = 0
-  while (drop < spans.length && spans[drop]!.end < last - slackSeconds) busyEnd = Math.max(busyEnd, spans[drop++]!.end)
+  while (drop < spans.length && spans[drop]!.end < last - slackSeconds) drop++
   spans.splice(0, drop)
-  tl.busyEnd = busyEnd
   return { task, keys, names, stages, weights }
 }
 
@@ -310,7 +356,7 @@ export const make = (
     const write = (r: Sampling.SampleRecord): void => {
       let enc = encoders.get(r.host)
       if (enc === undefined) encoders.set(r.host, enc = new SampleEncoder())
-      const a = attribute(timeline(r.threadId), r.times, r.deltas, (gap) => sampleSeconds(gap, r.interval))
+      const a = attribute(timeline(r.threadId), r.times, r.deltas, r.interval)
       const nodes = r.nodes.map((n) => ({ ...n, url: displayUrl(n.url, roots) }))
       for (const e of enc.encode({ ...r, nodes, ...a })) db.record(e)
     }
@@ -346,7 +392,7 @@ export const make = (
       task: (r: TaskRecord) => {
         // a task of the in-process executor ran on the main thread: the driver's samples hold it
         const thread = r.mainThread === true ? driverThreadId : r.threadId
-        timeline(thread).spans.push({ start: r.phases.gather[0], end: r.phases.transfer[1], key: r.key, name: r.name, stage: r.stage ?? "" })
+        timeline(thread).spans.push({ start: r.phases.gather[0], end: r.phases.transfer[1], key: r.key, name: r.name, stage: r.stage ?? "", cpu: r.cpuTime })
       },
       samples: (r) => write(r),
       finish: () => {
@@ -356,7 +402,7 @@ export const make = (
           const list = tl.spans
           if (list.length < 4096) continue
           let drop = 0
-          while (drop < list.length && list[drop]!.end < old) tl.busyEnd = Math.max(tl.busyEnd, list[drop++]!.end)
+          while (drop < list.length && list[drop]!.end < old) drop++
           list.splice(0, drop)
         }
         if (driver !== null && performance.now() - (driver as ThreadSamplers.ThreadSampler).startedAt >= Sampling.flushSeconds * 1000) takeDriver(true)

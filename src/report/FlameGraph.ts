@@ -129,7 +129,7 @@ export const flamePayload = (d: ProfileData, t0: number) => {
 export const flameSection = (d: ProfileData, t0: number): { readonly html: string; readonly script: string } => {
   if (d.samples.time.length === 0) return { html: "", script: "" }
   const html = `<section><h2>Flame graph (CPU samples)</h2>
-<p class="note">where the threads' time went, from V8's sampling profiler: width = the thread time the samples stand for (each its real interval, within its task); first level: the task's function (idle: a worker between tasks; driver: the main thread). <label>show <select id="flame-pick"></select></label> <span id="flame-window"></span></p>
+<p class="note">where the threads' time went, from V8's sampling profiler: width = the thread time the samples stand for (each its real interval, within its function's tasks); first level: the task's function (idle: a worker between tasks; driver: the main thread). <label>show <select id="flame-pick"></select></label> <span id="flame-window"></span></p>
 <div class="chart" id="flame"></div>
 <script id="tessera-flame" type="application/json">${scriptJson(flamePayload(d, t0))}</script></section>`
   return { html, script: flameScript(scriptJson(flameSpec())) }

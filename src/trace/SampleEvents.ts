@@ -13,8 +13,8 @@
  *   `driver`): one thread's samples over `[timestamp - duration, timestamp]` (epoch
  *   seconds): args `interval` (seconds), `stacks` (the innermost node of each sample),
  *   `offsets` (µs since the event's start, integers), `weights` (µs of thread time each
- *   sample stands for, integers: V8's real interval before it, clipped to its task's
- *   span, see `StatisticalProfiler.attribute`), `tasks` (0: no task — idle on a
+ *   sample stands for, integers: V8's real interval before it, within its function's
+ *   tasks, see `StatisticalProfiler.attribute`), `tasks` (0: no task — idle on a
  *   worker, the driver's own work on `driver`; i: the task `keys[i-1]`, whose function
  *   is `names[i-1]` and stage `stages[i-1]`, "" when none).
  *
@@ -220,7 +220,10 @@ export interface ProfileData {
  * thread runs, at sampling interval `interval` (seconds): the interval plus V8's usual
  * lateness (its sampling thread signals ~0.1 ms after each period: measured deltas of a
  * spinning thread 1.10–1.13 ms at 1 ms, 2.08–2.11 at 2, 10.10–10.12 at 10;
- * docs/profiler.md "Weights").
+ * docs/profiler.md "Weights"). A longer gap is late: V8's signal found the thread off
+ * the CPU (a thread takes the signal, and stamps the sample, only when it runs again),
+ * or V8's sampling thread was itself late (`StatisticalProfiler.attribute` weighs such
+ * gaps by the task's CPU share).
  *
  * @since 0.1.0
  * @category constants
@@ -228,18 +231,14 @@ export interface ProfileData {
 export const maxSampleSeconds = (interval: number): number => 1.1 * interval + 1e-4
 
 /**
- * The thread time (seconds) one sample stands for over a gap of `gap` seconds of V8's
- * (since the thread's previous sample, or to the end of its task), at sampling interval
- * `interval`: the gap itself, up to `maxSampleSeconds`; half of that for a longer gap. A
- * longer gap means V8's signal found the thread off the CPU (descheduled on a busy
- * machine: a thread takes the signal, and stamps the sample, only when it runs again;
- * a blocked idle thread takes it at once): it ran for some part of one period of that
- * gap, half on average. Charging the whole gap would count as CPU time the wall time the
- * thread waited for a core (measured: a spin kernel's samples 2.3–3.0x its `cpu_time` at
- * 10 ms on a loaded machine; 1.2–1.5x with this rule).
+ * For files without weights (and so without the task spans and CPU times that
+ * `StatisticalProfiler.attribute` weighs with): the thread time (seconds) one sample
+ * stands for over a gap of `gap` seconds, at sampling interval `interval`: the gap
+ * itself, up to `maxSampleSeconds`; half of that for a late gap (the thread ran for some
+ * part of one period of it, half on average, when it was off the CPU).
  *
  * @since 0.1.0
- * @category constants
+ * @category decoding
  */
 export const sampleSeconds = (gap: number, interval: number): number => {
   const cap = maxSampleSeconds(interval)
