@@ -22,6 +22,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
 import { Executor } from "./Executor.ts"
 import type { ExecutorShape } from "./Executor.ts"
@@ -333,10 +334,15 @@ export const runWorker = (
     // the worker runs in a fiber of its own, so that neither a signal nor a scheduler gone
     // for good waits on its shutdown (which talks to that scheduler) for longer than
     // stopTimeout
+    // Effect Cluster's own log lines (a lost registry: an error and a stack a second) only
+    // at debug and below; the worker says what matters in lines of its own (onRetry)
+    const level = yield* References.MinimumLogLevel
+    const quiet = level !== "All" && level !== "Trace" && level !== "Debug"
     const running = yield* Effect.forkDetach(Layer.launch(
       worker.layer({ ...where, listen, advertise, ...(options.threads !== undefined ? { threads: options.threads } : {}) })
     ).pipe(
-      Effect.catch((e) => e instanceof ClusterStorageError ? Effect.fail(e) : Effect.die(e))
+      Effect.catch((e) => e instanceof ClusterStorageError ? Effect.fail(e) : Effect.die(e)),
+      quiet ? Effect.provideService(References.MinimumLogLevel, "None") : (e) => e
     ))
     const joined = Fiber.join(running)
     return yield* (target === undefined ? joined : Effect.raceFirst(joined, reach.watch(target.host, target.port, probe))).pipe(
