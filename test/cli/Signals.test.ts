@@ -20,9 +20,10 @@ const stop = (signal: "SIGTERM" | "SIGINT") =>
     const child = spawn(process.execPath, [main, "demo", "--samples", "4000000", "--workers", "2", "--profile", "sig"], { cwd: dir })
     let stderr = ""
     let sent = false
-    child.stderr.on("data", (d) => (stderr += d))
-    child.stdout.on("data", (d: Buffer) => {
-      if (!sent && d.toString().includes("Starting task run")) {
+    // the run log (INFO lines) is on stderr since stdout carries only results
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d
+      if (!sent && stderr.includes("Starting task run")) {
         sent = true
         child.kill(signal)
       }
