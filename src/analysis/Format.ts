@@ -163,13 +163,41 @@ const floatFormatter = (values: ReadonlyArray<number>): ((x: number) => string) 
 }
 
 /**
- * The first `head` rows as aligned text: strings left-aligned, numbers right-aligned and
- * formatted for people (see the module header), nulls as `-`.
+ * The widest a cell (or a column's name) is shown in terminal text: a longer one is cut
+ * to this many characters, its last one `…` (issue 32 item 11: a 20 MB key padded into
+ * every row made a string too long to build, and nothing was printed). CSV, JSON and
+ * Arrow outputs keep every value whole.
  *
  * @since 0.1.0
  * @category formatting
  */
-export const toText = (table: Table, head = 30): string => {
+export const maxCellWidth = 80
+
+// a cell for one line of a table: line breaks and tabs shown as spaces (a value keeps its
+// row), cut to `width` characters with an ellipsis; counts the cells it cut
+const fitCell = (s: string, width: number, cut: { n: number }): string => {
+  const long = s.length > width
+  // never half a surrogate pair at the cut
+  const keep = long && (s.charCodeAt(width - 2) & 0xfc00) === 0xd800 ? width - 2 : width - 1
+  const t = long ? s.slice(0, keep) : s
+  const flat = /[\n\r\t]/.test(t) ? t.replace(/[\n\r\t]/g, " ") : t
+  if (!long) return flat
+  cut.n++
+  return flat + "…"
+}
+
+/**
+ * The first `head` rows as aligned text: strings left-aligned, numbers right-aligned and
+ * formatted for people (see the module header), nulls as `-`. A cell longer than
+ * `width` characters (`maxCellWidth` unless given) is cut, ending in `…`, and a line
+ * under the table says how many were (the CSV, JSON and Arrow outputs keep them whole):
+ * column widths, and so the text, stay bounded whatever the values.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const toText = (table: Table, head = 30, width = maxCellWidth): string => {
+  const cut = { n: 0 }
   const fields = table.schema.fields
   const n = Math.min(head, table.numRows)
   const cells = fields.map((f) => {
@@ -181,14 +209,18 @@ export const toText = (table: Table, head = 30): string => {
     const missing = (x: unknown) => x === null || x === undefined || (typeof x === "number" && Number.isNaN(x))
     const float = isFloat ? floatFormatter(raw.filter((x): x is number => !missing(x))) : undefined
     const out = raw.map((x) =>
-      missing(x) ? "-" : float !== undefined ? float(x as number) : typeof x === "number" ? groupedFormat(undefined).format(x) : String(x)
+      fitCell(missing(x) ? "-" : float !== undefined ? float(x as number) : typeof x === "number" ? groupedFormat(undefined).format(x) : String(x), width, cut)
     )
-    return { name: f.name, out, right: isNum }
+    return { name: fitCell(f.name, width, cut), out, right: isNum }
   })
-  const widths = cells.map((c) => Math.max(c.name.length, ...c.out.map((s) => s.length)))
+  const widths = cells.map((c) => c.name.length)
+  cells.forEach((c, j) => {
+    for (const s of c.out) if (s.length > widths[j]) widths[j] = s.length
+  })
   const pad = (s: string, w: number, right: boolean) => (right ? s.padStart(w) : s.padEnd(w))
   const lines = [cells.map((c, j) => pad(c.name, widths[j], c.right)).join("  ")]
   for (let i = 0; i < n; i++) lines.push(cells.map((c, j) => pad(c.out[i], widths[j], c.right)).join("  "))
   if (table.numRows > n) lines.push(`... ${table.numRows - n} more row(s)`)
+  if (cut.n > 0) lines.push(`(${cut.n} cell(s) longer than ${width} characters cut, ending in …; the CSV, JSON and Arrow outputs keep them whole)`)
   return lines.map((l) => l.trimEnd()).join("\n")
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { Dictionary, Float64, Int32, Table, tableFromArrays, Utf8, vectorFromArray } from "apache-arrow"
 import fc from "fast-check"
-import { csvBlocks, csvColumns, csvHeader, toCsv, toText } from "../../src/analysis/Format.ts"
+import { csvBlocks, csvColumns, csvHeader, maxCellWidth, toCsv, toText } from "../../src/analysis/Format.ts"
 import { csvHelper, csvRowBlocks, sliceColumns } from "../../src/analysis/internal/csvWriter.ts"
 
 /** RFC 4180 by the letter, one cell at a time: the reference the fast writer is checked against. */
@@ -155,5 +155,23 @@ describe("Format", () => {
     } finally {
       helper.close()
     }
+  })
+})
+
+describe("Format: bounded terminal tables", () => {
+  it("issue 32 item 11: a 2 MB key prints cut to the column cap with an ellipsis, and a line says so; CSV keeps it whole", () => {
+    const huge = "k".repeat(2 * 1024 * 1024)
+    const t = tableFromArrays({ key: [huge, "short", "line\nbreak"], n: Float64Array.from([1, 2, 3]) })
+    const text = toText(t)
+    const lines = text.split("\n")
+    assert.ok(text.length < 1000, `${text.length} characters`)
+    assert.equal(lines[1]!.split(/\s{2,}/)[0], "k".repeat(maxCellWidth - 1) + "…")
+    // every row has the capped width, not the widest value's
+    assert.ok(lines.slice(0, 4).every((l) => l.length <= maxCellWidth + 2 + 1), lines.join("\n"))
+    assert.match(lines[3]!, /^line break /, "a line break in a value stays on its row")
+    assert.match(lines.at(-1)!, /1 cell\(s\) longer than 80 characters cut, ending in …; the CSV, JSON and Arrow outputs keep them whole/)
+    assert.ok(toCsv(t).includes(huge), "CSV whole")
+    // short values: no note, unchanged
+    assert.doesNotMatch(toText(tableFromArrays({ key: ["a", "b"] })), /cut/)
   })
 })
