@@ -1,0 +1,82 @@
+/**
+ * Issue 32, outputs that scale with their input (items 9, 11, 12): tables printed with
+ * capped widths, `plot hist --by function` bounded to the top functions, exports that
+ * stream in a small heap, and the `.cpuprofile` export's corrupt or odd sample records.
+ * Real files and child processes; the memory cases run the CLI with a small heap.
+ */
+import assert from "node:assert/strict"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { after, describe, it } from "node:test"
+import { fileURLToPath } from "node:url"
+import { encodeRecords } from "../../src/trace/TraceFormat.ts"
+import type { TraceEvent } from "../../src/trace/TraceEvent.ts"
+
+const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
+const dir = mkdtempSync(join(tmpdir(), "tessera-issue32-outputs-"))
+after(() => rmSync(dir, { recursive: true, force: true }))
+
+interface Result {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+/** The CLI in a child process (`node [nodeArgs] main.ts args`), never rejecting. */
+const tessera = (args: ReadonlyArray<string>, nodeArgs: ReadonlyArray<string> = []): Promise<Result> =>
+  new Promise((resolve) => {
+    execFile(process.execPath, [...nodeArgs, main, ...args], { timeout: 240_000, maxBuffer: 1 << 26, env: { ...process.env, TESSERA_PROGRESS: "off" } }, (e, stdout, stderr) =>
+      resolve({ code: e === null ? 0 : typeof e.code === "number" ? e.code : 1, stdout, stderr }))
+  })
+const show = (r: Result) => `exit ${r.code}\nstdout: ${r.stdout.slice(0, 2000)}\nstderr: ${r.stderr.slice(0, 2000)}`
+
+const compute = (key: string, name: string, end: number, duration: number, thread = "worker-h-0", deps: Array<string> = []): TraceEvent => ({
+  name: "Compute",
+  timestamp: end,
+  phase: "X",
+  process_id: "h",
+  thread_id: thread,
+  args: { key, name, state: "memory", size: 8, dependencies: deps, dependents: [] },
+  duration
+})
+const writeTrace = (file: string, events: Iterable<TraceEvent>): string => {
+  writeFileSync(file, encodeRecords(events))
+  return file
+}
+
+describe("issue 32: bounded tables and figures", () => {
+  it("issue 32 item 11: a 2 MB task key prints capped in analyze's table, whole in its CSV", async () => {
+    const huge = `('${"k".repeat(2 * 1024 * 1024)}', 0)`
+    const trace = writeTrace(join(dir, "hugekey.msgpack"), [compute(huge, "f", 1000.5, 0.5), compute("('g-1', 0)", "g", 1001, 0.2)])
+    const out = join(dir, "hugekey-out")
+    const r = await tessera(["analyze", "-d", trace, "-a", "task_bottleneck", "-o", out])
+    assert.equal(r.code, 0, show(r))
+    assert.ok(r.stdout.length < 10_000, `${r.stdout.length} characters printed`)
+    assert.match(r.stdout, /\('k{70,}…/)
+    assert.match(r.stdout, /cell\(s\) longer than 80 characters cut/)
+    assert.ok(r.stdout.split("\n").every((l) => l.length < 400), "no line padded to the key's width")
+    const csv = readdirSync(out).find((f) => f.startsWith("task_bottleneck"))!
+    assert.ok(readFileSync(join(out, csv), "utf8").includes(huge), "the CSV keeps the key whole")
+  })
+
+  it("issue 32 item 11: plot hist --by function on 1,000 functions draws the top N by task time and says how many were left out", async () => {
+    const events: Array<TraceEvent> = []
+    // function f{i} has (i % 7) + 1 tasks lasting i ms: f999, f998, ... have the most time
+    for (let i = 0; i < 1000; i++) for (let k = 0; k <= i % 7; k++) events.push(compute(`('f${i}-x', ${k})`, `f${i}`, 1000 + i + k * 0.01, (i + 1) / 1000))
+    const trace = writeTrace(join(dir, "functions.msgpack"), events)
+    const total = (i: number) => ((i % 7) + 1) * (i + 1)
+    const ranked = Array.from({ length: 1000 }, (_, i) => i).sort((a, b) => total(b) - total(a))
+    const figures = join(dir, "hist-top")
+    const r = await tessera(["plot", "hist", "-d", trace, "--resource", "duration", "--by", "function", "--top", "5", "-o", figures])
+    assert.equal(r.code, 0, show(r))
+    const svgs = readdirSync(figures).filter((f) => f.endsWith(".svg")).sort()
+    assert.deepEqual(svgs, ranked.slice(0, 5).map((i) => `hist-duration-f${i}.svg`).sort())
+    assert.match(r.stdout, /drew the 5 of 1,000 functions with the most task time; 995 left out \(f\d+, f\d+, f\d+, …; --top N draws more\)/)
+    // the default: 20
+    const d = await tessera(["plot", "hist", "-d", trace, "--resource", "duration", "--by", "function", "-o", join(dir, "hist-default")])
+    assert.equal(d.code, 0, show(d))
+    assert.equal(readdirSync(join(dir, "hist-default")).filter((f) => f.endsWith(".svg")).length, 20)
+    assert.match(d.stdout, /980 left out/)
+  })
+})
