@@ -27,7 +27,8 @@ export type Stat = "count" | "sum" | "mean" | "var" | "std" | "min" | "max"
 /**
  * Options of a reduction: `axis` 0 (per column) or null (every element, the default);
  * `ddof` for var / std (default 0, NumPy's); `stage` names the stage in errors and
- * task records.
+ * task records. Without `stage`, the tasks carry the pipeline stage running when they
+ * are computed (`TaskGraph.CurrentStage`), and errors name the statistic (`"count"`).
  *
  * @since 0.1.0
  * @category models
@@ -52,7 +53,10 @@ export const reduce = <A extends 0 | null = null>(
 ): Delayed<A extends 0 ? Float64Array : number> => {
   const axis = (options.axis ?? null) as 0 | null
   const ddof = options.ddof ?? 0
+  // errors name the statistic when no stage is given; the tasks then carry none, so
+  // the pipeline stage running when they are computed applies (Engine.compute)
   const stage = options.stage ?? stat
+  const taskStage = options.stage
   if (!(Number.isInteger(ddof) && ddof >= 0)) throw DslError.invalidOption("ddof", `stage "${stage}": must be a non-negative integer, got ${ddof}`)
   if (X.shape.length < 1 || X.shape.length > 2) throw DslError.shapeMismatch(stage, ["n", "d?"], X.shape)
   const m = treeReduce(X, {
@@ -60,11 +64,11 @@ export const reduce = <A extends 0 | null = null>(
     partial: kernel("moments", "momentsPartial"),
     extra: [axis],
     combine: kernel("moments", "momentsCombine"),
-    stage
+    ...(taskStage !== undefined ? { stage: taskStage } : {})
   })
   const key = `('${token(stat)}', 0)`
   const specs = new Map(m.specs)
-  specs.set(key, { key, name: stat, kernel: kernel("moments", "momentsStat"), args: [TaskGraph.ref(m.key), stat, ddof, axis === null], stage })
+  specs.set(key, { key, name: stat, kernel: kernel("moments", "momentsStat"), args: [TaskGraph.ref(m.key), stat, ddof, axis === null], ...(taskStage !== undefined ? { stage: taskStage } : {}) })
   return { _tag: "Delayed", key, specs }
 }
 

@@ -45,8 +45,9 @@ describe("Pipeline stage names", () => {
       const computes = db.list.filter((e) => e.name === "Compute")
       const stageOf = (name: string) => new Set(computes.filter((e) => e.args.name === name).map((e) => e.args.stage))
       assert.deepEqual(stageOf("double"), new Set(["myDouble"]))
-      // Reductions name their own stage ("count") unless given one: kept
-      assert.deepEqual(stageOf("moments"), new Set(["count"]))
+      // Reductions leave the stage unset unless given one: the running stage's name applies
+      assert.deepEqual(stageOf("moments"), new Set(["myCount"]))
+      assert.deepEqual(stageOf("count"), new Set(["myCount"]))
       assert.deepEqual(stageOf("own"), new Set(["explicit"]))
       assert.ok(!computes.some((e) => e.args.stage === undefined), "no task in \"(no stage)\"")
       assert.ok(seen.some(([n, s]) => n === "double" && s === "myDouble"), "the graph's specs carry the stage")

@@ -4,6 +4,8 @@ import { Effect } from "effect"
 import * as fc from "fast-check"
 import * as Chunk from "../../src/engine/Chunk.ts"
 import * as Executor from "../../src/engine/Executor.ts"
+import * as Hooks from "../../src/engine/Hooks.ts"
+import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as CA from "../../src/dsl/ChunkedArray.ts"
 import { isDslError } from "../../src/dsl/DslError.ts"
 import * as R from "../../src/dsl/Reductions.ts"
@@ -82,5 +84,29 @@ describe("Reductions", () => {
   it("rejects a negative ddof, naming the stage", () => {
     const X = CA.fromChunks("float64", [Chunk.make("float64", [2], new Float64Array(2))])
     assert.throws(() => R.std(X, { ddof: -1, stage: "spread" }), (e: unknown) => isDslError(e) && /ddof: stage "spread": must be a non-negative integer, got -1/.test(e.message))
+  })
+})
+
+describe("Reductions' stage", () => {
+  const X = CA.fromChunks("float64", [Chunk.make("float64", [2, 2], Float64Array.of(1, 2, 3, 4)), Chunk.make("float64", [1, 2], Float64Array.of(5, 6))])
+  /** the stages of the tasks a reduction's graph hands the engine */
+  const stagesOf = async (e: Effect.Effect<unknown, unknown, Executor.Executor>) => {
+    const seen = new Set<string | undefined>()
+    const cb: Hooks.Callbacks = { start: (g) => { for (const s of g.specs) seen.add(s.stage) } }
+    await sync(e.pipe(Hooks.provide(cb)))
+    return seen
+  }
+
+  it("issue 31 item 10: Reductions inside a pipeline stage carry the stage's name; a given `stage` wins; DslErrors still name the statistic", async () => {
+    for (const stat of stats) {
+      const inStage = await stagesOf(Effect.provideService(CA.computeDelayed(R.reduce(X, stat)), TaskGraph.CurrentStage, "summary"))
+      assert.deepEqual(inStage, new Set(["summary"]), stat)
+    }
+    const given = await stagesOf(Effect.provideService(CA.computeDelayed(R.mean(X, { stage: "own" })), TaskGraph.CurrentStage, "summary"))
+    assert.deepEqual(given, new Set(["own"]))
+    // outside a pipeline: no stage at all (not "count")
+    assert.deepEqual(await stagesOf(CA.computeDelayed(R.count(X))), new Set([undefined]))
+    const Y = CA.fromChunks("float64", [Chunk.make("float64", [1, 1, 1], Float64Array.of(1))])
+    assert.throws(() => R.count(Y), (e: unknown) => isDslError(e) && /count/.test(e.message))
   })
 })
