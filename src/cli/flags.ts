@@ -7,12 +7,11 @@
  *
  * @since 0.1.0
  */
-import { realpathSync } from "node:fs"
 import { availableParallelism } from "node:os"
-import { resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { Flag } from "effect/cli"
-import { UsageError } from "./errors.ts"
+import { findInputAsOutput } from "../trace/OutputFile.ts"
+import type { OutputIsInput } from "../trace/OutputFile.ts"
 
 /**
  * A description with the default appended: `rows per chunk (default: 5000)`.
@@ -119,9 +118,10 @@ export const reportFlag = Flag.String("report").pipe(
 )
 
 /**
- * Fails with a usage error when a file the command would write is one of its input
- * databases (same path once resolved, links followed): `-o` must never overwrite what
- * it reads.
+ * Fails with `OutputIsInput` (exit 1, one line naming both) when a file the command
+ * would write is one of its input databases: the same device and inode, so the same path,
+ * a symbolic link or a hard link to it (`trace/OutputFile.ts`). Checked before the
+ * databases are loaded; the writers check again as they open each output.
  *
  * @since 0.1.0
  * @category validation
@@ -130,18 +130,8 @@ export const refuseInputAsOutput = (
   flag: string,
   outputs: ReadonlyArray<string>,
   inputs: ReadonlyArray<string>
-): Effect.Effect<void, UsageError> =>
-  Effect.gen(function*() {
-    const real = (p: string) => {
-      try {
-        return realpathSync(p)
-      } catch {
-        return resolve(p)
-      }
-    }
-    const read = new Set(inputs.map(real))
-    const clash = outputs.find((o) => read.has(real(o)))
-    if (clash !== undefined) {
-      return yield* new UsageError({ flag, value: clash, expected: "is one of the input databases; choose another output so that it is not overwritten" })
-    }
+): Effect.Effect<void, OutputIsInput> =>
+  Effect.suspend(() => {
+    const clash = findInputAsOutput(outputs, inputs, flag)
+    return clash === undefined ? Effect.void : Effect.fail(clash)
   })

@@ -5,8 +5,9 @@
  *
  * @since 0.1.0
  */
-import { writeFile } from "node:fs/promises"
 import { makeDirectory } from "../trace/Directory.ts"
+import { writeOutputFile } from "../trace/OutputFile.ts"
+import type { OutputOptions } from "../trace/OutputFile.ts"
 import { join } from "node:path"
 import { Resvg } from "@resvg/resvg-js"
 import * as vega from "vega"
@@ -47,15 +48,18 @@ export const svgToPng = (svg: string, scale = 2): Uint8Array => {
 }
 
 /**
- * Write a Vega-Lite spec as `{base}.svg` and `{base}.png`; returns both paths.
+ * Write a Vega-Lite spec as `{base}.svg` and `{base}.png`; returns both paths. Each file
+ * is written beside its name and renamed once whole; with `options.inputs`, a file that
+ * is one of them (a hard link included) is refused with `OutputIsInput`
+ * (trace/OutputFile.ts).
  *
  * @since 0.1.0
  * @category rendering
  */
-export const writeFigure = async (spec: TopLevelSpec, base: string): Promise<ReadonlyArray<string>> => {
+export const writeFigure = async (spec: TopLevelSpec, base: string, options: OutputOptions = {}): Promise<ReadonlyArray<string>> => {
   const svg = await renderSvg(spec)
-  await writeFile(`${base}.svg`, svg)
-  await writeFile(`${base}.png`, svgToPng(svg))
+  await writeOutputFile(`${base}.svg`, svg, options)
+  await writeOutputFile(`${base}.png`, svgToPng(svg), options)
   return [`${base}.svg`, `${base}.png`]
 }
 

@@ -12,8 +12,8 @@
  *
  * @since 0.1.0
  */
-import { writeFile } from "node:fs/promises"
 import { makeDirectory } from "../../trace/Directory.ts"
+import { writeOutputFile } from "../../trace/OutputFile.ts"
 import { join } from "node:path"
 import { cpuProfiles, cpuProfileSeconds, loadProfilePromise, unsampledNode } from "../Profile.ts"
 
@@ -45,7 +45,8 @@ export const fileName = (group: string): string => `${group.replace(/[^A-Za-z0-9
  * Writes one `.cpuprofile` per worker or function into `dir` (created); returns the
  * files written with their sample counts (the trace's samples, not the `(unsampled)` ones
  * between them) and the seconds those stand for. Rejects with `NoSamples` when there are
- * none.
+ * none, and with `OutputIsInput` when a file to write is one of `files`. Each file is
+ * whole or absent (`trace/OutputFile.ts`).
  *
  * @since 0.1.0
  * @category exports
@@ -65,7 +66,8 @@ export const writeCpuProfiles = async (
     for (let k = 2; used.has(file); k++) file = fileName(`${name}-${k}`)
     used.add(file)
     const text = JSON.stringify(profile)
-    await writeFile(join(dir, file), text)
+    // beside its name, renamed once whole; never one of the databases (a hard link to one)
+    await writeOutputFile(join(dir, file), text, { inputs: files, flag: "--output" })
     const gaps = profile.nodes.find((n) => n.callFrame.functionName === unsampledNode && profile.nodes[0]!.children.includes(n.id))
     out.push({ file: join(dir, file), samples: profile.samples.length - (gaps?.hitCount ?? 0), seconds: cpuProfileSeconds(profile), bytes: Buffer.byteLength(text) })
   }
