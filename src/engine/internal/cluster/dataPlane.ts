@@ -10,15 +10,23 @@
  * A connection carries one request at a time; a fetch whose connection closes or fails
  * before the whole reply came fails (`DataPlaneError`), and its connection is dropped.
  *
+ * Lengths from a peer are checked before anything is buffered (frames.ts: a request of at
+ * most `MAX_REQUEST_BYTES`, a reply's head and buffers within `MAX_HEAD_BYTES` and
+ * `MAX_REPLY_BYTES`). A connection that sends a request over the limit, or one that is not
+ * a request, is closed at once and logged once (a warning naming the peer's address and
+ * the length); a reply over a limit fails its fetch. A list of keys too long for one
+ * request goes as several.
+ *
  * Leaves out: TLS, authentication (a worker answers whoever connects, as its runner
- * socket does), limits on concurrent connections per peer.
+ * socket does), limits on concurrent connections per peer, idle timeouts (a peer that
+ * claims a request within the limit and sends it slowly holds at most that buffer).
  *
  * @since 0.1.0
  * @internal
  */
 import { Data, Effect } from "effect"
 import { createServer, connect, type Server, type Socket } from "node:net"
-import { type Decoded, Decoder, encode, encodeRequest, RequestReader } from "./frames.ts"
+import { type Decoded, Decoder, encode, encodeRequest, FrameError, MAX_REQUEST_BYTES, RequestReader, setKey } from "./frames.ts"
 
 /**
  * A fetch over the data plane that did not complete: the peer closed, refused, or sent
@@ -36,7 +44,9 @@ export class DataPlaneError extends Data.TaggedError("DataPlaneError")<{
 
 /**
  * Serves `lookup(keys)` (the values held, by key) on `host`, on a free port; `sent` is
- * told every reply's length. Closed with the scope.
+ * told every reply's length. A connection that breaks the framing (a request over
+ * `MAX_REQUEST_BYTES`, or not a list of keys) is closed and logged once, as a warning in
+ * the scope's log. Closed with the scope.
  *
  * @since 0.1.0
  * @internal
@@ -46,8 +56,9 @@ export const serve = (
   lookup: (keys: ReadonlyArray<string>) => Record<string, unknown>,
   sent: (bytes: number) => void
 ) =>
-  Effect.suspend(() => {
+  Effect.flatMap(Effect.context<never>(), (context) => {
     const open = new Set<Socket>()
+    const log = (line: string) => void Effect.runForkWith(context)(Effect.logWarning(line))
     return Effect.acquireRelease(
       Effect.callback<Server, DataPlaneError>((resume) => {
         const server = createServer((socket) => {
@@ -55,7 +66,9 @@ export const serve = (
           socket.once("close", () => open.delete(socket))
           socket.setNoDelay(true)
           const reader = new RequestReader()
+          const peer = `${socket.remoteAddress}:${socket.remotePort}`
           socket.on("data", (chunk) => {
+            if (socket.destroyed) return
             try {
               for (const keys of reader.push(chunk)) {
                 const t0 = performance.now()
@@ -64,8 +77,13 @@ export const serve = (
                 sent(frame.bytes)
                 for (const p of frame.parts) socket.write(p)
               }
-            } catch {
+            } catch (e) {
+              // once per connection: it is closed now, and sends nothing more here
               socket.destroy()
+              const why = e instanceof Error ? e.message : String(e)
+              log(e instanceof FrameError && why.startsWith("data-plane request")
+                ? `data plane: closed the connection from ${peer}: ${why}`
+                : `data plane: closed the connection from ${peer}, whose request could not be answered: ${why}`)
             }
           })
           socket.on("error", () => socket.destroy())
@@ -83,6 +101,18 @@ export const serve = (
     const a = server.address()
     return { port: typeof a === "object" && a !== null ? a.port : 0 }
   }))
+
+/** A request's length for `keys` (their JSON, as `encodeRequest` writes it). */
+const requestBytes = (keys: ReadonlyArray<string>): number => Buffer.byteLength(JSON.stringify(keys), "utf8")
+
+/** Two replies of one split fetch as one. */
+const merge = (a: Decoded, b: Decoded): Decoded => {
+  const value: Record<string, unknown> = {}
+  for (const part of [a.value, b.value]) {
+    if (typeof part === "object" && part !== null) for (const k of Object.keys(part)) setKey(value, k, (part as Record<string, unknown>)[k])
+  }
+  return { value, bytes: a.bytes + b.bytes, serialize: a.serialize + b.serialize, deserialize: a.deserialize + b.deserialize }
+}
 
 /** One pooled connection: its socket and the fetch reading from it now, if any. */
 interface Conn {
@@ -115,6 +145,11 @@ export class DataClient {
    * connection found closed is replaced by a new one once.
    */
   fetch(peer: string, host: string, port: number, keys: ReadonlyArray<string>): Effect.Effect<Decoded, DataPlaneError> {
+    // a list too long for one request (MAX_REQUEST_BYTES) goes as two halves, each split again if need be
+    if (keys.length > 1 && requestBytes(keys) > MAX_REQUEST_BYTES) {
+      const half = keys.length >> 1
+      return Effect.zipWith(this.fetch(peer, host, port, keys.slice(0, half)), this.fetch(peer, host, port, keys.slice(half)), merge)
+    }
     return this.attempt(peer, host, port, keys, false).pipe(
       Effect.catch((e) => e.stale ? this.attempt(peer, host, port, keys, true) : Effect.fail(e))
     )

@@ -17,6 +17,13 @@
  *
  * A request is `[u32 length][utf8 JSON string array: the keys]`.
  *
+ * Every length a peer sends is checked before anything is buffered: a request's against
+ * {@link MAX_REQUEST_BYTES}, a reply's head against {@link MAX_HEAD_BYTES} and its
+ * buffers' total against {@link MAX_REPLY_BYTES} (and the memory free); a frame over a
+ * limit is a {@link FrameError} naming the length and the limit, and the data plane
+ * closes that connection. What is accepted is read into one buffer allocated once for its
+ * length (not re-copied as packets arrive).
+ *
  * Leaves out: identity (an array reached twice arrives as two arrays), class instances
  * other than typed arrays (v8-serialised as before: own fields only), byte order (both
  * ends are the same build on little-endian hosts).
@@ -27,6 +34,37 @@
 import { deserialize, serialize } from "node:v8"
 
 const PLACEHOLDER = "~tessera/buf"
+
+/**
+ * The longest request (its JSON list of keys) a data plane reads: 16 MiB, about 100,000
+ * keys of 160 characters. A peer that claims more is closed before a byte of it is
+ * buffered; `DataClient.fetch` splits a longer list into several requests.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const MAX_REQUEST_BYTES = 16 * 2 ** 20
+
+/**
+ * The longest head (the reply's values with their typed arrays taken out, v8-serialised)
+ * of a reply: 1 GiB. Chunks travel as raw buffers, not in the head: only plain arrays of
+ * numbers and other JS values are counted here.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const MAX_HEAD_BYTES = 2 ** 30
+
+/**
+ * The most bytes of raw buffers (typed arrays, chunks) in one reply: 64 GiB, above any
+ * chunk the engine makes (one chunk is one typed array, and a worker holds several). A
+ * reply that claims more, or more than the memory free where it arrives, fails the fetch
+ * before its buffer is allocated; the sender refuses to encode one too.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const MAX_REPLY_BYTES = 2 ** 36
 
 const kinds = {
   Int8Array,
@@ -56,7 +94,8 @@ const kindOf = (v: ArrayBufferView): Kind | undefined => {
 
 const ctorOf = (k: Kind): new(b: ArrayBuffer, o: number, n: number) => ArrayBufferView => {
   if (k === "ArrayBuffer" || k === "v8") throw new Error("unreachable")
-  const c = (kinds as Record<string, unknown>)[k] ?? (globalThis as Record<string, unknown>)[k]
+  // only the typed-array kinds: a peer's head names the kind, never any other global
+  const c = Object.hasOwn(kinds, k) ? kinds[k as keyof typeof kinds] : hasFloat16 && k === ("Float16Array" as Kind) ? (globalThis as Record<string, unknown>)[k] : undefined
   return c as new(b: ArrayBuffer, o: number, n: number) => ArrayBufferView
 }
 
@@ -189,13 +228,19 @@ export const encode = (value: unknown, serializeSeconds: () => number = () => 0)
   }
   const skeleton = walk(value, 32)
   const head = serialize({ skeleton, meta })
+  if (head.byteLength > MAX_HEAD_BYTES) {
+    throw new FrameError(`a reply's head of ${head.byteLength} bytes is over the data plane's limit of ${MAX_HEAD_BYTES} (MAX_HEAD_BYTES)`)
+  }
+  let payload = 0
+  for (const b of bufs) payload += b.byteLength
+  if (payload > MAX_REPLY_BYTES) {
+    throw new FrameError(`a reply of ${payload} bytes of buffers is over the data plane's limit of ${MAX_REPLY_BYTES} (MAX_REPLY_BYTES)`)
+  }
   const prefix = new Uint8Array(12)
   const dv = new DataView(prefix.buffer)
   dv.setUint32(0, head.byteLength, true)
   dv.setFloat64(4, serializeSeconds(), true)
-  let bytes = 12 + head.byteLength
-  for (const b of bufs) bytes += b.byteLength
-  return { parts: [prefix, head, ...bufs], bytes }
+  return { parts: [prefix, head, ...bufs], bytes: 12 + head.byteLength + payload }
 }
 
 /**
@@ -214,19 +259,51 @@ export interface Decoded {
   readonly deserialize: number
 }
 
-const align = (n: number): number => (n + 7) & ~7
+// arithmetic, not `(n + 7) & ~7`: bitwise operators wrap at 2^31, and replies may be larger
+const align = (n: number): number => Math.ceil(n / 8) * 8
+
+/**
+ * Copies what `target` still lacks past its first `got` bytes from `chunk` at `at`, as much
+ * as `chunk` has; the number of bytes copied.
+ */
+const copyInto = (target: Uint8Array, got: number, chunk: Uint8Array, at: number): number => {
+  const n = Math.min(target.byteLength - got, chunk.byteLength - at)
+  target.set(chunk.subarray(at, at + n), got)
+  return n
+}
+
+/**
+ * Bytes free for a reply's buffers where it arrives: `process.availableMemory()` (within a
+ * cgroup's limit), or `os.freemem()`.
+ */
+const freeMemory = (): number => {
+  const fromProcess = typeof process.availableMemory === "function" ? process.availableMemory() : 0
+  const free = process.getBuiltinModule("node:os").freemem()
+  return fromProcess > 0 ? Math.min(fromProcess, free) : free
+}
 
 /**
  * Decodes reply frames from chunks as they arrive, one frame at a time: `push` returns
  * the frame when its last byte came (the chunk's surplus is kept for the next frame).
- * Throws on a frame that is not one ({@link FrameError}).
+ * Throws on a frame that is not one, or one over a limit ({@link FrameError}).
+ *
+ * Each part is copied once, where it will stay: the 12-byte prefix into a small buffer,
+ * the head into a buffer of the head's length (checked against {@link MAX_HEAD_BYTES}
+ * first), the raw bytes into the payload, allocated once the head says how long it is
+ * (checked against {@link MAX_REPLY_BYTES} and the memory free first).
  *
  * @since 0.1.0
  * @internal
  */
 export class Decoder {
-  private pending: Array<Uint8Array> = []
-  private pendingBytes = 0
+  private readonly prefix = new Uint8Array(12)
+  private prefixGot = 0
+  /** the head being read (after the prefix) */
+  private headBuf: Uint8Array | undefined
+  private headGot = 0
+  private ser = 0
+  /** bytes that came after a complete frame: the start of the next one */
+  private rest: Uint8Array | undefined
   private head: { skeleton: unknown; meta: Array<[Kind, number]>; serialize: number; headBytes: number } | undefined
   private payload: ArrayBuffer | undefined
   private offsets: Array<number> = []
@@ -237,58 +314,77 @@ export class Decoder {
   push(chunk: Uint8Array): Decoded | undefined {
     const t0 = performance.now()
     try {
+      if (this.rest !== undefined) {
+        chunk = chunk.byteLength === 0 ? this.rest : Buffer.concat([this.rest, chunk])
+        this.rest = undefined
+      }
       return this.step(chunk)
     } finally {
       this.time += performance.now() - t0
     }
   }
 
-  private gather(n: number): Uint8Array | undefined {
-    if (this.pendingBytes < n) return undefined
-    const all = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending)
-    this.pending = all.byteLength > n ? [all.subarray(n)] : []
-    this.pendingBytes = all.byteLength - n
-    return all.subarray(0, n)
+  /** Reads the prefix and the head from `chunk`; the offset after what it took. */
+  private readHead(chunk: Uint8Array): number {
+    let at = 0
+    if (this.headBuf === undefined) {
+      at = copyInto(this.prefix, this.prefixGot, chunk, 0)
+      this.prefixGot += at
+      if (this.prefixGot < 12) return at
+      const dv = new DataView(this.prefix.buffer)
+      const headLength = dv.getUint32(0, true)
+      this.ser = dv.getFloat64(4, true)
+      if (headLength > MAX_HEAD_BYTES) {
+        throw new FrameError(`reply head of ${headLength} bytes claimed, over the data plane's limit of ${MAX_HEAD_BYTES} (MAX_HEAD_BYTES)`)
+      }
+      // not zeroed: every byte is written below before it is read
+      this.headBuf = Buffer.allocUnsafeSlow(headLength)
+      this.headGot = 0
+    }
+    const m = copyInto(this.headBuf, this.headGot, chunk, at)
+    this.headGot += m
+    at += m
+    if (this.headGot < this.headBuf.byteLength) return at
+    const h = deserialize(this.headBuf) as { skeleton: unknown; meta: Array<[Kind, number]> }
+    const headBytes = 12 + this.headBuf.byteLength
+    this.headBuf = undefined
+    this.prefixGot = 0
+    if (typeof h !== "object" || h === null || !Array.isArray(h.meta)) throw new FrameError("frame head is not a Tessera head")
+    let size = 0
+    const offsets: Array<number> = []
+    for (const entry of h.meta) {
+      const [k, n] = Array.isArray(entry) ? entry : [undefined, undefined]
+      if (typeof k !== "string" || (k !== "ArrayBuffer" && k !== "v8" && typeof ctorOf(k) !== "function")) {
+        throw new FrameError(`unknown buffer kind ${String(k)}`)
+      }
+      if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0 || n % bytesPer(k) !== 0) {
+        throw new FrameError(`a ${k} buffer of ${String(n)} bytes`)
+      }
+      offsets.push(size)
+      size = align(size + n)
+      if (size > MAX_REPLY_BYTES) {
+        throw new FrameError(`reply of more than ${MAX_REPLY_BYTES} bytes of buffers claimed, over the data plane's limit (MAX_REPLY_BYTES)`)
+      }
+    }
+    const free = freeMemory()
+    if (size > free) throw new FrameError(`reply of ${size} bytes of buffers claimed, but only ${free} bytes of memory are free here`)
+    this.head = { ...h, serialize: this.ser, headBytes }
+    this.offsets = offsets
+    // every byte is written below before any view is handed out: no need to zero it first
+    this.payload = Buffer.allocUnsafeSlow(size).buffer as ArrayBuffer
+    this.buf = 0
+    this.filled = 0
+    return at
   }
 
   private step(chunk: Uint8Array): Decoded | undefined {
+    let at = 0
     if (this.head === undefined) {
-      if (chunk.byteLength > 0) {
-        this.pending.push(chunk)
-        this.pendingBytes += chunk.byteLength
-      }
-      if (this.pendingBytes < 12) return undefined
-      const pre = this.gather(12)!
-      const dv = new DataView(pre.buffer, pre.byteOffset, 12)
-      const headLength = dv.getUint32(0, true)
-      const ser = dv.getFloat64(4, true)
-      if (this.pendingBytes < headLength) {
-        this.pending.unshift(pre)
-        this.pendingBytes += 12
-        return undefined
-      }
-      const h = deserialize(this.gather(headLength)!) as { skeleton: unknown; meta: Array<[Kind, number]> }
-      if (typeof h !== "object" || h === null || !Array.isArray(h.meta)) throw new FrameError("frame head is not a Tessera head")
-      this.head = { ...h, serialize: ser, headBytes: 12 + headLength }
-      let size = 0
-      this.offsets = []
-      for (const [k, n] of h.meta) {
-        if (k !== "ArrayBuffer" && k !== "v8" && ctorOf(k) === undefined) throw new FrameError(`unknown buffer kind ${String(k)}`)
-        this.offsets.push(size)
-        size = align(size + n)
-      }
-      // every byte is written below before any view is handed out: no need to zero it first
-      this.payload = Buffer.allocUnsafeSlow(size).buffer as ArrayBuffer
-      this.buf = 0
-      this.filled = 0
-      const rest = this.pending
-      this.pending = []
-      this.pendingBytes = 0
-      chunk = rest.length === 0 ? new Uint8Array(0) : rest.length === 1 ? rest[0]! : Buffer.concat(rest)
+      at = this.readHead(chunk)
+      if (this.head === undefined) return undefined
     }
     const meta = this.head.meta
     const target = new Uint8Array(this.payload!)
-    let at = 0
     while (at < chunk.byteLength && this.buf < meta.length) {
       const want = meta[this.buf]![1] - this.filled
       const n = Math.min(want, chunk.byteLength - at)
@@ -303,10 +399,8 @@ export class Decoder {
     while (this.buf < meta.length && meta[this.buf]![1] === 0) this.buf++
     if (this.buf < meta.length) return undefined
     const done = this.complete()
-    if (at < chunk.byteLength) {
-      this.pending = [chunk.subarray(at)]
-      this.pendingBytes = chunk.byteLength - at
-    }
+    // the next frame's first bytes: a copy, `chunk` may be a read buffer used again
+    if (at < chunk.byteLength) this.rest = chunk.slice(at)
     return done
   }
 
@@ -340,7 +434,7 @@ export class Decoder {
    */
   target(): Uint8Array {
     const head = this.head
-    if (head !== undefined && this.pendingBytes === 0 && this.buf < head.meta.length) {
+    if (head !== undefined && this.rest === undefined && this.buf < head.meta.length) {
       return new Uint8Array(this.payload!, this.offsets[this.buf]! + this.filled, head.meta[this.buf]![1] - this.filled)
     }
     return this.scratch ??= new Uint8Array(65536)
@@ -348,7 +442,8 @@ export class Decoder {
 
   /** `n` bytes were read into `into` (the last {@link target}). */
   wrote(into: Uint8Array, n: number): Decoded | undefined {
-    if (into === this.scratch || this.head === undefined || into.buffer !== this.payload) return this.push(into.slice(0, n))
+    // read into the scratch buffer: `push` copies what it keeps
+    if (into === this.scratch || this.head === undefined || into.buffer !== this.payload) return this.push(into.subarray(0, n))
     const t0 = performance.now()
     const meta = this.head.meta
     this.filled += n
@@ -363,7 +458,7 @@ export class Decoder {
 
   /** Whether a frame (or part of one) is waiting for more bytes. */
   get busy(): boolean {
-    return this.head !== undefined || this.pendingBytes > 0
+    return this.head !== undefined || this.prefixGot > 0 || this.headBuf !== undefined || this.rest !== undefined
   }
 }
 
@@ -407,24 +502,52 @@ export const encodeRequest = (keys: ReadonlyArray<string>): Uint8Array => {
 
 /**
  * Splits request frames from a stream: feed chunks, get every complete request's keys.
+ * A request's length is checked against {@link MAX_REQUEST_BYTES} as soon as its 4-byte
+ * prefix is in (a longer one throws {@link FrameError} before a byte of it is kept); its
+ * body is read into one buffer of that length, each packet copied once.
  *
  * @since 0.1.0
  * @internal
  */
 export class RequestReader {
-  private pending: Buffer = Buffer.alloc(0)
+  private readonly prefix = Buffer.alloc(4)
+  private prefixGot = 0
+  /** the body being read, once its length is known */
+  private body: Buffer | undefined
+  private got = 0
+
   push(chunk: Uint8Array): Array<ReadonlyArray<string>> {
-    this.pending = this.pending.byteLength === 0 ? Buffer.from(chunk) : Buffer.concat([this.pending, chunk])
     const out: Array<ReadonlyArray<string>> = []
-    while (this.pending.byteLength >= 4) {
-      const n = this.pending.readUInt32LE(0)
-      if (this.pending.byteLength < 4 + n) break
-      const keys = JSON.parse(this.pending.subarray(4, 4 + n).toString("utf8")) as unknown
+    let at = 0
+    while (at < chunk.byteLength) {
+      if (this.body === undefined) {
+        const n = copyInto(this.prefix, this.prefixGot, chunk, at)
+        this.prefixGot += n
+        at += n
+        if (this.prefixGot < 4) break
+        const length = this.prefix.readUInt32LE(0)
+        if (length > MAX_REQUEST_BYTES) {
+          throw new FrameError(`data-plane request of ${length} bytes claimed, over the limit of ${MAX_REQUEST_BYTES} (MAX_REQUEST_BYTES)`)
+        }
+        this.body = Buffer.allocUnsafe(length)
+        this.got = 0
+      }
+      const m = copyInto(this.body, this.got, chunk, at)
+      this.got += m
+      at += m
+      if (this.got < this.body.byteLength) break
+      let keys: unknown
+      try {
+        keys = JSON.parse(this.body.toString("utf8"))
+      } catch {
+        keys = undefined
+      }
       if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
         throw new FrameError("data-plane request is not a list of keys")
       }
       out.push(keys)
-      this.pending = this.pending.subarray(4 + n)
+      this.body = undefined
+      this.prefixGot = 0
     }
     return out
   }
