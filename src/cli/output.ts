@@ -265,6 +265,9 @@ export const toTyped = (e: unknown): { readonly _tag: string } => (isTagged(e) ?
  */
 export class Failed extends Data.TaggedError("Failed")<{ readonly cause: unknown }> {
   override get message(): string {
-    return this.cause instanceof Error ? this.cause.message : String(this.cause)
+    const message = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    // an output's write error (trace/OutputFile.ts adds `output`: write(2)'s own names no file)
+    const output = (this.cause as { output?: unknown } | null)?.output
+    return typeof output === "string" && !message.includes(output) ? `cannot write ${output}: ${message}` : message
   }
 }

@@ -189,6 +189,18 @@ const target = async (path: string): Promise<{ readonly path: string; readonly s
   return { path: await realpath(path), stats: s }
 }
 
+/**
+ * A write, close or rename error of `path` as thrown (a Node system error: code,
+ * syscall), with `output: path` added: write(2)'s errors (ENOSPC, EFBIG, EIO) name no
+ * file, and the caller's message should.
+ */
+const ofOutput = (e: unknown, path: string, temporary?: string): unknown => {
+  if (typeof e !== "object" || e === null || "output" in e) return e
+  // the temporary file is this module's business: a message names the output
+  if (temporary !== undefined && e instanceof Error) e.message = e.message.split(temporary).join(path)
+  return Object.assign(e, { output: path })
+}
+
 const random = (): string => Math.floor(Math.random() * 0x100000000).toString(36)
 
 /**
@@ -213,7 +225,7 @@ export const openOutput = async (path: string, options: OutputOptions = {}): Pro
   const { path: final, stats } = await target(path)
   const temporary = join(dirname(final), `.${basename(final)}.tmp-${process.pid}-${random()}`)
   hookExit()
-  const handle = await open(temporary, "wx", 0o666)
+  const handle = await open(temporary, "wx", 0o666).catch((e: unknown) => Promise.reject(ofOutput(e, path, temporary)))
   live.add(temporary)
   let written = 0
   let state: "open" | "committed" | "aborted" = "open"
@@ -229,16 +241,20 @@ export const openOutput = async (path: string, options: OutputOptions = {}): Pro
     if (stats !== undefined) await chmod(temporary, stats.mode & 0o7777)
   } catch (e) {
     await abort()
-    throw e
+    throw ofOutput(e, path, temporary)
   }
   const write = async (data: string | Uint8Array) => {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data
     let at = 0
-    while (at < bytes.byteLength) {
-      const { bytesWritten } = await handle.write(bytes, at, bytes.byteLength - at)
-      // 0 bytes would loop forever: the disk is full (write(2) says ENOSPC next time, Node may not)
-      if (bytesWritten <= 0) throw Object.assign(new Error(`ENOSPC: no space left on device, write '${path}'`), { code: "ENOSPC", syscall: "write", path })
-      at += bytesWritten
+    try {
+      while (at < bytes.byteLength) {
+        const { bytesWritten } = await handle.write(bytes, at, bytes.byteLength - at)
+        // 0 bytes would loop forever: the disk is full (write(2) says ENOSPC next time, Node may not)
+        if (bytesWritten <= 0) throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", syscall: "write" })
+        at += bytesWritten
+      }
+    } catch (e) {
+      throw ofOutput(e, path, temporary)
     }
     written += bytes.byteLength
   }
@@ -251,7 +267,7 @@ export const openOutput = async (path: string, options: OutputOptions = {}): Pro
       live.delete(temporary)
     } catch (e) {
       await abort()
-      throw e
+      throw ofOutput(e, path, temporary)
     }
   }
   return { path, temporary, handle, bytes: () => written, write, commit, abort }
