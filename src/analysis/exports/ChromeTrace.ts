@@ -37,6 +37,7 @@
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import { driverEventName } from "../Driver.ts"
 import { functionName } from "../FunctionName.ts"
+import type { EventBatches } from "./EventBatches.ts"
 
 // the thread id Tessera's driver segments carry (engine/EngineEvents.ts `driverThreadId`)
 const driverThreadName = "driver"
@@ -80,97 +81,140 @@ const asRecord = (u: unknown): Record<string, unknown> =>
 // Round µs to nanosecond precision so the JSON stays short.
 const us = (seconds: number): number => Math.round(seconds * 1e9) / 1e3
 
-/** A task's slice, for flows: where it is and what it depends on. */
-interface Slice {
-  readonly key: string
-  readonly ts: number
-  readonly dur: number
-  readonly pid: number
-  readonly tid: number
-  readonly deps: ReadonlyArray<unknown>
-}
-
 const round3 = (x: number): number => Math.round(x * 1e3) / 1e3
 
-// the slice of `key` that `dependent` read: the latest one that ended by its start (a
-// key may repeat across runs in one trace), else the first
-const dependencySlice = (candidates: ReadonlyArray<Slice>, dependent: Slice): Slice => {
-  if (candidates.length === 1) return candidates[0]!
-  let best: Slice | undefined
-  for (const c of candidates) {
-    if (c.ts + c.dur <= dependent.ts && (best === undefined || c.ts + c.dur > best.ts + best.dur)) best = c
+/** A growable Float64 / Int32 column (the slice index of large traces lives off the heap). */
+class Grow<A extends Float64Array | Int32Array> {
+  length = 0
+  data: A
+  constructor(data: A) {
+    this.data = data
   }
-  return best ?? candidates[0]!
-}
-
-// Flow events for the dependency edges between slices (the module header gives the
-// binding rules they follow).
-const dependencyFlows = (slices: ReadonlyArray<Slice>): Array<ChromeEvent> => {
-  const byKey = new Map<string, Array<Slice>>()
-  for (const s of slices) {
-    const list = byKey.get(s.key)
-    if (list === undefined) byKey.set(s.key, [s])
-    else list.push(s)
-  }
-  const out: Array<ChromeEvent> = []
-  let id = 0
-  for (const s of slices) {
-    for (const d of s.deps) {
-      const candidates = typeof d === "string" ? byKey.get(d) : undefined
-      if (candidates === undefined) continue
-      const from = dependencySlice(candidates, s)
-      id++
-      const end = from.ts + from.dur
-      out.push({ name: "dependency", cat: "dependency", ph: "s", id, ts: round3(end - Math.min(0.001, from.dur / 2)), pid: from.pid, tid: from.tid })
-      out.push({ name: "dependency", cat: "dependency", ph: "f", bp: "e", id, ts: round3(s.ts + Math.min(0.001, s.dur / 2)), pid: s.pid, tid: s.tid })
+  push(x: number): void {
+    if (this.length === this.data.length) {
+      const next = new (this.data.constructor as new(n: number) => A)(this.data.length * 2)
+      next.set(this.data)
+      this.data = next
     }
+    this.data[this.length++] = x
   }
-  return out
 }
 
 /**
- * Convert trace events to a Chrome trace. Processes are numbered from 1 in order of
- * first appearance, threads from 1 within the whole trace; events without a thread
- * (resource samples) go to tid 0, named `resources`. `flows: false` leaves out the
- * dependency arrows.
- *
- * Plain loop over events on purpose: it runs once per event of large traces.
- *
- * @since 0.1.0
- * @category constructors
+ * What converting events needs to know of the whole trace before it writes the first
+ * one: process and thread numbers (in order of first appearance), which threads are the
+ * driver's or carry resource counters, and, for the dependency flows, where every task's
+ * slice is (typed columns and one map of keys: no event is kept). `index` every event
+ * first, then `convert` each (in the same order) and write `meta()` anywhere.
  */
-export const toChromeTrace = (events: Iterable<TraceEvent>, options: { readonly flows?: boolean } = {}): ChromeTrace => {
-  const slices: Array<Slice> = []
-  const pids = new Map<string, number>()
-  const tids = new Map<string, { pid: number; tid: number; name: string }>()
-  const out: Array<ChromeEvent> = []
-  const pidOf = (p: unknown): number => {
+class ChromeConverter {
+  private readonly pids = new Map<string, number>()
+  private readonly tids = new Map<string, { pid: number; tid: number; name: string }>()
+  private readonly threadsWithoutName = new Set<number>()
+  private readonly driverThreads = new Set<number>()
+  // slices of Compute events with a key, in event order: key -> first slice, next[]: the
+  // same key's next slice (a key may repeat across runs in one trace), -1 none
+  private readonly firstSlice = new Map<string, number>()
+  private readonly last = new Map<string, number>()
+  private readonly next = new Grow(new Int32Array(1024))
+  private readonly sliceTs = new Grow(new Float64Array(1024))
+  private readonly sliceDur = new Grow(new Float64Array(1024))
+  private readonly slicePid = new Grow(new Int32Array(1024))
+  private readonly sliceTid = new Grow(new Int32Array(1024))
+  private converted = 0 // slices met by `convert`
+  private flowId = 0
+  readonly flows: boolean
+  constructor(flows: boolean) {
+    this.flows = flows
+  }
+
+  private pidOf(p: unknown): number {
     const name = String(p ?? "unknown")
-    let id = pids.get(name)
+    let id = this.pids.get(name)
     if (id === undefined) {
-      id = pids.size + 1
-      pids.set(name, id)
+      id = this.pids.size + 1
+      this.pids.set(name, id)
     }
     return id
   }
-  const tidOf = (pid: number, t: unknown): number => {
+
+  private tidOf(pid: number, t: unknown): number {
     if (t === null || t === undefined) return 0
     const name = String(t)
     // a thread belongs to one process: the same thread name on two hosts is two threads
     const id = `${pid}\u0000${name}`
-    let entry = tids.get(id)
+    let entry = this.tids.get(id)
     if (entry === undefined) {
-      entry = { pid, tid: tids.size + 1, name }
-      tids.set(id, entry)
+      entry = { pid, tid: this.tids.size + 1, name }
+      this.tids.set(id, entry)
     }
     return entry.tid
   }
-  const threadsWithoutName = new Set<string>()
-  const driverThreads = new Set<number>()
-  for (const e of events) {
-    const pid = pidOf(e.process_id)
-    const tid = tidOf(pid, e.thread_id)
-    if (tid === 0) threadsWithoutName.add(`${pid}`)
+
+  /** First pass: numbers, driver threads, slices. */
+  index(e: TraceEvent): void {
+    const pid = this.pidOf(e.process_id)
+    const tid = this.tidOf(pid, e.thread_id)
+    if (tid === 0 || (e.phase === "I" && e.name === "Resource Usage")) this.threadsWithoutName.add(pid)
+    if (e.phase !== "X") return
+    const args = asRecord(e.args)
+    if (e.name === driverEventName && typeof args["activity"] === "string" && args["activity"] !== "") this.driverThreads.add(tid)
+    else if (e.name === "Compute" && this.flows && typeof args["key"] === "string") {
+      const d = typeof e.duration === "number" ? e.duration : 0
+      const key = args["key"]
+      const k = this.sliceTs.length
+      this.sliceTs.push(us(e.timestamp - d))
+      this.sliceDur.push(us(d))
+      this.slicePid.push(pid)
+      this.sliceTid.push(tid)
+      this.next.push(-1)
+      const prev = this.last.get(key)
+      if (prev === undefined) this.firstSlice.set(key, k)
+      else this.next.data[prev] = k
+      this.last.set(key, k)
+    }
+  }
+
+  /** After `index`: the M events naming every process and thread. */
+  meta(): Array<ChromeEvent> {
+    this.last.clear() // not needed past the first pass
+    const meta: Array<ChromeEvent> = []
+    for (const [name, pid] of this.pids) {
+      meta.push({ name: "process_name", ph: "M", ts: 0, pid, tid: 0, args: { name } })
+    }
+    for (const { pid, tid, name } of this.tids.values()) {
+      // the driver's own thread first, named as such; workers keep their names
+      const driver = name === driverThreadName && this.driverThreads.has(tid)
+      meta.push({ name: "thread_name", ph: "M", ts: 0, pid, tid, args: { name: driver ? "driver (main thread)" : name } })
+      meta.push({ name: "thread_sort_index", ph: "M", ts: 0, pid, tid, args: { sort_index: driver ? 0 : tid } })
+    }
+    for (const pid of this.threadsWithoutName) {
+      meta.push({ name: "thread_name", ph: "M", ts: 0, pid, tid: 0, args: { name: "resources" } })
+    }
+    return meta
+  }
+
+  // the slice of `key` that slice `s` read: the latest one that ended by its start, else
+  // the first
+  private dependencySlice(first: number, ts: number): number {
+    if (this.next.data[first] === -1) return first
+    let best = -1
+    let bestEnd = -Infinity
+    const t = this.sliceTs.data, d = this.sliceDur.data
+    for (let c = first; c >= 0; c = this.next.data[c]!) {
+      const end = t[c]! + d[c]!
+      if (end <= ts && end > bestEnd) {
+        best = c
+        bestEnd = end
+      }
+    }
+    return best >= 0 ? best : first
+  }
+
+  /** Second pass: the event's Chrome events (and its dependency flows) onto `out`. */
+  convert(e: TraceEvent, out: Array<ChromeEvent>): void {
+    const pid = this.pidOf(e.process_id)
+    const tid = this.tidOf(pid, e.thread_id)
     const args = asRecord(e.args)
     switch (e.phase) {
       case "X": {
@@ -182,24 +226,23 @@ export const toChromeTrace = (events: Iterable<TraceEvent>, options: { readonly 
         if (e.name === driverEventName && typeof args["activity"] === "string" && args["activity"] !== "") {
           // the driver's segments: named by what the main thread did (Perfetto colours by name)
           name = `driver: ${args["activity"]}`
-          driverThreads.add(tid)
         } else if (e.name === "Compute") {
           const fn = args["name"]
           if (typeof fn === "string" && fn !== "") name = fn
           else if (typeof key === "string") name = functionName(key)
-          if (typeof key === "string") {
-            const deps = args["dependencies"]
-            slices.push({ key, ts, dur, pid, tid, deps: Array.isArray(deps) ? deps : [] })
-          }
         }
         out.push({ name, cat: e.name, ph: "X", ts, dur, pid, tid, args })
+        if (e.name === "Compute" && this.flows && typeof key === "string") {
+          this.converted++
+          const deps = args["dependencies"]
+          if (Array.isArray(deps)) this.dependencyFlows(deps, ts, dur, pid, tid, out)
+        }
         break
       }
       case "I": {
         out.push({ name: e.name, ph: "i", s: e.scope ?? "t", ts: us(e.timestamp), pid, tid, args })
         if (e.name === "Resource Usage") {
           const ts = us(e.timestamp)
-          threadsWithoutName.add(`${pid}`)
           for (const [k, v] of Object.entries(args)) {
             if (typeof v === "number" && k !== "time") out.push({ name: k, ph: "C", ts, pid, tid: 0, args: { [k]: v } })
           }
@@ -219,21 +262,69 @@ export const toChromeTrace = (events: Iterable<TraceEvent>, options: { readonly 
         out.push({ name: e.name, ph: e.phase, ts: us(e.timestamp), pid, tid, args })
     }
   }
-  const meta: Array<ChromeEvent> = []
-  for (const [name, pid] of pids) {
-    meta.push({ name: "process_name", ph: "M", ts: 0, pid, tid: 0, args: { name } })
+
+  // Flow events for the dependency edges into one slice whose both ends are slices in
+  // the trace (the module header gives the binding rules they follow).
+  private dependencyFlows(deps: ReadonlyArray<unknown>, ts: number, dur: number, pid: number, tid: number, out: Array<ChromeEvent>): void {
+    for (const d of deps) {
+      const first = typeof d === "string" ? this.firstSlice.get(d) : undefined
+      if (first === undefined) continue
+      const from = this.dependencySlice(first, ts)
+      const fromDur = this.sliceDur.data[from]!
+      const end = this.sliceTs.data[from]! + fromDur
+      const id = ++this.flowId
+      out.push({ name: "dependency", cat: "dependency", ph: "s", id, ts: round3(end - Math.min(0.001, fromDur / 2)), pid: this.slicePid.data[from]!, tid: this.sliceTid.data[from]! })
+      out.push({ name: "dependency", cat: "dependency", ph: "f", bp: "e", id, ts: round3(ts + Math.min(0.001, dur / 2)), pid, tid })
+    }
   }
-  for (const { pid, tid, name } of tids.values()) {
-    // the driver's own thread first, named as such; workers keep their names
-    const driver = name === driverThreadName && driverThreads.has(tid)
-    meta.push({ name: "thread_name", ph: "M", ts: 0, pid, tid, args: { name: driver ? "driver (main thread)" : name } })
-    meta.push({ name: "thread_sort_index", ph: "M", ts: 0, pid, tid, args: { sort_index: driver ? 0 : tid } })
+}
+
+/**
+ * Convert trace events to a Chrome trace. Processes are numbered from 1 in order of
+ * first appearance, threads from 1 within the whole trace; events without a thread
+ * (resource samples) go to tid 0, named `resources`. `flows: false` leaves out the
+ * dependency arrows. The metadata events come first; each task's flow events follow
+ * its slice. For traces too large to hold, `chromeTraceChunks` writes the same events.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toChromeTrace = (events: Iterable<TraceEvent>, options: { readonly flows?: boolean } = {}): ChromeTrace => {
+  const all = Array.isArray(events) ? (events as ReadonlyArray<TraceEvent>) : Array.from(events)
+  const c = new ChromeConverter(options.flows !== false)
+  for (const e of all) c.index(e)
+  const out = c.meta()
+  for (const e of all) c.convert(e, out)
+  return { traceEvents: out, displayTimeUnit: "ms" }
+}
+
+/**
+ * The Chrome trace of `source` as JSON text, a piece at a time (what `chromeTraceJson`
+ * of `toChromeTrace` writes, one event per line): the source is read twice, once for the
+ * process and thread names and the slices the dependency flows join, once to convert and
+ * write, a batch at a time. Memory holds one batch and, for the flows, a few numbers and
+ * the key of each task (issue 32 item 9: the 1,000,000-task trace's export was one
+ * string, too long for V8).
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const chromeTraceChunks = async function*(source: EventBatches, options: { readonly flows?: boolean } = {}): AsyncGenerator<string> {
+  const c = new ChromeConverter(options.flows !== false)
+  for await (const batch of source()) for (const e of batch) c.index(e)
+  const meta = c.meta()
+  yield `{"displayTimeUnit":"ms","traceEvents":[\n${meta.map((e) => JSON.stringify(e)).join(",\n")}`
+  let first = meta.length === 0
+  const out: Array<ChromeEvent> = []
+  for await (const batch of source()) {
+    out.length = 0
+    for (const e of batch) c.convert(e, out)
+    if (out.length === 0) continue
+    const text = out.map((e) => JSON.stringify(e)).join(",\n")
+    yield first ? text : `,\n${text}`
+    first = false
   }
-  for (const pid of threadsWithoutName) {
-    meta.push({ name: "thread_name", ph: "M", ts: 0, pid: Number(pid), tid: 0, args: { name: "resources" } })
-  }
-  const flows = options.flows === false ? [] : dependencyFlows(slices)
-  return { traceEvents: [...meta, ...out, ...flows], displayTimeUnit: "ms" }
+  yield "\n]}\n"
 }
 
 /**
