@@ -21,6 +21,13 @@
  *   ran): the caller gets the program's exit beside the files, prints them, then the
  *   error. A report that cannot be written then is a warning, not a second error.
  *   Interruption (Ctrl-C) writes no report.
+ * - a report that cannot be written after a program that succeeded is `reportFailed`: the
+ *   caller prints the program's result first, then fails with it (exit 1; issue 32 item 3).
+ * - a profiler that could not start (its files locked by another live run with the same
+ *   name, issue 32 item 2; a folder that cannot be made) fails the run before the
+ *   program starts: no database is listed (the files there are not this run's) and no
+ *   report is written. A profiler whose writes fail later (a full disk) stops with one
+ *   warning, and the program goes on (FileDatabase `stopOnWriteError`).
  *
  * Leaves out: running the program (the command provides its executor) and the report
  * itself (src/report/Report.ts).
@@ -91,11 +98,15 @@ export interface Profiled<A, E> {
   readonly wallSeconds: number
   readonly databases: ReadonlyArray<string>
   readonly report: { readonly file: string; readonly bytes: number } | undefined
+  /** the report could not be written after the program succeeded: the caller's error, after its results */
+  readonly reportFailed: ReportFailed | undefined
 }
 
 /**
  * Runs `program` under the profiler the request asks for, then writes the report.
- * With neither `--profile` nor `--report` the program runs unprofiled.
+ * With neither `--profile` nor `--report` the program runs unprofiled. Never fails: the
+ * program's failure is `exit`, a report that could not be written `reportFailed` (or a
+ * warning, after a failed program).
  *
  * @since 0.1.0
  * @category combinators
@@ -103,7 +114,7 @@ export interface Profiled<A, E> {
 export const profiled = <A, E, R>(
   program: Effect.Effect<A, E, R>,
   request: ProfileRequest
-): Effect.Effect<Profiled<A, E | DatabaseError>, ReportFailed, R> =>
+): Effect.Effect<Profiled<A, E | DatabaseError>, never, R> =>
   Effect.suspend(() => {
     const temporary = Option.isNone(request.profile) && Option.isSome(request.report)
       ? mkdtempSync(join(tmpdir(), "tessera-profile-"))
@@ -170,9 +181,11 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
       warn: Output.warn
     })
     const t0 = performance.now()
+    // whether the profiler started (its layer built: files opened and locked)
+    let started = false
     // the profiler's layer closes here, flushing both databases before the report reads
     // them, whether the program succeeded or not
-    const exit = yield* Effect.exit(program.pipe(Effect.provide(layer)))
+    const exit = yield* Effect.exit(Effect.suspend(() => (started = true, program)).pipe(Effect.provide(layer)))
     // Ctrl-C: no report, the interruption goes on
     if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
     const wallSeconds = (performance.now() - t0) / 1000
@@ -180,19 +193,28 @@ const run = <A, E, R>(program: Effect.Effect<A, E, R>, request: ProfileRequest, 
     const own = f === undefined ? [] : [f.traceFile, f.resourceFile, ...(sample ? [f.sampleFile] : [])]
     // and the other hosts' files of the same profile (cluster workers on other hosts);
     // those written (a profiler that could not open its files wrote none)
-    const databases = [...own, ...otherHosts(own)].filter((d) => existsSync(d))
+    // a profiler that did not start wrote nothing: files of that name are another run's
+    const databases = started ? [...own, ...otherHosts(own)].filter((d) => existsSync(d)) : []
     let report: Profiled<A, E>["report"] = undefined
+    let reportFailed: ReportFailed | undefined = undefined
     if (Option.isSome(request.report) && databases.length > 0) {
       const file = request.report.value
       const written = yield* Effect.tryPromise({
         try: () => writeReport(databases, file, { title: request.title }),
         catch: (e) => new ReportFailed({ file, reason: e instanceof Error ? e.message : String(e) })
       }).pipe(
-        // after a failed run, the run's error is the one to report
-        Effect.catch((e) => Exit.isSuccess(exit) ? Effect.fail(e) : Effect.sync(() => (Output.warn(`warning: ${e.message}`), undefined)))
+        // after a failed run, the run's error is the one to report; after a run that
+        // succeeded, the caller prints its result, then this error
+        Effect.catch((e) =>
+          Effect.sync(() => {
+            if (Exit.isSuccess(exit)) reportFailed = e
+            else Output.warn(`warning: ${e.message}`)
+            return undefined
+          })
+        )
       )
       if (written !== undefined) report = { file, bytes: written.bytes }
     }
-    const result: Profiled<A, E | DatabaseError> = { exit, wallSeconds, databases: temporary === undefined ? databases : [], report }
+    const result: Profiled<A, E | DatabaseError> = { exit, wallSeconds, databases: temporary === undefined ? databases : [], report, reportFailed }
     return result
   })

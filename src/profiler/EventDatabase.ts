@@ -101,12 +101,21 @@ export class InvalidOption extends Data.TaggedError("InvalidOption")<{ readonly 
 export class InvalidEvent extends Data.TaggedError("InvalidEvent")<{ readonly detail: string; readonly message: string }> {}
 
 /**
+ * Another live process (or another profiler of this process) writes the database: its
+ * lock file `{file}.lock` names it (pid, host, start time). Issue 32 item 2.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Locked extends Data.TaggedError("Locked")<{ readonly detail: string; readonly message: string }> {}
+
+/**
  * Why a database operation failed.
  *
  * @since 0.1.0
  * @category errors
  */
-export type DatabaseErrorReason = OpenFailed | WriteFailed | Closed | ReadOnly | InvalidOption | InvalidEvent
+export type DatabaseErrorReason = OpenFailed | WriteFailed | Closed | ReadOnly | InvalidOption | InvalidEvent | Locked
 
 /**
  * A database could not be written: names the database (file) and what went wrong.
@@ -120,7 +129,7 @@ export class DatabaseError extends Data.TaggedError("DatabaseError")<{
   readonly message: string
 }> {}
 
-const reasons = { OpenFailed, WriteFailed, Closed, ReadOnly, InvalidOption, InvalidEvent } as const
+const reasons = { OpenFailed, WriteFailed, Closed, ReadOnly, InvalidOption, InvalidEvent, Locked } as const
 
 /**
  * Builds a `DatabaseError` (the one place its messages are written):

@@ -24,6 +24,20 @@
  * write (disk full, a signal) is completed by further writes; that is the one case where
  * another writer could slip in between, and it is reported by readers as a bad record.
  *
+ * One writer per database (issue 32 item 2): with `lock` (the profiler layers set it), `open`
+ * first takes `{path}.lock` (internal/databaseLock), so a second run with the same profile
+ * name fails at once with `Locked`, naming the process that writes the file (pid, host,
+ * start time, command) — before anything is truncated: `overwrite` never destroys a file
+ * another live process writes. The lock goes with `close`, at exit and on SIGINT/SIGTERM;
+ * one left by a dead process (SIGKILL) is taken over with a warning.
+ *
+ * A failed write (issue 32 item 3: a full disk, an I/O error) throws `WriteFailed`, or,
+ * with `stopOnWriteError` (the profiler layers set it), stops this database instead: the
+ * whole records of the failed write stay and a torn last one is cut off (the file ends at
+ * a record boundary, when no other writer appended meanwhile), one warning through `warn`
+ * names the file, the bytes and events it keeps and what is lost, and every later record
+ * is dropped without a word. The profiled program never sees the failure.
+ *
  * Reading: `read` / `events` stream the file read-only (flag "r": never creates or
  * modifies it), decode with a specialised decoder (falling back to the generic one for
  * unusual records and for errors), recover every whole record before a truncated tail
@@ -31,7 +45,7 @@
  *
  * @since 0.1.0
  */
-import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs"
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs"
 import { Effect, type Scope } from "effect"
 import { type DriverRecord, isDriverRecord, isTaskRecord, type MemoryRecord, type TaskRecord } from "../engine/EngineEvents.ts"
 import type { TraceEvent } from "../trace/TraceEvent.ts"
@@ -40,6 +54,7 @@ import * as TraceFormatError from "../trace/TraceFormatError.ts"
 import * as TraceReader from "../trace/TraceReader.ts"
 import { RecordEncoder } from "../trace/TraceWriter.ts"
 import { attempt, type DatabaseError, databaseError, type EventDatabase, type RecordSink } from "./EventDatabase.ts"
+import * as DatabaseLock from "./internal/databaseLock.ts"
 import { registerFlush } from "./internal/exitFlush.ts"
 
 /**
@@ -64,6 +79,18 @@ export interface FileDatabaseOptions {
   readonly overwrite?: boolean
   /** DASF's name for `overwrite` (either one truncates) */
   readonly removeOldOutputFile?: boolean
+  /**
+   * take the lock file `{path}.lock` before the file is opened (default false; the
+   * profiler layers set it): a live writer of the file fails `open` with `Locked`
+   */
+  readonly lock?: boolean
+  /**
+   * a failed write stops this database (one warning, later records dropped) instead of
+   * throwing `WriteFailed` (default false; the profiler layers set it)
+   */
+  readonly stopOnWriteError?: boolean
+  /** where this database's warnings go: a stale lock taken over, a write that stopped it (default a line on stderr) */
+  readonly warn?: (line: string) => void
 }
 
 /**
@@ -94,6 +121,14 @@ export class FileDatabase implements EventDatabase {
   readonly label: string
   readonly commitThreshold: number
   private readonly truncate: boolean
+  private readonly locking: boolean
+  private readonly stopOnWriteError: boolean
+  private readonly warn: (line: string) => void
+  private lock: DatabaseLock.Lock | undefined = undefined
+  /** why the database stopped writing (`stopOnWriteError`), once it has */
+  private stoppedBy: DatabaseError | undefined = undefined
+  /** events dropped since the database stopped */
+  private droppedEvents = 0
   /** encoded records not yet written (`pendingEvents` of them) */
   private readonly encoder = new RecordEncoder()
   private pendingEvents = 0
@@ -122,22 +157,28 @@ export class FileDatabase implements EventDatabase {
     }
     this.commitMs = interval * 1000
     this.truncate = options.overwrite === true || options.removeOldOutputFile === true
+    this.locking = options.lock === true
+    this.stopOnWriteError = options.stopOnWriteError === true
+    this.warn = options.warn ?? defaultWarn
   }
 
   /**
    * Opens the file now: creates it when missing, truncates it with `overwrite`, else
    * appends to it. Returns the bytes the file held before this writer opened it (0 when
    * it was created or truncated). Idempotent (later calls return the same number).
-   * Throws `DatabaseError` (`OpenFailed`, or `Closed` after close).
+   * Throws `DatabaseError` (`OpenFailed`, `Locked` with `lock`, or `Closed` after close).
    */
   readonly open = (): number => {
     if (this.fd >= 0) return this.heldBefore
     if (this.closed) throw databaseError(this.path, "Closed", "open after close")
+    // the lock first: a file another live run writes is neither truncated nor appended to
+    if (this.locking && this.lock === undefined) this.lock = DatabaseLock.acquire(this.path, this.warn)
     try {
       // O_APPEND both ways ("w" alone is not): another writer of the same file (a
       // cluster worker on this host) appends too, and no write lands at a stale offset
       this.fd = openSync(this.path, this.truncate ? truncateAppend : "a")
     } catch (e) {
+      this.releaseLock()
       throw databaseError(this.path, "OpenFailed", errorText(e))
     }
     try {
@@ -152,6 +193,10 @@ export class FileDatabase implements EventDatabase {
   readonly record = (event: TraceEvent): void => {
     if (this.closed) {
       throw databaseError(this.path, "Closed", `record "${event.name}" after close`)
+    }
+    if (this.stoppedBy !== undefined) {
+      this.droppedEvents++
+      return
     }
     if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
     // encode now (not at commit): the event object dies young, and a flush at exit or on
@@ -186,6 +231,10 @@ export class FileDatabase implements EventDatabase {
   private append(x: TaskRecord | MemoryRecord | DriverRecord): void {
     if (this.closed) {
       throw databaseError(this.path, "Closed", `record "${x.key}" after close`)
+    }
+    if (this.stoppedBy !== undefined) {
+      this.droppedEvents++
+      return
     }
     if (this.unregister === null) this.unregister = registerFlush(this.flushAtExit)
     const at = this.encoder.pos
@@ -230,6 +279,16 @@ export class FileDatabase implements EventDatabase {
     return this.pendingEvents
   }
 
+  /** Why the database stopped writing (`stopOnWriteError`: the failed write), or undefined. */
+  get stopped(): DatabaseError | undefined {
+    return this.stoppedBy
+  }
+
+  /** Events recorded or pending when the database stopped, and dropped (0 while it writes). */
+  get dropped(): number {
+    return this.droppedEvents
+  }
+
   /** Appends every buffered event to the file in one write. Throws `DatabaseError`. */
   readonly commit = (): void => {
     if (this.timer !== undefined) {
@@ -241,16 +300,77 @@ export class FileDatabase implements EventDatabase {
     if (count === 0) return
     if (this.fd < 0) this.open()
     const bytes = this.encoder.buf.subarray(0, this.encoder.pos)
+    // where the batch starts, so that a failed write can be cut back to whole records
+    let before = -1
+    if (this.stopOnWriteError) {
+      try {
+        before = fstatSync(this.fd).size
+      } catch {
+        // unknown: a torn record is left to the readers' tail recovery
+      }
+    }
     let off = 0
     try {
       while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off)
     } catch (e) {
-      throw databaseError(this.path, "WriteFailed", `${errorText(e)} after ${off} of ${bytes.length} bytes of a ${count}-event batch`)
+      const error = databaseError(this.path, "WriteFailed", `${errorText(e)} after ${off} of ${bytes.length} bytes of a ${count}-event batch`)
+      if (!this.stopOnWriteError) throw error
+      this.stop(error, e, bytes, off, before, count)
+      return
     }
     this.written += count
     this.pendingEvents = 0
     this.encoder.pos = 0
     this.encoder.shrink()
+  }
+
+  /**
+   * Stops writing after a failed write of `off` of `bytes` (a batch of `count` events,
+   * appended at file offset `before`, -1 when unknown): keeps its whole records, cuts a
+   * torn last one, warns once, drops the rest.
+   */
+  private stop(error: DatabaseError, cause: unknown, bytes: Uint8Array, off: number, before: number, count: number): void {
+    // the whole records among the bytes written
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    let whole = 0, records = 0
+    while (whole + 8 <= off) {
+      const next = whole + 8 + Number(view.getBigUint64(whole))
+      if (next > off) break
+      whole = next
+      records++
+    }
+    let kept = -1
+    let torn = off > whole
+    try {
+      const size = fstatSync(this.fd).size
+      kept = size
+      // cut the torn record only when the file's tail is this write's (no other writer appended)
+      if (torn && before >= 0 && size === before + off) {
+        ftruncateSync(this.fd, before + whole)
+        kept = before + whole
+        torn = false
+      }
+    } catch {
+      // the size is unknown; readers drop a torn tail
+    }
+    this.written += records
+    this.droppedEvents += count - records
+    this.pendingEvents = 0
+    this.encoder.pos = 0
+    this.encoder.release()
+    this.stoppedBy = error
+    const size = kept >= 0 ? `${kept} bytes` : "what it held"
+    this.warn(
+      `warning: ${this.path}: writing failed (${errorText(cause)}); this profiler stopped writing it and the run goes on. ` +
+        `The file keeps ${size}, readable, with the first ${this.written} events this profiler wrote` +
+        `${torn ? " (its torn last record is skipped by readers)" : ""}; ${count - records} events of the failed write and all later ones are lost.`
+    )
+  }
+
+  private releaseLock(): void {
+    const lock = this.lock
+    this.lock = undefined
+    lock?.release()
   }
 
   private readonly flushAtExit = (): void => {
@@ -266,8 +386,12 @@ export class FileDatabase implements EventDatabase {
       this.closed = true
       if (this.unregister !== null) this.unregister()
       this.unregister = null
-      if (this.fd >= 0) closeSync(this.fd)
-      this.fd = -1
+      try {
+        if (this.fd >= 0) closeSync(this.fd)
+      } finally {
+        this.fd = -1
+        this.releaseLock()
+      }
       // everything is written (or the write failed and threw): the bytes are not needed
       this.encoder.release()
     }

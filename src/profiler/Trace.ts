@@ -260,7 +260,10 @@ export interface DatabaseTarget {
 
 /**
  * A trace layer writing into a file: opened (created) when the layer starts, appended to
- * when it exists (with a warning naming the file and its size) unless `overwrite`.
+ * when it exists (with a warning naming the file and its size) unless `overwrite`. The
+ * layer holds the file's lock (`{file}.lock`) while it lives: a file another live run
+ * writes fails the layer with `DatabaseError` (`Locked`) naming that run; and a write that
+ * fails (a full disk) stops the file with one warning, never the program (FileDatabase).
  *
  * @since 0.1.0
  * @category models
@@ -273,7 +276,7 @@ export interface FileTarget {
   readonly overwrite?: boolean
   /** DASF's name for `overwrite` */
   readonly removeOldOutputFile?: boolean
-  /** where the warning about appending to a non-empty file goes (default: a line on stderr) */
+  /** where the warnings go (appending to a non-empty file, a stale lock taken over, a failed write; default: a line on stderr) */
   readonly warn?: (line: string) => void
 }
 
@@ -300,7 +303,11 @@ export const openDatabase = (options: TraceOptions): Effect.Effect<EventDatabase
       FileDatabase.make(options.file, {
         ...(options.commitThreshold !== undefined ? { commitThreshold: options.commitThreshold } : {}),
         ...(options.overwrite !== undefined ? { overwrite: options.overwrite } : {}),
-        ...(options.removeOldOutputFile !== undefined ? { removeOldOutputFile: options.removeOldOutputFile } : {})
+        ...(options.removeOldOutputFile !== undefined ? { removeOldOutputFile: options.removeOldOutputFile } : {}),
+        // one writer per file, and a failed write stops this profiler, not the program
+        lock: true,
+        stopOnWriteError: true,
+        ...(options.warn !== undefined ? { warn: options.warn } : {})
       }),
       (db) => attempt(() => FileDatabase.openAnnounced(db, options.warn))
     )

@@ -84,6 +84,8 @@ export const demo = Command.make(
       const s = exit.value.summary
       if (c.json) {
         yield* out(JSON.stringify({ wallSeconds, workers: c.workers, gpu: c.gpu, ...(c.cluster._tag === "Some" ? { cluster: c.cluster.value } : {}), samples: c.samples, chunkRows: c.chunkRows, databases, ...(p.report !== undefined ? { report: p.report } : {}), ...s }))
+        // a report that could not be written: the error after the result (exit 1)
+        if (p.reportFailed !== undefined) return yield* p.reportFailed
         return
       }
       yield* out(`wall time: ${wallSeconds.toFixed(2)} s on ${executor.what} (${c.samples} x 2 samples, chunks of ${c.chunkRows} rows)`)
@@ -92,5 +94,6 @@ export const demo = Command.make(
       for (const o of s.outputs) yield* out(`output ${o.stage}: int32 [${o.shape.join(", ")}] persisted in ${o.chunks} shared-memory chunks`)
       for (const d of databases) yield* out(`trace database: ${d}`)
       if (p.report !== undefined) yield* out(`report: ${p.report.file} (${(p.report.bytes / 2 ** 20).toFixed(1)} MiB)`)
+      if (p.reportFailed !== undefined) return yield* p.reportFailed
     })
 ).pipe(Command.withDescription("DASF tutorial 5: blobs -> Normalize -> KMeans + SOM -> Persist, on worker threads."))

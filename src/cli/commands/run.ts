@@ -212,7 +212,8 @@ export const run = Command.make(
         for (const d of r.databases) yield* out(`trace database: ${d}`)
         if (r.report !== undefined) yield* out(`report: ${r.report.file} (${mib(r.report.bytes)} MiB)`)
       }
-      // the run's own error last, after the files it left (exit 1)
+      // the run's own error last, after the files it left (exit 1); or the report's
       if (Exit.isFailure(r.exit)) return yield* r.exit
+      if (r.reportFailed !== undefined) return yield* r.reportFailed
     })
 ).pipe(Command.withDescription("Run a user pipeline module (default export: a Pipeline or a function returning one)."))

@@ -11,6 +11,11 @@
  *   (e.g. `NodeRuntime.runMain`, which interrupts the program and runs finalizers) we
  *   flush and leave the rest to it.
  *
+ * Besides flushes, `registerFinal` takes what must happen when the process ends (a
+ * database's lock file removed, issue 32 item 2): run at `exit`, and on SIGINT/SIGTERM
+ * just before the signal is re-raised (a process killed by a signal emits no `exit`).
+ * When another listener handles the signal, the program's own finalizers release them.
+ *
  * Writes are `fs.writeSync` of whole encoded batches, so after a flush the OS holds every
  * recorded event; a SIGKILL loses only what was still pending in memory.
  *
@@ -22,6 +27,7 @@ import { isMainThread } from "node:worker_threads"
 type Flush = () => void
 
 const flushes = new Set<Flush>()
+const finals = new Set<Flush>()
 let installed = false
 
 /**
@@ -40,9 +46,25 @@ export const flushAllUnsafe = (): void => {
   }
 }
 
+const runFinals = (): void => {
+  for (const f of finals) {
+    try {
+      f()
+    } catch {
+      // best effort at exit
+    }
+  }
+}
+
+const onExit = (): void => {
+  flushAllUnsafe()
+  runFinals()
+}
+
 const onSignal = (signal: "SIGINT" | "SIGTERM"): void => {
   flushAllUnsafe()
   if (process.listenerCount(signal) > 1) return
+  runFinals()
   process.removeListener(signal, handlers[signal])
   process.kill(process.pid, signal)
 }
@@ -55,7 +77,7 @@ const handlers: Record<"SIGINT" | "SIGTERM", () => void> = {
 const install = (): void => {
   if (installed) return
   installed = true
-  process.on("exit", flushAllUnsafe)
+  process.on("exit", onExit)
   process.on("uncaughtExceptionMonitor", flushAllUnsafe)
   if (isMainThread) {
     process.on("SIGINT", handlers.SIGINT)
@@ -66,7 +88,7 @@ const install = (): void => {
 const uninstall = (): void => {
   if (!installed) return
   installed = false
-  process.removeListener("exit", flushAllUnsafe)
+  process.removeListener("exit", onExit)
   process.removeListener("uncaughtExceptionMonitor", flushAllUnsafe)
   if (isMainThread) {
     process.removeListener("SIGINT", handlers.SIGINT)
@@ -81,11 +103,22 @@ const uninstall = (): void => {
  * @since 0.1.0
  * @internal
  */
-export const registerFlush = (flush: Flush): () => void => {
-  flushes.add(flush)
+export const registerFlush = (flush: Flush): () => void => registerIn(flushes, flush)
+
+const registerIn = (set: Set<Flush>, f: Flush): () => void => {
+  set.add(f)
   install()
   return () => {
-    flushes.delete(flush)
-    if (flushes.size === 0) uninstall()
+    set.delete(f)
+    if (flushes.size === 0 && finals.size === 0) uninstall()
   }
 }
+
+/**
+ * Registers `final` to run when the process ends (at `exit`, and on SIGINT/SIGTERM
+ * before the signal is re-raised), after every flush; returns the unregister function.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const registerFinal = (final: Flush): () => void => registerIn(finals, final)
