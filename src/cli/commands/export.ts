@@ -3,22 +3,44 @@
  * JSON for Perfetto / chrome://tracing, or the flat event table as CSV or Arrow IPC;
  * `--format cpuprofile -o DIR [--by worker|function]`: the statistical profiler's
  * samples as `.cpuprofile` files (analysis/exports/CpuProfile.ts). The output's missing
- * folders are made (as `report -o` does).
+ * folders are made (as `report -o` does). Every file is written beside its name and
+ * renamed once whole; an output that is one of the databases (a hard link included) is
+ * refused (trace/OutputFile.ts).
  *
  * @since 0.1.0
  */
-import { writeFile } from "node:fs/promises"
-import { dirname } from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
-import { makeDirectory } from "../../trace/Directory.ts"
+import { writeOutput } from "../../trace/OutputFile.ts"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 
 /**
- * Export `files` in `format` to `out`; returns the number of bytes written.
- * `onPhase` hears `converting` and `writing FILE`.
+ * Write `out` from the pieces `produce` hands to its `write` (in order), through
+ * `OutputFile.writeOutput` (beside it, renamed once whole; never one of `inputs`; its
+ * missing folders made); returns the bytes written. The streaming exports' one way to
+ * their output.
+ *
+ * @since 0.1.0
+ * @category exports
+ */
+export const writeStreamed = (
+  out: string,
+  inputs: ReadonlyArray<string>,
+  produce: (write: (piece: string | Uint8Array) => Promise<void>) => Promise<void>
+): Promise<number> =>
+  writeOutput(out, async (o) => {
+    await produce(o.write)
+    return o.bytes()
+  }, { inputs, makeFolder: true, flag: "--output" })
+
+/**
+ * Export `files` in `format` to `out`; returns the number of bytes written. Streams
+ * (issue 32 items 9, 11): the databases are read twice, a batch of records at a time
+ * (`EventBatches.fileBatches`), and the output is written as it is made, so memory holds
+ * one batch and what the output's header needs, not the trace.
+ * `onPhase` hears `indexing`, `converting` and `writing FILE`.
  *
  * @since 0.1.0
  * @category exports
@@ -30,29 +52,23 @@ export const exportTrace = async (
   onPhase: (phase: string) => void = () => {}
 ): Promise<number> => {
   // loaded only now, so that the CLI starts without them
-  const [{ chromeTraceJson, toChromeTrace }, { eventTable, tableToArrowFile, tableToCsv }, { loadEvents }] = await Promise.all([
+  const [{ chromeTraceChunks }, { eventCsvChunks, writeEventArrow }, { fileBatches }] = await Promise.all([
     import("../../analysis/exports/ChromeTrace.ts"),
     import("../../analysis/exports/EventTable.ts"),
-    import("../../report/LoadEvents.ts")
+    import("../../analysis/exports/EventBatches.ts")
   ])
-  const { events } = await loadEvents(files)
-  onPhase(`converting ${events.length} events to ${format}`)
-  const bytes: string | Uint8Array = format === "chrome"
-    ? chromeTraceJson(toChromeTrace(events))
-    : format === "csv"
-    ? tableToCsv(eventTable(events))
-    : tableToArrowFile(eventTable(events))
-  onPhase(`writing ${out}`)
-  try {
-    // a missing folder is made, as `report -o` makes its own
-    await makeDirectory(dirname(out))
-    await writeFile(out, bytes)
-  } catch (e) {
-    // a system error still (Output.tracked reports it as a failure), saying it is the output
-    const err = e as NodeJS.ErrnoException
-    throw Object.assign(new Error(`cannot write ${out}: ${err.message}`, { cause: e }), { code: err.code, syscall: err.syscall, path: err.path })
+  let pass = 0
+  const read = fileBatches(files)
+  // the phases: a first pass over the files, then the writing one
+  const source = () => {
+    const at = pass++
+    onPhase(at === 0 ? `reading ${files.length} database(s) for the ${format} header` : `converting to ${format}, writing ${out}`)
+    return read()
   }
-  return typeof bytes === "string" ? Buffer.byteLength(bytes) : bytes.byteLength
+  return writeStreamed(out, files, async (write) => {
+    if (format === "arrow") return writeEventArrow(source, write)
+    for await (const piece of format === "chrome" ? chromeTraceChunks(source) : eventCsvChunks(source)) await write(piece)
+  })
 }
 
 /**
