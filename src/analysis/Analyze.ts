@@ -173,6 +173,8 @@ export interface AnalyzeOptions {
   readonly profile?: { readonly function?: string | undefined; readonly stage?: string | undefined }
   /** decoding of `databases` already started (`Decoding.startDecoding`, with the columns these analyses read): taken over */
   readonly decoding?: Decoding
+  /** run `.sql` user analyses with file access and extensions (default: safe mode, Plugin.ts) */
+  readonly unsafeSql?: boolean
 }
 
 /**
@@ -362,7 +364,7 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
       const unknown = options.analyses.filter((a) => !(analysisNames as ReadonlyArray<string>).includes(a) && !isUserAnalysis(a))
       if (unknown.length > 0) return yield* AnalyzeError.unknownAnalysis(unknown)
       if (options.databases.length === 0) return yield* AnalyzeError.noDatabase()
-      const user = yield* loadUserAnalyses(options.analyses.filter(isUserAnalysis))
+      const user = yield* loadUserAnalyses(options.analyses.filter(isUserAnalysis), { unsafeSql: options.unsafeSql === true })
       const builtIn = analyses.filter((x) => options.analyses.includes(x.name))
       const print = options.print ?? ((s: string) => process.stdout.write(s + "\n"))
       const chosen = [

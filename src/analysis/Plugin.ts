@@ -7,6 +7,11 @@
  * (`DIR/mine.csv`); `tessera report --analysis ./mine.sql` adds it to the report's
  * analyses. Its name is the file's base name without the extension.
  *
+ * A `.sql` file runs in safe mode by default (`Query.OpenOptions`: no file access, no
+ * extensions), so an analysis someone sent you cannot read or write your files;
+ * `{ unsafeSql: true }` (`--unsafe-sql` on the command line) gives it DuckDB's full SQL.
+ * A module is code: it runs as any module does.
+ *
  * **Example** (A module analysis)
  *
  * ```ts
@@ -59,12 +64,23 @@ const fromModule = (file: string, f: (tables: TraceTables) => unknown) => (table
   })
 
 /**
+ * Options of {@link load}: `unsafeSql` runs a `.sql` file with file access and
+ * extensions (default false: safe mode).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LoadOptions {
+  readonly unsafeSql?: boolean
+}
+
+/**
  * Read a user analysis: a `.sql` file's text, or a module's function.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const load = (file: string): Effect.Effect<UserAnalysis, QueryError> =>
+export const load = (file: string, options: LoadOptions = {}): Effect.Effect<UserAnalysis, QueryError> =>
   Effect.gen(function*() {
     const name = outputName(file)
     const title = basename(file)
@@ -73,7 +89,7 @@ export const load = (file: string): Effect.Effect<UserAnalysis, QueryError> =>
         try: () => readFile(file, "utf8"),
         catch: (e) => QueryError.pluginFailed(file, `cannot read it: ${e instanceof Error ? e.message : String(e)}`, e)
       })
-      return { name, title, file, run: (tables: TraceTables) => sql(tables, text) }
+      return { name, title, file, run: (tables: TraceTables) => sql(tables, text, { safe: options.unsafeSql !== true }) }
     }
     const mod = yield* Effect.tryPromise({
       try: () => import(pathToFileURL(resolve(file)).href) as Promise<Record<string, unknown>>,
@@ -90,8 +106,8 @@ export const load = (file: string): Effect.Effect<UserAnalysis, QueryError> =>
  * @since 0.1.0
  * @category constructors
  */
-export const loadAll = (files: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<UserAnalysis>, QueryError> =>
-  Effect.forEach(files, load)
+export const loadAll = (files: ReadonlyArray<string>, options: LoadOptions = {}): Effect.Effect<ReadonlyArray<UserAnalysis>, QueryError> =>
+  Effect.forEach(files, (f) => load(f, options))
 
 /**
  * Run user analyses over `tables`: each one's title and result, for the report.
@@ -101,6 +117,7 @@ export const loadAll = (files: ReadonlyArray<string>): Effect.Effect<ReadonlyArr
  */
 export const runAll = (
   files: ReadonlyArray<string>,
-  tables: TraceTables
+  tables: TraceTables,
+  options: LoadOptions = {}
 ): Effect.Effect<ReadonlyArray<{ readonly title: string; readonly table: Table }>, QueryError> =>
-  Effect.flatMap(loadAll(files), (as) => Effect.forEach(as, (a) => Effect.map(a.run(tables), (table) => ({ title: a.title, table }))))
+  Effect.flatMap(loadAll(files, options), (as) => Effect.forEach(as, (a) => Effect.map(a.run(tables), (table) => ({ title: a.title, table }))))

@@ -21,6 +21,20 @@
  * costs nothing until a query runs. A database opened by `sql(tables, ...)` is kept
  * for those tables (a WeakMap), so a second query does not load them again.
  *
+ * What a query may do: DuckDB's full SQL, as in DuckDB's own shell: it may read and
+ * write any file the process may (`read_csv('/etc/passwd')`, `COPY ... TO`, `ATTACH`)
+ * and `INSTALL` extensions over the network. `{ safe: true }` takes that away once the
+ * trace tables are loaded: no file access, no extension installed or loaded, and the
+ * configuration locked so a query cannot turn it back on (DuckDB's
+ * `enable_external_access`, `autoinstall_known_extensions`,
+ * `autoload_known_extensions`, `allow_community_extensions`, `lock_configuration`);
+ * queries over the tables, and tables of their own in memory, work as before.
+ *
+ * Interrupting a query's Effect interrupts DuckDB's query (`connection.interrupt()`),
+ * so its threads stop; and every query still running when the process exits is
+ * interrupted first (DuckDB would otherwise keep the process alive until the query
+ * ends: a recursive CTE never does).
+ *
  * Typed queries: `select("tasks", ["function", "duration"], { ... })` checks its column
  * names against the table's type at compile time and `run` returns a `TypedTable`
  * of exactly those columns.
@@ -98,10 +112,12 @@ const firstLine = (s: string) => s.split("\n").find((l) => l.trim().length > 0)?
  */
 export class QueryError extends Data.TaggedError("QueryError")<{ readonly reason: QueryErrorReason; readonly message: string }> {
   /** DuckDB's error for `query`; the position from its `LINE n: ...` / caret lines. */
-  static sqlFailed(query: string, cause: unknown): QueryError {
+  static sqlFailed(query: string, cause: unknown, safe = false): QueryError {
     const text = cause instanceof Error ? cause.message : String(cause)
     const { column, line } = position(query, text)
-    const detail = firstLine(text)
+    const first = firstLine(text)
+    // a refusal of safe mode says so: DuckDB's own words name only "configuration"
+    const detail = safe && /^Permission Error/.test(first) ? `${first} (safe mode: no file access, no extensions)` : first
     const message = line === undefined ? detail : `${detail} (line ${line}, column ${column})`
     return new QueryError({ reason: new SqlFailed({ query, detail, line, column, message }), message })
   }
@@ -159,9 +175,39 @@ export interface Database {
   readonly columns: () => Effect.Effect<ReadonlyArray<{ readonly table: string; readonly column: string; readonly type: string }>, QueryError>
   /** Milliseconds spent appending the columns, the dictionaries' strings, and building the tables. */
   readonly loadMs: { readonly append: number; readonly dictionaries: number; readonly build: number }
-  /** Close the database (idempotent). */
+  /** Whether file access and extensions are off ({@link OpenOptions}). */
+  readonly safe: boolean
+  /** Interrupt the query now running, if any (it fails with DuckDB's `INTERRUPT Error`). */
+  readonly interruptUnsafe: () => void
+  /** Close the database (idempotent); a query still running is interrupted first. */
   readonly closeUnsafe: () => void
 }
+
+/**
+ * Options of {@link open}, {@link cached} and {@link sql}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions {
+  /**
+   * No file access and no extensions for queries: DuckDB's `enable_external_access`,
+   * `autoinstall_known_extensions`, `autoload_known_extensions` and
+   * `allow_community_extensions` off, then `lock_configuration` on, set after the trace
+   * tables are loaded. `read_csv`, `COPY ... TO`, `ATTACH`, `INSTALL` and `LOAD` fail
+   * with DuckDB's `Permission Error`. Default false: DuckDB's full SQL.
+   */
+  readonly safe?: boolean
+}
+
+/** The settings {@link OpenOptions.safe} applies, in order (the lock last). */
+const safeSettings = [
+  "SET enable_external_access = false",
+  "SET autoinstall_known_extensions = false",
+  "SET autoload_known_extensions = false",
+  "SET allow_community_extensions = false",
+  "SET lock_configuration = true"
+]
 
 type Duck = typeof import("@duckdb/node-api")
 type Connection = import("@duckdb/node-api").DuckDBConnection
@@ -200,68 +246,135 @@ const toArrow = async (duck: Duck, con: Connection, query: string): Promise<Tabl
   return new Table(cols)
 }
 
-const openPromise = async (tables: TraceTables): Promise<Database> => {
+// Connections with a query running: interrupted at exit, where a running query would
+// otherwise hold the process (its native threads) until it ends. Only while it runs,
+// so that a cached database is still collected with its tables.
+const live = new Set<Connection>()
+let exitHook = false
+const interruptAll = () => {
+  for (const con of live) con.interrupt()
+}
+
+const openPromise = async (tables: TraceTables, options: OpenOptions = {}): Promise<Database> => {
   const duck = await import("@duckdb/node-api")
   const { loadTables } = await import("./internal/duckLoad.ts")
   const instance = await duck.DuckDBInstance.create(":memory:", { autoinstall_known_extensions: "false", autoload_known_extensions: "false" })
   const con = await instance.connect()
-  const loadMs = await loadTables(con, tables)
-  // transfers and samples: a second pass over the files, only where the run has them
-  const { loadExtraTables } = await import("./internal/duckExtra.ts")
-  await loadExtraTables(con, tables)
+  if (!exitHook) {
+    exitHook = true
+    process.on("exit", interruptAll)
+  }
   let closed = false
+  const state = { running: 0, closeWhenIdle: false }
+  const closeNow = () => {
+    con.closeSync()
+    instance.closeSync()
+  }
+  const closeUnsafe = () => {
+    if (closed) return
+    closed = true
+    if (state.running === 0) return closeNow()
+    // a query runs: closing does not stop it, interrupting does; and closing before it
+    // has stopped can block this thread on DuckDB's lock while the query waits for it
+    con.interrupt()
+    state.closeWhenIdle = true
+  }
+  try {
+    const loadMs = await loadTables(con, tables)
+    // transfers and samples: a second pass over the files, only where the run has them
+    const { loadExtraTables } = await import("./internal/duckExtra.ts")
+    await loadExtraTables(con, tables)
+    // after the tables are in: loading them needs nothing these take away
+    if (options.safe === true) for (const s of safeSettings) await con.run(s)
+    return makeDatabase(duck, con, loadMs, options.safe === true, () => closed, closeUnsafe, state, closeNow)
+  } catch (e) {
+    closeUnsafe()
+    throw e
+  }
+}
+
+const makeDatabase = (
+  duck: Duck,
+  con: Connection,
+  loadMs: Database["loadMs"],
+  safe: boolean,
+  isClosed: () => boolean,
+  closeUnsafe: () => void,
+  state: { running: number; closeWhenIdle: boolean },
+  closeNow: () => void
+): Database => {
+  // an interrupted fiber aborts `signal`: DuckDB's query is interrupted too (else it runs on)
   const run = <A>(query: string, f: () => Promise<A>) =>
     Effect.tryPromise({
-      try: () => (closed ? Promise.reject(new Error("the database is closed")) : f()),
-      catch: (e) => QueryError.sqlFailed(query, e)
+      try: (signal) => {
+        if (isClosed()) return Promise.reject(new Error("the database is closed"))
+        const stop = () => con.interrupt()
+        signal.addEventListener("abort", stop, { once: true })
+        state.running++
+        live.add(con)
+        return f().finally(() => {
+          signal.removeEventListener("abort", stop)
+          if (--state.running > 0) return
+          live.delete(con)
+          if (state.closeWhenIdle) {
+            state.closeWhenIdle = false
+            closeNow()
+          }
+        })
+      },
+      catch: (e) => QueryError.sqlFailed(query, e, safe)
     })
   return {
     loadMs,
+    safe,
+    interruptUnsafe: () => {
+      if (state.running > 0 && !isClosed()) con.interrupt()
+    },
     sql: (query) => run(query, () => toArrow(duck, con, query)),
     columns: () => {
       const q = "SELECT table_name, column_name, data_type FROM information_schema.columns " +
         "WHERE table_schema = 'main' AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY table_name, ordinal_position"
       return run(q, async () => (await con.runAndReadAll(q)).getRows().map(([table, column, type]) => ({ table: String(table), column: String(column), type: String(type) })))
     },
-    closeUnsafe: () => {
-      if (closed) return
-      closed = true
-      con.closeSync()
-      instance.closeSync()
-    }
+    closeUnsafe
   }
 }
 
 /**
  * Open an in-memory DuckDB database holding `tables` as the documented tables; it
- * closes with the scope.
+ * closes with the scope. `{ safe: true }`: no file access, no extensions
+ * ({@link OpenOptions}).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const open = (tables: TraceTables): Effect.Effect<Database, QueryError, import("effect").Scope.Scope> =>
+export const open = (tables: TraceTables, options: OpenOptions = {}): Effect.Effect<Database, QueryError, import("effect").Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.tryPromise({ try: () => openPromise(tables), catch: (e) => QueryError.engineFailed(e) }),
+    Effect.tryPromise({ try: () => openPromise(tables, options), catch: (e) => QueryError.engineFailed(e) }),
     (db) => Effect.sync(() => db.closeUnsafe())
   )
 
-const cache = new WeakMap<TraceTables, Promise<Database>>()
+// one database per tables and mode: a safe query never runs where file access is on
+const cache = new WeakMap<TraceTables, { full?: Promise<Database>; safe?: Promise<Database> }>()
 
 /**
  * The database kept for `tables` (opened on first use, closed when `tables` are
- * garbage-collected with it).
+ * garbage-collected with it); a safe one ({@link OpenOptions}) is kept apart.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const cached = (tables: TraceTables): Effect.Effect<Database, QueryError> =>
+export const cached = (tables: TraceTables, options: OpenOptions = {}): Effect.Effect<Database, QueryError> =>
   Effect.tryPromise({
     try: () => {
-      let db = cache.get(tables)
+      const mode = options.safe === true ? "safe" : "full"
+      let entry = cache.get(tables)
+      if (entry === undefined) cache.set(tables, entry = {})
+      let db = entry[mode]
       if (db === undefined) {
-        db = openPromise(tables)
-        db.catch(() => cache.delete(tables))
-        cache.set(tables, db)
+        db = openPromise(tables, options)
+        db.catch(() => delete entry[mode])
+        entry[mode] = db
       }
       return db
     },
@@ -269,13 +382,15 @@ export const cached = (tables: TraceTables): Effect.Effect<Database, QueryError>
   })
 
 /**
- * Run SQL over a run's tables; the result as an Arrow table.
+ * Run SQL over a run's tables; the result as an Arrow table. Given tables, the query
+ * runs in the database kept for them ({@link cached}; `options.safe` picks the safe
+ * one); given a `Database`, there, as it was opened.
  *
  * @since 0.1.0
  * @category queries
  */
-export const sql = (tables: TraceTables | Database, query: string): Effect.Effect<Table, QueryError> =>
-  Effect.flatMap("sql" in tables ? Effect.succeed(tables) : cached(tables), (db) => db.sql(query))
+export const sql = (tables: TraceTables | Database, query: string, options: OpenOptions = {}): Effect.Effect<Table, QueryError> =>
+  Effect.flatMap("sql" in tables ? Effect.succeed(tables) : cached(tables, options), (db) => db.sql(query))
 
 /**
  * {@link sql} as a Promise.
@@ -283,7 +398,8 @@ export const sql = (tables: TraceTables | Database, query: string): Effect.Effec
  * @since 0.1.0
  * @category queries
  */
-export const sqlPromise = (tables: TraceTables | Database, query: string): Promise<Table> => Effect.runPromise(sql(tables, query))
+export const sqlPromise = (tables: TraceTables | Database, query: string, options: OpenOptions = {}): Promise<Table> =>
+  Effect.runPromise(sql(tables, query, options))
 
 // ---------------------------------------------------------------------------
 // Times for people

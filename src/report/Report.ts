@@ -147,6 +147,8 @@ export interface WriteReportOptions {
   readonly tables?: ReadonlyArray<ReportTable>
   /** user analyses (`.sql` files or modules, analysis/Plugin.ts): one table each, after the others */
   readonly analyses?: ReadonlyArray<string>
+  /** run `.sql` user analyses with file access and extensions (default: safe mode, Plugin.ts) */
+  readonly unsafeSql?: boolean
 }
 
 /**
@@ -169,7 +171,7 @@ export const writeReport = (
 > =>
   Effect.gen(function*() {
     const input = yield* loadReportInput(files, options.title)
-    const user = yield* runUserAnalyses(options.analyses ?? [], input.tables)
+    const user = yield* runUserAnalyses(options.analyses ?? [], input.tables, { unsafeSql: options.unsafeSql === true })
     const profile = yield* fromPromise(() => loadProfilePromise(files))
     const html = yield* Effect.promise(() =>
       renderHtml(input.data, {

@@ -8,6 +8,8 @@
  * IPC file) too. As in DASF, several databases may follow one `-d`; words after `-a`
  * that name an analysis are analyses. Progress goes to stderr while loading large
  * traces. A missing or corrupt database fails with an error naming it (exit 1).
+ * A `.sql` analysis runs in safe mode (no file access, no extensions) unless
+ * `--unsafe-sql`.
  *
  * @since 0.1.0
  */
@@ -65,6 +67,9 @@ export const analyze = Command.make(
       Flag.optional
     ),
     stage: Flag.String("stage").pipe(Flag.withDescription("with -a profile: only the samples of tasks of this stage"), Flag.optional),
+    unsafeSql: Flag.Boolean("unsafe-sql").pipe(
+      withDefaultShown("let -a FILE.sql read and write files and load extensions; without it a .sql analysis runs in safe mode (docs/queries.md)", false)
+    ),
     rest: Argument.String("more").pipe(Argument.withDescription("more databases or analyses"), Argument.variadic())
   },
   (c) =>
@@ -101,6 +106,7 @@ export const analyze = Command.make(
           stage: c.stage._tag === "Some" ? c.stage.value : undefined
         },
         decoding,
+        unsafeSql: c.unsafeSql,
         print: (s) => lines.push(s),
         onProgress: progress.onProgress,
         onLoaded: (t) => {

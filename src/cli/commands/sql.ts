@@ -9,15 +9,21 @@
  * fails with DuckDB's message and its position, exit 1. DuckDB is loaded inside the
  * handler, so `tessera --help` does not load it.
  *
+ * A query is DuckDB's full SQL, as in DuckDB's own shell: it may read and write any file
+ * this process may (`read_csv`, `COPY ... TO`, `ATTACH`) and `INSTALL` extensions.
+ * `--safe` takes that away once the trace tables are loaded (`Query.OpenOptions`).
+ * Ctrl-C (SIGINT) or SIGTERM interrupts a running query: the process exits 130 / 143
+ * at once; in the prompt, Ctrl-C stops the query and the prompt goes on.
+ *
  * @since 0.1.0
  */
-import { writeFile } from "node:fs/promises"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { databasesFlag, refuseInputAsOutput, withDefaultShown } from "../flags.ts"
 import * as Output from "../output.ts"
 import { UsageError } from "../errors.ts"
+import { writeOutputFile } from "../../trace/OutputFile.ts"
 
 /**
  * The `sql` subcommand.
@@ -32,6 +38,9 @@ export const sql = Command.make(
     csv: Flag.Boolean("csv").pipe(withDefaultShown("print CSV instead of a table", false)),
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object per row", false)),
     arrow: Flag.String("arrow").pipe(Flag.withMetavar("FILE"), Flag.withDescription("also write the result as an Arrow IPC file"), Flag.optional),
+    safe: Flag.Boolean("safe").pipe(
+      withDefaultShown("no file access and no extensions for the query (read_csv, COPY ... TO, ATTACH, INSTALL fail)", false)
+    ),
     head: Flag.Int("head").pipe(
       Flag.filter((n) => n >= 0, () => "an integer of at least 0"),
       withDefaultShown("rows printed as a table", 1000)
@@ -52,7 +61,7 @@ export const sql = Command.make(
       const { toCsv, toText } = yield* Effect.promise(() => import("../../analysis/Format.ts"))
       const tables = yield* Output.tracked("sql", c.db, undefined, (p) => loadPromise(c.db, { onProgress: p.onProgress }))
       const query = c.query[0]
-      const db = yield* Query.open(tables)
+      const db = yield* Query.open(tables, { safe: c.safe })
       // terminal tables show times as seconds from the run's start (epoch seconds all
       // look alike); CSV, JSON and Arrow keep the epoch seconds
       const origin = c.csv || c.json ? undefined : yield* Query.runStart(db)
@@ -69,7 +78,8 @@ export const sql = Command.make(
         const t = yield* db.sql(query)
         if (arrow !== undefined) {
           const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow"))
-          yield* Effect.tryPromise({ try: () => writeFile(arrow, tableToIPC(t, "file")), catch: (e) => Output.toTyped(e) })
+          // whole or not at all, and never a database (trace/OutputFile.ts)
+          yield* Effect.tryPromise({ try: () => writeOutputFile(arrow, tableToIPC(t, "file"), { inputs: c.db, flag: "--arrow" }), catch: (e) => Output.toTyped(e) })
         }
         const text = show(t)
         if (text.length > 0) yield* Console.log(text)

@@ -3,7 +3,10 @@
  * several lines up to a `;`; arrow keys walk this session's history; Tab completes
  * table names, column names and the dot commands (`.tables`, `.schema TABLE`,
  * `.quit`). A failed query prints its one-line error and the prompt goes on. Ends at
- * `.quit` or end of input (Ctrl-D).
+ * `.quit` or end of input (Ctrl-D). Ctrl-C stops a running query (DuckDB's interrupt;
+ * the prompt goes on), drops a statement being typed, or, at an empty prompt, ends
+ * the prompt as Ctrl-D does. Off a terminal, SIGINT reaches the process, which
+ * interrupts the query and exits 130.
  *
  * @since 0.1.0
  */
@@ -60,11 +63,24 @@ export const prompt = (db: Database, show: (t: Table) => string): Effect.Effect<
       let pending = ""
       let closed = false
       let busy = Promise.resolve()
+      let running = false
       const run = async (text: string) => {
-        const result = await Effect.runPromise(Effect.result(db.sql(text)))
+        running = true
+        const result = await Effect.runPromise(Effect.result(db.sql(text))).finally(() => (running = false))
         if (result._tag === "Success") out(show(result.success))
         else process.stderr.write(`error: ${result.failure.message}\n`)
       }
+      // a terminal's Ctrl-C comes here (readline's raw mode), not as a process signal
+      rl.on("SIGINT", () => {
+        if (running) return db.interruptUnsafe()
+        if (pending === "" && rl.line === "") return void rl.close()
+        pending = ""
+        process.stdout.write("^C\n")
+        rl.setPrompt("sql> ")
+        rl.write(null, { ctrl: true, name: "e" }) // to the line's end, then delete back to its start
+        rl.write(null, { ctrl: true, name: "u" })
+        rl.prompt()
+      })
       const ask = rl.prompt.bind(rl)
       rl.prompt = () => (closed ? undefined : ask())
       rl.setPrompt("sql> ")

@@ -6,9 +6,28 @@
  * @since 0.1.0
  * @internal
  */
+import { constants } from "node:fs"
 import { open } from "node:fs/promises"
 import { checkTailUnsafe, recordStartUnsafe, scanFramesUnsafe } from "./framing.ts"
 import * as Errors from "../TraceFormatError.ts"
+
+/**
+ * Open a database file for reading without ever waiting for a writer: a FIFO (named
+ * pipe) or a socket is refused with a sentence, since records are read at byte offsets
+ * (in parallel ranges for large files) and a pipe has none; opened without
+ * `O_NONBLOCK`, a FIFO with no writer would block a thread-pool thread (and the
+ * process's exit, which waits for it) until one came.
+ */
+const openForReading = async (file: string) => {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK)
+  const st = await handle.stat().catch(() => undefined)
+  if (st !== undefined && (st.isFIFO() || st.isSocket())) {
+    await handle.close()
+    const what = st.isFIFO() ? "a FIFO (named pipe)" : "a socket"
+    throw Object.assign(new Error(`${what}, not a file: trace databases are read at byte offsets; copy it to a file first`), { code: "ESPIPE" })
+  }
+  return handle
+}
 
 /**
  * A slice of a database file holding only whole records: `bytes[0..end)`, starting at
@@ -74,7 +93,7 @@ export async function* streamFrames(
   const rangeEnd = options?.end ?? Infinity
   let handle
   try {
-    handle = await open(file, "r")
+    handle = await openForReading(file)
   } catch (e) {
     throw (e as NodeJS.ErrnoException).code === "ENOENT"
       ? Errors.fileNotFound(file)
@@ -174,7 +193,7 @@ export async function* streamFrames(
 export const recordStartNear = async (file: string, near: number, window = 1 << 20): Promise<number | undefined> => {
   let handle
   try {
-    handle = await open(file, "r")
+    handle = await openForReading(file)
   } catch {
     return undefined
   }
