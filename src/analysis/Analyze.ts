@@ -13,7 +13,6 @@
  *
  * @since 0.1.0
  */
-import { open, writeFile } from "node:fs/promises"
 import { availableParallelism } from "node:os"
 import { join } from "node:path"
 import type { Table } from "apache-arrow"
@@ -21,6 +20,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { makeDirectory } from "../trace/Directory.ts"
+import { openOutput, writeOutputFile } from "../trace/OutputFile.ts"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { analyses } from "./Analysis.ts"
 import { analysisNames } from "./AnalysisNames.ts"
@@ -222,8 +222,9 @@ const profileAnalysis = (databases: ReadonlyArray<string>, filter: SampleFilter)
     )
 })
 
-const write = (file: string, data: string | Uint8Array) =>
-  Effect.tryPromise({ try: () => writeFile(file, data), catch: (e) => AnalyzeError.writeFailed(file, e) })
+/** An output file, whole or not at all, and none of `inputs` (trace/OutputFile.ts). */
+const write = (file: string, data: string | Uint8Array, inputs: ReadonlyArray<string>) =>
+  Effect.tryPromise({ try: () => writeOutputFile(file, data, { inputs }), catch: (e) => AnalyzeError.writeFailed(file, e) })
 
 /**
  * Tables with at least this many rows are formatted on two threads (on a machine with
@@ -263,10 +264,13 @@ export const offloadedCsvShare = 0.55
  * `helper`'s worker meanwhile (if it fails, here instead: the bytes are the same either way); the effect then succeeds with `finish`,
  * the promise of the file's end (the worker's rows written, the file closed), so that
  * this thread goes on while the worker formats. Without a worker the file is whole when
- * the effect succeeds.
+ * the effect succeeds. The rows go to a file beside `file`, renamed over it once whole
+ * (a failure or an interrupt leaves the previous `file` or none; trace/OutputFile.ts);
+ * `file` must be none of `inputs`.
  */
 const writeCsv = (
   file: string,
+  inputs: ReadonlyArray<string>,
   table: Table,
   helper: () => Promise<CsvHelper> | undefined,
   formatted?: { readonly blocks: Promise<ReadonlyArray<Uint8Array>>; readonly share: number }
@@ -274,33 +278,36 @@ const writeCsv = (
   Effect.tryPromise({
     // the file's end in an object: a promise returned from an async function would be awaited
     try: async (): Promise<{ readonly finish: Promise<void> }> => {
-      const handle = await open(file, "w")
+      const out = await openOutput(file, { inputs })
       const n = table.numRows
       const h = formatted !== undefined ? undefined : n >= splitCsvRows ? helper() : undefined
       let finish: Promise<void> | undefined
       try {
         if (h === undefined && formatted === undefined) {
-          for (const block of csvBlocks(table)) await handle.write(block)
+          for (const block of csvBlocks(table)) await out.write(block)
+          await out.commit()
           return { finish: Promise.resolve() }
         }
         const columns = csvColumns(table)
         const mid = splitRow(n, formatted?.share ?? workerCsvShare)
         const rest = formatted?.blocks ?? h!.then((w) => w.format(sliceColumns(columns, mid, n), n - mid))
         rest.catch(() => undefined) // awaited below
-        await handle.write(csvHeader(table))
+        await out.write(csvHeader(table))
         // each block written before the next is made: one buffer for all of them
-        for (const block of csvRowBlocks(columns, 0, mid, { reuse: true })) await handle.write(block)
+        for (const block of csvRowBlocks(columns, 0, mid, { reuse: true })) await out.write(block)
         finish = (async () => {
           try {
-            for (const block of await rest.catch(() => csvRowBlocks(columns, mid, n))) await handle.write(block)
+            for (const block of await rest.catch(() => csvRowBlocks(columns, mid, n))) await out.write(block)
+            await out.commit()
           } finally {
-            await handle.close()
+            await out.abort() // after commit: nothing to do
           }
         })().catch((e) => Promise.reject(AnalyzeError.writeFailed(file, e)))
         finish.catch(() => undefined) // the caller awaits it
         return { finish }
       } finally {
-        if (finish === undefined) await handle.close()
+        // done (committed), or failed before the worker's part: the partial file removed
+        if (finish === undefined) await out.abort()
       }
     },
     catch: (e) => AnalyzeError.writeFailed(file, e)
@@ -447,11 +454,11 @@ export const analyze = (options: AnalyzeOptions): Effect.Effect<void, AnalyzeErr
           else table = yield* a.run(tables)
         }
         if (output !== undefined) {
-          writing.push((yield* writeCsv(join(output, `${a.name}.csv`), table, needHelper, early)).finish)
+          writing.push((yield* writeCsv(join(output, `${a.name}.csv`), options.databases, table, needHelper, early)).finish)
           if (options.format === "arrow") {
             // loaded only here: Arrow's IPC writer is ~25 modules that a CSV run does not need
             const { tableToIPC } = yield* Effect.promise(() => import("apache-arrow/ipc/serialization"))
-            yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"))
+            yield* write(join(output, `${a.name}.arrow`), tableToIPC(table, "file"), options.databases)
           }
         }
         print("=".repeat(20) + a.title + "=".repeat(20))

@@ -8,9 +8,7 @@
  */
 import { loadProfilePromise } from "../analysis/Profile.ts"
 import { flameSection } from "./FlameGraph.ts"
-import { writeFile } from "node:fs/promises"
-import { makeDirectory } from "../trace/Directory.ts"
-import { dirname } from "node:path"
+import { findInputAsOutput, OutputIsInput, writeOutputFile } from "../trace/OutputFile.ts"
 import { Effect } from "effect"
 import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
@@ -66,10 +64,6 @@ const fromPromise = <A>(f: () => Promise<A>): Effect.Effect<A, ReportInputError>
         ? Effect.fail(e)
         : Effect.die(e)
   )
-
-/** A file system call on `file`: its failure (missing folder, no permission) is a ReportInputError. */
-const io = <A>(file: string, f: () => Promise<A>): Effect.Effect<A, ReportInputError> =>
-  Effect.tryPromise({ try: f, catch: (e) => ReportInputError.unexpected(e, file) })
 
 /**
  * Load databases into the report model and `src/analysis`'s tables, decoding once with
@@ -155,8 +149,10 @@ export interface WriteReportOptions {
  * Write the HTML report of `files` to `out`; returns the report's size in bytes.
  * Tables are `src/analysis`'s analyses unless `tables` is given; `warnings` are the
  * loader's (`TraceTables.warnings`: recomputations, clocks). `out`'s folder is created
- * when missing. Fails with
- * `ReportInputError` (an unreadable database, or the output cannot be written).
+ * when missing; the page is written beside `out` and renamed over it once whole, so a
+ * failure leaves the previous `out` or none (trace/OutputFile.ts). Fails with
+ * `ReportInputError` (an unreadable database, or the output cannot be written), and with
+ * `OutputIsInput` when `out` is one of `files` (a hard link to one included).
  *
  * @since 0.1.0
  * @category rendering
@@ -167,9 +163,12 @@ export const writeReport = (
   options: WriteReportOptions = {}
 ): Effect.Effect<
   { readonly bytes: number; readonly data: ReportData; readonly warnings: ReadonlyArray<string> },
-  ReportInputError | QueryError
+  ReportInputError | QueryError | OutputIsInput
 > =>
   Effect.gen(function*() {
+    // the output is none of the inputs (a hard link to one included): refused before the load
+    const clash = findInputAsOutput([out], files)
+    if (clash !== undefined) return yield* clash
     const input = yield* loadReportInput(files, options.title)
     const user = yield* runUserAnalyses(options.analyses ?? [], input.tables, { unsafeSql: options.unsafeSql === true })
     const profile = yield* fromPromise(() => loadProfilePromise(files))
@@ -180,8 +179,12 @@ export const writeReport = (
         sections: [flameSection(profile, input.data.t0)]
       })
     )
-    // `-o runs/today/report.html`: the folder is made, as `plot -o` makes its own
-    yield* io(out, () => makeDirectory(dirname(out)).then(() => writeFile(out, html)))
+    // `-o runs/today/report.html`: the folder is made, as `plot -o` makes its own; the
+    // page goes to a file beside it, renamed over it once whole (trace/OutputFile.ts)
+    yield* Effect.tryPromise({
+      try: () => writeOutputFile(out, html, { inputs: files, makeFolder: true }),
+      catch: (e) => (e instanceof OutputIsInput ? e : ReportInputError.unexpected(e, out))
+    })
     return { bytes: Buffer.byteLength(html), data: input.data, warnings: input.tables.warnings }
   })
 
