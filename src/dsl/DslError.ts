@@ -131,6 +131,20 @@ export class NonFinite extends Data.TaggedError("NonFinite")<{
 }> {}
 
 /**
+ * A computation over finite values overflowed float64 (a mean or variance of values
+ * near ±1e308): the stage and the column.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Overflow extends Data.TaggedError("Overflow")<{
+  readonly stage: string
+  readonly column: number
+  readonly what: string
+  readonly message: string
+}> {}
+
+/**
  * Why a pipeline or array was rejected.
  *
  * @since 0.1.0
@@ -146,6 +160,7 @@ export type DslErrorReason =
   | BadDataset
   | OutOfMemory
   | NonFinite
+  | Overflow
 
 const wrap = (reason: DslErrorReason): DslError => new DslError({ reason, message: reason.message })
 
@@ -197,6 +212,10 @@ export class DslError extends Data.TaggedError("DslError")<{ readonly reason: Ds
     const what = Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity"
     const message = `stage "${stage}": input contains ${what} at row ${row}, column ${column} (${rows} ${rows === 1 ? "row holds" : "rows hold"} NaN or Infinity); clean the data, or pass nonFinite: "skip" to leave such rows out`
     return wrap(new NonFinite({ stage, row, column, value, rows, message }))
+  }
+  static overflow(stage: string, column: number, what: string): DslError {
+    const message = `stage "${stage}": ${what} of column ${column} overflows float64 although every value is finite; scale the data down first`
+    return wrap(new Overflow({ stage, column, what, message }))
   }
   static badDataset(file: string, problem: string, detail: string, offset?: number): DslError {
     const message = `${file}: ${problem}: ${detail}${offset === undefined ? "" : ` (byte ${offset})`}`

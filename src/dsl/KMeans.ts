@@ -132,6 +132,7 @@ export const fit = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = 
     if (!Number.isInteger(k) || k < 1) return yield* Effect.fail(DslError.invalidOption("nClusters", `must be a positive integer, got ${k}`))
     if (X.shape.length !== 2) return yield* Effect.fail(DslError.shapeMismatch(stage, ["n", "d"], X.shape))
     if (X.dtype !== "float64") return yield* Effect.fail(DslError.dtypeMismatch(stage, "float64", X.dtype))
+    if (!(X.shape[1]! >= 1)) return yield* Effect.fail(DslError.shapeMismatch(stage, ["n", "d >= 1"], X.shape, "a dimension of size 0: rows without columns have no distance to a center"))
     const d = X.shape[1]!
     const { X: data, skipped } = yield* NonFinite.apply(yield* ensurePersisted(X, stage), options.nonFinite, stage)
     const s = yield* sample(data, options.initSample ?? 10_000, stage)

@@ -6,6 +6,12 @@
  * fails naming the first; with `"skip"` the mean and deviation come from the other rows,
  * and those rows are still scaled in place (so they stay non-finite, row for row).
  *
+ * Values near float64's limit (±1e308) do not overflow: where a column's mean or sum of
+ * squares is not finite although its values are, the column is first scaled by a power
+ * of two at least its largest |x| (exact), its moments taken there and scaled back, and
+ * the output standardizes the scaled values. A column of size 0 (`[n, 0]`) is refused,
+ * naming the stage and the shape.
+ *
  * @since 0.1.0
  */
 import { Effect } from "effect"
@@ -39,6 +45,7 @@ export const moments = (X: ChunkedArray, axis: 0 | null = 0, stage?: string) =>
 export interface Scaler {
   readonly mean: ReadonlyArray<number>
   readonly std: ReadonlyArray<number>
+  /** in the data's units; `m2` is Infinity where a column's spread exceeds float64 (its `std` is still finite) */
   readonly moments: Moments
   /** rows left out of the fit for holding NaN or ±Infinity (`nonFinite: "skip"`) */
   readonly skipped: number
@@ -68,25 +75,67 @@ export const fitTransform = (X: ChunkedArray, stage = "Normalize.transform", opt
     if (X.shape.length < 1 || X.shape.length > 2 || X.shape[0] === 0) {
       return yield* Effect.fail(DslError.shapeMismatch(stage, ["n >= 1", ...X.shape.slice(1)], X.shape))
     }
+    if (X.shape.length === 2 && !(X.shape[1]! >= 1)) {
+      return yield* Effect.fail(DslError.shapeMismatch(stage, ["n", "d >= 1"], X.shape, "a dimension of size 0: there is no column to scale"))
+    }
     const data = yield* ensurePersisted(X, stage)
     const finite = yield* NonFinite.apply(data, options.nonFinite, stage)
     const m = yield* computeDelayed(moments(finite.X, 0, stage))
-    const scaler: Scaler = {
-      mean: Array.from(m.mean),
-      std: Array.from(m.m2, (v) => Math.sqrt(v / m.count)),
-      moments: m,
-      skipped: finite.skipped
+    const columns = X.shape.length === 2 ? { columns: X.shape[1]! } : {}
+    const over = overflowed(m)
+    if (over.length === 0) {
+      const out = mapBlocks(data, { name: "normalize", kernel: kernel("moments", "standardize"), extra: [m], dtype: "float64", ...columns, stage })
+      return { scaler: scalerOf(m, undefined, finite.skipped), X: out }
     }
-    const out = mapBlocks(data, {
-      name: "normalize",
-      kernel: kernel("moments", "standardize"),
-      extra: [m],
-      dtype: "float64",
-      ...(X.shape.length === 2 ? { columns: X.shape[1]! } : {}),
-      stage
-    })
-    return { scaler, X: out }
+    // finite values whose mean or spread overflows: the same computation on x / 2^e
+    const scale = Array.from(m.min, (lo, j) => powerOfTwoAbove(Math.max(Math.abs(lo), Math.abs(m.max[j]!))))
+    const inverse = scale.map((s) => 1 / s) // exact: powers of two
+    const zero = scale.map(() => 0)
+    const scaledFit = mapBlocks(finite.X, { name: "normalize_prescale", kernel: kernel("moments", "affine"), extra: [inverse, zero], dtype: "float64", ...columns, stage })
+    const ms = yield* computeDelayed(moments(scaledFit, 0, stage))
+    const bad = overflowed(ms)
+    if (bad.length > 0) return yield* Effect.fail(DslError.overflow(stage, bad[0]!, "the column's mean or variance"))
+    const scaled = mapBlocks(data, { name: "normalize_prescale", kernel: kernel("moments", "affine"), extra: [inverse, zero], dtype: "float64", ...columns, stage })
+    const out = mapBlocks(scaled, { name: "normalize", kernel: kernel("moments", "standardize"), extra: [ms], dtype: "float64", ...columns, stage })
+    return { scaler: scalerOf(ms, scale, finite.skipped), X: out }
   })
+
+/** Columns whose mean or sum of squared deviations is not finite. */
+const overflowed = (m: Moments): Array<number> => {
+  const out: Array<number> = []
+  for (let j = 0; j < m.mean.length; j++) if (!Number.isFinite(m.mean[j]!) || !Number.isFinite(m.m2[j]!)) out.push(j)
+  return out
+}
+
+/**
+ * The least power of two >= a (1 for 0 or a non-finite a), at most 2^1023 (2^1024 is
+ * not a float64; values up to Number.MAX_VALUE then scale to below 2). Dividing by it
+ * is exact.
+ */
+const powerOfTwoAbove = (a: number): number => {
+  if (!(a > 0) || !Number.isFinite(a)) return 1
+  let e = Math.ceil(Math.log2(a))
+  if (2 ** e < a) e++
+  return 2 ** Math.min(e, 1023)
+}
+
+/**
+ * The scaler in the data's units: moments taken over x / scale (per column) scaled
+ * back; `m2` may then be Infinity (a spread beyond float64), the mean and deviation not.
+ */
+const scalerOf = (m: Moments, scale: ReadonlyArray<number> | undefined, skipped: number): Scaler => {
+  const s = (j: number) => scale?.[j] ?? 1
+  const mean = Array.from(m.mean, (v, j) => v * s(j))
+  const std = Array.from(m.m2, (v, j) => Math.sqrt(v / m.count) * s(j))
+  const moments: Moments = scale === undefined ? m : {
+    count: m.count,
+    mean: Float64Array.from(mean),
+    m2: m.m2.map((v, j) => v * s(j) * s(j)),
+    min: m.min.map((v, j) => v * s(j)),
+    max: m.max.map((v, j) => v * s(j))
+  }
+  return { mean, std, moments, skipped }
+}
 
 /**
  * Maps scaled coordinates back to original units.

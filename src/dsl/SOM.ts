@@ -65,6 +65,7 @@ const epochGraph = (X: ChunkedArray, weights: Float64Array, o: SOMOptions, sigma
 export const fit = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fit") =>
   Effect.gen(function*() {
     if (X.shape.length !== 2 || X.shape[1] !== o.inputLen) return yield* Effect.fail(DslError.shapeMismatch(stage, ["n", o.inputLen], X.shape))
+    if (!(o.inputLen >= 1)) return yield* Effect.fail(DslError.shapeMismatch(stage, ["n", "inputLen >= 1"], X.shape, "a dimension of size 0: the map has no input to learn"))
     if (X.dtype !== "float64") return yield* Effect.fail(DslError.dtypeMismatch(stage, "float64", X.dtype))
     if (!(o.x >= 1 && o.y >= 1)) return yield* Effect.fail(DslError.invalidOption("x, y", `map must be at least 1x1, got ${o.x}x${o.y}`))
     const d = o.inputLen
