@@ -29,7 +29,7 @@ import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "n
 import { hostname } from "node:os"
 import { basename } from "node:path"
 import { randomBytes } from "node:crypto"
-import { databaseError } from "../EventDatabase.ts"
+import { databaseError, isDatabaseError } from "../EventDatabase.ts"
 import { registerFinal } from "./exitFlush.ts"
 
 /**
@@ -213,6 +213,11 @@ export const acquire = (file: string, warn: (line: string) => void): Lock | unde
       return hold(path, me)
     }
     throw databaseError(file, "Locked", `its lock ${path} keeps changing hands; another run is starting with the same name`)
+  } catch (e) {
+    if (isDatabaseError(e)) throw e
+    // an unexpected file-system error (a lock that cannot be read or replaced)
+    warn(`warning: ${file}: cannot take its lock file ${path} (${e instanceof Error ? e.message : String(e)}); writing it without one`)
+    return undefined
   } finally {
     try {
       unlinkSync(tmp)
