@@ -4,8 +4,9 @@
  * rebuilt from each task's `dependencies` (DASF writes `dependents` empty:
  * DASF-NOTES 13). A key computed more than once counts with its latest execution
  * (Tessera's traces give every execution its own key: `k#2`, ...). Dependencies on keys
- * that are not in the trace are ignored; keys on a cycle (only in corrupt traces) are
- * left out.
+ * that are not in the trace are ignored; keys on a cycle (only in corrupt traces), and
+ * those that depend on one, are left out, and the result names one cycle's keys
+ * (`DependencyCycle`; the table's summary line is a warning that says so).
  *
  * With the driver's segments (Tessera's `Driver` events, Driver.ts) the driver is part
  * of the graph: its segments other than `wait` (setup, pool start, graph build, between
@@ -82,6 +83,41 @@ export interface CriticalPathSteps {
   readonly tasks: number
   readonly driver: number
   readonly latency: number
+  /** the trace's dependencies hold a cycle (a corrupt trace): its keys, and what was left out */
+  readonly cycle?: DependencyCycle
+}
+
+/**
+ * A dependency cycle found while computing the critical path (only a corrupt trace has
+ * one): `keys`, one cycle's keys in dependency order (each depends on the one before it,
+ * the first on the last, the smallest key first); `tasks` and `driverSegments`, the
+ * steps left out of the path because they are on a cycle or depend on one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DependencyCycle {
+  readonly _tag: "DependencyCycle"
+  readonly keys: ReadonlyArray<string>
+  readonly tasks: number
+  readonly driverSegments: number
+}
+
+/**
+ * The warning line of a dependency cycle: "warning: dependency cycle: a -> b -> a; N tasks
+ * on or after a cycle were left out of the critical path" (at most 8 keys named, each
+ * cut at 80 characters; driver segments counted where some were left out too).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const dependencyCycleLine = (c: DependencyCycle): string => {
+  const cut = (k: string) => (k.length > 80 ? `${k.slice(0, 79)}…` : k)
+  const shown = c.keys.slice(0, 8).map(cut)
+  const ring = c.keys.length > 8 ? `${shown.join(" -> ")} -> … (${c.keys.length} keys)` : [...shown, shown[0]!].join(" -> ")
+  const n = c.tasks + c.driverSegments
+  const what = `${c.tasks} task${c.tasks === 1 ? "" : "s"}${c.driverSegments > 0 ? ` and ${c.driverSegments} driver segment${c.driverSegments === 1 ? "" : "s"}` : ""}`
+  return `warning: dependency cycle: ${ring}; ${what} on or after a cycle ${n === 1 ? "was" : "were"} left out of the critical path`
 }
 
 // slack for clocks of different threads when matching a task to the driver segment before it
@@ -206,11 +242,12 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
     from[x] = bestFrom
     for (const s of succ[x]) if (--indeg[s] === 0) queue.push(s)
   }
+  const cycle = findCycle(N, K, (x) => present(x) && indeg[x]! > 0, preds, keyAt)
   let last = -1
   for (const x of queue) {
     if (last < 0 || dist[x] > dist[last] || (dist[x] === dist[last] && cmpStr(keyAt(x), keyAt(last)) < 0)) last = x
   }
-  if (last < 0) return { steps: [], length: 0, tasks: 0, driver: 0, latency: 0 }
+  if (last < 0) return { steps: [], length: 0, tasks: 0, driver: 0, latency: 0, ...(cycle === undefined ? {} : { cycle }) }
   const chain: Array<number> = []
   for (let x = last; x >= 0; x = from[x]) chain.push(x)
   chain.reverse()
@@ -233,7 +270,45 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
     if (x < K) (steps.push({ _tag: "Task", row: rowOf[x] }), tasks += dur(x))
     else (steps.push({ _tag: "Driver", segment: drv[x - K]! }), driver += dur(x))
   })
-  return { steps, length: tasks + driver + latency, tasks, driver, latency }
+  return { steps, length: tasks + driver + latency, tasks, driver, latency, ...(cycle === undefined ? {} : { cycle }) }
+}
+
+// After Kahn's walk, the steps it never reached (`stuck`: present, a predecessor left)
+// are on a cycle or after one. Walking back from one through stuck predecessors must
+// repeat a step: the steps from its first visit on are a cycle.
+const findCycle = (
+  n: number,
+  k: number,
+  stuck: (x: number) => boolean,
+  preds: ReadonlyArray<ReadonlyArray<number>>,
+  keyAt: (x: number) => string
+): DependencyCycle | undefined => {
+  let tasks = 0
+  let driverSegments = 0
+  let first = -1
+  for (let x = 0; x < n; x++) {
+    if (!stuck(x)) continue
+    if (x < k) tasks++
+    else driverSegments++
+    if (first < 0) first = x
+  }
+  if (first < 0) return undefined
+  const visitedAt = new Map<number, number>()
+  const walk: Array<number> = []
+  let x = first
+  while (!visitedAt.has(x)) {
+    visitedAt.set(x, walk.length)
+    walk.push(x)
+    const p = preds[x]!.find(stuck)
+    if (p === undefined) return { _tag: "DependencyCycle", keys: [], tasks, driverSegments }
+    x = p
+  }
+  // walk goes backwards (each step's predecessor next): reversed, dependency order
+  const ring = walk.slice(visitedAt.get(x)!).reverse().map(keyAt)
+  // from its smallest key: the same cycle reads the same whatever step the walk began at
+  let s = 0
+  for (let i = 1; i < ring.length; i++) if (cmpStr(ring[i]!, ring[s]!) < 0) s = i
+  return { _tag: "DependencyCycle", keys: [...ring.slice(s), ...ring.slice(0, s)], tasks, driverSegments }
 }
 
 /**
@@ -289,7 +364,11 @@ export const criticalPath = (tables: Tables): Table => {
     },
     "Cumulative (s)": { kind: "float", values: cumulative }
   })
-  if (steps.length > 0) setSummary(table, criticalPathSummary(path, t1 - t0))
+  const summary = [
+    ...(steps.length > 0 ? [criticalPathSummary(path, t1 - t0)] : []),
+    ...(path.cycle !== undefined ? [dependencyCycleLine(path.cycle)] : [])
+  ]
+  if (summary.length > 0) setSummary(table, summary.join("; "))
   return table
 }
 

@@ -140,7 +140,12 @@ export const analysisTables = (tables: TraceTables): Array<ReportTable> => {
     if (a === undefined) continue
     try {
       const table = a.run(tables)
-      out.push(fromArrow(a.title, table, [analysisCaptions[name], summaryOf(table)].filter((x) => x !== undefined).join(". ")))
+      // a summary line's "warning: …" part (critical_path's dependency cycle) stands out
+      const summary = summaryOf(table)
+      const at = summary?.indexOf("warning: ") ?? -1
+      const line = at < 0 ? summary : summary!.slice(0, at).replace(/[;\s]+$/, "") || undefined
+      const t = fromArrow(a.title, table, [analysisCaptions[name], line].filter((x) => x !== undefined).join(". "))
+      out.push(at < 0 ? t : { ...t, warning: summary!.slice(at + "warning: ".length) })
     } catch (e) {
       out.push({ title: a.title, description: `not available for these databases: ${e instanceof Error ? e.message : String(e)}`, columns: [], rows: [] })
     }

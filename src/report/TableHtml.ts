@@ -21,6 +21,8 @@
 export interface ReportTable {
   readonly title: string
   readonly description?: string
+  /** a warning shown under the caption (the analysis found its input wrong: a dependency cycle) */
+  readonly warning?: string
   readonly columns: ReadonlyArray<string>
   readonly rows: ReadonlyArray<ReadonlyArray<string | number | null>>
   readonly units?: ReadonlyArray<Unit | undefined>
@@ -125,7 +127,7 @@ export const unitOfColumn = (name: string): Unit | undefined =>
  * @category rendering
  */
 export const renderTable = (t: ReportTable, max: number, id: string | number): string => {
-  const caption = t.description ? `<p class="note">${esc(t.description)}</p>` : ""
+  const caption = `${t.description ? `<p class="note">${esc(t.description)}</p>` : ""}${t.warning ? `<p class="warning">${esc(t.warning)}</p>` : ""}`
   if (t.columns.length === 0) return `<h3>${esc(t.title)}</h3>${caption}`
   const units = t.columns.map((c, j) => t.units?.[j] ?? unitOfColumn(c))
   const shown = t.rows.slice(0, max)
