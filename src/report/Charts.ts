@@ -108,6 +108,48 @@ export const streamRows = (data: ReportData): Array<string> => [
 ]
 
 /**
+ * Most functions the task stream gives a colour (and a legend entry) of their own;
+ * beyond, the others share {@link otherFunctionsLabel}'s colour (a tooltip still names
+ * each task's function). One scale entry per function of a 20,000-function trace would
+ * only repeat the palette's 20 colours.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const maxStreamColours = 60
+
+/**
+ * Colour-legend label of the functions past {@link maxStreamColours}.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const otherFunctionsLabel = "(other functions)"
+
+const otherFunctionsColour = "#bab0ac"
+
+/**
+ * The functions with a colour of their own in the task stream when there are more than
+ * {@link maxStreamColours}: the `maxStreamColours - 1` with the most task time, in the
+ * order of `data.functions`; `undefined` when every function has its own.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const streamColourFunctions = (data: ReportData): Int32Array | undefined => {
+  const nf = data.functions.length
+  if (nf <= maxStreamColours) return undefined
+  const t = data.tasks
+  const total = new Float64Array(nf)
+  for (let i = 0; i < t.start.length; i++) {
+    const d = t.end[i]! - t.start[i]!
+    if (Number.isFinite(d)) total[t.fn[i]!]! += d
+  }
+  const order = Int32Array.from({ length: nf }, (_, f) => f).sort((a, b) => total[b]! - total[a]! || a - b)
+  return order.slice(0, maxStreamColours - 1).sort()
+}
+
+/**
  * Vega-Lite spec of the task stream: one row per worker (and one for the driver, the
  * main thread), one bar per task coloured by function, its gather and transfer phases
  * drawn in their own colour at its ends, data transfers (`Transfer` events) in theirs
@@ -124,9 +166,11 @@ export const streamRows = (data: ReportData): Array<string> => [
 export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
   const moved = data.transfers.start.length > 0
   const failed = data.failures.length > 0
-  const domain = [...data.functions, transferLabel, ...(moved ? [dataTransferLabel] : []), ...(failed ? [erredLabel] : []), ...data.activities.map(driverLabel)]
+  const top = streamColourFunctions(data)
+  const coloured = top === undefined ? data.functions : [...Array.from(top, (f) => data.functions[f]!), otherFunctionsLabel]
+  const domain = [...coloured, transferLabel, ...(moved ? [dataTransferLabel] : []), ...(failed ? [erredLabel] : []), ...data.activities.map(driverLabel)]
   const range = [
-    ...data.functions.map((_, i) => functionPalette[i % functionPalette.length]!),
+    ...coloured.map((c, i) => (top !== undefined && c === otherFunctionsLabel && i === coloured.length - 1 ? otherFunctionsColour : functionPalette[i % functionPalette.length]!)),
     "#d62728",
     ...(moved ? [dataTransferColour] : []),
     ...(failed ? [erredColour] : []),

@@ -21,7 +21,7 @@ import { driverSegments } from "../analysis/Driver.ts"
 import { isPipelineGraphEvent } from "../trace/TraceEvent.ts"
 import { erredTasks, stagesOfDot } from "../analysis/StageSummary.ts"
 import type { ReportData, TaskFailure } from "./ReportData.ts"
-import { clockSummaries, driverColumns, gpuWorkersOf, resourceMetrics, transferColumns } from "./ReportData.ts"
+import { clockSummaries, driverColumns, gpuWorkersOf, resourceMetrics, transferColumns, usableTaskTimes } from "./ReportData.ts"
 
 /** A phase's duration (seconds) per task from its start and end columns; NaN where absent. */
 const phaseSeconds = (t: TraceTables, phase: "gather" | "transfer", n: number): Float64Array => {
@@ -94,22 +94,46 @@ export const fromTables = (
     readonly failures?: ReadonlyMap<string, { readonly error: string; readonly traceback: string }>
   } = {}
 ): ReportData => {
-  const n = t.tasks.numRows
+  const nAll = t.tasks.numRows
   const nm = t.memory.numRows
   const nr = t.resources.numRows
   const hosts = localNames()
   const workers = localNames()
-  const fns = localNames()
-  hosts.remap(t.tasks.getChild("host"), n)
-  const start = floatsOf(t.tasks.getChild("start"), n)
-  const end = floatsOf(t.tasks.getChild("end"), n)
+  hosts.remap(t.tasks.getChild("host"), nAll)
+  const startAll = floatsOf(t.tasks.getChild("start"), nAll)
+  const endAll = floatsOf(t.tasks.getChild("end"), nAll)
+  // tasks whose times cannot be drawn (an infinite or absurd duration) are left out and
+  // counted: `kept` maps the report's task rows to the table's
+  let kept: Int32Array | undefined
+  {
+    let bad = 0
+    for (let i = 0; i < nAll; i++) if (!usableTaskTimes(startAll[i]!, endAll[i]!)) bad++
+    if (bad > 0) {
+      kept = new Int32Array(nAll - bad)
+      for (let i = 0, j = 0; i < nAll; i++) if (usableTaskTimes(startAll[i]!, endAll[i]!)) kept[j++] = i
+    }
+  }
+  const n = kept === undefined ? nAll : kept.length
+  const pick = <A extends Float64Array | Int32Array | Uint8Array>(a: A): A => {
+    if (kept === undefined) return a
+    const out = new (a.constructor as new (n: number) => A)(kept.length)
+    for (let j = 0; j < kept.length; j++) out[j] = a[kept[j]!]!
+    return out
+  }
+  const start = pick(startAll)
+  const end = pick(endAll)
   // a task without a duration (an erred one, recorded at its failure) is a point at its end
   for (let i = 0; i < n; i++) if (!Number.isFinite(start[i]!)) start[i] = end[i]!
-  const worker = workers.remap(t.tasks.getChild("worker"), n)
-  const fn = fns.remap(t.tasks.getChild("function"), n)
-  const keyCodes = codesOf(t.tasks.getChild("key"), n)
+  const worker = pick(workers.remap(t.tasks.getChild("worker"), nAll))
+  const fnsAll = localNames()
+  const fnAll = fnsAll.remap(t.tasks.getChild("function"), nAll)
+  // the functions of the tasks shown (not those only left-out tasks ran)
+  const fns = kept === undefined ? fnsAll : localNames()
+  const fn = kept === undefined ? fnAll : Int32Array.from(kept, (i) => fns.id(fnsAll.names[fnAll[i]!]!))
+  const keyCodes = codesOf(t.tasks.getChild("key"), nAll)
+  const keyAt = (i: number) => (keyCodes.codes[i]! < 0 ? "" : keyCodes.dict[keyCodes.codes[i]!]!)
   const key = new Array<string>(n)
-  for (let i = 0; i < n; i++) key[i] = keyCodes.codes[i]! < 0 ? "" : keyCodes.dict[keyCodes.codes[i]!]!
+  for (let j = 0; j < n; j++) key[j] = keyAt(kept === undefined ? j : kept[j]!)
   const mTime = floatsOf(t.memory.getChild("timestamp"), nm)
   const mWorker = workers.remap(t.memory.getChild("worker"), nm)
   const rTime = floatsOf(t.resources.getChild("timestamp"), nr)
@@ -146,7 +170,7 @@ export const fromTables = (
   }
   const stages = localNames()
   const stageCol = t.tasks.getChild("stage")
-  const stage = stageCol === null ? new Int32Array(n).fill(-1) : stages.remap(stageCol, n)
+  const stage = stageCol === null ? new Int32Array(n).fill(-1) : pick(stages.remap(stageCol, nAll))
   // a null stage is "" in remap: no stage
   const empty = stages.names.indexOf("")
   if (stageCol !== null && empty >= 0) {
@@ -154,10 +178,11 @@ export const fromTables = (
     else if (stage[i]! > empty) stage[i]!--
     stages.names.splice(empty, 1)
   }
-  const size = floatsOf(t.tasks.getChild("size"), n)
+  const sizeAll = floatsOf(t.tasks.getChild("size"), nAll)
+  const size = pick(sizeAll)
   const drv = driverColumns(segments, t0)
   // erred tasks: state "erred"
-  const erred = erredTasks(t.tasks)
+  const erred = pick(erredTasks(t.tasks))
   const failures: Array<TaskFailure> = []
   for (let i = 0; i < n; i++) {
     if (erred[i] === 0) continue
@@ -210,14 +235,14 @@ export const fromTables = (
       worker,
       fn,
       size,
-      cpuTime: floatsOf(t.tasks.getChild("cpu_time"), n),
+      cpuTime: pick(floatsOf(t.tasks.getChild("cpu_time"), nAll)),
       key,
       stage,
-      gather: phaseSeconds(t, "gather", n),
-      transfer: phaseSeconds(t, "transfer", n),
-      bytesIn: bytesIn(t, keyCodes, size, end, n),
-      peakMemory: floatsOf(t.tasks.getChild("peak_memory"), n),
-      ioBytes: floatsOf(t.tasks.getChild("io_bytes"), n),
+      gather: pick(phaseSeconds(t, "gather", nAll)),
+      transfer: pick(phaseSeconds(t, "transfer", nAll)),
+      bytesIn: pick(bytesIn(t, keyCodes, sizeAll, endAll, nAll)),
+      peakMemory: pick(floatsOf(t.tasks.getChild("peak_memory"), nAll)),
+      ioBytes: pick(floatsOf(t.tasks.getChild("io_bytes"), nAll)),
       erred
     },
     memory,
@@ -237,6 +262,7 @@ export const fromTables = (
       offset: r.offset ?? NaN,
       uncertainty: r.uncertainty ?? NaN
     }))),
-    gpuWorkers: gpuWorkersOf(workers.names, memory, tr)
+    gpuWorkers: gpuWorkersOf(workers.names, memory, tr),
+    leftOutTasks: nAll - n
   }
 }

@@ -18,8 +18,9 @@
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import type { ReportData } from "./ReportData.ts"
+import { maxTaskSeconds } from "./ReportData.ts"
 import { byteUnit } from "../analysis/Histograms.ts"
-import { resourceSpecs } from "./Charts.ts"
+import { resourceSpecs, streamColourFunctions } from "./Charts.ts"
 import { pageScript } from "./PageScript.ts"
 import { reportSections } from "./Sections.ts"
 import { esc, fmtSeconds } from "./TableHtml.ts"
@@ -64,18 +65,39 @@ const vegaSource = (): string => {
   return vegaRuntime
 }
 
-// JSON safe inside <script>: no "</script" or "<!--" can appear.
-const scriptJson = (u: unknown): string => JSON.stringify(u).replace(/</g, "\\u003c")
+/**
+ * JSON safe inside a `<script>` element, as data or as JavaScript source: every `<` is
+ * `\u003c` (no `</script` or `<!--` can appear) and U+2028 / U+2029 (legal in JSON,
+ * line terminators to older JavaScript parsers and to Vega's expression parser) are
+ * escaped too. `JSON.stringify` already writes non-finite numbers as `null`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const scriptJson = (u: unknown): string =>
+  JSON.stringify(u).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")
 
 // Numbers rounded to µs (or 6 significant digits for scaled values) keep the file small.
 const numArray = (a: ArrayLike<number>, scale = 1): string => {
   const parts = new Array<string>(a.length)
   for (let i = 0; i < a.length; i++) {
+    // JSON has no Infinity or NaN: null (the page reads it as missing); a huge finite
+    // value is written unrounded (rounding it would overflow to Infinity)
     const v = a[i]! / scale
-    parts[i] = Number.isFinite(v) ? String(Math.round(v * 1e6) / 1e6) : "null"
+    const r = Math.round(v * 1e6) / 1e6
+    parts[i] = Number.isFinite(r) ? String(r) : Number.isFinite(v) ? String(v) : "null"
   }
   return `[${parts.join(",")}]`
 }
+
+/**
+ * The page's warning for tasks left out of the report (`ReportData.leftOutTasks`).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const leftOutLine = (n: number): string =>
+  `${n.toLocaleString("en-US")} task${n === 1 ? "" : "s"} with non-finite or absurd durations (not finite, or ${maxTaskSeconds.toExponential(0)} s or longer) ${n === 1 ? "was" : "were"} left out`
 
 /**
  * Indices of the Managed Memory samples the page draws: all of them up to 20,000;
@@ -161,7 +183,8 @@ export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): P
   const resourceCols = resources.charts
     .map((x) => `${JSON.stringify(x.column)}:${numArray(pick(r.values[x.field]!, ri), x.scale)}`)
     .join(",")
-  const payload = `{"workers":${scriptJson(data.workers)},"functions":${scriptJson(data.functions)},"hosts":${scriptJson(data.hosts)},"stages":${scriptJson(data.stages)},
+  const fnTop = streamColourFunctions(data)
+  const payload = `{"workers":${scriptJson(data.workers)},"functions":${scriptJson(data.functions)},"fnTop":${fnTop === undefined ? "null" : numArray(fnTop)},"hosts":${scriptJson(data.hosts)},"stages":${scriptJson(data.stages)},
 "driverThreads":${scriptJson(data.driverThreads)},"activities":${scriptJson(data.activities)},
 "tasks":{"start":${numArray(t.start)},"end":${numArray(t.end)},"worker":${numArray(t.worker)},"fn":${numArray(t.fn)},"size":${numArray(t.size)},"cpu":${numArray(t.cpuTime)},"key":${scriptJson(t.key)},
 "stage":${optArray(t.stage, -1)},"gather":${optArray(t.gather)},"transfer":${optArray(t.transfer)},"bytesIn":${optArray(t.bytesIn, 0)},"peak":${optArray(t.peakMemory)},"io":${optArray(t.ioBytes)},"erred":${optArray(t.erred, 0)}},
@@ -198,6 +221,7 @@ nav{margin-top:8px;font-size:13px} nav a{color:#2a5db0;text-decoration:none}
 table{border-collapse:collapse;background:#fff;font-size:12.5px} th,td{border:1px solid #e0e0e0;padding:3px 8px}
 th{background:#f0f2f5;cursor:pointer;user-select:none;position:sticky;top:0} td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 th.asc::after{content:" ▲"} th.desc::after{content:" ▼"}
+.warning{color:#7a4d00;background:#fff8e1;border:1px solid #e6c200;border-radius:4px;padding:4px 10px;margin:8px 0}
 .note{color:#666;font-size:12px;margin:4px 0} .dag svg{max-width:100%;height:auto;background:#fff}
 #tooltip{position:fixed;pointer-events:none;background:rgba(255,255,255,.97);border:1px solid #999;border-radius:3px;padding:4px 8px;font-size:12px;display:none;z-index:10;max-width:560px;box-shadow:0 1px 4px rgba(0,0,0,.2)}
 #tooltip td{border:0;padding:0 6px 0 0} #tooltip td.k{color:#666}
@@ -214,6 +238,7 @@ ${data.failures.length > 0 ? `<dt>status</dt><dd class="failed"><a href="#failur
 <dt>events</dt><dd>${counts || "none"}</dd>
 ${data.sources.length > 0 ? `<dt>sources</dt><dd>${data.sources.map(esc).join("<br>")}</dd>` : ""}
 </dl><nav>${nav}</nav></header>
+${(data.leftOutTasks ?? 0) > 0 ? `<p class="warning" id="left-out">${leftOutLine(data.leftOutTasks!)}</p>` : ""}
 ${sections.map((s) => `<section id="${s.id}"><h2>${esc(s.title)}</h2>${s.html}</section>${s.id === "resources" ? extra : ""}`).join("\n")}
 ${sections.some((s) => s.id === "resources") ? "" : extra}
 </main>

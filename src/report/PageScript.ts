@@ -33,7 +33,7 @@
  * @since 0.1.0
  */
 
-import { dataTransferLabel, erredLabel, transferLabel } from "./Charts.ts"
+import { dataTransferLabel, erredLabel, otherFunctionsLabel, transferLabel } from "./Charts.ts"
 
 /**
  * A view of the page: its element id, compiled Vega spec, and its windowed data
@@ -67,6 +67,10 @@ var D = JSON.parse(document.getElementById("tessera-data").textContent);
 var specs = ${viewsJson};
 var WALL = ${JSON.stringify(wall)}, MAX_DETAIL = ${options.maxDetail ?? 5000}, BUCKET_PX = 4, SERIES_BUDGET = 1200;
 var T = D.tasks, nT = T.start.length, nW = D.workers.length;
+// the colour label of each function: its name, or "(other functions)" past the task
+// stream's colours (fnTop: the functions with their own, null when all have)
+var FC = D.functions;
+if (D.fnTop != null) { FC = new Array(D.functions.length).fill(${JSON.stringify(otherFunctionsLabel)}); D.fnTop.forEach(function(f){ FC[f] = D.functions[f]; }); }
 var tS = Float64Array.from(T.start), tE = Float64Array.from(T.end), tW = Int32Array.from(T.worker), tF = Int32Array.from(T.fn);
 // optional columns are null when the trace has none of their values
 function floats(a, empty){ return a == null ? new Float64Array(nT).fill(empty) : Float64Array.from(a, function(x){ return x == null ? NaN : x; }); }
@@ -117,7 +121,7 @@ function streamRows(x0, x1, width){
       // own colour, compute in between coloured by function
       var g = tG[i] > 0 ? tG[i] : 0, x = tX[i] > 0 ? tX[i] : 0, w = D.workers[tW[i]], cs = tS[i] + g, ce = tE[i] - x;
       if (ce < cs) { cs = tS[i]; ce = tE[i]; g = 0; x = 0; }
-      rows.push({ _i: i, _p: "compute", worker: w, c: D.functions[tF[i]], start: cs, end: ce, _o: 1, _sw: 0.6 });
+      rows.push({ _i: i, _p: "compute", worker: w, c: FC[tF[i]], start: cs, end: ce, _o: 1, _sw: 0.6 });
       if (g > 0) rows.push({ _i: i, _p: "gather", worker: w, c: TRANSFER, start: tS[i], end: cs, _o: 1, _sw: 0 });
       if (x > 0) rows.push({ _i: i, _p: "transfer", worker: w, c: TRANSFER, start: ce, end: tE[i], _o: 1, _sw: 0 }); }
     transferRows(x0, x1, rows, true);
@@ -141,7 +145,7 @@ function streamRows(x0, x1, width){
       if (cnt[k] === 0) { prev = null; continue; }
       // busy share in four opacity levels; a run of buckets with one function and one
       // level becomes one bar (fewer bars to encode and paint on every step)
-      var frac = Math.min(1, busy[k] / bw), fn = D.functions[tF[best[k]]], level = frac > 0.75 ? 1 : frac > 0.5 ? 0.75 : frac > 0.25 ? 0.55 : 0.35;
+      var frac = Math.min(1, busy[k] / bw), fn = FC[tF[best[k]]], level = frac > 0.75 ? 1 : frac > 0.5 ? 0.75 : frac > 0.25 ? 0.55 : 0.35;
       if (prev !== null && prev._o === level && prev.c === fn) {
         prev.end = x0 + (b + 1) * bw; prev.tasks += cnt[k]; prev._busy += busy[k];
         if (bestLen[k] > prev._bestLen) { prev._best = best[k]; prev._bestLen = bestLen[k]; }

@@ -207,7 +207,34 @@ export interface ReportData {
   readonly clocks: ReadonlyArray<ClockSummary>
   /** the workers with device memory or device copies (GPU workers), in worker order */
   readonly gpuWorkers: ReadonlyArray<string>
+  /**
+   * `Compute` events left out because their times are unusable ({@link usableTaskTimes}):
+   * the page says how many. Absent or 0: none.
+   */
+  readonly leftOutTasks?: number
 }
+
+/**
+ * Longest task the report believes, in seconds (about 31 years): a longer one (a
+ * duration of 1e303 s) is a broken record, not a task.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const maxTaskSeconds = 1e9
+
+/**
+ * Whether a task's absolute start and end (seconds) can be drawn: its end finite, its
+ * start finite or missing (NaN: a point at its end, as an erred task without a duration)
+ * and its span under {@link maxTaskSeconds}. A task that fails this is left out of the
+ * report and counted (`ReportData.leftOutTasks`): one `Infinity` would stretch the
+ * run's time axis past every other task and cannot be written as JSON.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const usableTaskTimes = (start: number, end: number): boolean =>
+  Number.isFinite(end) && start !== Infinity && start !== -Infinity && !(Math.abs(end - start) >= maxTaskSeconds)
 
 /**
  * One transfer as the builders take it (times absolute): the analyses' row.
@@ -476,9 +503,16 @@ export const fromEvents = (
   let nRes = 0
   let t0 = Infinity
   let t1 = -Infinity
+  let leftOut = 0
   let dot: string | undefined
+  // a Compute event whose times cannot be drawn: left out (and counted), here and below
+  const unusable = (e: TraceEvent) => e.name === "Compute" && e.phase === "X" && !usableTaskTimes(e.timestamp - num(e.duration), e.timestamp)
   for (const e of events) {
     counts[e.name] = (counts[e.name] ?? 0) + 1
+    if (unusable(e)) {
+      leftOut++
+      continue
+    }
     if (e.name === "Compute" && e.phase === "X") nTask++
     else if (e.name === "Managed Memory") nMem++
     else if (e.name === "Resource Usage") nRes++
@@ -531,6 +565,7 @@ export const fromEvents = (
   let ir = 0
   for (const e of events) {
     const host = String(e.process_id ?? "")
+    if (unusable(e)) continue
     if (e.name === "Compute" && e.phase === "X") {
       const a = asRecord(e.args)
       const dur = num(e.duration)
@@ -646,7 +681,8 @@ export const fromEvents = (
     activities: drv.activities,
     transfers: tr,
     clocks: clockSummaries(clocks),
-    gpuWorkers: gpuWorkersOf(workers.names, memory, tr)
+    gpuWorkers: gpuWorkersOf(workers.names, memory, tr),
+    leftOutTasks: leftOut
   }
 }
 

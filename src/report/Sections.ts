@@ -309,10 +309,12 @@ const histogramsSection = ({ data }: SectionInput): ReportSection => {
   }
 }
 
-const analysesSection = ({ tables, maxTableRows }: SectionInput): ReportSection => ({
+const analysesSection = ({ data, tables, maxTableRows }: SectionInput): ReportSection => ({
   id: "analyses",
   title: "Analyses",
-  html: tables.map((x, i) => renderTable(x, maxTableRows, i)).join("\n"),
+  // the charts leave out tasks with absurd durations; the analyses read the databases whole
+  html: `${(data.leftOutTasks ?? 0) > 0 ? note(`these tables are over every task of the databases: the ${data.leftOutTasks!.toLocaleString("en-US")} left out of the charts above (absurd durations) included`) : ""}${
+    tables.map((x, i) => renderTable(x, maxTableRows, i)).join("\n")}`,
   views: []
 })
 

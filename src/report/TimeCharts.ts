@@ -32,7 +32,8 @@ const stackedBars = (
   order: ReadonlyArray<string>,
   title: string,
   subtitle: string,
-  shown: ReadonlyArray<(typeof parts)[number]>
+  shown: ReadonlyArray<(typeof parts)[number]>,
+  rank = new Map(order.map((r, i) => [r, i]))
 ): TopLevelSpec => ({
   $schema: "https://vega.github.io/schema/vega-lite/v6.json",
   title: { text: title, subtitle, anchor: "start" },
@@ -42,10 +43,12 @@ const stackedBars = (
   height: 22 * order.length,
   autosize: { type: "fit-x", contains: "padding" },
   background: "white",
-  data: { values: rows.map((r) => ({ ...r, k: shown.findIndex((p) => p.title === r.part) })) },
+  // `o`: the row's place in `order`; sorting by a field (not by an explicit list, which
+  // Vega-Lite compiles to one nested expression per row: 10,000 rows overflow its parser's stack)
+  data: { values: rows.map((r) => ({ ...r, k: shown.findIndex((p) => p.title === r.part), o: rank.get(r.row) ?? order.length })) },
   mark: { type: "bar", tooltip: true },
   encoding: {
-    y: { field: "row", type: "nominal", title: null, sort: [...order], axis: { labelLimit: 220 } },
+    y: { field: "row", type: "nominal", title: null, sort: { field: "o", op: "min" }, axis: { labelLimit: 220 } },
     x: { field: "seconds", type: "quantitative", stack: "zero", title: "worker-seconds (s)" },
     color: {
       field: "part",
@@ -65,16 +68,40 @@ const stackedBars = (
 }) as TopLevelSpec
 
 /**
- * Stacked bars per stage (and a first bar for the whole run; only that one where tasks
- * carry no stage): compute, transfer, driver, idle in worker-seconds.
+ * Most bars in a "where did the time go" chart (stages, functions): beyond, the rest are
+ * one bar, "others (K functions, X s)" (a chart of 20,000 bars, 22 px each, says nothing).
  *
  * @since 0.1.0
  * @category specs
  */
-export const stageTimeSpec = (b: TimeBreakdown): TopLevelSpec => {
+export const maxTimeBars = 40
+
+const othersLabel = (k: number, what: string, seconds: number): string =>
+  `others (${k.toLocaleString("en-US")} ${what}${k === 1 ? "" : "s"}, ${seconds.toPrecision(3)} s)`
+
+/**
+ * Stacked bars per stage (and a first bar for the whole run; only that one where tasks
+ * carry no stage): compute, transfer, driver, idle in worker-seconds. Above
+ * `maxBars` stages, the stages with the most task time keep their bars (in pipeline
+ * order) and the rest are one "others" bar, last.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const stageTimeSpec = (b: TimeBreakdown, maxBars = maxTimeBars): TopLevelSpec => {
   const runRow = "whole run"
+  const taskTime = (s: { readonly split: { readonly compute: number; readonly transfer: number } }) => s.split.compute + s.split.transfer
+  let stages: Array<{ readonly name: string; readonly split: TimeBreakdown["run"] }> = b.hasStages ? [...b.stages] : []
+  if (stages.length > maxBars) {
+    const keep = new Set([...stages].sort((x, y) => taskTime(y) - taskTime(x)).slice(0, maxBars - 1))
+    const rest = stages.filter((s) => !keep.has(s))
+    const split = { compute: 0, transfer: 0, driver: 0, idle: 0 }
+    for (const s of rest) for (const p of parts) split[p.field] += s.split[p.field]
+    const seconds = split.compute + split.transfer + split.driver + split.idle
+    stages = [...stages.filter((s) => keep.has(s)), { name: othersLabel(rest.length, "stage", seconds), split }]
+  }
   // without stages the one stage row would repeat the run's
-  const list = [{ name: runRow, split: b.run }, ...(b.hasStages ? b.stages.map((s) => ({ name: s.name, split: s.split })) : [])]
+  const list = [{ name: runRow, split: b.run }, ...stages]
   const rows = list.flatMap(({ name, split }) => {
     const total = split.compute + split.transfer + split.driver + split.idle
     return parts.map((p) => ({ row: name, part: p.title, seconds: split[p.field], share: total > 0 ? split[p.field] / total : 0 }))
@@ -90,20 +117,31 @@ export const stageTimeSpec = (b: TimeBreakdown): TopLevelSpec => {
 
 /**
  * Stacked bars per function: the worker-seconds of its tasks' compute and transfer.
+ * Above `maxBars` functions, the ones with the most task time keep their bars and the
+ * rest are one bar, "others (K functions, X s)".
  *
  * @since 0.1.0
  * @category specs
  */
-export const functionTimeSpec = (b: TimeBreakdown): TopLevelSpec => {
+export const functionTimeSpec = (b: TimeBreakdown, maxBars = maxTimeBars): TopLevelSpec => {
   const shown = parts.slice(0, 2)
-  const rows = b.functions.flatMap((f) => {
+  // b.functions: most task time first
+  let fns: ReadonlyArray<{ readonly name: string; readonly compute: number; readonly transfer: number }> = b.functions
+  if (fns.length > maxBars) {
+    const rest = fns.slice(maxBars - 1)
+    let compute = 0
+    let transfer = 0
+    for (const f of rest) (compute += f.compute, transfer += f.transfer)
+    fns = [...fns.slice(0, maxBars - 1), { name: othersLabel(rest.length, "function", compute + transfer), compute, transfer }]
+  }
+  const rows = fns.flatMap((f) => {
     const total = f.compute + f.transfer
     return [
       { row: f.name, part: shown[0].title, seconds: f.compute, share: total > 0 ? f.compute / total : 0 },
       { row: f.name, part: shown[1].title, seconds: f.transfer, share: total > 0 ? f.transfer / total : 0 }
     ]
   })
-  return stackedBars(rows, b.functions.map((f) => f.name), "Per function", "task time only: driver and idle time belong to no function", shown)
+  return stackedBars(rows, fns.map((f) => f.name), "Per function", "task time only: driver and idle time belong to no function", shown)
 }
 
 /**
