@@ -16,18 +16,20 @@
  * @since 0.1.0
  */
 import type { Table } from "apache-arrow"
-import { type Frame, type ProfileData, readProfilePromise } from "../trace/SampleEvents.ts"
+import { type DroppedBytes, type Frame, type ProfileData, readProfilePromise } from "../trace/SampleEvents.ts"
 import { buildTable } from "./internal/access.ts"
 
-export type { Frame, ProfileData } from "../trace/SampleEvents.ts"
+export type { DroppedBytes, Frame, ProfileData, ProfileSamples } from "../trace/SampleEvents.ts"
 
 /**
- * Reads the samples of database files (files without samples add none).
+ * Reads the samples of database files (files without samples add none); `dropped`: bytes
+ * at a file's end that were no whole record. Rejects with `TraceFormatError` (file and
+ * byte offset) for a corrupt sample record (issue 32 item 12).
  *
  * @since 0.1.0
  * @category loading
  */
-export const loadProfilePromise = (files: ReadonlyArray<string>): Promise<ProfileData> => readProfilePromise(files)
+export const loadProfilePromise = (files: ReadonlyArray<string>): Promise<ProfileData & { readonly dropped: ReadonlyArray<DroppedBytes> }> => readProfilePromise(files)
 
 /**
  * Which samples: of tasks of one function, of one stage, within `[from, to]` (epoch
@@ -51,17 +53,23 @@ export interface SampleFilter {
  * @category selection
  */
 export const selectSamples = (d: ProfileData, f: SampleFilter = {}): Array<number> => {
-  const s = d.samples
   const out: Array<number> = []
+  forSelected(d, f, (q) => void out.push(q))
+  return out
+}
+
+/** Calls `each` with the index of every sample the filter keeps, in order (no index list made). */
+const forSelected = (d: ProfileData, f: SampleFilter, each: (q: number) => void): void => {
+  const s = d.samples
+  // which threads and tasks the filter keeps, decided once each (the samples hold indices)
+  const threadOk = s.threads.map((t) => f.thread === undefined || t.thread === f.thread)
+  const taskOk = s.tasks.map((t) => (f.function === undefined || t.name === f.function) && (f.stage === undefined || t.stage === f.stage))
   for (let q = 0; q < s.time.length; q++) {
-    if (f.function !== undefined && s.name[q] !== f.function) continue
-    if (f.stage !== undefined && s.stage[q] !== f.stage) continue
-    if (f.thread !== undefined && s.thread[q] !== f.thread) continue
+    if (!taskOk[s.taskIndex[q]!] || !threadOk[s.threadIndex[q]!]) continue
     if (f.from !== undefined && s.time[q]! < f.from) continue
     if (f.to !== undefined && s.time[q]! > f.to) continue
-    out.push(q)
+    each(q)
   }
-  return out
 }
 
 /**
@@ -107,10 +115,10 @@ export const frameTimes = (d: ProfileData, f: SampleFilter = {}): Array<FrameTim
   const n = d.frames.length
   const self = new Float64Array(n), total = new Float64Array(n), selfS = new Float64Array(n), totalS = new Float64Array(n)
   const seen = new Int32Array(n).fill(-1)
-  for (const q of selectSamples(d, f)) {
+  forSelected(d, f, (q) => {
     const dt = d.samples.weight[q]!
     let node = d.samples.stack[q]!
-    if (node < 0) continue
+    if (node < 0) return
     const top = d.frame[node]!
     self[top]!++
     selfS[top]! += dt
@@ -121,7 +129,7 @@ export const frameTimes = (d: ProfileData, f: SampleFilter = {}): Array<FrameTim
       total[fr]!++
       totalS[fr]! += dt
     }
-  }
+  })
   const out: Array<FrameTime> = []
   for (let i = 0; i < n; i++) {
     if (total[i] === 0) continue
@@ -140,7 +148,7 @@ export const frameTimes = (d: ProfileData, f: SampleFilter = {}): Array<FrameTim
  */
 export const sampledSeconds = (d: ProfileData, f: SampleFilter = {}): number => {
   let sum = 0
-  for (const q of selectSamples(d, f)) sum += d.samples.weight[q]!
+  forSelected(d, f, (q) => void (sum += d.samples.weight[q]!))
   return sum
 }
 
@@ -214,10 +222,11 @@ export const flameTree = (d: ProfileData, f: SampleFilter = {}): FlameNode => {
     box.value += w
     box.samples++
   }
-  for (const q of selectSamples(d, f)) {
+  forSelected(d, f, (q) => {
     const w = d.samples.weight[q]!
     add(root, w)
-    let box = child(root, d.samples.name[q]!, d.samples.stage[q]!)
+    const task = d.samples.tasks[d.samples.taskIndex[q]!]!
+    let box = child(root, task.name, task.stage)
     add(box, w)
     path.length = 0
     for (let node = d.samples.stack[q]!; node >= 0; node = d.parent[node]!) path.push(d.frame[node]!)
@@ -228,7 +237,7 @@ export const flameTree = (d: ProfileData, f: SampleFilter = {}): FlameNode => {
     }
     box.self += w
     box.selfSamples++
-  }
+  })
   const sort = (n: FlameNode): void => {
     n.children.sort((a, b) => b.value - a.value || b.samples - a.samples)
     for (const c of n.children) sort(c)
@@ -284,20 +293,29 @@ export const unsampledNode = "(unsampled)"
  * @category exports
  */
 export const toCpuProfile = (d: ProfileData, f: SampleFilter = {}): CpuProfile => {
-  const qs = selectSamples(d, f).sort((a, b) => d.samples.time[a]! - d.samples.time[b]!)
+  const time = d.samples.time
+  const qs = Int32Array.from(selectSamples(d, f)).sort((a, b) => time[a]! - time[b]! || a - b)
   const nodes: CpuProfile["nodes"] = [{ id: 1, callFrame: { functionName: "(root)", scriptId: "0", url: "", lineNumber: -1, columnNumber: -1 }, hitCount: 0, children: [] }]
   const ids = new Map<number, number>()
+  // iterative: a stack may be 10,000 frames deep (issue 32 item 12)
+  const path: Array<number> = []
   const idOf = (node: number): number => {
     if (node < 0) return 1
     const got = ids.get(node)
     if (got !== undefined) return got
-    const parent = idOf(d.parent[node]!)
-    const fr = d.frames[d.frame[node]!]!
-    const id = nodes.length + 1
-    nodes.push({ id, callFrame: { functionName: fr.functionName, scriptId: "0", url: fr.url, lineNumber: fr.line, columnNumber: fr.column }, hitCount: 0, children: [] })
-    nodes[parent - 1]!.children.push(id)
-    ids.set(node, id)
-    return id
+    path.length = 0
+    for (let at = node; at >= 0 && !ids.has(at); at = d.parent[at]!) path.push(at)
+    for (let i = path.length - 1; i >= 0; i--) {
+      const at = path[i]!
+      const up = d.parent[at]!
+      const parent = up < 0 ? 1 : ids.get(up)!
+      const fr = d.frames[d.frame[at]!]!
+      const id = nodes.length + 1
+      nodes.push({ id, callFrame: { functionName: fr.functionName, scriptId: "0", url: fr.url, lineNumber: fr.line, columnNumber: fr.column }, hitCount: 0, children: [] })
+      nodes[parent - 1]!.children.push(id)
+      ids.set(at, id)
+    }
+    return ids.get(node)!
   }
   let gap = 0
   const gapId = (): number => {
@@ -364,6 +382,14 @@ export const cpuProfileSeconds = (p: CpuProfile): number => {
  * @category exports
  */
 export const cpuProfiles = (d: ProfileData, by: "worker" | "function"): Array<{ readonly name: string; readonly profile: CpuProfile }> => {
-  const groups = [...new Set(by === "worker" ? d.samples.thread : d.samples.name)].sort()
+  const s = d.samples
+  const used = (index: Int32Array, n: number) => {
+    const seen = new Uint8Array(n)
+    for (let q = 0; q < index.length; q++) seen[index[q]!] = 1
+    return seen
+  }
+  const groups = by === "worker"
+    ? ((seen) => [...new Set(s.threads.filter((_, i) => seen[i] === 1).map((t) => t.thread))].sort())(used(s.threadIndex, s.threads.length))
+    : ((seen) => [...new Set(s.tasks.filter((_, i) => seen[i] === 1).map((t) => t.name))].sort())(used(s.taskIndex, s.tasks.length))
   return groups.map((g) => ({ name: g, profile: toCpuProfile(d, by === "worker" ? { thread: g } : { function: g }) }))
 }

@@ -15,7 +15,7 @@
 import { makeDirectory } from "../../trace/Directory.ts"
 import { writeOutputFile } from "../../trace/OutputFile.ts"
 import { join } from "node:path"
-import { cpuProfiles, cpuProfileSeconds, loadProfilePromise, unsampledNode } from "../Profile.ts"
+import { cpuProfiles, cpuProfileSeconds, type DroppedBytes, loadProfilePromise, unsampledNode } from "../Profile.ts"
 
 /**
  * The databases hold no samples (recorded without the statistical profiler).
@@ -33,6 +33,25 @@ export class NoSamples extends Error {
 }
 
 /**
+ * The databases' profile samples could not be read: the bytes where they should be are
+ * no whole record (a truncated or corrupt record at a file's end), and no sample was
+ * read elsewhere (issue 32 item 12: this said "no profile samples").
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnreadableSamples extends Error {
+  readonly _tag = "UnreadableSamples"
+  readonly file: string
+  readonly offset: number
+  constructor(dropped: DroppedBytes) {
+    super(`${dropped.file}: no readable profile samples: the ${dropped.bytes} byte(s) from byte offset ${dropped.offset} are not a whole record (a truncated or corrupt sample record), and no other record holds samples`)
+    this.file = dropped.file
+    this.offset = dropped.offset
+  }
+}
+
+/**
  * A group name as a file name: characters other than letters, digits, `.`, `_`, `-`
  * become `_`.
  *
@@ -45,7 +64,9 @@ export const fileName = (group: string): string => `${group.replace(/[^A-Za-z0-9
  * Writes one `.cpuprofile` per worker or function into `dir` (created); returns the
  * files written with their sample counts (the trace's samples, not the `(unsampled)` ones
  * between them) and the seconds those stand for. Rejects with `NoSamples` when there are
- * none, and with `OutputIsInput` when a file to write is one of `files`. Each file is
+ * none (`UnreadableSamples` when a file ends in bytes that are no whole record; a
+ * `TraceFormatError` naming file and byte offset for a sample record that cannot be read
+ * as written), and with `OutputIsInput` when a file to write is one of `files`. Each file is
  * whole or absent (`trace/OutputFile.ts`).
  *
  * @since 0.1.0
@@ -57,7 +78,10 @@ export const writeCpuProfiles = async (
   by: "worker" | "function"
 ): Promise<Array<{ readonly file: string; readonly samples: number; readonly seconds: number; readonly bytes: number }>> => {
   const data = await loadProfilePromise(files)
-  if (data.samples.time.length === 0) throw new NoSamples(files)
+  if (data.samples.time.length === 0) {
+    const bad = data.dropped[0]
+    throw bad !== undefined ? new UnreadableSamples(bad) : new NoSamples(files)
+  }
   await makeDirectory(dir)
   const out: Array<{ file: string; samples: number; seconds: number; bytes: number }> = []
   const used = new Set<string>()

@@ -69,12 +69,14 @@ const loadSamples = async (con: DuckDBConnection, t: TraceTables) => {
     const frame = node >= 0 ? d.frames[d.frame[node]!]! : undefined
     let depth = 0
     for (let n = node; n >= 0; n = d.parent[n]!) depth++
+    // thread and task through the sample's indices (no per-sample string columns)
+    const th = s.threads[s.threadIndex[q]!]!, task = s.tasks[s.taskIndex[q]!]!
     a.appendDouble(s.time[q]!)
-    a.appendVarchar(s.host[q]!)
-    a.appendVarchar(s.thread[q]!)
-    putString(a, s.key[q] === "" ? null : s.key[q]!)
-    a.appendVarchar(s.name[q]!)
-    putString(a, s.stage[q] === "" ? null : s.stage[q]!)
+    a.appendVarchar(th.host)
+    a.appendVarchar(th.thread)
+    putString(a, task.key === "" ? null : task.key)
+    a.appendVarchar(task.name)
+    putString(a, task.stage === "" ? null : task.stage)
     a.appendDouble(s.interval[q]!)
     a.appendDouble(s.weight[q]!)
     putString(a, frame === undefined ? null : frame.functionName === "" ? "(anonymous)" : frame.functionName)
