@@ -31,6 +31,7 @@
 import { decodeEventUnsafe, headerBytes, scanFramesUnsafe, streamFrames } from "./TraceFormat.ts"
 import type { TraceEvent } from "./TraceEvent.ts"
 import { notAnEvent } from "./TraceFormatError.ts"
+import { F64, I32 } from "./internal/columns.ts"
 
 /**
  * Event names.
@@ -339,26 +340,6 @@ const estimateWeightsBy = (
 const numbers = (u: unknown): Array<number> => (Array.isArray(u) ? u.map((x) => (typeof x === "number" ? x : Number(x))) : [])
 const strings = (u: unknown): Array<string> => (Array.isArray(u) ? u.map((x) => (typeof x === "string" ? x : String(x ?? ""))) : [])
 
-/** A growable typed column. */
-class Column<A extends Float64Array | Int32Array> {
-  length = 0
-  data: A
-  constructor(data: A) {
-    this.data = data
-  }
-  push(x: number): void {
-    if (this.length === this.data.length) {
-      const next = new (this.data.constructor as new(n: number) => A)(this.data.length * 2)
-      next.set(this.data)
-      this.data = next
-    }
-    this.data[this.length++] = x
-  }
-  view(): A {
-    return this.data.subarray(0, this.length) as A
-  }
-}
-
 /**
  * Where a sample event was read (file and byte offset of its record), for the errors
  * that name a bad one.
@@ -393,18 +374,18 @@ export class ProfileReader {
   private readonly nodeKeys = new Map<string, number>()
   /** per host: local frame id → global, local node id → global */
   private readonly hosts = new Map<string, { frames: Map<number, number>; nodes: Map<number, number> }>()
-  private readonly time = new Column(new Float64Array(1024))
-  private readonly stack = new Column(new Int32Array(1024))
-  private readonly interval = new Column(new Float64Array(1024))
-  private readonly weight = new Column(new Float64Array(1024))
-  private readonly threadIndex = new Column(new Int32Array(1024))
-  private readonly taskIndex = new Column(new Int32Array(1024))
+  private readonly time = new F64()
+  private readonly stack = new I32()
+  private readonly interval = new F64()
+  private readonly weight = new F64()
+  private readonly threadIndex = new I32()
+  private readonly taskIndex = new I32()
   private readonly threads: Array<{ readonly host: string; readonly thread: string }> = []
   private readonly threadIds = new Map<string, number>()
   private readonly tasks: Array<{ readonly key: string; readonly name: string; readonly stage: string }> = []
   private readonly taskIds = new Map<string, number>()
   /** samples read without weights (files from before them), estimated in `data()` */
-  private readonly unweighted = new Column(new Int32Array(64))
+  private readonly unweighted = new I32()
 
   private host(h: string) {
     let m = this.hosts.get(h)

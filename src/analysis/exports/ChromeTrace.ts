@@ -37,6 +37,7 @@
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
 import { driverEventName } from "../Driver.ts"
 import { functionName } from "../FunctionName.ts"
+import { F64, I32 } from "../../trace/TraceReader.ts"
 import type { EventBatches } from "./EventBatches.ts"
 
 // the thread id Tessera's driver segments carry (engine/EngineEvents.ts `driverThreadId`)
@@ -83,23 +84,6 @@ const us = (seconds: number): number => Math.round(seconds * 1e9) / 1e3
 
 const round3 = (x: number): number => Math.round(x * 1e3) / 1e3
 
-/** A growable Float64 / Int32 column (the slice index of large traces lives off the heap). */
-class Grow<A extends Float64Array | Int32Array> {
-  length = 0
-  data: A
-  constructor(data: A) {
-    this.data = data
-  }
-  push(x: number): void {
-    if (this.length === this.data.length) {
-      const next = new (this.data.constructor as new(n: number) => A)(this.data.length * 2)
-      next.set(this.data)
-      this.data = next
-    }
-    this.data[this.length++] = x
-  }
-}
-
 /**
  * What converting events needs to know of the whole trace before it writes the first
  * one: process and thread numbers (in order of first appearance), which threads are the
@@ -116,11 +100,11 @@ class ChromeConverter {
   // same key's next slice (a key may repeat across runs in one trace), -1 none
   private readonly firstSlice = new Map<string, number>()
   private readonly last = new Map<string, number>()
-  private readonly next = new Grow(new Int32Array(1024))
-  private readonly sliceTs = new Grow(new Float64Array(1024))
-  private readonly sliceDur = new Grow(new Float64Array(1024))
-  private readonly slicePid = new Grow(new Int32Array(1024))
-  private readonly sliceTid = new Grow(new Int32Array(1024))
+  private readonly next = new I32()
+  private readonly sliceTs = new F64()
+  private readonly sliceDur = new F64()
+  private readonly slicePid = new I32()
+  private readonly sliceTid = new I32()
   private converted = 0 // slices met by `convert`
   private flowId = 0
   readonly flows: boolean
