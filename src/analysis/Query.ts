@@ -246,9 +246,9 @@ const toArrow = async (duck: Duck, con: Connection, query: string): Promise<Tabl
   return new Table(cols)
 }
 
-// Connections with a query running: interrupted at exit, where a running query would
-// otherwise hold the process (its native threads) until it ends. Only while it runs,
-// so that a cached database is still collected with its tables.
+// Connections loading or with a query running: interrupted at exit, where a running
+// statement would otherwise hold the process (its native threads) until it ends. Only
+// while one runs, so that a cached database is still collected with its tables.
 const live = new Set<Connection>()
 let exitHook = false
 const interruptAll = () => {
@@ -279,6 +279,7 @@ const openPromise = async (tables: TraceTables, options: OpenOptions = {}): Prom
     con.interrupt()
     state.closeWhenIdle = true
   }
+  live.add(con) // loading runs statements too (CREATE TABLE ... AS SELECT over large tables)
   try {
     const loadMs = await loadTables(con, tables)
     // transfers and samples: a second pass over the files, only where the run has them
@@ -286,8 +287,10 @@ const openPromise = async (tables: TraceTables, options: OpenOptions = {}): Prom
     await loadExtraTables(con, tables)
     // after the tables are in: loading them needs nothing these take away
     if (options.safe === true) for (const s of safeSettings) await con.run(s)
+    live.delete(con)
     return makeDatabase(duck, con, loadMs, options.safe === true, () => closed, closeUnsafe, state, closeNow)
   } catch (e) {
+    live.delete(con)
     closeUnsafe()
     throw e
   }
