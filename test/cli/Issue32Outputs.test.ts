@@ -178,5 +178,15 @@ describe("issue 32: stack samples", () => {
     const c = await tessera(["export", "-d", cut, "--format", "cpuprofile", "-o", join(dir, "corrupt-cut")])
     assert.equal(c.code, 1, show(c))
     assert.match(c.stderr, new RegExp(`corrupt-cut\\.msgpack: no readable profile samples: the 40 byte\\(s\\) from byte offset ${offset} are not a whole record`))
+    // samples before a cut record are exported, with a warning naming where the cut one begins
+    const more = sampleEvents(enc, 20, 4, "worker-h-1")
+    const partial = encodeRecords([...good, ...more])
+    const second = encodeRecords(good).byteLength
+    const half = join(dir, "corrupt-half.msgpack")
+    writeFileSync(half, partial.subarray(0, second + 40))
+    const h = await tessera(["export", "-d", half, "--format", "cpuprofile", "-o", join(dir, "corrupt-half")])
+    assert.equal(h.code, 0, show(h))
+    assert.match(h.stdout, /worker-h-0\.cpuprofile \(cpuprofile, 20 samples\)/)
+    assert.match(h.stderr, new RegExp(`warning: .*corrupt-half\\.msgpack: the 40 byte\\(s\\) from byte offset ${second} are not a whole record`))
   })
 })

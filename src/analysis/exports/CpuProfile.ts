@@ -63,7 +63,8 @@ export const fileName = (group: string): string => `${group.replace(/[^A-Za-z0-9
 /**
  * Writes one `.cpuprofile` per worker or function into `dir` (created); returns the
  * files written with their sample counts (the trace's samples, not the `(unsampled)` ones
- * between them) and the seconds those stand for. Rejects with `NoSamples` when there are
+ * between them) and the seconds those stand for, and (`dropped`) the bytes at a file's
+ * end that were no whole record. Rejects with `NoSamples` when there are
  * none (`UnreadableSamples` when a file ends in bytes that are no whole record; a
  * `TraceFormatError` naming file and byte offset for a sample record that cannot be read
  * as written), and with `OutputIsInput` when a file to write is one of `files`. Each file is
@@ -76,7 +77,7 @@ export const writeCpuProfiles = async (
   files: ReadonlyArray<string>,
   dir: string,
   by: "worker" | "function"
-): Promise<Array<{ readonly file: string; readonly samples: number; readonly seconds: number; readonly bytes: number }>> => {
+): Promise<Array<{ readonly file: string; readonly samples: number; readonly seconds: number; readonly bytes: number }> & { readonly dropped: ReadonlyArray<DroppedBytes> }> => {
   const data = await loadProfilePromise(files)
   if (data.samples.time.length === 0) {
     const bad = data.dropped[0]
@@ -95,5 +96,6 @@ export const writeCpuProfiles = async (
     const gaps = profile.nodes.find((n) => n.callFrame.functionName === unsampledNode && profile.nodes[0]!.children.includes(n.id))
     out.push({ file: join(dir, file), samples: profile.samples.length - (gaps?.hitCount ?? 0), seconds: cpuProfileSeconds(profile), bytes: Buffer.byteLength(text) })
   }
-  return out
+  // bytes at a file's end that were no whole record (the samples read are exported)
+  return Object.assign(out, { dropped: data.dropped })
 }

@@ -99,6 +99,9 @@ export const exportCommand = Command.make(
           return writeCpuProfiles(c.db, c.output, c.by)
         })
         for (const w of written) yield* Console.log(`wrote ${w.file} (${format}, ${w.samples} samples)`)
+        for (const d of written.dropped) {
+          Output.warn(`export: warning: ${d.file}: the ${d.bytes} byte(s) from byte offset ${d.offset} are not a whole record (a truncated or corrupt record); the samples before them were exported`)
+        }
         return
       }
       const format = c.format
