@@ -63,7 +63,10 @@ export interface StatisticalPluginOptions {
 const database = (path: string, o: { readonly commitThreshold?: number; readonly overwrite?: boolean }, ctx: WorkerPluginContext) => {
   const db = new FileDatabase(path, {
     ...(o.commitThreshold !== undefined ? { commitThreshold: o.commitThreshold } : {}),
-    overwrite: o.overwrite === true && ctx.truncate
+    overwrite: o.overwrite === true && ctx.truncate,
+    // a full disk stops this worker's file with one warning on its stderr, not its tasks;
+    // no lock: the file belongs to the run whose driver locked its own host's files
+    stopOnWriteError: true
   })
   db.open()
   return db
