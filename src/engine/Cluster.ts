@@ -330,7 +330,8 @@ export const runWorker = (
     // the addresses checked first (none needs the scheduler); then whether it answers
     if (target !== undefined) yield* reach.reach(target.host, target.port, probe)
     options.onAddress?.(`${host}:${listen.port}`, `${advertise}:${listen.port}`)
-    yield* Effect.promise(() => Promise.all((options.preload ?? []).map((u) => import(u))))
+    // each URL through the one module check (internal/kernels.ts): file: URLs under the allowed folders
+    yield* Effect.promise(() => import("./internal/kernels.ts").then((k) => Promise.all((options.preload ?? []).map((u) => k.importChecked(u, "preload")))))
     // the worker runs in a fiber of its own, so that neither a signal nor a scheduler gone
     // for good waits on its shutdown (which talks to that scheduler) for longer than
     // stopTimeout

@@ -139,6 +139,46 @@ export class WorkerPluginFailed extends Data.TaggedError("WorkerPluginFailed")<{
 }> {}
 
 /**
+ * A worker refused to import a task's kernel module: its URL is not a `file:` URL
+ * (`data:`, `http:`, `node:`, a bare name) or names a file outside the folders the
+ * worker may import from (its working directory, Tessera's install, the pipeline file's
+ * folder, `tessera worker --allow-modules`, `Executor.allowModules`). Workers run only
+ * code that is on their disk where the user put it. Worker plugins and preloads are
+ * checked the same way (a refused plugin is a `WorkerPluginFailed` naming the URL).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ModuleRefused extends Data.TaggedError("ModuleRefused")<{
+  readonly key: string
+  /** the module URL (its first 200 characters) */
+  readonly module: string
+  readonly name: string
+  /** why: the URL's kind, or the file and the folders allowed */
+  readonly why: string
+  readonly message: string
+}> {}
+
+/**
+ * A task's worker thread held more memory outside its V8 heap (ArrayBuffers: typed arrays
+ * it allocated and kept) than the executor's `maxWorkerMemory`: the worker was stopped
+ * and replaced, and the task fails without a retry (it would again). The heap itself is
+ * bounded by `resourceLimits` (`WorkerCrashed` naming that limit).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkerMemoryExceeded extends Data.TaggedError("WorkerMemoryExceeded")<{
+  readonly key: string
+  readonly kernel: string
+  /** the limit, bytes */
+  readonly limit: number
+  /** what the worker held when it was measured, bytes */
+  readonly held: number
+  readonly message: string
+}> {}
+
+/**
  * Why a compute failed.
  *
  * @since 0.1.0
@@ -154,6 +194,8 @@ export type ComputeErrorReason =
   | GpuOutOfMemory
   | NoWorkers
   | WorkerPluginFailed
+  | ModuleRefused
+  | WorkerMemoryExceeded
 
 /**
  * A task on a GPU worker needed more device memory than the worker may hold.
@@ -362,6 +404,28 @@ export const noWorkers = (detail: string): ComputeError => {
 /** @since 0.1.0 @category constructors */
 export const workerPluginFailed = (worker: string, plugin: string, detail: string): ComputeError => {
   const reason = new WorkerPluginFailed({ worker, plugin, message: `worker plugin ${plugin} did not start on ${worker}: ${detail}` })
+  return new ComputeError({ reason, message: reason.message })
+}
+
+/** @since 0.1.0 @category constructors */
+export const moduleRefused = (key: string, module: string, name: string, why: string): ComputeError => {
+  const shown = module.length > 200 ? `${module.slice(0, 200)}…` : module
+  const reason = new ModuleRefused({ key, module: shown, name, why, message: `task "${key}": kernel module ${shown} refused (kernel "${name}"): ${why}` })
+  return new ComputeError({ reason, message: reason.message })
+}
+
+/** Bytes in MiB, for messages. */
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`
+
+/** @since 0.1.0 @category constructors */
+export const workerMemoryExceeded = (key: string, kernel: string, limit: number, held: number): ComputeError => {
+  const reason = new WorkerMemoryExceeded({
+    key,
+    kernel,
+    limit,
+    held,
+    message: `task "${key}": kernel ${kernel} held ${mib(held)} of ArrayBuffers on its worker thread, over maxWorkerMemory (${mib(limit)}); the worker was replaced`
+  })
   return new ComputeError({ reason, message: reason.message })
 }
 

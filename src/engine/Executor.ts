@@ -6,7 +6,10 @@
  *   terminate). Computes on one pool run one at a time. Each worker's V8 heap is
  *   limited ({@link defaultHeapLimitMb} unless `resourceLimits` says otherwise), so a
  *   runaway kernel dies in seconds with `WorkerCrashed` naming the limit instead of
- *   paging the machine into the OOM killer.
+ *   paging the machine into the OOM killer. What the heap limit does not cover, the
+ *   ArrayBuffers a kernel allocates, is measured while it runs: above `maxWorkerMemory`
+ *   ({@link defaultWorkerMemory} unless given) the worker is replaced and the task fails
+ *   with `WorkerMemoryExceeded` naming the limit.
  * - `layerGpu({ kernels })`: the same pool plus one GPU worker (WebGPU through Dawn, see
  *   `Gpu.ts`); tasks whose kernel has a GPU version in `kernels` run on it, the others on
  *   the CPU workers. Building it fails with `GpuUnavailable` when no adapter is found.
@@ -21,6 +24,11 @@
  * - `layerCluster(options)`: worker processes on Effect Cluster (docs/cluster.md); the
  *   scheduler and its runner registry are imported when the layer is built.
  *
+ * Every executor imports a kernel module only from a `file:` URL inside the folders its
+ * workers allow (the working directory, Tessera's install, the main script's folder, and
+ * those given to {@link allowModules}); any other (`data:`, `http:`, `node:`, a file
+ * elsewhere) fails the task with `ModuleRefused`.
+ *
  *
  * @since 0.1.0
  */
@@ -32,6 +40,7 @@ import * as EngineError from "./EngineError.ts"
 import type * as Gpu from "./Gpu.ts"
 import type { KernelRef } from "./Kernel.ts"
 import type { Job } from "./internal/job.ts"
+import { allowModuleDirs } from "./internal/kernels.ts"
 import type { PoolOptions } from "./internal/pool.ts"
 import type { ClusterOptions } from "./Cluster.ts"
 
@@ -110,6 +119,38 @@ const MAX_HEAP_MB = 4096
 export const defaultHeapLimitMb = (workers: number, available: number = availableMemory()): number =>
   Math.max(MIN_HEAP_MB, Math.min(MAX_HEAP_MB, Math.floor(available / (Math.max(1, workers) + 1) / 2 ** 20)))
 
+/** The least ArrayBuffer memory a worker is allowed by default, bytes (1 GiB). */
+const MIN_WORKER_MEMORY = 2 ** 30
+
+/**
+ * The default `maxWorkerMemory` of each worker (bytes of ArrayBuffers it may hold while it
+ * runs a task): the available memory shared between the workers and the main thread, at
+ * least 1 GiB.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultWorkerMemory = (workers: number, available: number = availableMemory()): number =>
+  Math.max(MIN_WORKER_MEMORY, Math.floor(available / (Math.max(1, workers) + 1)))
+
+/**
+ * Lets workers import kernel, worker-plugin and preload modules from `dirs` too, in this
+ * process and in the worker threads and processes it starts from now on (it sets
+ * `TESSERA_ALLOW_MODULES`). By default they import only `file:` URLs inside the working
+ * directory, Tessera's install and the main script's folder; `tessera run` allows its
+ * file's folder, `tessera worker --allow-modules DIR,DIR` those folders.
+ *
+ * **Example** (kernels in a folder of their own)
+ *
+ * ```ts
+ * Executor.allowModules(["/opt/kernels"])
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const allowModules = (dirs: Iterable<string>): void => allowModuleDirs(dirs)
+
 /**
  * The executor service.
  *
@@ -165,6 +206,13 @@ export interface WorkersOptions {
    */
   readonly resourceLimits?: PoolOptions["resourceLimits"]
   /**
+   * bytes of ArrayBuffers (typed arrays a kernel allocates: outside the V8 heap, so not
+   * under `resourceLimits`) a worker may hold while it runs a task, measured every 50 ms;
+   * above it the worker is replaced and the task fails with `WorkerMemoryExceeded`, naming
+   * the limit. Default {@link defaultWorkerMemory}; `Infinity`: not checked.
+   */
+  readonly maxWorkerMemory?: number
+  /**
    * start V8's sampler in each worker as it boots, at this interval (ms), for a
    * `StatisticalProfiler` at the same interval: V8's start-up cost (it logs the code
    * the thread holds) is then paid while the worker has little code and before its first
@@ -208,6 +256,7 @@ const makePool = Effect.fnUntraced(function*(options: WorkersOptions, gpu?: GpuW
         ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
         ...(options.sampleInterval !== undefined ? { sampleInterval: options.sampleInterval } : {}),
         resourceLimits: { maxOldGenerationSizeMb: defaultHeapLimitMb(workers), ...options.resourceLimits },
+        maxWorkerMemory: options.maxWorkerMemory ?? defaultWorkerMemory(workers),
         ...(gpu === undefined ? {} : {
           gpu: {
             workers: gpu.gpus ?? 1,

@@ -15,6 +15,11 @@
  * `{name}-ResourceMonitor-{host}`, `{name}-StatisticalProfiler-{host}`) from the worker
  * processes of each host, and stay the same layers on every executor.
  *
+ * The module URL passes the same check as a kernel's before it is imported: a `file:` URL
+ * inside the folders the worker allows (its working directory, Tessera's install,
+ * `tessera worker --allow-modules`; see `Executor.allowModules`); any other (`data:`,
+ * `http:`, a file elsewhere) fails the compute with `WorkerPluginFailed` naming the URL.
+ *
  * Lifetime: a plugin starts in a worker when the worker first runs a task of a compute
  * that carries it, and is closed (its files flushed) when the hook's owner calls
  * {@link close} (the profiler layers do, when they close), or when the worker process
@@ -37,7 +42,7 @@ import * as OwnerRegistry from "./internal/ownerRegistry.ts"
  */
 export interface WorkerPlugin {
   readonly id: string
-  /** the factory's module URL (`file:///…`): every host needs it at the same path */
+  /** the factory's module URL (`file:///…`): every host needs it at the same path, in a folder its workers allow */
   readonly module: string
   /** the factory's export name */
   readonly name: string

@@ -126,6 +126,9 @@ export const loadPipeline = (file: string) =>
   Effect.gen(function*() {
     const url = pathToFileURL(NodePath.resolve(file)).href
     registerTesseraResolve()
+    // its kernel modules live beside it: workers may import from its folder (issue 32 item 4)
+    const { allowModules } = yield* Effect.promise(() => import("../../engine/Executor.ts"))
+    allowModules([NodePath.dirname(NodePath.resolve(file))])
     const mod = yield* Effect.tryPromise({
       try: () => import(url) as Promise<{ default?: unknown }>,
       catch: (e) => {

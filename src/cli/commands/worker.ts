@@ -25,7 +25,7 @@ import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
 import { workerPlugins } from "../cluster.ts"
 import { UsageError } from "../errors.ts"
-import { intAtLeast, withDefaultShown } from "../flags.ts"
+import { intAtLeast, threadsFlag, withDefaultShown } from "../flags.ts"
 import { info, warn } from "../output.ts"
 
 const usage = (flag: string, value: string, expected: string) => new UsageError({ flag, value, expected })
@@ -135,7 +135,14 @@ export const worker = Command.make(
       ),
       Flag.optional
     ),
-    threads: intAtLeast("threads", 1, "kernel threads", 1),
+    threads: threadsFlag("threads", "kernel threads", 1),
+    allowModules: Flag.String("allow-modules").pipe(
+      Flag.withMetavar("DIR[,DIR]"),
+      Flag.withDescription(
+        "folders kernel, plugin and preload modules may also be imported from (default: only this worker's working directory and Tessera's install; data:, http: and other non-file URLs are always refused)"
+      ),
+      Flag.optional
+    ),
     connectTimeout: connectTimeoutFlag
   },
   (c) =>
@@ -157,6 +164,14 @@ export const worker = Command.make(
         if (why !== undefined) return yield* usage("--advertise", c.advertise.value, why)
       }
       if (Option.isSome(c.storage)) yield* checkedStorage(Cluster, c.storage.value)
+      if (Option.isSome(c.allowModules)) {
+        const { statSync } = yield* Effect.promise(() => import("node:fs"))
+        const dirs = c.allowModules.value.split(",").filter((d) => d !== "")
+        const bad = dirs.find((d) => !(statSync(d, { throwIfNoEntry: false })?.isDirectory() ?? false))
+        if (dirs.length === 0 || bad !== undefined) return yield* usage("--allow-modules", bad ?? c.allowModules.value, "existing folders, separated by commas")
+        const { allowModules } = yield* Effect.promise(() => import("../../engine/Executor.ts"))
+        allowModules(dirs)
+      }
       const where = Option.isSome(c.storage) ? { storage: c.storage.value } : { scheduler: Option.getOrThrow(c.scheduler) }
       const via = where.storage !== undefined ? `storage ${Cluster.hidePassword(where.storage)}` : `scheduler ${where.scheduler}`
       const threads = `${c.threads} thread${c.threads === 1 ? "" : "s"}`

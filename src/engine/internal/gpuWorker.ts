@@ -32,7 +32,7 @@ import * as Chunk from "../Chunk.ts"
 import * as EngineClock from "../EngineClock.ts"
 import * as Gpu from "../Gpu.ts"
 import type { KernelFn } from "../Kernel.ts"
-import { errorParts, KernelLoadError, loadKernel } from "./kernels.ts"
+import { errorParts, loadFailure, loadKernel } from "./kernels.ts"
 import { resolveLocal, serve } from "./batchLoop.ts"
 import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
 import { heapBytes } from "./taskMemory.ts"
@@ -438,7 +438,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
       try {
         fn = fns[k] = await loadKernel(module, name)
       } catch (e) {
-        error = { i: q, notFound: true, message: e instanceof KernelLoadError ? e.detail : errorParts(e).message, stack: "", module, name }
+        error = { i: q, notFound: true, ...loadFailure(e), stack: "", module, name }
         break
       }
     }

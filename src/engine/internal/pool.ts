@@ -13,7 +13,12 @@
  * `maxRetries` times, its batch-mates are re-queued without penalty. A worker that runs
  * out of heap (`resourceLimits`, which Executor always sets) is replaced too, but its task
  * fails at once (the same task would exhaust the same limit again), and the crash
- * detail names the limit it hit. Workers that die before they have started
+ * detail names the limit it hit. The heap limit does not cover ArrayBuffers (typed
+ * arrays' memory), so every `MEMORY_CHECK_MS` the pool asks each busy CPU worker for its
+ * V8 external memory (`worker.getHeapStatistics()`, answered between two statements of a
+ * running kernel): one over `maxWorkerMemory` is terminated and replaced, and its task
+ * fails at once with `WorkerMemoryExceeded` naming the limit. SharedArrayBuffers are the
+ * chunk store's (results, held by the scheduler) and are not counted. Workers that die before they have started
  * (`MAX_START_FAILURES` in a row: a worker module that cannot be loaded, an option the
  * thread refuses) are not replaced again: the compute fails with `NoWorkers` naming why,
  * and so does every later one, where replacing them for ever hung the compute. Cancelling
@@ -48,6 +53,8 @@ const TARGET_BATCH_MS = 2
 const MAX_BATCH = 1024
 const MAX_OUTSTANDING = 2
 const CANCEL_GRACE_MS = 100
+/** how often a busy worker's memory outside its heap is measured (see `maxWorkerMemory`) */
+const MEMORY_CHECK_MS = 50
 /** how long stopping sampling waits for a worker's last samples */
 const LAST_SAMPLES_MS = 5000
 const workerUrl = Kernel.sibling(import.meta.url, "./worker")
@@ -70,6 +77,12 @@ export interface PoolOptions {
   }
   /** start V8's sampler in each CPU worker as it boots, at this interval (ms; see Sampling) */
   readonly sampleInterval?: number
+  /**
+   * bytes of ArrayBuffers (V8's external memory) a CPU worker may hold while it runs a
+   * task; above it the worker is replaced and the task fails (`WorkerMemoryExceeded`).
+   * Absent: not checked.
+   */
+  readonly maxWorkerMemory?: number
   /**
    * GPU workers after the CPU ones (ids `workers ..`): tasks whose kernel has a GPU
    * version in `kernels` (keyed by `Kernel.id` of the CPU kernel) run there.
@@ -108,6 +121,8 @@ interface Slot {
   readonly gpu: boolean
   /** has said it is ready (its start finished) */
   ready: boolean
+  /** a memory measurement is on its way (see `checkMemory`) */
+  measuring: boolean
 }
 
 /** Workers dying before they are ready, in a row, after which the pool stops replacing them. */
@@ -178,6 +193,8 @@ export class Pool {
   private readonly gpuHeld = new Map<number, number>()
   private gpuBusySeconds = 0
   private unregisterUsage: () => void = () => {}
+  /** the memory check's timer (see `maxWorkerMemory`), when there is a limit */
+  private memoryTimer: ReturnType<typeof setInterval> | undefined
   /** workers that died before they were ready, in a row (see `MAX_START_FAILURES`) */
   private startFailures = 0
   /** why the workers cannot start, once `MAX_START_FAILURES` did not: no worker is started again */
@@ -192,6 +209,11 @@ export class Pool {
     if (this.size > this.cpuWorkers) process.env["EGL_PLATFORM"] ??= "surfaceless"
     this.maxRetries = options.maxRetries ?? 3
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn(i))
+    const limit = options.maxWorkerMemory
+    if (limit !== undefined && Number.isFinite(limit)) {
+      this.memoryTimer = setInterval(() => this.checkMemory(limit), MEMORY_CHECK_MS)
+      this.memoryTimer.unref()
+    }
     if (this.size > this.cpuWorkers) {
       this.unregisterUsage = Gpu.registerUsage(() => ({
         devices: this.size - this.cpuWorkers,
@@ -217,7 +239,7 @@ export class Pool {
       },
       ...(this.options.resourceLimits ? { resourceLimits: { ...this.options.resourceLimits } } : {})
     })
-    const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true, gpu, sampling: false, sampleOwner: null, lastSamples: null, ready: false }
+    const slot: Slot = { id, worker, control, known: 0, outstanding: [], alive: true, gpu, sampling: false, sampleOwner: null, lastSamples: null, ready: false, measuring: false }
     worker.on("message", (m: BatchDone | Ready | Samples) => {
       if (m.t === "ready") {
         slot.ready = true
@@ -248,6 +270,46 @@ export class Pool {
     const g = this.options.gpu!
     const adapter = g.adapters[id - this.cpuWorkers]
     return adapter === undefined ? g.options : { ...g.options, adapter }
+  }
+
+  /**
+   * Measures every busy CPU worker's external memory (ArrayBuffers outside its heap); one
+   * over `limit` is stopped and its running task fails (see `maxWorkerMemory`).
+   */
+  private checkMemory(limit: number): void {
+    for (const slot of this.slots) {
+      if (!slot.alive || slot.gpu || slot.measuring || slot.outstanding.length === 0) continue
+      const worker = slot.worker
+      slot.measuring = true
+      worker.getHeapStatistics().then((h) => {
+        slot.measuring = false
+        const held = (h as { external_memory?: number }).external_memory ?? 0
+        if (held > limit) this.onMemoryExceeded(slot, worker, limit, held)
+      }, () => {
+        slot.measuring = false // the worker ended meanwhile
+      })
+    }
+  }
+
+  /** A worker held more than `limit`: it is replaced, and its running task fails (no retry: it would again). */
+  private onMemoryExceeded(slot: Slot, worker: Worker, limit: number, held: number): void {
+    if (slot.worker !== worker || !slot.alive) return
+    const batchId = slot.control[BATCH]!
+    const q = slot.control[INDEX]!
+    const lost = slot.outstanding.slice()
+    const run = this.run
+    this.replace(slot)
+    if (run === null || run.done) return this.checkDrained()
+    const running = lost.find((b) => b.id === batchId)
+    if (running !== undefined && running.compute === run.id && q >= 0 && q < running.ids.length) {
+      const i = running.ids[q]!
+      return this.fail(run, EngineError.workerMemoryExceeded(run.job.graph.keys[i]!, Kernel.describe(run.job.graph.specs[i]!.kernel), limit, held))
+    }
+    // measured between two tasks (whose garbage it held): its batches go to other workers
+    const s = run.job.state
+    for (const b of lost) if (b.compute === run.id) for (const i of b.ids) if (s.running[i]) State.requeue(s, i)
+    this.guard(run, () => this.pump(run))
+    this.checkDrained()
   }
 
   /** Why a worker died of an error event; running out of heap names the limit that was hit. */
@@ -542,7 +604,9 @@ export class Pool {
       const key = run.job.graph.keys[i]!
       const e = m.error
       const spec = run.job.graph.specs[i]!
-      const error = e.notFound
+      const error = e.refused === true
+        ? EngineError.moduleRefused(key, e.module, e.name, e.message)
+        : e.notFound
         ? EngineError.kernelNotFound(key, e.module, e.name, e.message)
         : e.oom !== undefined
         ? EngineError.gpuOutOfMemory(key, `${e.name} (${e.module})`, e.oom, e.message)
@@ -767,6 +831,7 @@ export class Pool {
   async close(graceMs = 1000): Promise<void> {
     await this.stopSampling()
     this.closed = true
+    if (this.memoryTimer !== undefined) clearInterval(this.memoryTimer)
     this.unregisterUsage()
     const closeOne = (slot: Slot) =>
       new Promise<void>((resolve) => {

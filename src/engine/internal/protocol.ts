@@ -144,6 +144,8 @@ export interface BatchError {
   /** index in the batch */
   readonly i: number
   readonly notFound: boolean
+  /** with `notFound`: the module's URL was refused (`ModuleRefused`), not missing */
+  readonly refused?: true
   readonly message: string
   readonly stack: string
   readonly module: string

@@ -14,7 +14,7 @@ import * as Kernel from "../Kernel.ts"
 import type { KernelFn } from "../Kernel.ts"
 import * as Sampling from "../Sampling.ts"
 import * as State from "../State.ts"
-import { checkOutput, describeOutput, errorParts, KernelLoadError, loadKernel, OutputMismatch, shareResult } from "./kernels.ts"
+import { checkOutput, describeOutput, errorParts, KernelLoadError, loadKernel, ModuleRefused, OutputMismatch, shareResult } from "./kernels.ts"
 import { erredInfo, MemoryBook, post, pre, record } from "./job.ts"
 import { heapBytes } from "./taskMemory.ts"
 import { bytesRead } from "../TaskIo.ts"
@@ -76,7 +76,9 @@ export const loadAll = async (job: Job): Promise<Array<KernelFn | undefined>> =>
     pending.push(p.then((fn) => {
       fns[i] = fn
     }, (e) => {
-      throw e instanceof KernelLoadError
+      throw e instanceof ModuleRefused
+        ? EngineError.moduleRefused(graph.keys[i]!, k.module, k.name, e.why)
+        : e instanceof KernelLoadError
         ? EngineError.kernelNotFound(graph.keys[i]!, k.module, k.name, e.detail)
         : EngineError.kernelNotFound(graph.keys[i]!, k.module, k.name, errorParts(e).message)
     }))

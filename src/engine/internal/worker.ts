@@ -15,7 +15,7 @@ import type { KernelFn } from "../Kernel.ts"
 import { flushSeconds, lingerSeconds } from "../Sampling.ts"
 import { bytesRead } from "../TaskIo.ts"
 import { ThreadSampler } from "../ThreadSampler.ts"
-import { errorParts, KernelLoadError, loadKernel, OUT_STRIDE, OutputMismatch, outputMismatch, shareResult } from "./kernels.ts"
+import { errorParts, loadFailure, loadKernel, OUT_STRIDE, OutputMismatch, outputMismatch, shareResult } from "./kernels.ts"
 import { noSamples, resolveLocal, serve } from "./batchLoop.ts"
 import { heapBytes } from "./taskMemory.ts"
 import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
@@ -119,8 +119,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
         fn = await loadKernel(module, name)
         fns[k] = fn
       } catch (e) {
-        const detail = e instanceof KernelLoadError ? e.detail : errorParts(e).message
-        error = { i: q, notFound: true, message: detail, stack: "", module, name }
+        error = { i: q, notFound: true, ...loadFailure(e), stack: "", module, name }
         break
       }
     }

@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import * as Kernel from "../../Kernel.ts"
+import { ALLOW_MODULES_ENV, moduleRoots } from "../kernels.ts"
 import type { WorkerOptions } from "./workerProcess.ts"
 
 /**
@@ -60,7 +61,8 @@ export const spawnWorker = async (
   const main = Kernel.sibling(import.meta.url, "./workerMain")
   const child = spawn(process.execPath, [main.pathname, JSON.stringify(options)], {
     stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, NODE_OPTIONS: "" }
+    // the folders this driver's workers may import modules from (its main script's too)
+    env: { ...process.env, NODE_OPTIONS: "", [ALLOW_MODULES_ENV]: moduleRoots().join(process.getBuiltinModule("node:path").delimiter) }
   })
   let err = ""
   child.stderr!.setEncoding("utf8")

@@ -25,7 +25,7 @@ import type { Callbacks } from "../../Hooks.ts"
 import * as Sampling from "../../Sampling.ts"
 import type { WorkerPluginFactory, WorkerPluginInstance } from "../../WorkerPlugin.ts"
 import { blankMemoryRecord, blankTaskRecord, type Mutable } from "../job.ts"
-import type { ResultInfo } from "../kernels.ts"
+import { importChecked, type ResultInfo } from "../kernels.ts"
 import { type PluginsRequest, ROW_STRIDE, type RunTrace, type WireTransfer, workerRow } from "./protocol.ts"
 import { TASK_FLOATS, type TaskColumns } from "./taskColumns.ts"
 
@@ -93,7 +93,8 @@ export class PluginRunner {
     await this.close(req.close)
     for (const s of req.start) {
       if (this.running.has(s.plugin.id)) continue
-      const mod = (await import(s.plugin.module)) as Record<string, unknown>
+      // the one module-URL check (kernels.ts): file: URLs under the folders this worker allows
+      const mod = await importChecked(s.plugin.module, "worker plugin")
       const factory = mod[s.plugin.name]
       if (typeof factory !== "function") {
         throw new Error(`worker plugin ${s.plugin.id}: ${s.plugin.module} has no function export ${JSON.stringify(s.plugin.name)}`)
