@@ -14,7 +14,7 @@ import { loadPromise } from "../analysis/Load.ts"
 import type { TraceTables } from "../analysis/Load.ts"
 import { isTraceFormatError } from "../trace/TraceFormatError.ts"
 import { fromTables } from "./FromTables.ts"
-import { renderHtml } from "./Html.ts"
+import { leftOutLine, renderHtml } from "./Html.ts"
 import type { ReportTable } from "./TableHtml.ts"
 import { isReportInputError, loadEvents, ReportInputError, runName } from "./LoadEvents.ts"
 import type { ReportData } from "./ReportData.ts"
@@ -148,7 +148,8 @@ export interface WriteReportOptions {
 /**
  * Write the HTML report of `files` to `out`; returns the report's size in bytes.
  * Tables are `src/analysis`'s analyses unless `tables` is given; `warnings` are the
- * loader's (`TraceTables.warnings`: recomputations, clocks). `out`'s folder is created
+ * loader's (`TraceTables.warnings`: recomputations, clocks) and the page's (tasks left
+ * out for absurd durations, `Html.leftOutLine`). `out`'s folder is created
  * when missing; the page is written beside `out` and renamed over it once whole, so a
  * failure leaves the previous `out` or none (trace/OutputFile.ts). Fails with
  * `ReportInputError` (an unreadable database, or the output cannot be written), and with
@@ -185,7 +186,8 @@ export const writeReport = (
       try: () => writeOutputFile(out, html, { inputs: files, makeFolder: true }),
       catch: (e) => (e instanceof OutputIsInput ? e : ReportInputError.unexpected(e, out))
     })
-    return { bytes: Buffer.byteLength(html), data: input.data, warnings: input.tables.warnings }
+    const leftOut = input.data.leftOutTasks ?? 0
+    return { bytes: Buffer.byteLength(html), data: input.data, warnings: [...input.tables.warnings, ...(leftOut > 0 ? [leftOutLine(leftOut)] : [])] }
   })
 
 /**

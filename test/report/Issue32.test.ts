@@ -131,6 +131,9 @@ describe("issue 32: the report takes any names, counts and numbers", () => {
     assert.ok(!/Infinity|NaN/.test(json), "JSON has no Infinity or NaN")
     assert.equal(pageData(html).tasks.start.length, 20)
     assert.match(html, /<p class="warning" id="left-out">3 tasks with non-finite or absurd durations \(not finite, or 1e\+9 s or longer\) were left out<\/p>/)
+    // the command line says so too, on stderr
+    const cli = await run(process.execPath, [main, "report", "-d", db, "-o", join(dir, "cli.html")])
+    assert.ok(cli.stderr.includes("report: warning: 3 tasks with non-finite or absurd durations (not finite, or 1e+9 s or longer) were left out"), cli.stderr)
   })
 
   it("issue 32 item 12: a dependency cycle is named by analyze -a critical_path (exit 0, a warning) and in the report's caption", { timeout: 90_000 }, async () => {
