@@ -66,6 +66,15 @@ export const parseCluster = (
   return new UsageError({ flag: "--cluster", value: s, expected: "expected local:N, HOST:PORT of a tessera scheduler or postgres://… runner storage" })
 }
 
+/**
+ * Seconds a driver waits for its cluster (the scheduler answering, a worker joined):
+ * `TESSERA_CLUSTER_START_TIMEOUT` when it is a positive number (tests), else 60.
+ */
+const startTimeout = (): number => {
+  const v = Number(process.env.TESSERA_CLUSTER_START_TIMEOUT)
+  return Number.isFinite(v) && v > 0 ? v : 60
+}
+
 /** What a run's executor layer may fail with. */
 type RunLayer = Layer.Layer<Executor, GpuUnavailable | ClusterUnreachable | ClusterStartError>
 
@@ -107,17 +116,18 @@ export const executorFor = (
     const parsed = parseCluster(c.cluster.value)
     if (parsed instanceof UsageError) return yield* parsed
     if ("local" in parsed) {
-      return { layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ local: parsed.local, preload: [workerPlugins] })), what: `a local cluster of ${parsed.local} worker processes` }
+      return { layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ local: parsed.local, preload: [workerPlugins], startTimeout: startTimeout() })), what: `a local cluster of ${parsed.local} worker processes` }
     }
     if ("postgres" in parsed) {
       return {
-        layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1 })),
+        layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1, startTimeout: startTimeout() })),
         what: `the cluster registered in ${hidePassword(parsed.postgres)}`
       }
     }
     const layer = Executor.layerCluster({
       scheduler: parsed.scheduler,
       minWorkers: 1,
+      startTimeout: startTimeout(),
       // one line within a second or two, one a second after, until it answers or 60 s pass
       onRetry: (address, reason, attempt) => warn(`cannot reach scheduler ${address} (${reason}); retrying (${attempt})…`),
       onWaiting: (joined, wanted, seconds) =>

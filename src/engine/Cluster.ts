@@ -86,6 +86,8 @@ export interface ClusterOptions {
   readonly preload?: ReadonlyArray<string>
   /** test only: the host name each local worker reports, by worker index (as if on other hosts) */
   readonly hostNames?: ReadonlyArray<string>
+  /** each local worker's bound on the bytes it holds (see `WorkerProcessOptions.maxHeldBytes`) */
+  readonly maxHeldBytes?: number
 }
 
 /**
@@ -142,6 +144,13 @@ export interface WorkerStats {
   readonly held: number
   /** drivers' large literal arguments held now */
   readonly literals: number
+  /** bytes of those results, and of those literals */
+  readonly heldBytes: number
+  readonly literalBytes: number
+  /** results refused so far by its `maxHeldBytes` (tasks failed with `HeldBytesExceeded`) */
+  readonly refused: number
+  /** its bound on results and literals held, bytes, when it has one */
+  readonly maxHeldBytes?: number | undefined
 }
 
 /**
@@ -252,6 +261,12 @@ export interface WorkerProcessOptions {
   readonly onRetry?: (address: string, reason: string, attempt: number) => void
   /** seconds the worker's own shutdown may take once interrupted before it is left unfinished (default 3) */
   readonly stopTimeout?: number
+  /**
+   * the most bytes of results (and drivers' literals) this worker holds: a task whose
+   * result would take it past fails with `EngineError.HeldBytesExceeded` naming the
+   * limit (the result is refused: not kept, not spilled to disk). Default: no bound.
+   */
+  readonly maxHeldBytes?: number
 }
 
 /**
@@ -340,7 +355,13 @@ export const runWorker = (
     const level = yield* References.MinimumLogLevel
     const quiet = level !== "All" && level !== "Trace" && level !== "Debug"
     const running = yield* Effect.forkDetach(Layer.launch(
-      worker.layer({ ...where, listen, advertise, ...(options.threads !== undefined ? { threads: options.threads } : {}) })
+      worker.layer({
+        ...where,
+        listen,
+        advertise,
+        ...(options.threads !== undefined ? { threads: options.threads } : {}),
+        ...(options.maxHeldBytes !== undefined ? { maxHeldBytes: options.maxHeldBytes } : {})
+      })
     ).pipe(
       Effect.catch((e) => e instanceof ClusterStorageError ? Effect.fail(e) : Effect.die(e)),
       quiet ? Effect.provideService(References.MinimumLogLevel, "None") : (e) => e

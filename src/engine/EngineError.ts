@@ -179,12 +179,32 @@ export class WorkerMemoryExceeded extends Data.TaggedError("WorkerMemoryExceeded
 }> {}
 
 /**
+ * A cluster worker started with a bound on the results it holds (`tessera worker
+ * --max-held-bytes`) would exceed it with a task's result: the task fails (its result is
+ * not kept), naming the worker, the limit and what it held.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class HeldBytesExceeded extends Data.TaggedError("HeldBytesExceeded")<{
+  readonly key: string
+  /** the worker's name */
+  readonly worker: string
+  /** the worker's limit, bytes */
+  readonly limit: number
+  /** bytes it would hold with the task's result */
+  readonly held: number
+  readonly message: string
+}> {}
+
+/**
  * Why a compute failed.
  *
  * @since 0.1.0
  * @category errors
  */
 export type ComputeErrorReason =
+  | HeldBytesExceeded
   | KernelFailed
   | BadOutput
   | ArgumentNotSendable

@@ -26,7 +26,7 @@ import * as DefaultProfiler from "./DefaultProfiler.ts"
 import { FileDatabase } from "./FileDatabase.ts"
 import * as ResourceMonitor from "./ResourceMonitor.ts"
 import * as StatisticalProfiler from "./StatisticalProfiler.ts"
-import { transferEvent } from "./Trace.ts"
+import { computeEvent, transferEvent } from "./Trace.ts"
 
 /**
  * Options of the `trace` plugin (what DefaultProfiler sends).
@@ -96,7 +96,8 @@ export const trace: WorkerPluginFactory = async (raw, ctx) => {
     callbacks: {
       // the file encodes each record in the call: the worker may refill one (as Trace.callbacks)
       transientRecords: true,
-      task: db.records.task,
+      // an erred task's event carries its error and traceback (the fast path writes neither)
+      task: (r) => (r.state === "erred" ? db.record(computeEvent(r)) : db.records.task(r)),
       memory: db.records.memory,
       transfer: (t) => db.record(transferEvent(t))
     },

@@ -7,7 +7,7 @@
  * directory. Loopback only, every process bounded and killed at the end.
  */
 import assert from "node:assert/strict"
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -15,8 +15,8 @@ import { after, before, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 import { freePort } from "../../src/engine/Cluster.ts"
 import { decodeRecordsUnsafe as decodeRecords } from "../../src/trace/TraceFormat.ts"
+import { startTessera } from "./tesseraProcess.ts"
 
-const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 const src = fileURLToPath(new URL("../../src/", import.meta.url))
 const host = hostname()
 
@@ -33,41 +33,7 @@ const tempDir = () => {
 }
 
 /** A `tessera` process whose output is collected; `wait(re)` resolves when stdout or stderr matches. */
-const start = (args: ReadonlyArray<string>, cwd?: string) => {
-  const p = spawn(process.execPath, [main, ...args], { stdio: ["ignore", "pipe", "pipe"], ...(cwd !== undefined ? { cwd } : {}) })
-  procs.push(p)
-  const out = { stdout: "", stderr: "" }
-  const waiters: Array<() => void> = []
-  const poke = () => {
-    for (const w of waiters.splice(0)) w()
-  }
-  p.stdout!.on("data", (d) => {
-    out.stdout += d
-    poke()
-  })
-  p.stderr!.on("data", (d) => {
-    out.stderr += d
-    poke()
-  })
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => p.once("exit", (code, signal) => resolve({ code, signal })))
-  /** the match of `re` in stdout + stderr within `seconds`, else a failure showing both */
-  const wait = (re: RegExp, seconds: number): Promise<RegExpExecArray> =>
-    new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`no ${re} within ${seconds} s:\n${out.stdout}\n${out.stderr}`)), seconds * 1000)
-      const check = () => {
-        const m = re.exec(out.stdout + out.stderr)
-        if (m !== null) {
-          clearTimeout(t)
-          resolve(m)
-        } else if (p.exitCode !== null || p.signalCode !== null) {
-          clearTimeout(t)
-          reject(new Error(`exited (${p.exitCode ?? p.signalCode}) before ${re}:\n${out.stdout}\n${out.stderr}`))
-        } else waiters.push(check)
-      }
-      check()
-    })
-  return { p, out, exited, wait }
-}
+const start = (args: ReadonlyArray<string>, cwd?: string) => startTessera(procs, args, { cwd })
 
 /** Sends `signal`; the exit code and how long the process took to exit after it. */
 const signalled = async (s: ReturnType<typeof start>, signal: "SIGTERM" | "SIGINT") => {

@@ -10,7 +10,9 @@
  * once a second after (`cannot reach scheduler HOST:PORT (ECONNREFUSED); retrying (N)…`),
  * and exits 1 after `--connect-timeout` seconds (default 60), at start or when the
  * scheduler stops answering later. The scheduler logs each worker's join and leave on
- * stderr. `--port 0` / `--listen HOST:0` take a free port and print it.
+ * stderr, and what each worker holds (bytes of results) when that changes. `--port 0` /
+ * `--listen HOST:0` take a free port and print it. `--max-held-bytes` bounds what a worker
+ * holds: a task whose result would take it past fails with `HeldBytesExceeded`.
  *
  * With PostgreSQL runner storage the registry is the database: `tessera worker --storage
  * postgres://…` registers there (drivers use `--cluster postgres://…`), and `tessera
@@ -61,6 +63,23 @@ export const connectTimeoutFlag = intAtLeast(
   "seconds to keep trying to reach the scheduler (at start, and when it stops answering) before exiting 1",
   60
 )
+
+/**
+ * `--max-held-bytes SIZE`: bytes (`1000000`) or with a unit (`500MB`, `2GiB`, `1.5GB`;
+ * decimal KB MB GB TB, binary KiB MiB GiB TiB); a positive whole number of bytes, or
+ * undefined when it is not one.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseBytes = (v: string): number | undefined => {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?\s*$/i.exec(v)
+  if (m === null) return undefined
+  const unit = (m[2] ?? "B").toLowerCase()
+  const scale: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 }
+  const n = Math.floor(Number(m[1]) * scale[unit]!)
+  return Number.isSafeInteger(n) && n >= 1 ? n : undefined
+}
 
 /**
  * The stderr line of a failed attempt to reach `address`
@@ -143,7 +162,13 @@ export const worker = Command.make(
       ),
       Flag.optional
     ),
-    connectTimeout: connectTimeoutFlag
+    connectTimeout: connectTimeoutFlag,
+    maxHeldBytes: Flag.String("max-held-bytes").pipe(
+      Flag.withDescription(
+        "most bytes of results this worker holds (e.g. 2GB, 512MiB); a task whose result would take it past fails with HeldBytesExceeded (refused, not spilled); default: no bound"
+      ),
+      Flag.optional
+    )
   },
   (c) =>
     Effect.gen(function*() {
@@ -172,6 +197,11 @@ export const worker = Command.make(
         const { allowModules } = yield* Effect.promise(() => import("../../engine/Executor.ts"))
         allowModules(dirs)
       }
+      const maxHeld = Option.map(c.maxHeldBytes, parseBytes)
+      if (Option.isSome(maxHeld) && maxHeld.value === undefined) {
+        return yield* usage("--max-held-bytes", Option.getOrThrow(c.maxHeldBytes), "a positive size in bytes, e.g. 2000000000, 2GB or 512MiB")
+      }
+      const limit = Option.isSome(maxHeld) ? maxHeld.value : undefined
       const where = Option.isSome(c.storage) ? { storage: c.storage.value } : { scheduler: Option.getOrThrow(c.scheduler) }
       const via = where.storage !== undefined ? `storage ${Cluster.hidePassword(where.storage)}` : `scheduler ${where.scheduler}`
       const threads = `${c.threads} thread${c.threads === 1 ? "" : "s"}`
@@ -179,7 +209,12 @@ export const worker = Command.make(
         ...where,
         // the default contact address is found by the engine; said once chosen
         onAddress: (listen, contact) =>
-          console.log(`tessera worker at ${contact}${listen === contact ? "" : ` (listening on ${listen})`}, ${via}, ${threads}`),
+          console.log(
+            `tessera worker at ${contact}${listen === contact ? "" : ` (listening on ${listen})`}, ${via}, ${threads}${
+              limit !== undefined ? `, holding at most ${limit} bytes` : ""
+            }`
+          ),
+        ...(limit !== undefined ? { maxHeldBytes: limit } : {}),
         ...(Option.isSome(c.listen) ? { listen: c.listen.value } : {}),
         ...(Option.isSome(c.advertise) ? { advertise: c.advertise.value } : {}),
         threads: c.threads,

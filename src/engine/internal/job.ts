@@ -72,6 +72,9 @@ export const blankMemoryRecord = (): Mutable<MemoryRecord> =>
   }) as unknown as Mutable<MemoryRecord>
 
 const threadIds = new Map<string, Array<string>>()
+/** The trace row of thread `w` on `host` in `job`'s records (see `Job.rowName`). */
+const rowOf = (job: Job, host: string, w: number): string => job.rowName !== undefined ? job.rowName(host, w) : threadIdCached(host, w)
+
 const threadIdCached = (host: string, w: number): string => {
   let ids = threadIds.get(host)
   if (ids === undefined) threadIds.set(host, ids = [])
@@ -131,6 +134,12 @@ export interface Job {
   readonly run: Lineage.Run | undefined
   /** execution key of each task that ran (filled as records are made), when `run` is set */
   readonly exec: Array<string> | null
+  /**
+   * the trace row (`threadId`) of thread `w` on `host`, when not `worker-{host}-{w}`: the
+   * cluster scheduler names its workers' rows as their worker plugins do
+   * (`worker-{host}-{HOST:PORT}-pid{pid}-{row}`), so a trace reads the same either way
+   */
+  readonly rowName?: (host: string, w: number) => string
 }
 
 /**
@@ -357,7 +366,7 @@ const memoryRecord = (
     m.timestamp = timestamp
     m.host = host
     m.workerId = w
-    m.threadId = threadIdCached(host, w)
+    m.threadId = rowOf(job, host, w)
     m.key = execKeyAt(job, i)
     m.state = state
     m.bytes = bytes
@@ -370,7 +379,7 @@ const memoryRecord = (
     timestamp,
     host,
     workerId: w,
-    threadId: threadIdCached(host, w),
+    threadId: rowOf(job, host, w),
     key: execKeyAt(job, i),
     state,
     bytes,
@@ -590,7 +599,7 @@ const refillTask = (job: Job, p: PendingTask): TaskRecord => {
   r.name = job.graph.names[i]!
   r.host = host
   r.workerId = workerId
-  r.threadId = threadIdCached(host, workerId)
+  r.threadId = rowOf(job, host, workerId)
   ph.gather[0] = rec[o]!
   ph.gather[1] = rec[o + 1]!
   ph.compute[0] = rec[o + 2]!
@@ -628,7 +637,7 @@ const newTaskRecord = (job: Job, p: PendingTask): TaskRecord => {
     name: job.graph.names[i]!,
     host,
     workerId,
-    threadId: threadIdCached(host, workerId),
+    threadId: rowOf(job, host, workerId),
     phases: { gather: [rec[o]!, rec[o + 1]!], compute: [rec[o + 2]!, rec[o + 3]!], transfer: [rec[o + 4]!, rec[o + 5]!] },
     cpuTime: rec[o + 6]!,
     peakMemory: rec[o + 7]!,

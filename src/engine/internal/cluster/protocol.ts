@@ -24,6 +24,7 @@ import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc, RpcGroup } from "effect/rpc"
 import { deserialize, serialize } from "node:v8"
+import type { TaskOutput } from "../../TaskGraph.ts"
 import { KEEP, mapDeep } from "./frames.ts"
 
 const Blob = Schema.Uint8Array
@@ -76,6 +77,16 @@ export const Cancel = Rpc.make("Cancel", { payload: { compute: Schema.Number } }
  */
 export const Time = Rpc.make("Time", { payload: { driver: Schema.String, every: Schema.Number }, success: Schema.Number })
 
+/**
+ * A driver's cluster closing: the worker drops everything of that driver (its literals,
+ * every result of its computes). A driver that dies without it stops pinging (`Time`),
+ * which the worker notices too.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const Bye = Rpc.make("Bye", { payload: { driver: Schema.String } })
+
 /** @since 0.1.0 @internal */
 export const Info = Rpc.make("Info", {
   success: Schema.Struct({ host: Schema.String, threads: Schema.Number, pid: Schema.Number })
@@ -96,7 +107,14 @@ export const Stats = Rpc.make("Stats", {
     tasks: Schema.Number,
     running: Schema.Number,
     held: Schema.Number,
-    literals: Schema.Number
+    literals: Schema.Number,
+    /** bytes of the results held, and of the literals */
+    heldBytes: Schema.Number,
+    literalBytes: Schema.Number,
+    /** results refused by `maxHeldBytes` so far */
+    refused: Schema.Number,
+    /** the worker's `--max-held-bytes`, when it has one */
+    maxHeldBytes: Schema.optional(Schema.Number)
   })
 })
 
@@ -116,7 +134,7 @@ export const Plugins = Rpc.make("Plugins", { payload: { blob: Blob }, success: S
  * @since 0.1.0
  * @internal
  */
-export const TesseraWorker = Entity.make("TesseraWorker", [Run, Get, DataPort, Release, Cancel, Time, Info, Stats, Plugins])
+export const TesseraWorker = Entity.make("TesseraWorker", [Run, Get, DataPort, Release, Cancel, Time, Bye, Info, Stats, Plugins])
   .annotate(ClusterSchema.ShardGroup, (id: string) => id)
 
 const PersistFail = Schema.String
@@ -152,6 +170,11 @@ export const RunnerStorageRpcs = RpcGroup.make(
   Rpc.make("announce", {
     payload: { address: Schema.String, pid: Schema.Number, host: Schema.String, threads: Schema.Number },
     error: PersistFail
+  }),
+  /** a worker says what it holds now, when that changed (the registry logs it) */
+  Rpc.make("held", {
+    payload: { address: Schema.String, bytes: Schema.Number, results: Schema.Number },
+    error: PersistFail
   })
 )
 
@@ -179,6 +202,10 @@ export interface WireTask {
   readonly module: string
   readonly name: string
   readonly args: ReadonlyArray<unknown>
+  /** what the task declared its kernel returns (`TaskSpec.output`): checked on the worker's thread */
+  readonly output?: TaskOutput
+  /** the task's stage (named by the worker's typed errors) */
+  readonly stage?: string
 }
 
 /**
@@ -190,6 +217,11 @@ export interface WireTask {
  */
 export interface RunRequest {
   readonly compute: number
+  /**
+   * the driver that sent it (its literals' key prefix, as in `Time`): the worker drops
+   * the results of a driver's computes when that driver says `Bye` or stops pinging
+   */
+  readonly driver?: string
   readonly profile: boolean
   readonly tasks: ReadonlyArray<WireTask>
   readonly inputs: ReadonlyArray<readonly [key: string, holders: ReadonlyArray<string>]>
@@ -307,13 +339,34 @@ export interface RunReply {
   readonly error:
     | {
       readonly key: string
-      readonly tag: "KernelFailed" | "KernelNotFound" | "Interrupted" | "InputLost" | "LiteralsMissing"
+      readonly tag:
+        | "KernelFailed"
+        | "KernelNotFound"
+        | "BadOutput"
+        | "ArgumentNotSendable"
+        | "HeldBytesExceeded"
+        | "ModuleRefused"
+        | "WorkerMemoryExceeded"
+        | "Interrupted"
+        | "InputLost"
+        | "LiteralsMissing"
       readonly message: string
       readonly stack: string
       readonly module: string
       readonly name: string
       /** InputLost: the keys no holder could give; LiteralsMissing: the literal keys this worker lacks */
       readonly lost: ReadonlyArray<string>
+      /**
+       * the worker's typed reason's own fields (KernelFailed, BadOutput,
+       * ArgumentNotSendable, HeldBytesExceeded): the scheduler rebuilds the same error
+       */
+      readonly fields?: Record<string, unknown>
+      /**
+       * the failed task's record (profiled batches, its kernel having started): its
+       * {@link REC_FLOATS} floats (worker clock), its thread and its traceback, so the
+       * driver records it as erred
+       */
+      readonly erred?: { readonly rec: ReadonlyArray<number>; readonly thread: number; readonly error: string; readonly traceback: string }
     }
     | null
   readonly transfers: ReadonlyArray<WireTransfer>

@@ -30,7 +30,9 @@ import { RpcClient, RpcSerialization, RpcServer } from "effect/rpc"
 import type * as Socket from "effect/socket/Socket"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import { formatBytes } from "./heldStore.ts"
 import { RunnerStorageRpcs } from "./protocol.ts"
+import type { HeldReporter } from "./workerProcess.ts"
 
 /**
  * The registry's state and its encoded-storage operations (all synchronous).
@@ -66,6 +68,22 @@ export class Registry {
   announce(address: string, about: { readonly pid: number; readonly host: string; readonly threads: number }): void {
     this.about.set(address, about)
   }
+  /** what each registered worker last said it holds (`held`): bytes and results */
+  readonly holding = new Map<string, { readonly bytes: number; readonly results: number }>()
+  /** A worker's bytes held now (its results and drivers' literals), logged when they change. */
+  holds(address: string, bytes: number, results: number): void {
+    if (!this.runners.has(address)) return
+    const before = this.holding.get(address)
+    if (before !== undefined && before.bytes === bytes && before.results === results) return
+    this.holding.set(address, { bytes, results })
+    let total = 0
+    for (const h of this.holding.values()) total += h.bytes
+    this.log?.(
+      `worker holds ${formatBytes(bytes)} in ${results} result${results === 1 ? "" : "s"}: ${this.who(address)} (was ${
+        formatBytes(before?.bytes ?? 0)
+      }); all workers ${formatBytes(total)}`
+    )
+  }
   getRunners(): Array<readonly [string, boolean]> {
     return Array.from(this.runners.values(), (r) => [r.runner, r.healthy] as const)
   }
@@ -79,6 +97,7 @@ export class Registry {
   unregister(address: string, why = "left"): void {
     const was = this.runners.delete(address)
     this.seen.delete(address)
+    this.holding.delete(address)
     this.releaseAll(address)
     if (was) this.log?.(`worker ${why}: ${this.who(address)}; ${this.count()}`)
     this.about.delete(address)
@@ -156,7 +175,8 @@ export const serve = (reg: Registry, host: string, port: number) =>
         refresh: ({ address, shardIds }) => Effect.sync(() => reg.refresh(address, shardIds)),
         release: ({ address, shardId }) => Effect.sync(() => reg.release(address, shardId)),
         releaseAll: ({ address }) => Effect.sync(() => reg.releaseAll(address)),
-        announce: ({ address, host, pid, threads }) => Effect.sync(() => reg.announce(address, { pid, host, threads }))
+        announce: ({ address, host, pid, threads }) => Effect.sync(() => reg.announce(address, { pid, host, threads })),
+        held: ({ address, bytes, results }) => Effect.sync(() => reg.holds(address, bytes, results))
       })
     ),
     Layer.provide(RpcServer.layerProtocolSocketServer),
@@ -190,7 +210,7 @@ export interface Hello {
  * @since 0.1.0
  * @internal
  */
-export const layerRemote = (host: string, port: number, hello?: Hello) =>
+export const layerRemote = (host: string, port: number, hello?: Hello, reporter?: HeldReporter) =>
   Layer.effect(RunnerStorage.RunnerStorage)(
     Effect.gen(function*() {
       const c = yield* RpcClient.make(RunnerStorageRpcs)
@@ -198,6 +218,10 @@ export const layerRemote = (host: string, port: number, hello?: Hello) =>
       // before registering: the scheduler names the worker by it in its log (a scheduler
       // that does not know the call only logs less)
       if (hello !== undefined) yield* Effect.ignore(Effect.timeout(c.announce(hello), "5 seconds"))
+      // what the worker holds, said when it changes (a scheduler that does not know the call logs less)
+      if (hello !== undefined && reporter !== undefined) {
+        reporter.held = (bytes, results) => Effect.ignore(c.held({ address: hello.address, bytes, results }))
+      }
       return RunnerStorage.makeEncoded({
         getRunners: w(Effect.map(c.getRunners(), (xs) => xs.map(([r, h]) => [r, h] as const))),
         register: (address, runner, healthy) => w(c.register({ address, runner, healthy })),
@@ -289,9 +313,10 @@ export const migratePostgres = (pg: PostgresStorage): Effect.Effect<void, Cluste
 export const layerFor = (
   where: { readonly postgres?: PostgresStorage | undefined; readonly scheduler?: { readonly host: string; readonly port: number } | undefined },
   config: Partial<ShardingConfig.ShardingConfig["Service"]>,
-  hello?: Hello
+  hello?: Hello,
+  reporter?: HeldReporter
 ): Layer.Layer<RunnerStorage.RunnerStorage, ClusterStorageError | Socket.SocketError> => {
   if (where.postgres !== undefined) return layerPostgres(where.postgres, config)
   if (where.scheduler === undefined) throw new Error("a worker needs a scheduler address or PostgreSQL storage")
-  return layerRemote(where.scheduler.host, where.scheduler.port, hello)
+  return layerRemote(where.scheduler.host, where.scheduler.port, hello, reporter)
 }

@@ -48,8 +48,8 @@ import * as Kernel from "../../Kernel.ts"
 import * as State from "../../State.ts"
 import * as WorkerPlugin from "../../WorkerPlugin.ts"
 import type { Job } from "../job.ts"
-import { execKeyOf, MemoryBook, post, pre, record, taskLineage } from "../job.ts"
-import { shareResult } from "../kernels.ts"
+import { erredInfo, execKeyOf, MemoryBook, post, pre, record, taskLineage } from "../job.ts"
+import { shareResult, unsendable } from "../kernels.ts"
 import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
 import { decodeValue, encodeValue, parseAddress, REC_FLOATS, ROW_STRIDE, TesseraWorker, workerRow } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
@@ -94,11 +94,10 @@ type Msg =
   | { readonly kind: "joined" }
 
 /**
- * A worker's first row as `cb` names it: its worker plugin writes the worker's own rows
- * (`workerRow`: host, address, pid), the driver's process records `worker-{host}-{row}`.
+ * A worker's first row: `workerRow` (host, address, pid), whether its worker plugin or the
+ * driver's process records it.
  */
-const rowFor = (cb: Callbacks, w: WorkerView): string =>
-  cb.workerPlugin !== undefined ? workerRow(w.host, w.address, w.pid, w.index * STRIDE) : threadId(w.host, w.index * STRIDE)
+const rowFor = (_cb: Callbacks, w: WorkerView): string => workerRow(w.host, w.address, w.pid, w.index * STRIDE)
 
 /** A result that lives on a worker (what `state.cache` holds until the final gather). */
 const REMOTE = Symbol.for("tessera/cluster/remote")
@@ -196,10 +195,21 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     })
 
   let nextIndex = 0
+  /** since when (Date.now()) the registry has not answered, if it does not */
+  let registryDown: number | undefined
   /** Adds workers that registered since the last look; pings the known ones. */
   const refresh = (ping: boolean) =>
     Effect.gen(function*() {
-      const runners = yield* Effect.orDie(storage.getRunners)
+      // a registry that does not answer (a killed scheduler) is said by the compute that
+      // finds no worker (waitForWorker), naming it: not a defect
+      const listed = yield* Effect.exit(Effect.timeout(storage.getRunners, "5 seconds"))
+      if (Exit.isFailure(listed)) {
+        registryDown ??= Date.now()
+        if (ping) yield* pingAll
+        return
+      }
+      registryDown = undefined
+      const runners = listed.value
       for (const [runner] of runners) {
         const name = runner.groups[0]
         if (name === undefined || workers.has(name)) continue
@@ -240,16 +250,18 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           yield* Effect.ignore(storage.unregister(runner.address))
         }
       }
-      if (!ping) return
-      yield* Effect.forEach(
-        [...workers.values()].filter((w) => w.alive),
-        (w) =>
-          Effect.exit(Effect.timeout(sampleClock(w, 1), `${heartbeatTimeout} seconds`)).pipe(
-            Effect.flatMap((e) => Exit.isFailure(e) ? markDead(w) : Effect.void)
-          ),
-        { concurrency: "unbounded", discard: true }
-      )
+      if (ping) yield* pingAll
     })
+  const pingAll = Effect.suspend(() =>
+    Effect.forEach(
+      [...workers.values()].filter((w) => w.alive),
+      (w) =>
+        Effect.exit(Effect.timeout(sampleClock(w, 1), `${heartbeatTimeout} seconds`)).pipe(
+          Effect.flatMap((e) => Exit.isFailure(e) ? markDead(w) : Effect.void)
+        ),
+      { concurrency: "unbounded", discard: true }
+    )
+  )
 
   // local worker processes
   const locals: Array<LocalWorker> = []
@@ -264,7 +276,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       ...(options.threads !== undefined ? { threads: options.threads } : {}),
       ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {}),
       ...(options.hostNames?.[k] !== undefined ? { hostName: options.hostNames[k] } : {}),
-      ...(options.preload !== undefined ? { preload: options.preload } : {})
+      ...(options.preload !== undefined ? { preload: options.preload } : {}),
+      ...(options.maxHeldBytes !== undefined ? { maxHeldBytes: options.maxHeldBytes } : {})
     }, onExit)
     locals.push(lw)
   })
@@ -322,12 +335,14 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       },
       { concurrency: "unbounded", discard: true }
     )
-  // before the local workers are stopped: long-lived workers drop this driver's literals
+  // before the local workers are stopped: long-lived workers drop everything of this
+  // driver (its literals, its computes' results: a release still in flight when the
+  // driver exits right after its compute is not needed)
   yield* Effect.addFinalizer(() =>
     Effect.suspend(() =>
       Effect.forEach(
-        literalBook.allHeld().filter(([w]) => workers.get(w)?.alive === true),
-        ([w, keys]) => Effect.ignore(Effect.timeout(clientFor(w).Release({ compute: 0, keys }), "2 seconds")),
+        [...workers.values()].filter((w) => w.alive),
+        (w) => Effect.ignore(Effect.timeout(clientFor(w.name).Bye({ driver: literalPrefix }), "2 seconds")),
         { concurrency: "unbounded", discard: true }
       )
     )
@@ -435,9 +450,19 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       const hooked = pluginHooks(job)
       const pluginIds = hooked.length > 0 ? yield* startPlugins(job, [...workers.values()]) : []
       const local = (cbs: ReadonlyArray<Callbacks>) => cbs.filter((c) => !hooked.includes(c))
+      // the driver's records name a worker's rows as its worker plugins do (workerRow)
+      const rowNames = new Map<number, string>()
+      const rowName = (h: string, wid: number): string => {
+        let r = rowNames.get(wid)
+        if (r === undefined) {
+          const v = [...workers.values()].find((x) => x.index === Math.floor(wid / STRIDE))
+          rowNames.set(wid, r = v !== undefined ? workerRow(v.host, v.address, v.pid, wid) : threadId(h, wid))
+        }
+        return r
+      }
       const view: Job = hooked.length === 0
-        ? job
-        : { ...job, taskCbs: local(job.taskCbs), memoryCbs: local(job.memoryCbs), transferCbs: local(job.transferCbs) }
+        ? { ...job, rowName }
+        : { ...job, rowName, taskCbs: local(job.taskCbs), memoryCbs: local(job.memoryCbs), transferCbs: local(job.transferCbs) }
       // the task records come back only for the driver's own task and memory callbacks
       // (those no worker plugin records): with none, a profiled batch's reply leaves them out
       const localRecords = view.taskCbs.length > 0 || view.memoryCbs.length > 0
@@ -497,10 +522,18 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         releases.delete(w.name)
         const req: RunRequest = {
           compute,
+          driver: literalPrefix,
           profile,
           tasks: tasks.map((i) => {
             const sp = g.specs[i]!
-            return { key: sp.key, module: sp.kernel.module, name: sp.kernel.name, args: literalBook.prepare(sp.args, w.name, literals) }
+            return {
+              key: sp.key,
+              module: sp.kernel.module,
+              name: sp.kernel.name,
+              args: literalBook.prepare(sp.args, w.name, literals),
+              ...(sp.output !== undefined ? { output: sp.output } : {}),
+              ...(sp.stage !== undefined ? { stage: sp.stage } : {})
+            }
           }),
           inputs: [...inputs],
           ...(literals.size > 0 ? { literals: [...literals] } : {}),
@@ -510,7 +543,13 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           ...(kind === "run" && pluginIds.length > 0 ? { trace: runTrace(w, tasks, inputs) } : {}),
           ...(profile && !localRecords ? { recs: false } : {})
         }
-        const blob = encodeValue(req)
+        let blob: Uint8Array
+        try {
+          blob = encodeValue(req)
+        } catch (e) {
+          // an argument the wire cannot carry (a function, ...): the task named, never sent
+          return Effect.fail(notSendable(g, tasks, e))
+        }
         inflight.set(w.name, (inflight.get(w.name) ?? 0) + 1)
         outstanding++
         const sent = performance.now()
@@ -762,8 +801,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
                 keys: t.keys,
                 bytes: t.bytes,
                 host: w.host,
-                threadId: threadId(w.host, w.index * STRIDE),
-                peer: sender !== undefined ? threadId(sender.host, sender.index * STRIDE) : t.peer,
+                threadId: workerRow(w.host, w.address, w.pid, w.index * STRIDE),
+                peer: sender !== undefined ? workerRow(sender.host, sender.address, sender.pid, sender.index * STRIDE) : t.peer,
                 start: rec.start,
                 stop: rec.stop,
                 serialize: t.serialize,
@@ -849,16 +888,28 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           }
           if (m.kind === "recover") {
             for (const i of m.tasks) if (recovering[i] && !liveHolder(i)) recovering[i] = 0
-            if (err !== null && (err.tag === "KernelFailed" || err.tag === "KernelNotFound")) {
-              return yield* fail(toComputeError(err))
-            }
+            if (err !== null && TASK_FAILURES.has(err.tag)) return yield* fail(toComputeError(err))
             const lost = lostResults()
             if (lost.length > 0) yield* recover(lost)
             return
           }
           for (const i of m.tasks) if (!s.finished[i]) requeue(i)
           if (err === null) return
-          if (err.tag === "KernelFailed" || err.tag === "KernelNotFound") return yield* fail(toComputeError(err))
+          if (TASK_FAILURES.has(err.tag)) {
+            const e = toComputeError(err)
+            // the failed task's record, as the pool writes it: state erred, its error and traceback
+            const i = g.index.get(err.key)
+            if (book !== null && err.erred !== undefined && i !== undefined) {
+              const r = err.erred.rec
+              for (let q = 0; q < 6; q++) rec[q] = r[q]! - w.offset
+              rec[6] = r[6] ?? 0
+              record(view, book, i, undefined, w.index * STRIDE + err.erred.thread, w.host, rec, 0, "erred", erredInfo, undefined, {
+                error: e.message,
+                traceback: err.erred.traceback
+              })
+            }
+            return yield* fail(e)
+          }
           if (err.tag === "InputLost") {
             // every holder it was sent to failed to give these: they hold them no more
             // (else the batch would come back to the same answer forever)
@@ -884,7 +935,13 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         while (alive().length === 0) {
           if (Date.now() > until) {
             return yield* fail(EngineError.noWorkers(
-              `the cluster has no live worker (${registryAt}, waited ${options.noWorkerWait ?? 5} s)`
+              registryDown !== undefined && postgres === undefined
+                ? `the cluster has no live worker: its scheduler at ${bindHost}:${port} does not answer (for ${
+                  Math.round((Date.now() - registryDown) / 1000)
+                } s; stopped or killed?), so its workers cannot be found; start it again (tessera scheduler --port ${port}) and its workers`
+                : registryDown !== undefined
+                ? `the cluster has no live worker: ${registryAt} does not answer (for ${Math.round((Date.now() - registryDown) / 1000)} s)`
+                : `the cluster has no live worker (${registryAt}, waited ${options.noWorkerWait ?? 5} s)`
             ))
           }
           yield* Effect.sleep("50 millis")
@@ -1047,14 +1104,59 @@ const push = <K, V>(m: Map<K, Array<V>>, k: K, ...v: Array<V>): void => {
   else a.push(...v)
 }
 
+/** ArgumentNotSendable for the first argument of `tasks` that cannot be serialised (`cause`: the serialiser's error). */
+const notSendable = (g: Job["graph"], tasks: ReadonlyArray<number>, cause: unknown): EngineError.ComputeError => {
+  const detail = cause instanceof Error ? cause.message : String(cause)
+  for (const i of tasks) {
+    const sp = g.specs[i]!
+    for (let a = 0; a < sp.args.length; a++) {
+      const what = unsendable(sp.args[a])
+      if (what !== undefined) return EngineError.argumentNotSendable(sp.key, Kernel.describe(sp.kernel), sp.stage, a, what, detail)
+    }
+  }
+  const sp = g.specs[tasks[0]!]!
+  return EngineError.argumentNotSendable(sp.key, Kernel.describe(sp.kernel), sp.stage, 0, "a value that cannot be serialised", detail)
+}
+
+/** A worker's failures that fail the compute as themselves (the task's own fault, not the cluster's). */
+const TASK_FAILURES: ReadonlySet<string> = new Set(["KernelFailed", "KernelNotFound", "BadOutput", "ArgumentNotSendable", "ModuleRefused", "WorkerMemoryExceeded", "HeldBytesExceeded"])
+
+/**
+ * The worker's typed error, rebuilt from its fields (`RunReply.error.fields`): the same
+ * class and message as the worker's; a KernelFailed names the kernel's `file:line`.
+ */
 const toComputeError = (err: NonNullable<RunReply["error"]>): EngineError.ComputeError => {
-  const reason = err.tag === "KernelNotFound"
-    ? new EngineError.KernelNotFound({ key: err.key, module: err.module, name: err.name, message: err.message })
-    : new EngineError.KernelFailed({
-      key: err.key,
-      kernel: Kernel.describe({ module: err.module, name: err.name }),
-      message: err.message,
-      stack: err.stack
-    })
+  const f = (err.fields ?? {}) as Record<string, never>
+  const kernel = typeof f.kernel === "string" ? f.kernel as string : Kernel.describe({ module: err.module, name: err.name })
+  const stage = typeof f.stage === "string" ? { stage: f.stage as string } : {}
+  let reason: EngineError.ComputeError["reason"]
+  switch (err.tag) {
+    case "KernelNotFound":
+      reason = new EngineError.KernelNotFound({ key: err.key, module: err.module, name: err.name, message: err.message })
+      break
+    case "BadOutput":
+      reason = new EngineError.BadOutput({ key: err.key, kernel, ...stage, declared: String(f.declared ?? "?"), actual: String(f.actual ?? "?"), message: err.message })
+      break
+    case "ArgumentNotSendable":
+      reason = new EngineError.ArgumentNotSendable({ key: err.key, kernel, ...stage, argument: Number(f.argument ?? 0), what: String(f.what ?? "?"), message: err.message })
+      break
+    case "HeldBytesExceeded":
+      reason = new EngineError.HeldBytesExceeded({ key: err.key, worker: String(f.worker ?? ""), limit: Number(f.limit ?? 0), held: Number(f.held ?? 0), message: err.message })
+      break
+    case "ModuleRefused":
+      reason = new EngineError.ModuleRefused({ key: err.key, module: err.module, name: err.name, why: String(f.why ?? ""), message: err.message })
+      break
+    case "WorkerMemoryExceeded":
+      reason = new EngineError.WorkerMemoryExceeded({ key: err.key, kernel, limit: Number(f.limit ?? 0), held: Number(f.held ?? 0), message: err.message })
+      break
+    default: {
+      // the worker's message names the kernel's file:line already; one from an older
+      // worker (no fields) is rebuilt with the kernel's module, so it does too
+      if (typeof f.message === "string") {
+        const at = typeof f.at === "string" ? f.at as string : EngineError.kernelFrame(err.stack, err.module)
+        reason = new EngineError.KernelFailed({ key: err.key, kernel, stack: err.stack, ...(at !== undefined ? { at } : {}), message: err.message })
+      } else return EngineError.kernelFailed(err.key, kernel, err.message, err.stack, err.module)
+    }
+  }
   return new EngineError.ComputeError({ reason, message: reason.message })
 }

@@ -37,6 +37,8 @@ export class TaskColumns {
   readonly thread: Int32Array
   /** 0: no record; 1: memory; 2: erred */
   readonly state: Uint8Array
+  /** erred tasks' error and worker-side traceback, by task index */
+  readonly failures = new Map<number, { readonly error: string; readonly traceback: string }>()
   /** the pool job's callback */
   readonly callbacks: Callbacks
 
@@ -71,5 +73,6 @@ export class TaskColumns {
     f[o + 9] = r.gpuTime ?? NaN
     this.thread[i] = r.workerId
     this.state[i] = r.state === "erred" ? 2 : 1
+    if (r.state === "erred") this.failures.set(i, { error: r.error ?? "", traceback: r.traceback ?? "" })
   }
 }

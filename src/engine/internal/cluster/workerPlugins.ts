@@ -255,6 +255,10 @@ export class PluginRunner {
       opt.ioBytes = numberOrUndefined(f[o + 8]!)
       opt.gpuTime = numberOrUndefined(f[o + 9]!)
       opt.stage = stage !== "" ? stage : undefined
+      const failure = cols.failures.get(k)
+      const fx = rec as { error: string | undefined; traceback: string | undefined }
+      fx.error = failure?.error
+      fx.traceback = failure?.traceback
     } else {
       // a new record, optional fields absent when unset (a plugin may keep it)
       rec = {
@@ -281,6 +285,11 @@ export class PluginRunner {
       if (!Number.isNaN(f[o + 8]!)) rec.ioBytes = f[o + 8]!
       if (!Number.isNaN(f[o + 9]!)) rec.gpuTime = f[o + 9]!
       if (stage !== "") rec.stage = stage
+      const failure = cols.failures.get(k)
+      if (failure !== undefined) {
+        rec.error = failure.error
+        rec.traceback = failure.traceback
+      }
     }
     for (const p of this.list) if (PluginRunner.records(trace.plugins, p.id)) p.callbacks.task?.(rec)
     if (state === "memory") this.hold(trace, cols.graph.keys[k]!, key, w, info.nbytes, 1)

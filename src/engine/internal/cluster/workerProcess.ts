@@ -29,13 +29,15 @@ import { hostname } from "node:os"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type { PostgresStorage } from "../../Cluster.ts"
 import * as EngineClock from "../../EngineClock.ts"
+import * as EngineError from "../../EngineError.ts"
 import * as Executor from "../../Executor.ts"
 import type { Callbacks } from "../../Hooks.ts"
 import * as State from "../../State.ts"
 import * as TaskGraph from "../../TaskGraph.ts"
-import { makeJob } from "../job.ts"
+import { erredInfo, makeJob } from "../job.ts"
 import { describeResult, type ResultInfo } from "../kernels.ts"
 import { DataClient, serve } from "./dataPlane.ts"
+import { formatBytes, HeldStore } from "./heldStore.ts"
 import { keepLiteral, restoreLiterals } from "./literals.ts"
 import * as Registry from "./registry.ts"
 import { decodeValue, encodeValue, REC_FLOATS, storeKey, TesseraWorker } from "./protocol.ts"
@@ -66,6 +68,23 @@ export interface WorkerOptions {
   readonly preload?: ReadonlyArray<string>
   /** test only: the host name this worker reports (as if it ran on another host) */
   readonly hostName?: string
+  /**
+   * the most bytes of results and literals this worker holds (`--max-held-bytes`): a
+   * task whose result would take it past fails with `HeldBytesExceeded` (the result is
+   * refused, not kept, not spilled); default none
+   */
+  readonly maxHeldBytes?: number
+}
+
+/**
+ * Where a worker says what it holds: set by its runner storage when that is the
+ * scheduler's registry (which logs it); PostgreSQL storage has none.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export interface HeldReporter {
+  held?: (bytes: number, results: number) => Effect.Effect<void>
 }
 
 /**
@@ -106,13 +125,19 @@ const handlers = (
   shift: number,
   threads: number,
   host: string,
-  listenHost: string
+  listenHost: string,
+  maxHeldBytes: number | undefined,
+  reporter: HeldReporter
 ) =>
   Effect.gen(function*() {
     /** results by {@link storeKey} (compute and key): a compute's late release never drops the next one's */
-    const store = new Map<string, unknown>()
+    const store = new HeldStore()
     /** the driver's large literal arguments, by key (literals.ts) */
-    const literals = new Map<string, unknown>()
+    const literals = new HeldStore()
+    /** each driver's computes (by its literals' key prefix): dropped when it says `Bye` or stops pinging */
+    const driverComputes = new Map<string, Set<number>>()
+    /** what was last reported to the scheduler's registry: [bytes, results] */
+    let reported = [0, 0]
     /**
      * Drivers by their literals' key prefix: when one last pinged (`Time`) and how often
      * it pings. A driver that has not pinged for {@link DRIVER_MISSED_PINGS} of its
@@ -124,11 +149,39 @@ const handlers = (
       const t = performance.now()
       for (const [driver, d] of drivers) {
         if (t - d.seen < Math.max(DRIVER_MISSED_PINGS * d.every, DRIVER_GONE_MIN_SECONDS) * 1000) continue
-        drivers.delete(driver)
-        for (const k of literals.keys()) if (k.startsWith(driver + "-")) literals.delete(k)
+        forgetDriver(driver, false)
+      }
+      // what this worker holds, said to the scheduler's registry when it changed
+      const bytes = store.bytes + literals.bytes
+      if (reporter.held !== undefined && (bytes !== reported[0] || store.size !== reported[1])) {
+        reported = [bytes, store.size]
+        Effect.runFork(Effect.ignore(Effect.timeout(reporter.held(bytes, store.size), "5 seconds")))
       }
     }))))
-    const stats = { sent: 0, received: 0, tasks: 0, running: 0 }
+    /**
+     * Drops everything of `driver`: its literals and every result of its computes. Its
+     * clean close says `Bye` (`bye`): its computes end here, so a batch still running
+     * keeps nothing. A driver killed, or gone without closing, stops pinging: its results
+     * are dropped, and what its running batches make after is not kept while it stays
+     * silent (a driver that was only late pings again, and its next batches find their
+     * inputs lost and have them recomputed).
+     */
+    const forgetDriver = (driver: string, bye: boolean) => {
+      drivers.delete(driver)
+      for (const k of literals.keys()) if (k.startsWith(driver + "-")) literals.delete(k)
+      const cs = driverComputes.get(driver)
+      driverComputes.delete(driver)
+      if (bye) {
+        silent.delete(driver)
+        if (cs !== undefined) for (const c of cs) Effect.runFork(end(c))
+        return
+      }
+      silent.add(driver)
+      if (cs !== undefined) for (const c of cs) dropCompute(c)
+    }
+    /** drivers that stopped pinging (see `forgetDriver`) */
+    const silent = new Set<string>()
+    const stats = { sent: 0, received: 0, tasks: 0, running: 0, refused: 0 }
     const data = yield* serve(listenHost, (keys) => {
       const out: Record<string, unknown> = {}
       for (const k of keys) if (store.has(k)) out[k] = store.get(k)
@@ -187,6 +240,16 @@ const handlers = (
       if (plugins.active) plugins.release(keys)
     }
 
+    /** Drops every result of `compute` held here (made or fetched). */
+    const dropCompute = (compute: number) => {
+      const prefix = storeKey(compute, "")
+      const keys: Array<string> = []
+      for (const sk of store.keys()) if (sk.startsWith(prefix)) keys.push(sk.slice(prefix.length))
+      // results only: the driver's literals outlive its computes
+      for (const k of keys) store.delete(prefix + k)
+      if (plugins.active && keys.length > 0) plugins.release(keys)
+    }
+
     /**
      * Ends `compute` here (it failed or was interrupted in the driver): its running batch
      * stops, and every result of it, made here or fetched, is dropped.
@@ -194,12 +257,7 @@ const handlers = (
     const end = (compute: number) => {
       const e = computeOf(compute)
       e.ended = true
-      const prefix = storeKey(compute, "")
-      const keys: Array<string> = []
-      for (const sk of store.keys()) if (sk.startsWith(prefix)) keys.push(sk.slice(prefix.length))
-      // results only: the driver's literals outlive its computes
-      for (const k of keys) store.delete(prefix + k)
-      if (plugins.active && keys.length > 0) plugins.release(keys)
+      dropCompute(compute)
       return Deferred.succeed(e.cancel, undefined)
     }
 
@@ -264,6 +322,13 @@ const handlers = (
     const run = (req: RunRequest) =>
       Effect.gen(function*() {
         if (ended(req.compute)) return interrupted(req)
+        if (req.driver !== undefined) {
+          let cs = driverComputes.get(req.driver)
+          if (cs === undefined) driverComputes.set(req.driver, cs = new Set())
+          cs.add(req.compute)
+          // the driver's computes this worker no longer remembers hold nothing here
+          if (cs.size > COMPUTES_KEPT) for (const c of cs) if (!computes.has(c)) cs.delete(c)
+        }
         if (req.release !== undefined) release(req.compute, req.release)
         for (const k of req.drop ?? []) literals.delete(k)
         for (const [k, v] of req.literals ?? []) literals.set(k, keepLiteral(v))
@@ -327,7 +392,9 @@ const handlers = (
         const specs: Array<TaskGraph.TaskSpec> = req.tasks.map((t, j) => ({
           key: t.key,
           kernel: { module: t.module, name: t.name },
-          args: taskArgs[j]!.map(resolve)
+          args: taskArgs[j]!.map(resolve),
+          ...(t.output !== undefined ? { output: t.output } : {}),
+          ...(t.stage !== undefined ? { stage: t.stage } : {})
         }))
         const graph = TaskGraph.makeUnsafe(specs)
         const all = new Int32Array(graph.size)
@@ -348,19 +415,46 @@ const handlers = (
         const want = req.want !== undefined && req.want.length > 0 ? new Set(req.want) : null
         const values: Record<string, unknown> = {}
         const recs = records !== null && req.recs !== false ? new Float64Array(graph.size * REC_FLOATS) : null
+        /** the first task whose result would take this worker past `maxHeldBytes`: it and the rest are not kept */
+        let over: { readonly key: string; readonly held: number } | undefined
         /** what the plugins record of each completed task's result (given after the reply: PluginRunner.batch) */
         const infos = trace !== undefined && records !== null ? new Array<ResultInfo | undefined>(graph.size) : null
+        /** the failed task's record (its kernel started, the batch profiled): recorded as erred */
+        let erred: { i: number; rec: Array<number>; thread: number; error: string; traceback: string } | undefined
         for (let i = 0; i < graph.size; i++) {
           // the pool records finished tasks only (every task of the batch is requested, so
-          // its result stays in the cache): a record describes the cache's result
-          if (!state.finished[i]) continue
+          // its result stays in the cache): a record describes the cache's result; and the
+          // failed task, as erred
+          if (!state.finished[i]) {
+            if (records !== null && records.state[i] === 2 && erred === undefined) {
+              const f = records.floats
+              const o = i * TASK_FLOATS
+              const failure = records.failures.get(i)
+              erred = {
+                i,
+                rec: [...f.subarray(o, o + 6)].map((x) => x + shift).concat([f[o + 6]!]),
+                thread: records.thread[i]!,
+                error: failure?.error ?? "",
+                traceback: failure?.traceback ?? ""
+              }
+              if (infos !== null) infos[i] = erredInfo
+            }
+            continue
+          }
+          if (over !== undefined) continue
           const r = records !== null && records.has(i)
           const key = graph.keys[i]!
           const v = state.cache[i]
           const info = describeResult(v)
+          const heldWith = store.bytes + literals.bytes + info.nbytes
+          if (maxHeldBytes !== undefined && heldWith > maxHeldBytes && !store.has(at(key))) {
+            over = { key, held: heldWith }
+            stats.refused++
+            continue
+          }
           if (infos !== null && r) infos[i] = info
           stats.tasks++
-          store.set(at(key), v)
+          store.set(at(key), v, info.nbytes)
           if (want?.has(key)) values[key] = v
           if (recs !== null) {
             const f = records!.floats
@@ -383,23 +477,41 @@ const handlers = (
           })
         }
         if (infos !== null) plugins.batch(trace!, records!, infos)
-        // ended while it ran: what it made is recorded (above) but not kept
-        if (ended(req.compute)) release(req.compute, done.map((d) => d.key))
+        // ended while it ran, or its driver went silent: what it made is recorded (above) but not kept
+        if (ended(req.compute) || (req.driver !== undefined && silent.has(req.driver))) release(req.compute, done.map((d) => d.key))
         let error: RunReply["error"] = null
-        if (Exit.isFailure(exit)) {
+        if (over !== undefined) {
+          const e = heldBytesExceeded(name, over.key, maxHeldBytes!, over.held)
+          const task = req.tasks.find((t) => t.key === over!.key)
+          error = {
+            key: over.key,
+            tag: "HeldBytesExceeded",
+            message: e.message,
+            stack: "",
+            module: task?.module ?? "",
+            name: task?.name ?? "",
+            lost: [],
+            fields: { key: over.key, worker: name, limit: maxHeldBytes!, held: over.held }
+          }
+        } else if (Exit.isFailure(exit)) {
           const e = exit.cause.reasons.find((r) => r._tag === "Fail")
           const ce = e?._tag === "Fail" ? e.error : undefined
           const reason = ce?.reason
           const key = reason !== undefined && "key" in reason ? reason.key : req.tasks.find((t) => !store.has(at(t.key)))?.key ?? ""
           const task = req.tasks.find((t) => t.key === key)
+          const forwarded = reason !== undefined && FORWARDED.has(reason._tag)
           error = {
             key,
-            tag: reason?._tag === "KernelFailed" || reason?._tag === "KernelNotFound" ? reason._tag : "Interrupted",
+            tag: forwarded ? reason._tag as "KernelFailed" : "Interrupted",
             message: reason?.message ?? ce?.message ?? "interrupted",
             stack: reason?._tag === "KernelFailed" ? reason.stack : "",
             module: reason?._tag === "KernelNotFound" ? reason.module : task?.module ?? "",
             name: reason?._tag === "KernelNotFound" ? reason.name : task?.name ?? "",
-            lost: []
+            lost: [],
+            ...(forwarded ? { fields: reasonFields(reason) } : {}),
+            ...(erred !== undefined && graph.keys[erred.i] === key
+              ? { erred: { rec: erred.rec, thread: erred.thread, error: erred.error, traceback: erred.traceback } }
+              : {})
           }
         }
         return {
@@ -436,15 +548,52 @@ const handlers = (
           )
         )),
       Cancel: ({ payload }) => Rpc.fork(Effect.asVoid(Effect.suspend(() => end(payload.compute)))),
+      Bye: ({ payload }) => Rpc.fork(Effect.sync(() => forgetDriver(payload.driver, true))),
       Time: ({ payload }) =>
         Rpc.fork(Effect.sync(() => {
           drivers.set(payload.driver, { seen: performance.now(), every: payload.every })
+          silent.delete(payload.driver)
           return now()
         })),
-      Stats: () => Rpc.fork(Effect.sync(() => ({ ...stats, held: store.size, literals: literals.size }))),
+      Stats: () =>
+        Rpc.fork(Effect.sync(() => ({
+          ...stats,
+          held: store.size,
+          literals: literals.size,
+          heldBytes: store.bytes,
+          literalBytes: literals.bytes,
+          ...(maxHeldBytes !== undefined ? { maxHeldBytes } : {})
+        }))),
       Info: () => Rpc.fork(Effect.sync(() => ({ host, threads, pid: process.pid })))
     })
   })
+
+/** The worker's `HeldBytesExceeded`: the task, the limit, what it would have held. */
+const heldBytesExceeded = (worker: string, key: string, limit: number, held: number) =>
+  new EngineError.HeldBytesExceeded({
+    key,
+    worker,
+    limit,
+    held,
+    message: `task "${key}": worker ${worker} would hold ${formatBytes(held)} of results with its result, over its limit of ${
+      formatBytes(limit)
+    } (tessera worker --max-held-bytes ${limit}); the result is refused (not kept, not spilled): compute less at once, or raise the limit`
+  })
+
+/** Typed failures a worker forwards as themselves (other failures read "Interrupted"). */
+const FORWARDED: ReadonlySet<string> = new Set(["KernelFailed", "KernelNotFound", "BadOutput", "ArgumentNotSendable", "ModuleRefused", "WorkerMemoryExceeded"])
+
+/** The fields of a typed reason that travel (the scheduler rebuilds the error from them). */
+const REASON_FIELDS = ["key", "kernel", "stack", "at", "message", "stage", "declared", "actual", "argument", "what", "module", "name", "limit", "held", "why"] as const
+
+const reasonFields = (reason: object): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const f of REASON_FIELDS) {
+    const v = (reason as Record<string, unknown>)[f]
+    if (typeof v === "string" || typeof v === "number") out[f] = v
+  }
+  return out
+}
 
 /** A driver whose pings stopped for this many of its periods is gone (its literals dropped). */
 const DRIVER_MISSED_PINGS = 10
@@ -472,6 +621,7 @@ export const layer = (options: WorkerOptions) => {
   const { host, port } = options.listen
   const contact = options.advertise ?? host
   const name = workerName(contact, port)
+  const reporter: HeldReporter = {}
   const sharding = {
     ...shardingConfig({ runner: { host: contact, port }, group: name }),
     runnerListenAddress: Option.some(RunnerAddress.make(host, port))
@@ -487,7 +637,9 @@ export const layer = (options: WorkerOptions) => {
       options.clockShift ?? 0,
       options.threads ?? 1,
       options.hostName ?? hostname(),
-      host
+      host,
+      options.maxHeldBytes,
+      reporter
     )
     return TesseraWorker.toLayer(Effect.succeed(h), { concurrency: "unbounded", maxIdleTime: "1000 days" })
   }))
@@ -506,7 +658,7 @@ export const layer = (options: WorkerOptions) => {
       pid: process.pid,
       host: options.hostName ?? hostname(),
       threads: options.threads ?? 1
-    }))
+    }, reporter))
   )
 }
 
