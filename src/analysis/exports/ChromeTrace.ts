@@ -29,6 +29,10 @@
  * - `Managed Memory` instants additionally become a per-worker `C` counter
  *   (`managed memory <thread>`: bytes and chunks held).
  * - `B`/`E`/`C` pass through; `M` events from the source keep their args.
+ * `chromeTraceChunks` writes the same document from a source read twice, a batch at a
+ * time (the names, driver threads and slice positions first, then each batch converted
+ * and written), for traces too large to hold or to put in one string (issue 32 item 9).
+ * Each task's flow events follow its slice.
  * Leaves out: Chrome DevTools' Performance panel binds flow events only to slices with the
  * same `ts`, so it draws no arrows from this file; Perfetto and chrome://tracing do.
  *
