@@ -13,8 +13,8 @@
  * Lengths from a peer are checked before anything is buffered (frames.ts: a request of at
  * most `MAX_REQUEST_BYTES`, a reply's head and buffers within `MAX_HEAD_BYTES` and
  * `MAX_REPLY_BYTES`). A connection that sends a request over the limit, or one that is not
- * a request, is closed at once and logged once (a warning naming the peer's address and
- * the length); a reply over a limit fails its fetch. A list of keys too long for one
+ * a request, is closed at once and logged once (a line on stderr naming the peer's
+ * address and the length); a reply over a limit fails its fetch. A list of keys too long for one
  * request goes as several.
  *
  * Leaves out: TLS, authentication (a worker answers whoever connects, as its runner
@@ -45,8 +45,9 @@ export class DataPlaneError extends Data.TaggedError("DataPlaneError")<{
 /**
  * Serves `lookup(keys)` (the values held, by key) on `host`, on a free port; `sent` is
  * told every reply's length. A connection that breaks the framing (a request over
- * `MAX_REQUEST_BYTES`, or not a list of keys) is closed and logged once, as a warning in
- * the scope's log. Closed with the scope.
+ * `MAX_REQUEST_BYTES`, or not a list of keys) is closed and logged once, a line on stderr
+ * (`tessera worker: data plane: closed the connection from HOST:PORT: …`). Closed with
+ * the scope.
  *
  * @since 0.1.0
  * @internal
@@ -56,9 +57,11 @@ export const serve = (
   lookup: (keys: ReadonlyArray<string>) => Record<string, unknown>,
   sent: (bytes: number) => void
 ) =>
-  Effect.flatMap(Effect.context<never>(), (context) => {
+  Effect.suspend(() => {
     const open = new Set<Socket>()
-    const log = (line: string) => void Effect.runForkWith(context)(Effect.logWarning(line))
+    // straight to stderr, as the worker's other lines of its own: a worker process runs its
+    // layer with Effect's log level at None (Cluster.ts), which would hide this one
+    const log = (line: string) => void process.stderr.write(`tessera worker: ${line}\n`)
     return Effect.acquireRelease(
       Effect.callback<Server, DataPlaneError>((resume) => {
         const server = createServer((socket) => {
