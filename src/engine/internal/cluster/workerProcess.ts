@@ -17,6 +17,10 @@
  * Worker plugins (the profiler layers' per-host files) run here, fed by `PluginRunner`
  * (workerPlugins.ts) with this worker's records.
  *
+ * What it holds is counted (`HeldStore`): said to the scheduler's registry when it
+ * changes, bounded by `maxHeldBytes` (a result past it is refused: `HeldBytesExceeded`),
+ * and dropped per driver when that driver says `Bye` or stops pinging.
+ *
  * Leaves out: spilling to disk.
  *
  * @since 0.1.0
