@@ -12,8 +12,12 @@
  * analyze -a profile` and SQL's `samples.seconds`).
  *
  * The page data is per sample (time relative to the report's t0, weight, call-tree node,
- * function, stage) plus the call tree and frames: a few numbers per sample. Frame names
- * and locations are data: they reach the page as JSON and Vega text, never markup.
+ * function, stage) plus the call tree and frames: a few numbers per sample, up to
+ * `maxPageSamples`; above, time bins × (node, function, stage) with weights and counts
+ * summed (issue 32 item 11: millions of samples made arrays and a JSON string a heap
+ * could not hold), the same totals, the task stream's window followed to a bin, the
+ * caption saying so. Frame names and locations are data: they reach the page as JSON
+ * and Vega text, never markup.
  *
  * Leaves out: the samples' own tables (`tessera analyze -a profile`), differential
  * graphs, search.
@@ -82,14 +86,59 @@ export const flameSpec = (): unknown => ({
 })
 
 /**
- * The page payload: frames (label, location), the call tree (parent, frame), and per
- * sample its time relative to `t0`, weight (seconds, µs resolution), node, function and
- * stage (indices into `fns`, `stages`).
+ * Above this many samples the page gets time bins, not samples (issue 32 item 11).
  *
  * @since 0.1.0
  * @category models
  */
-export const flamePayload = (d: ProfileData, t0: number) => {
+export const maxPageSamples = 200_000
+
+/**
+ * At most this many time bins over the run when the samples are binned.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const maxPageBins = 2_000
+
+/**
+ * How the page's rows are made: exact samples up to `maxSamples`, else bins (at most
+ * `maxBins` over the run, fewer when the rows would outnumber `maxSamples`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FlameBounds {
+  readonly maxSamples?: number
+  readonly maxBins?: number
+}
+
+/**
+ * The page's rows (see `flamePayload`): per sample, or per bin with its count `c`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FlameRows = { t: Array<number>; w: Array<number>; node: Array<number>; fn: Array<number>; stage: Array<number>; c?: Array<number> }
+
+/**
+ * The page payload: frames (label, location), the call tree (parent, frame), and its
+ * rows: per sample its time relative to `t0`, weight (seconds, µs resolution), node,
+ * function and stage (indices into `fns`, `stages`). Above `maxSamples` samples (issue
+ * 32 item 11: 8 million samples made arrays and a JSON string the heap could not hold)
+ * a row is a time bin × node × function × stage: `t` the bin's middle, `w` its samples'
+ * weights summed (each rounded to µs first, so the totals are those of the exact rows),
+ * `c` its sample count; `bin` is then the bins' width (seconds, 0: exact rows) and the
+ * rows are at most `maxSamples` (the bins widen, up to one for the run, until they fit;
+ * one bin's rows are the distinct stacks, which the call tree holds anyway). The
+ * samples are read from their typed columns, no per-sample objects.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const flamePayload = (d: ProfileData, t0: number, bounds: FlameBounds = {}) => {
+  const maxSamples = Math.max(1, bounds.maxSamples ?? maxPageSamples)
+  const maxBins = Math.max(1, Math.floor(bounds.maxBins ?? maxPageBins))
   const fns: Array<string> = [], stages: Array<string> = []
   const fi = new Map<string, number>(), si = new Map<string, number>()
   const idx = (m: Map<string, number>, list: Array<string>, s: string) => {
@@ -99,23 +148,85 @@ export const flamePayload = (d: ProfileData, t0: number) => {
   }
   const s = d.samples
   const n = s.time.length
-  const t = new Array<number>(n), w = new Array<number>(n), node = new Array<number>(n), fn = new Array<number>(n), stage = new Array<number>(n)
-  const order = Array.from({ length: n }, (_, q) => q).sort((a, b) => s.time[a]! - s.time[b]!)
-  order.forEach((q, k) => {
-    t[k] = Math.round((s.time[q]! - t0) * 1e6) / 1e6
-    w[k] = Math.round(s.weight[q]! * 1e6) / 1e6
-    node[k] = s.stack[q]!
-    fn[k] = idx(fi, fns, s.name[q]!)
-    stage[k] = idx(si, stages, s.stage[q]!)
+  // per task its function and stage (indices), and its (function, stage) pair
+  const taskFn = new Int32Array(s.tasks.length), taskStage = new Int32Array(s.tasks.length), taskPair = new Int32Array(s.tasks.length)
+  const pairs = new Map<string, number>(), pairFn: Array<number> = [], pairStage: Array<number> = []
+  s.tasks.forEach((task, i) => {
+    taskFn[i] = idx(fi, fns, task.name)
+    taskStage[i] = idx(si, stages, task.stage)
+    const k = `${taskFn[i]},${taskStage[i]}`
+    let p = pairs.get(k)
+    if (p === undefined) {
+      pairs.set(k, p = pairFn.push(taskFn[i]!) - 1)
+      pairStage.push(taskStage[i]!)
+    }
+    taskPair[i] = p
   })
+  const tree = { names: d.frames.map(label), locs: d.frames.map(location), parent: d.parent, frame: d.frame, fns, stages }
+  if (n <= maxSamples) {
+    const t = new Array<number>(n), w = new Array<number>(n), node = new Array<number>(n), fn = new Array<number>(n), stage = new Array<number>(n)
+    const order = Array.from({ length: n }, (_, q) => q).sort((a, b) => s.time[a]! - s.time[b]!)
+    order.forEach((q, k) => {
+      t[k] = Math.round((s.time[q]! - t0) * 1e6) / 1e6
+      w[k] = Math.round(s.weight[q]! * 1e6) / 1e6
+      node[k] = s.stack[q]!
+      fn[k] = taskFn[s.taskIndex[q]!]!
+      stage[k] = taskStage[s.taskIndex[q]!]!
+    })
+    return { ...tree, bin: 0, samples: { t, w, node, fn, stage } as FlameRows }
+  }
+  let lo = Infinity, hi = -Infinity
+  for (let q = 0; q < n; q++) {
+    const x = s.time[q]!
+    if (x < lo) lo = x
+    if (x > hi) hi = x
+  }
+  const fine = hi > lo ? (hi - lo) / maxBins : 0
+  // rows: coarse bin, (function, stage) pair, node, µs, samples; `factor` fine bins a row's bin
+  let bin: Array<number> = [], pair: Array<number> = [], node: Array<number> = [], us: Array<number> = [], count: Array<number> = []
+  let factor = 1
+  const stride = pairFn.length * (d.parent.length + 1)
+  const numeric = maxBins * stride < Number.MAX_SAFE_INTEGER
+  const keyOf = (b: number, p: number, v: number): number | string => (numeric ? b * stride + p * (d.parent.length + 1) + v + 1 : `${b},${p},${v}`)
+  let rows = new Map<number | string, number>()
+  const add = (b: number, p: number, v: number, u: number, c: number) => {
+    const k = keyOf(b, p, v)
+    const r = rows.get(k)
+    if (r !== undefined) {
+      us[r]! += u
+      count[r]! += c
+      return
+    }
+    rows.set(k, bin.push(b) - 1)
+    pair.push(p), node.push(v), us.push(u), count.push(c)
+  }
+  // twice the bins' width: the rows merged into half as many bins
+  const widen = () => {
+    const old = { bin, pair, node, us, count }
+    bin = [], pair = [], node = [], us = [], count = [], rows = new Map()
+    factor *= 2
+    for (let r = 0; r < old.bin.length; r++) add(Math.floor(old.bin[r]! / 2), old.pair[r]!, old.node[r]!, old.us[r]!, old.count[r]!)
+  }
+  for (let q = 0; q < n; q++) {
+    const b = fine > 0 ? Math.min(maxBins - 1, Math.floor((s.time[q]! - lo) / fine)) : 0
+    add(Math.floor(b / factor), taskPair[s.taskIndex[q]!]!, s.stack[q]!, Math.round(s.weight[q]! * 1e6), 1)
+    while (bin.length > maxSamples && factor < maxBins) widen()
+  }
+  rows.clear()
+  const width = fine * factor
+  const order = Array.from({ length: bin.length }, (_, r) => r).sort((a, b) => bin[a]! - bin[b]!)
+  const mid = (b: number) => Math.round((lo + (fine > 0 ? Math.min((b + 0.5) * width, hi - lo) : 0) - t0) * 1e6) / 1e6
   return {
-    names: d.frames.map(label),
-    locs: d.frames.map(location),
-    parent: d.parent,
-    frame: d.frame,
-    fns,
-    stages,
-    samples: { t, w, node, fn, stage }
+    ...tree,
+    bin: Math.round(width * 1e6) / 1e6,
+    samples: {
+      t: order.map((r) => mid(bin[r]!)),
+      w: order.map((r) => us[r]! / 1e6),
+      node: order.map((r) => node[r]!),
+      fn: order.map((r) => pairFn[pair[r]!]!),
+      stage: order.map((r) => pairStage[pair[r]!]!),
+      c: order.map((r) => count[r]!)
+    } as FlameRows
   }
 }
 
@@ -126,12 +237,17 @@ export const flamePayload = (d: ProfileData, t0: number) => {
  * @since 0.1.0
  * @category rendering
  */
-export const flameSection = (d: ProfileData, t0: number): { readonly html: string; readonly script: string } => {
-  if (d.samples.time.length === 0) return { html: "", script: "" }
+export const flameSection = (d: ProfileData, t0: number, bounds: FlameBounds = {}): { readonly html: string; readonly script: string } => {
+  const n = d.samples.time.length
+  if (n === 0) return { html: "", script: "" }
+  const payload = flamePayload(d, t0, bounds)
+  const binned = payload.samples.c === undefined
+    ? ""
+    : ` The run's ${n} samples are binned by time (${payload.bin} s bins, ${payload.samples.t.length} rows of bin, stack, function and stage): totals are exact, the task stream's selection is to a bin.`
   const html = `<section><h2>Flame graph (CPU samples)</h2>
-<p class="note">where the threads' time went, from V8's sampling profiler: width = the thread time the samples stand for (each its real interval, within its function's tasks); first level: the task's function (idle: a worker between tasks; driver: the main thread). <label>show <select id="flame-pick"></select></label> <span id="flame-window"></span></p>
+<p class="note">where the threads' time went, from V8's sampling profiler: width = the thread time the samples stand for (each its real interval, within its function's tasks); first level: the task's function (idle: a worker between tasks; driver: the main thread).${binned} <label>show <select id="flame-pick"></select></label> <span id="flame-window"></span></p>
 <div class="chart" id="flame"></div>
-<script id="tessera-flame" type="application/json">${scriptJson(flamePayload(d, t0))}</script></section>`
+<script id="tessera-flame" type="application/json">${scriptJson(payload)}</script></section>`
   return { html, script: flameScript(scriptJson(flameSpec())) }
 }
 
@@ -139,7 +255,7 @@ export const flameSection = (d: ProfileData, t0: number): { readonly html: strin
 const flameScript = (specJson: string): string => `
 (function(){
 "use strict";
-var P = JSON.parse(document.getElementById("tessera-flame").textContent), S = P.samples, W = ${WIDTH};
+var P = JSON.parse(document.getElementById("tessera-flame").textContent), S = P.samples, C = S.c || null, W = ${WIDTH};
 var pick = document.getElementById("flame-pick"), note = document.getElementById("flame-window");
 function opt(v, t){ var o = document.createElement("option"); o.value = v; o.textContent = t; pick.appendChild(o); }
 opt("all", "whole run");
@@ -155,15 +271,16 @@ function build(){
     if (dom && (S.t[k] < dom[0] || S.t[k] > dom[1])) continue;
     if (want.charAt(0) === "f" && S.fn[k] !== +want.slice(1)) continue;
     if (want.charAt(0) === "s" && S.stage[k] !== +want.slice(1)) continue;
-    var f = P.fns[S.fn[k]], w = S.w[k], box = child(root, f, "", f);
-    root.s += w; root.n++; box.s += w; box.n++;
+    var f = P.fns[S.fn[k]], w = S.w[k], c = C ? C[k] : 1, box = child(root, f, "", f);
+    root.s += w; root.n += c; box.s += w; box.n += c;
     path.length = 0;
     for (var v = S.node[k]; v >= 0; v = P.parent[v]) path.push(P.frame[v]);
-    for (var i = path.length - 1; i >= 0; i--) { box = child(box, P.names[path[i]], P.locs[path[i]], f); box.s += w; box.n++; }
+    for (var i = path.length - 1; i >= 0; i--) { box = child(box, P.names[path[i]], P.locs[path[i]], f); box.s += w; box.n += c; }
     box.self += w;
   }
   return root;
 }
+function fmtBin(b){ return b >= 1 ? b.toFixed(3) + " s" : b >= 1e-3 ? (b * 1e3).toFixed(3) + " ms" : (b * 1e6).toFixed(0) + " \\u00b5s"; }
 function child(p, name, loc, fn){ var key = name + "\\u0000" + loc, c = p.kids[key]; if (!c) c = p.kids[key] = { name: name, loc: loc, s: 0, n: 0, self: 0, kids: {}, fn: fn }; return c; }
 function layout(root){
   var out = [], depth = 0, total = root.s || 1;
@@ -179,7 +296,7 @@ function layout(root){
 }
 function draw(){
   var root = build(), l = layout(root);
-  note.textContent = (dom ? "samples from " + dom[0].toFixed(3) + " s to " + dom[1].toFixed(3) + " s (the task stream's selection)" : "whole run") + ": " + root.n + " samples, " + root.s.toFixed(3) + " s of thread time";
+  note.textContent = (dom ? "samples from " + dom[0].toFixed(3) + " s to " + dom[1].toFixed(3) + " s (the task stream's selection)" : "whole run") + ": " + root.n + " samples, " + root.s.toFixed(3) + " s of thread time" + (C ? " (samples binned by " + fmtBin(P.bin) + ": a bin counts when its middle is in the selection)" : "");
   view.height((l.depth + 1) * ${ROW});
   view.change("boxes", vega.changeset().remove(vega.truthy).insert(l.boxes));
   if (window.tessera) window.tessera.flame = { boxes: l.boxes.length, samples: root.n, seconds: root.s };
