@@ -133,7 +133,7 @@ const median = (xs: Array<number>): number => {
  * @since 0.1.0
  * @category measurement
  */
-export const timeCompute = async (g: BenchGraph, layer: Layer.Layer<Executor.Executor>, repeats: number): Promise<number> => {
+export const timeCompute = async (g: BenchGraph, layer: Layer.Layer<Executor.Executor, unknown>, repeats: number): Promise<number> => {
   const rt = ManagedRuntime.make(layer)
   try {
     const once = Effect.gen(function*() {

@@ -282,12 +282,12 @@ const writing = (run: Runner, name: string, make: (file: string) => Layer.Layer<
  * run makes (for the per-task column; counted in one warm-up run on `first`), and a
  * runner on any executor's runtime.
  */
-const demoWorkload = async (first: ManagedRuntime.ManagedRuntime<Executor.Executor, never>) => {
+const demoWorkload = async (first: ManagedRuntime.ManagedRuntime<Executor.Executor, unknown>) => {
   const options = { samples: SAMPLES, chunkRows: 5_000, log: quiet }
   const demo = Tutorial5.run(options)
   let tasks = 0
   await first.runPromise(demo.pipe(Effect.provide(Hooks.layer({ posttask: () => void tasks++ }))))
-  const on = (r: ManagedRuntime.ManagedRuntime<Executor.Executor, never>): Runner => (layer) =>
+  const on = (r: ManagedRuntime.ManagedRuntime<Executor.Executor, unknown>): Runner => (layer) =>
     r.runPromise(layer === undefined ? demo : demo.pipe(Effect.provide(layer))).then(() => {})
   return { pipeline: Tutorial5.make(options).pipeline, tasks, on }
 }

@@ -14,9 +14,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Flag } from "effect/cli"
-import type { GpuUnavailable } from "../engine/EngineError.ts"
+import type { GpuUnavailable, WorkerCountRefused } from "../engine/EngineError.ts"
 import type { Executor } from "../engine/Executor.ts"
 import { ClusterAddressError, type ClusterStartError, type ClusterUnreachable, hidePassword, parsePostgres } from "../engine/Cluster.ts"
+import { checkWorkerCount } from "../engine/WorkerCount.ts"
 import { UsageError } from "./errors.ts"
 import { warn } from "./output.ts"
 import { executorLayer } from "./gpu.ts"
@@ -58,8 +59,15 @@ export const parseCluster = (
   }
   const local = /^local:(\d+)$/.exec(s)
   if (local !== null) {
-    const n = Number(local[1])
-    return n >= 1 && n <= 256 ? { local: n } : new UsageError({ flag: "--cluster", value: s, expected: "local:N needs 1 <= N <= 256" })
+    // the engine's own bound (Executor.maxWorkers), so the flag and layerCluster agree
+    const refused = checkWorkerCount("local", Number(local[1]))
+    return refused === undefined
+      ? { local: Number(local[1]) }
+      : new UsageError({
+        flag: "--cluster",
+        value: s,
+        expected: `local:N needs 1 <= N <= ${refused.bound}${refused.asked < 1 ? "" : `, ${refused.why}`}`
+      })
   }
   const m = /^(.+):(\d+)$/.exec(s)
   if (m !== null && Number(m[2]) >= 1 && Number(m[2]) <= 65535) return { scheduler: s }
@@ -76,13 +84,13 @@ const startTimeout = (): number => {
 }
 
 /** What a run's executor layer may fail with. */
-type RunLayer = Layer.Layer<Executor, GpuUnavailable | ClusterUnreachable | ClusterStartError>
+type RunLayer = Layer.Layer<Executor, GpuUnavailable | ClusterUnreachable | ClusterStartError | WorkerCountRefused>
 
 /**
  * A cluster executor whose start gave up (scheduler unreachable, workers not joined) as a
  * failure of the run (exit 1, its message), not an internal error.
  */
-const startFailures = (tag: typeof import("../engine/Executor.ts").Executor, layer: Layer.Layer<Executor>) =>
+const startFailures = (tag: typeof import("../engine/Executor.ts").Executor, layer: Layer.Layer<Executor, WorkerCountRefused>) =>
   Effect.map(Effect.promise(() => import("../engine/Cluster.ts")), (Cluster): RunLayer =>
     layer.pipe(Layer.catchCause((cause) => {
       const d = Cause.squash(cause)

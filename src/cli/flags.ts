@@ -7,9 +7,10 @@
  *
  * @since 0.1.0
  */
-import { availableParallelism, freemem } from "node:os"
+import { availableParallelism } from "node:os"
 import * as Effect from "effect/Effect"
 import { Flag } from "effect/cli"
+import { maxWorkers } from "../engine/WorkerCount.ts"
 import { findInputAsOutput } from "../trace/OutputFile.ts"
 import type { OutputIsInput } from "../trace/OutputFile.ts"
 
@@ -36,37 +37,12 @@ export const intAtLeast = (name: string, min: number, description: string, value
     withDefaultShown(description, value, shown)
   )
 
-/** The least memory a worker thread is counted at when bounding how many a machine can host (64 MiB). */
-const THREAD_MEMORY = 64 * 2 ** 20
-
 /**
- * The most worker threads (or worker processes' kernel threads) this machine can host:
- * four per core, or as many as its free memory holds at 64 MiB each, whichever is more;
- * with why, for the usage error. More once took a demo to a V8 fatal error at 13.4 GB
- * (`--workers 1e9`).
- *
- * @since 0.1.0
- * @category validation
- */
-export const maxThreads = (): { readonly bound: number; readonly why: string } => {
-  const cores = availableParallelism()
-  const free = typeof process.availableMemory === "function" && process.availableMemory() > 0
-    ? Math.min(process.availableMemory(), freemem())
-    : freemem()
-  const byMemory = Math.floor(free / THREAD_MEMORY)
-  const bound = Math.max(4 * cores, byMemory)
-  const gib = (free / 2 ** 30).toFixed(1)
-  return {
-    bound,
-    why: bound === byMemory
-      ? `what this machine can host: ${gib} GiB free at 64 MiB a thread (and 4 per core, ${cores} cores)`
-      : `what this machine can host: 4 threads per core, ${cores} cores (and ${gib} GiB free at 64 MiB a thread)`
-  }
-}
-
-/**
- * A count of threads: an integer from 1 to {@link maxThreads}, default shown in help; a
- * value out of range is a usage error (exit 2) naming the flag, the bound and why.
+ * A count of threads (or worker processes): an integer from 1 to the engine's
+ * `maxWorkers()` (engine/WorkerCount.ts, the bound `Executor.layerWorkers` and
+ * `layerCluster` check too: four per core, or free memory at 64 MiB each, whichever is
+ * more), default shown in help; a value out of range is a usage error (exit 2) naming the
+ * flag, the bound and why.
  *
  * @since 0.1.0
  * @category flags
@@ -74,15 +50,15 @@ export const maxThreads = (): { readonly bound: number; readonly why: string } =
 export const threadsFlag = (name: string, description: string, value: number, shown?: string): Flag.Flag<number> =>
   Flag.Int(name).pipe(
     Flag.filter((n) => n >= 1, () => "an integer of at least 1"),
-    Flag.filter((n) => n <= maxThreads().bound, () => {
-      const { bound, why } = maxThreads()
+    Flag.filter((n) => n <= maxWorkers().bound, () => {
+      const { bound, why } = maxWorkers()
       return `an integer of at most ${bound}, ${why}`
     }),
     withDefaultShown(description, value, shown)
   )
 
 /**
- * `--workers N`: worker threads, 1 to {@link maxThreads}, default the machine's available
+ * `--workers N`: worker threads, 1 to the engine's `maxWorkers()`, default the machine's available
  * parallelism.
  *
  * @since 0.1.0

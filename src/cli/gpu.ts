@@ -9,7 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Flag } from "effect/cli"
-import type { GpuUnavailable } from "../engine/EngineError.ts"
+import type { GpuUnavailable, WorkerCountRefused } from "../engine/EngineError.ts"
 import type * as ExecutorModule from "../engine/Executor.ts"
 import { withDefaultShown } from "./flags.ts"
 
@@ -34,7 +34,7 @@ export const executorLayer = (
   Executor: typeof ExecutorModule,
   c: { readonly workers: number; readonly gpu: boolean },
   log: (line: string) => void
-): Layer.Layer<ExecutorModule.Executor, GpuUnavailable> =>
+): Layer.Layer<ExecutorModule.Executor, GpuUnavailable | WorkerCountRefused> =>
   !c.gpu
     ? Executor.layerWorkers({ workers: c.workers })
     : Layer.effect(

@@ -112,6 +112,28 @@ export class GpuUnavailable extends Data.TaggedError("GpuUnavailable")<{
 }> {}
 
 /**
+ * An executor was asked for a count of workers (worker threads, GPU workers, local worker
+ * processes, or threads in each) it cannot start: not a whole number of at least 1, or
+ * more than this machine can host (`Executor.maxWorkers`: four per core, or its free
+ * memory at 64 MiB each, whichever is more). The executor's layer fails with it before
+ * any worker starts. `tessera` refuses such a flag the same way, as a usage error.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkerCountRefused extends Data.TaggedError("WorkerCountRefused")<{
+  /** the option that gave the count: `workers`, `gpus`, `local`, `threads`, `local × threads` */
+  readonly option: string
+  /** the count asked for, as given */
+  readonly asked: number
+  /** the most this machine can host now (`Executor.maxWorkers().bound`) */
+  readonly bound: number
+  /** why: `not a whole number of at least 1`, or what the bound comes from */
+  readonly why: string
+  readonly message: string
+}> {}
+
+/**
  * An executor had no live worker to run a task on: a cluster with none, or a pool whose
  * worker threads cannot start (they die before they are ready: a worker module that
  * cannot be loaded, an option the thread refuses).

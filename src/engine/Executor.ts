@@ -24,6 +24,12 @@
  * - `layerCluster(options)`: worker processes on Effect Cluster (docs/cluster.md); the
  *   scheduler and its runner registry are imported when the layer is built.
  *
+ * Every count of workers an executor is given (`workers`, `gpus`, `local`, `threads`) must
+ * be a whole number from 1 to {@link maxWorkers} (four per core, or free memory at 64 MiB
+ * each, whichever is more); else its layer fails with `WorkerCountRefused` before any
+ * worker starts. `tessera`'s `--workers`, `--threads` and `--cluster local:N` use the same
+ * rule.
+ *
  * Every executor imports a kernel module only from a `file:` URL inside the folders its
  * workers allow (the working directory, Tessera's install, the main script's folder, and
  * those given to {@link allowModules}); any other (`data:`, `http:`, `node:`, a file
@@ -43,6 +49,27 @@ import type { Job } from "./internal/job.ts"
 import { allowModuleDirs } from "./internal/kernels.ts"
 import type { PoolOptions } from "./internal/pool.ts"
 import type { ClusterOptions } from "./Cluster.ts"
+import { checkWorkerCount, maxWorkers } from "./WorkerCount.ts"
+
+export {
+  /**
+   * Checks a count of workers given as an option: `undefined` when it is a whole number
+   * from 1 to {@link maxWorkers}, else the `WorkerCountRefused` to fail with.
+   *
+   * @since 0.1.0
+   * @category validation
+   */
+  checkWorkerCount,
+  /**
+   * The most workers (threads or worker processes) this machine can host now, and why:
+   * four per core, or free memory at 64 MiB each, whichever is more. Every executor's
+   * counts and `tessera`'s `--workers`, `--threads`, `--cluster local:N` are bounded by it.
+   *
+   * @since 0.1.0
+   * @category getters
+   */
+  maxWorkers
+}
 
 /** `node:os`, when a function needs it (not at load time: see the module comment). */
 const os = () => process.getBuiltinModule("node:os")
@@ -195,7 +222,10 @@ const isComputeError = (e: unknown): e is EngineError.ComputeError =>
  * @category models
  */
 export interface WorkersOptions {
-  /** default `os.availableParallelism()` */
+  /**
+   * default `os.availableParallelism()`; a whole number from 1 to {@link maxWorkers}, else
+   * the layer fails with `WorkerCountRefused` before any worker starts
+   */
   readonly workers?: number
   /** retries of a task whose worker died (default 3) */
   readonly maxRetries?: number
@@ -223,12 +253,16 @@ export interface WorkersOptions {
 }
 
 /**
- * Starts a worker pool in the current scope (closed when the scope closes).
+ * Starts a worker pool in the current scope (closed when the scope closes); fails with
+ * `WorkerCountRefused` when `workers` is out of bounds (see {@link maxWorkers}).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makeWorkers = (options: WorkersOptions = {}) => Effect.orDie(makePool(options)) // no GPU workers: cannot fail
+export const makeWorkers = (
+  options: WorkersOptions = {}
+) => // no GPU workers: GpuUnavailable cannot happen
+  makePool(options).pipe(Effect.catchTag("GpuUnavailable", (e) => Effect.die(e)))
 
 /**
  * Options of the GPU executor: the worker pool's, plus its GPU workers.
@@ -239,7 +273,10 @@ export const makeWorkers = (options: WorkersOptions = {}) => Effect.orDie(makePo
 export interface GpuWorkersOptions extends WorkersOptions {
   /** GPU versions of kernels: [CPU kernel, GPU kernel] pairs (`kernels/gpu/GpuKernels.ts` lists Tessera's) */
   readonly kernels: Iterable<readonly [KernelRef, KernelRef]>
-  /** GPU workers (default 1; with several, give each an adapter name filter in `adapters`) */
+  /**
+   * GPU workers (default 1; with several, give each an adapter name filter in `adapters`);
+   * bounded like `workers`, and so are the two together
+   */
   readonly gpus?: number
   readonly gpu?: Gpu.GpuOptions
   /** per GPU worker, a substring of its adapter's name (Dawn's `adapter=`) */
@@ -248,6 +285,9 @@ export interface GpuWorkersOptions extends WorkersOptions {
 
 const makePool = Effect.fnUntraced(function*(options: WorkersOptions, gpu?: GpuWorkersOptions) {
   const workers = options.workers ?? os().availableParallelism()
+  const refused = checkWorkerCount("workers", workers) ??
+    (gpu === undefined ? undefined : checkWorkerCount("gpus", gpu.gpus ?? 1) ?? checkWorkerCount("workers + gpus", workers + (gpu.gpus ?? 1)))
+  if (refused !== undefined) return yield* refused
   const { Pool } = yield* Effect.promise(() => import("./internal/pool.ts"))
   const pool = yield* Effect.acquireRelease(
     Effect.sync(() =>
@@ -313,21 +353,25 @@ export const makeGpu = (options: GpuWorkersOptions) => makePool(options, options
 
 /**
  * The worker pool with GPU workers beside the CPU ones, as a layer (see the module
- * comment); fails with `GpuUnavailable` when a GPU worker finds no adapter.
+ * comment); fails with `GpuUnavailable` when a GPU worker finds no adapter, with
+ * `WorkerCountRefused` when `workers` or `gpus` is out of bounds (see {@link maxWorkers}).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerGpu = (options: GpuWorkersOptions): Layer.Layer<Executor, EngineError.GpuUnavailable> =>
+export const layerGpu = (
+  options: GpuWorkersOptions
+): Layer.Layer<Executor, EngineError.GpuUnavailable | EngineError.WorkerCountRefused> =>
   Layer.effect(Executor, makeGpu(options))
 
 /**
- * The worker-thread executor as a layer.
+ * The worker-thread executor as a layer; fails with `WorkerCountRefused`, before any
+ * worker starts, when `workers` is not a whole number from 1 to {@link maxWorkers}.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerWorkers = (options: WorkersOptions = {}): Layer.Layer<Executor> =>
+export const layerWorkers = (options: WorkersOptions = {}): Layer.Layer<Executor, EngineError.WorkerCountRefused> =>
   Layer.effect(Executor, makeWorkers(options))
 
 /**
@@ -341,13 +385,24 @@ export const layerSync: Layer.Layer<Executor> = Layer.succeed(Executor, makeSync
 /**
  * The cluster executor as a layer: a scheduler in this process and worker processes on
  * Effect Cluster (`local: N` starts N on this machine, stopped with the layer's scope;
- * others join with `tessera worker --scheduler HOST:PORT`). See docs/cluster.md.
+ * others join with `tessera worker --scheduler HOST:PORT`). See docs/cluster.md. Fails
+ * with `WorkerCountRefused`, before any process starts, when `local`, `threads` or the
+ * two multiplied are not a whole number from 1 to {@link maxWorkers}.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerCluster = (options: ClusterOptions = {}): Layer.Layer<Executor> =>
+export const layerCluster = (options: ClusterOptions = {}): Layer.Layer<Executor, EngineError.WorkerCountRefused> =>
   Layer.effect(
     Executor,
-    Effect.flatMap(Effect.promise(() => import("./internal/cluster/scheduler.ts")), (m) => m.make(options))
+    Effect.suspend(() => {
+      const refused = (options.local !== undefined ? checkWorkerCount("local", options.local) : undefined) ??
+        (options.threads !== undefined ? checkWorkerCount("threads", options.threads) : undefined) ??
+        (options.local !== undefined && options.threads !== undefined
+          ? checkWorkerCount("local × threads", options.local * options.threads)
+          : undefined)
+      return refused !== undefined
+        ? Effect.fail(refused)
+        : Effect.flatMap(Effect.promise(() => import("./internal/cluster/scheduler.ts")), (m) => m.make(options))
+    })
   )

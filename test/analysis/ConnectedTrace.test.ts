@@ -18,7 +18,7 @@ import { encodeRecords } from "../../src/trace/TraceFormat.ts"
 const EPS = 1e-3
 
 /** Runs `program` under a Trace layer writing into memory; the loaded tables. */
-const traced = async <A, E>(program: Effect.Effect<A, E, Executor.Executor>, executor: Layer.Layer<Executor.Executor>) => {
+const traced = async <A, E>(program: Effect.Effect<A, E, Executor.Executor>, executor: Layer.Layer<Executor.Executor, unknown>) => {
   const db = MemoryDatabase.make()
   const cbs = Trace.callbacks(db)
   await Effect.runPromise(program.pipe(Effect.provide(executor), Hooks.provide(cbs)))

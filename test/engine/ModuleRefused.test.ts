@@ -27,7 +27,7 @@ const dataKernel = (file: string) =>
   `data:text/javascript,import{writeFileSync}from"node:fs";writeFileSync(${JSON.stringify(file)},"ran");export const f=()=>1`
 
 /** The compute's failure reason, or undefined when it succeeded. */
-const failure = async (layer: Layer.Layer<Executor.Executor>, kernel: Kernel.KernelRef) => {
+const failure = async (layer: Layer.Layer<Executor.Executor, unknown>, kernel: Kernel.KernelRef) => {
   const g = TaskGraph.makeUnsafe([{ key: "t-0", kernel, args: [] }])
   const exit = await Effect.runPromise(Effect.exit(Engine.compute(g).pipe(Effect.provide(layer))))
   if (Exit.isSuccess(exit)) return undefined

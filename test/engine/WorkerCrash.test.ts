@@ -12,7 +12,7 @@ import { k } from "./graphs.ts"
 const crash = (name: string): Kernel.KernelRef =>
   Kernel.ref(new URL("../fixtures/kernels/crash.ts", import.meta.url).href, name)
 
-const withPool = async <A>(options: Executor.WorkersOptions, f: (rt: ManagedRuntime.ManagedRuntime<Executor.Executor, never>) => Promise<A>): Promise<A> => {
+const withPool = async <A>(options: Executor.WorkersOptions, f: (rt: ManagedRuntime.ManagedRuntime<Executor.Executor, unknown>) => Promise<A>): Promise<A> => {
   const rt = ManagedRuntime.make(Executor.layerWorkers(options))
   try {
     return await f(rt)

@@ -77,12 +77,12 @@ export const neededOf = (dag: RandomDag): Set<number> => {
 }
 
 /** Runtimes: "sync" and worker pools of 1..3 workers, created lazily, disposed by `disposeAll`. */
-const runtimes = new Map<string, ManagedRuntime.ManagedRuntime<Executor.Executor, never>>()
-export const runtime = (workers: number): ManagedRuntime.ManagedRuntime<Executor.Executor, never> => {
+const runtimes = new Map<string, ManagedRuntime.ManagedRuntime<Executor.Executor, unknown>>()
+export const runtime = (workers: number): ManagedRuntime.ManagedRuntime<Executor.Executor, unknown> => {
   const name = workers === 0 ? "sync" : `workers-${workers}`
   let rt = runtimes.get(name)
   if (rt === undefined) {
-    const layer: Layer.Layer<Executor.Executor> = workers === 0 ? Executor.layerSync : Executor.layerWorkers({ workers })
+    const layer: Layer.Layer<Executor.Executor, unknown> = workers === 0 ? Executor.layerSync : Executor.layerWorkers({ workers })
     rt = ManagedRuntime.make(layer)
     runtimes.set(name, rt)
   }

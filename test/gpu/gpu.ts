@@ -18,7 +18,7 @@ export const skip: string | false = probe.device === null ? `no WebGPU adapter o
 if (probe.device !== null) probe.device.destroy()
 
 /** A GPU executor (1 CPU worker + 1 GPU worker) for a test file; dispose it in `after`. */
-export const gpuRuntime = (options: Partial<Executor.GpuWorkersOptions> = {}): ManagedRuntime.ManagedRuntime<Executor.Executor, EngineError.GpuUnavailable> =>
+export const gpuRuntime = (options: Partial<Executor.GpuWorkersOptions> = {}): ManagedRuntime.ManagedRuntime<Executor.Executor, EngineError.GpuUnavailable | EngineError.WorkerCountRefused> =>
   ManagedRuntime.make(Executor.layerGpu({ workers: 1, kernels: GpuKernels.kernels, ...options }))
 
 /** A CPU kernel of Tessera's, as the DSL names it. */

@@ -7,12 +7,15 @@
  * `tessera bench cluster [--graph fanout|tree] [--tasks N] [--workers N] [--json]`: the same
  * graphs on a LocalCluster of N worker processes (JSON with `tasksPerSecond`).
  *
+ * `--workers` of both is bounded like every count of workers (the engine's
+ * `maxWorkers()`): beyond it, a usage error naming the bound (exit 2) before anything starts.
+ *
  * @since 0.1.0
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
-import { intAtLeast, withDefaultShown, workersFlag } from "../flags.ts"
+import { intAtLeast, threadsFlag, withDefaultShown, workersFlag } from "../flags.ts"
 
 const engine = Command.make(
   "engine",
@@ -47,7 +50,7 @@ const cluster = Command.make(
       withDefaultShown<"fanout" | "tree">("graph shape: fanout (root + n-1 leaves), tree (binary reduction)", "fanout")
     ),
     tasks: intAtLeast("tasks", 1, "number of tasks (tree: rounded up to 2L-1)", 10_000),
-    workers: intAtLeast("workers", 1, "worker processes of the local cluster", 2),
+    workers: threadsFlag("workers", "worker processes of the local cluster", 2),
     repeats: intAtLeast("repeats", 1, "timed runs after one warm-up (which starts the cluster); the median is reported", 3),
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object", false))
   },
