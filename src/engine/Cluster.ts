@@ -26,6 +26,7 @@ import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
 import { Executor } from "./Executor.ts"
 import type { ExecutorShape } from "./Executor.ts"
+import { checkLocalCounts } from "./WorkerCount.ts"
 
 /**
  * Options of the cluster executor.
@@ -191,13 +192,17 @@ export class Cluster extends Context.Service<Cluster, ClusterShape>()("tessera/e
 
 /**
  * Starts a scheduler and `options.local` worker processes (default 2) in the current
- * scope; they stop when it closes.
+ * scope; they stop when it closes. `local`, `threads` and the two multiplied out of
+ * `Executor.maxWorkers()` are a defect (`WorkerCountRefused`), before any process starts
+ * (`Executor.layerCluster` fails with it as a typed error).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const LocalCluster = (options: ClusterOptions = {}): Effect.Effect<ClusterShape, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const refused = checkLocalCounts(options.local ?? 2, options.threads)
+    if (refused !== undefined) return yield* Effect.die(refused) // typed in layerCluster; kept off this signature
     const m = yield* Effect.promise(() => import("./internal/cluster/scheduler.ts"))
     const ex = yield* m.make({ ...options, local: options.local ?? 2 })
     const c = ex.cluster

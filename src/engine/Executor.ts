@@ -49,7 +49,7 @@ import type { Job } from "./internal/job.ts"
 import { allowModuleDirs } from "./internal/kernels.ts"
 import type { PoolOptions } from "./internal/pool.ts"
 import type { ClusterOptions } from "./Cluster.ts"
-import { checkWorkerCount, maxWorkers } from "./WorkerCount.ts"
+import { checkLocalCounts, checkWorkerCount, maxWorkers } from "./WorkerCount.ts"
 
 export {
   /**
@@ -396,11 +396,7 @@ export const layerCluster = (options: ClusterOptions = {}): Layer.Layer<Executor
   Layer.effect(
     Executor,
     Effect.suspend(() => {
-      const refused = (options.local !== undefined ? checkWorkerCount("local", options.local) : undefined) ??
-        (options.threads !== undefined ? checkWorkerCount("threads", options.threads) : undefined) ??
-        (options.local !== undefined && options.threads !== undefined
-          ? checkWorkerCount("local × threads", options.local * options.threads)
-          : undefined)
+      const refused = checkLocalCounts(options.local, options.threads)
       return refused !== undefined
         ? Effect.fail(refused)
         : Effect.flatMap(Effect.promise(() => import("./internal/cluster/scheduler.ts")), (m) => m.make(options))

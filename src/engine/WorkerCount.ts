@@ -78,6 +78,18 @@ export const checkWorkerCount = (option: string, asked: unknown): WorkerCountRef
   })
 }
 
+/**
+ * Checks the counts of a cluster's local worker processes: `local` processes of `threads`
+ * kernel threads each (a process counted as a thread), and the two multiplied.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const checkLocalCounts = (local: number | undefined, threads: number | undefined): WorkerCountRefused | undefined =>
+  (local !== undefined ? checkWorkerCount("local", local) : undefined) ??
+    (threads !== undefined ? checkWorkerCount("threads", threads) : undefined) ??
+    (local !== undefined && threads !== undefined ? checkWorkerCount("local × threads", local * threads) : undefined)
+
 const shown = (u: unknown): string => {
   const s = typeof u === "string" ? JSON.stringify(u) : String(u)
   return s.length > 40 ? `${s.slice(0, 40)}…` : s

@@ -12,6 +12,8 @@ import { describe, it } from "node:test"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Cause from "effect/Cause"
+import * as Cluster from "../../src/engine/Cluster.ts"
 import * as EngineError from "../../src/engine/EngineError.ts"
 import * as Executor from "../../src/engine/Executor.ts"
 
@@ -92,6 +94,20 @@ describe("WorkerCount", { timeout: 120_000 }, () => {
     assert.equal(a.processes + b.processes + c.processes, 0, "no worker process may start")
     assert.equal(a.threads + b.threads + c.threads, 0)
     assert.ok(a.ms + b.ms + c.ms < 20_000)
+  })
+
+  it("issue 32 item 7: Cluster.LocalCluster({ local: 100000 }) stops at once with WorkerCountRefused (a defect there: its signature has no error); no process started", async () => {
+    let processes = 0
+    const onProcess = () => processes++
+    dc.subscribe("child_process", onProcess)
+    try {
+      const exit = await Effect.runPromiseExit(Effect.scoped(Cluster.LocalCluster({ local: 100_000 })))
+      assert.ok(Exit.isFailure(exit))
+      refused(Cause.squash(exit.cause), "local", 100_000)
+      assert.equal(processes, 0)
+    } finally {
+      dc.unsubscribe("child_process", onProcess)
+    }
   })
 
   it("issue 32 item 7: a count within the bound still builds a working pool (workers: 1)", async () => {
