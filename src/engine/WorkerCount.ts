@@ -56,9 +56,9 @@ export const maxWorkers = (
  * @since 0.1.0
  * @category validation
  */
-export const checkWorkerCount = (option: string, asked: unknown): WorkerCountRefused | undefined => {
-  if (typeof asked !== "number" || !Number.isInteger(asked) || asked < 1) {
-    const why = "not a whole number of at least 1"
+export const checkWorkerCount = (option: string, asked: unknown, least = 1): WorkerCountRefused | undefined => {
+  if (typeof asked !== "number" || !Number.isInteger(asked) || asked < least) {
+    const why = `not a whole number of at least ${least}`
     return new WorkerCountRefused({
       option,
       asked: typeof asked === "number" ? asked : Number.NaN,
@@ -80,15 +80,17 @@ export const checkWorkerCount = (option: string, asked: unknown): WorkerCountRef
 
 /**
  * Checks the counts of a cluster's local worker processes: `local` processes of `threads`
- * kernel threads each (a process counted as a thread), and the two multiplied.
+ * kernel threads each (a process counted as a thread), and the two multiplied. `local: 0`
+ * is allowed: a scheduler that starts no worker of its own and waits for workers started
+ * elsewhere (`tessera worker`, other hosts).
  *
  * @since 0.1.0
  * @category validation
  */
 export const checkLocalCounts = (local: number | undefined, threads: number | undefined): WorkerCountRefused | undefined =>
-  (local !== undefined ? checkWorkerCount("local", local) : undefined) ??
+  (local !== undefined ? checkWorkerCount("local", local, 0) : undefined) ??
     (threads !== undefined ? checkWorkerCount("threads", threads) : undefined) ??
-    (local !== undefined && threads !== undefined ? checkWorkerCount("local × threads", local * threads) : undefined)
+    (local !== undefined && local > 0 && threads !== undefined ? checkWorkerCount("local × threads", local * threads) : undefined)
 
 const shown = (u: unknown): string => {
   const s = typeof u === "string" ? JSON.stringify(u) : String(u)

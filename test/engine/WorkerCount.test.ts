@@ -110,6 +110,15 @@ describe("WorkerCount", { timeout: 120_000 }, () => {
     }
   })
 
+  it("issue 32 item 7: local: 0 (a scheduler that waits for workers started elsewhere) passes the local check; -1 and 1.5 do not", async () => {
+    const { checkLocalCounts } = await import("../../src/engine/WorkerCount.ts")
+    assert.equal(checkLocalCounts(0, 4), undefined)
+    assert.equal(checkLocalCounts(0, undefined), undefined)
+    assert.match(checkLocalCounts(-1, undefined)?.why ?? "", /at least 0/)
+    assert.match(checkLocalCounts(1.5, undefined)?.why ?? "", /at least 0/)
+    assert.match(checkLocalCounts(2, 0)?.why ?? "", /at least 1/)
+  })
+
   it("issue 32 item 7: a count within the bound still builds a working pool (workers: 1)", async () => {
     const r = await build(Executor.layerWorkers({ workers: 1 }))
     assert.ok(Exit.isSuccess(r.exit), String(r.error))
