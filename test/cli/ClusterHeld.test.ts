@@ -35,7 +35,7 @@ const start = (args: ReadonlyArray<string>, cwd?: string) => startTessera(procs,
  * A run file: `n` chunks of `size` float64s, each taken with its neighbour by a 1 s
  * kernel (so the chunks are held across batches, on both workers), then summed.
  */
-const runFile = (n: number, size: number) => `import { Effect } from ${JSON.stringify(import.meta.resolve("effect"))}
+const runFile = (n: number, size: number, spinMs = 1000) => `import { Effect } from ${JSON.stringify(import.meta.resolve("effect"))}
 import * as Engine from ${JSON.stringify(join(src, "engine/Engine.ts"))}
 import * as Kernel from ${JSON.stringify(join(src, "engine/Kernel.ts"))}
 import * as TaskGraph from ${JSON.stringify(join(src, "engine/TaskGraph.ts"))}
@@ -45,7 +45,7 @@ const k = (name: string) => Kernel.ref(${JSON.stringify(basic)}, name)
 const specs: Array<TaskGraph.TaskSpec> = []
 for (let i = 0; i < ${n}; i++) {
   specs.push({ key: "arange-" + i, kernel: k("arange"), args: [i, ${size}] })
-  specs.push({ key: "spin-" + i, kernel: k("spin"), args: [1000, TaskGraph.ref("arange-" + i), TaskGraph.ref("arange-" + ((i + 1) % ${n}))] })
+  specs.push({ key: "spin-" + i, kernel: k("spin"), args: [${spinMs}, TaskGraph.ref("arange-" + i), TaskGraph.ref("arange-" + ((i + 1) % ${n}))] })
   specs.push({ key: "sum-" + i, kernel: k("chunkSum"), args: [TaskGraph.ref("spin-" + i)] })
 }
 specs.push({ key: "total", kernel: k("sum"), args: [TaskGraph.refs(Array.from({ length: ${n} }, (_, i) => "sum-" + i))] })
@@ -73,6 +73,8 @@ describe("cluster memory has an owner (tessera scheduler, two tessera workers, d
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "tessera-cluster-held-"))
     writeFileSync(join(dir, "held.ts"), runFile(4, 500_000))
+    // a run that is surely still computing when the test kills its scheduler (15 s spins)
+    writeFileSync(join(dir, "long.ts"), runFile(4, 500_000, 15_000))
     sched = start(["scheduler", "--port", "0"])
     scheduler = (await sched.wait(/workers join with {2}tessera worker --scheduler (127\.0\.0\.1:\d+)/, 60))[1]!
     for (let i = 0; i < 2; i++) {
@@ -138,7 +140,7 @@ describe("cluster memory has an owner (tessera scheduler, two tessera workers, d
 
   it("issue 32 item 12: a scheduler killed mid-run: the driver fails with a sentence naming the scheduler's address (exit 1), not an internal error", async () => {
     const from = sched.out.stderr.length
-    const d = start(["run", "held.ts", "--cluster", scheduler], dir)
+    const d = start(["run", "long.ts", "--cluster", scheduler], dir)
     await sched.wait(/worker holds \d+(\.\d+)? MB/, 60, from)
     sched.p.kill("SIGKILL")
     const e = await d.exited
