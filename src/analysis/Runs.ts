@@ -43,20 +43,113 @@ export interface Run {
   readonly pipeline: string | undefined
 }
 
-/** The task intervals, sorted by start. */
-const intervals = (tables: TraceTables): Array<readonly [number, number]> => {
+/** The valid task intervals (both ends finite; an end before its start taken as the start), in file order. */
+const intervals = (tables: TraceTables): { readonly start: Float64Array; readonly end: Float64Array } => {
   const t = tables.tasks
-  const start = t.getChild("start")
-  const end = t.getChild("end")
-  const out: Array<readonly [number, number]> = []
-  if (start === null || end === null) return out
+  const startCol = t.getChild("start")
+  const endCol = t.getChild("end")
+  if (startCol === null || endCol === null) return { start: new Float64Array(0), end: new Float64Array(0) }
+  // the columns' own typed arrays where they have no nulls (no per-row getter)
+  const a0 = startCol.nullCount === 0 ? startCol.toArray() as unknown : undefined
+  const b0 = endCol.nullCount === 0 ? endCol.toArray() as unknown : undefined
+  const fast = a0 instanceof Float64Array && b0 instanceof Float64Array
+  const start = new Float64Array(t.numRows)
+  const end = new Float64Array(t.numRows)
+  let n = 0
   for (let i = 0; i < t.numRows; i++) {
-    const a = start.get(i) as number | null
-    const b = end.get(i) as number | null
-    if (a === null || b === null || !Number.isFinite(a) || !Number.isFinite(b)) continue
-    out.push([a, Math.max(a, b)])
+    const x = fast ? a0[i]! : startCol.get(i) as number | null
+    const y = fast ? b0[i]! : endCol.get(i) as number | null
+    if (x === null || y === null || !Number.isFinite(x) || !Number.isFinite(y)) continue
+    start[n] = x
+    end[n] = y > x ? y : x
+    n++
   }
-  return out.sort((x, y) => x[0] - y[0])
+  return { start: start.subarray(0, n), end: end.subarray(0, n) }
+}
+
+/**
+ * The busy stretches, the union of the intervals, in time order: a sweep over the starts
+ * and the ends each sorted on its own (a count of open intervals; no pair sort needed).
+ */
+const busyStretches = (start: Float64Array, end: Float64Array): Array<[number, number]> => {
+  const s = Float64Array.from(start).sort()
+  const e = Float64Array.from(end).sort()
+  const busy: Array<[number, number]> = []
+  let open = 0
+  let i = 0
+  let j = 0
+  while (i < s.length) {
+    // starts before ends at equal times: touching intervals make one stretch
+    if (s[i]! <= e[j]!) {
+      if (open === 0) busy.push([s[i]!, s[i]!])
+      open++
+      i++
+    } else {
+      open--
+      if (open === 0) busy.at(-1)![1] = e[j]!
+      j++
+    }
+  }
+  // the ends left close the last stretch at the latest end
+  if (open > 0) busy.at(-1)![1] = e[e.length - 1]!
+  return busy
+}
+
+/**
+ * The valid task intervals' count, earliest start and latest end, read from the columns'
+ * typed arrays (no per-row getter, no sort); `undefined` where the columns are not plain
+ * float64 without nulls, and the caller takes the general path.
+ */
+const span = (tables: TraceTables): { readonly n: number; readonly lo: number; readonly hi: number } | undefined => {
+  const start = tables.tasks.getChild("start")
+  const end = tables.tasks.getChild("end")
+  if (start === null || end === null || start.nullCount > 0 || end.nullCount > 0) return undefined
+  const a = start.toArray() as unknown
+  const b = end.toArray() as unknown
+  if (!(a instanceof Float64Array) || !(b instanceof Float64Array)) return undefined
+  let n = 0
+  let lo = Infinity
+  let hi = -Infinity
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!
+    const y = b[i]!
+    if (!Number.isFinite(x) || !Number.isFinite(y)) continue
+    n++
+    if (x < lo) lo = x
+    const z = y > x ? y : x
+    if (z > hi) hi = z
+  }
+  return { n, lo, hi }
+}
+
+/**
+ * Whether no idle gap of {@link minGapSeconds} or more can lie between `lo` and `hi`: the
+ * span cut into bins of half that width, each interval marking the bins it touches (a
+ * difference array, so a long interval costs two writes), and every bin touched — a gap
+ * that long would hold a whole bin no interval touches. False where it cannot tell
+ * cheaply (more than a million bins, or columns the caller could not read as typed arrays).
+ */
+const noLongGap = (tables: TraceTables, lo: number, hi: number): boolean => {
+  const width = minGapSeconds / 2
+  const bins = Math.floor((hi - lo) / width) + 1
+  if (!(bins <= 1_000_000)) return false
+  const a = tables.tasks.getChild("start")?.toArray() as unknown
+  const b = tables.tasks.getChild("end")?.toArray() as unknown
+  if (!(a instanceof Float64Array) || !(b instanceof Float64Array)) return false
+  const marks = new Int32Array(bins + 1)
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!
+    const y = b[i]!
+    if (!Number.isFinite(x) || !Number.isFinite(y)) continue
+    marks[Math.floor((x - lo) / width)]!++
+    marks[Math.floor(((y > x ? y : x) - lo) / width) + 1]!--
+  }
+  let open = 0
+  for (let k = 0; k < bins; k++) {
+    open += marks[k]!
+    if (open === 0) return false
+  }
+  return true
 }
 
 /**
@@ -73,14 +166,17 @@ export const runsOf = (tables: TraceTables): Array<Run> => {
     .sort((a, b) => a.time - b.time)
     // the same run's event read twice (the same file given twice) is one run
     .filter((g, i, all) => i === 0 || g.time - all[i - 1]!.time > 1e-6)
-  const tasks = intervals(tables)
-  // the busy stretches: the union of the task intervals
-  const busy: Array<[number, number]> = []
-  for (const [a, b] of tasks) {
-    const last = busy.at(-1)
-    if (last !== undefined && a <= last[1]) last[1] = Math.max(last[1], b)
-    else busy.push([a, b])
+  // one graph event at most and every task within minGapSeconds: one run, whatever the
+  // gaps (the usual case, found without building and sorting an interval per task)
+  const quick = graphs.length <= 1 ? span(tables) : undefined
+  if (quick !== undefined && (quick.n === 0 || quick.hi - quick.lo < minGapSeconds || noLongGap(tables, quick.lo, quick.hi))) {
+    const g = graphs[0]
+    const start = Math.min(quick.lo, g?.time ?? Infinity)
+    const stop = Math.max(quick.hi, g?.time ?? -Infinity)
+    return Number.isFinite(start) ? [{ start, stop, tasks: quick.n, pipeline: g?.pipeline }] : []
   }
+  const tasks = intervals(tables)
+  const busy = busyStretches(tasks.start, tasks.end)
   const busyTotal = busy.reduce((s, [a, b]) => s + (b - a), 0)
   const starts = new Set<number>()
   for (const g of graphs.slice(1)) starts.add(g.time)
@@ -106,11 +202,12 @@ export const runsOf = (tables: TraceTables): Array<Run> => {
     run.start = Math.min(run.start, g.time)
     run.stop = Math.max(run.stop, g.time)
   }
-  for (const [a, b] of tasks) {
+  for (let i = 0; i < tasks.start.length; i++) {
+    const a = tasks.start[i]!
     const run = runs[runOf(a)]!
     run.tasks++
     run.start = Math.min(run.start, a)
-    run.stop = Math.max(run.stop, b)
+    run.stop = Math.max(run.stop, tasks.end[i]!)
   }
   return runs.filter((r) => Number.isFinite(r.start))
 }
@@ -137,7 +234,7 @@ export const filesOfRuns = async (
       continue
     }
     const times: Array<number> = []
-    for (const [a] of intervals(tables)) times.push(a)
+    for (const a of intervals(tables).start) times.push(a)
     for (const t of [tables.resources as Table, tables.memory as Table]) {
       const c = t.getChild("timestamp")
       if (c === null) continue
