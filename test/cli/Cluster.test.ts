@@ -77,8 +77,21 @@ describe("tessera --cluster", () => {
   it("runs on the workers of a tessera scheduler, whose processes write the profile's host files", async () => {
     const port = await freePort("127.0.0.1")
     const sched = start(["scheduler", "--port", String(port)])
+    let schedLog = ""
+    const bothJoined = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the workers did not join within 60 s:\n${schedLog}`)), 60_000)
+      sched.stderr!.on("data", (d) => {
+        schedLog += d
+        if (/2 workers now/.test(schedLog)) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    })
     const addr = `127.0.0.1:${port}`
     const ws = [start(["worker", "--scheduler", addr]), start(["worker", "--scheduler", addr, "--threads", "2"])]
+    // both workers in before the driver starts (its tasks would all go to one worker otherwise)
+    await bothJoined
     const dir = tempDir()
     const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
       const p = start(["run", fixture, "--cluster", addr, "--profile", "s"], dir)
