@@ -1,6 +1,6 @@
 /**
  * A cluster worker's plugin runner (src/engine/internal/cluster/workerPlugins.ts), without
- * processes: a batch's records (the pool's, kept as columns: taskColumns.ts) reach the
+ * processes: a batch's records (the pool's, kept as timing rows: batchTimings.ts) reach the
  * worker plugins as the scheduler would have made them — rows, clock, execution keys,
  * lineage, stage — and a plugin that reads records only during the call
  * (`transientRecords`) reads the same records as one that keeps them, which gets new
@@ -12,7 +12,7 @@ import * as fc from "fast-check"
 import type { TaskRecord } from "../../src/engine/EngineEvents.ts"
 import { describeResult } from "../../src/engine/internal/kernels.ts"
 import type { RunTrace } from "../../src/engine/internal/cluster/protocol.ts"
-import { TaskColumns } from "../../src/engine/internal/cluster/taskColumns.ts"
+import { BatchTimings } from "../../src/engine/internal/cluster/batchTimings.ts"
 import { PluginRunner } from "../../src/engine/internal/cluster/workerPlugins.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import { seen } from "../fixtures/plugins/recording.ts"
@@ -59,7 +59,7 @@ const runBatch = async (factories: ReadonlyArray<"copying" | "keeping">, tasks: 
     rows: [],
     peers: []
   }
-  const cols = new TaskColumns(graph)
+  const cols = new BatchTimings(graph)
   runner.begin(trace)
   tasks.forEach((t, i) => {
     const r: TaskRecord = {
@@ -145,7 +145,7 @@ describe("PluginRunner", () => {
     const graph = TaskGraph.makeUnsafe([{ key: "a", kernel: { module: mod, name: "none" }, args: [] }])
     const trace: RunTrace = { plugins: [id], index: 0, offset: 0, tasks: [["a", [], [], ""]], inputs: [], rows: [], peers: [] }
     const batch = () => {
-      const cols = new TaskColumns(graph)
+      const cols = new BatchTimings(graph)
       cols.callbacks.task!({
         key: "a", name: "a", host: "hostA", workerId: 0, threadId: "worker-hostA-0",
         phases: { gather: [1, 2], compute: [2, 3], transfer: [3, 4] }, cpuTime: 0,

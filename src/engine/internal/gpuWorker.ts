@@ -17,7 +17,7 @@
  * Busy time: each dispatch's kernel time from timestamp queries where the adapter has
  * the `timestamp-query` feature, else from submit to completion (`onSubmittedWorkDone`,
  * an upper bound: queueing included); the union of these intervals is the worker's busy
- * time (`BatchDone.device.busy`) and, per task, its `gpuTime`.
+ * time (`BatchDone.device.busy`) and, per task, its `gpuTime` (a field of its timing row).
  *
  * Leaves out: moving a device copy straight to another GPU worker (with several GPU
  * workers the pool asks for every result a GPU task takes to come to the host), and
@@ -34,7 +34,8 @@ import * as Gpu from "../Gpu.ts"
 import type { KernelFn } from "../Kernel.ts"
 import { errorParts, loadFailure, loadKernel } from "./kernels.ts"
 import { resolveLocal, serve } from "./batchLoop.ts"
-import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
+import { BATCH, CANCEL, INDEX } from "./protocol.ts"
+import { newRows, Timing, TIMING_FLOATS, writeAmounts, writePhases } from "./taskTiming.ts"
 import { heapBytes } from "./taskMemory.ts"
 import type { BatchDone, BatchError, FreeDevice, Ready, RunBatch } from "./protocol.ts"
 
@@ -419,8 +420,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
   busySeconds = 0
   const n = m.ks.length
   const results = new Array<unknown>(n)
-  const rec = m.p === 1 ? new Float64Array(n * REC_STRIDE) : null
-  const gpuTime = rec !== null ? new Float64Array(n) : null
+  const rec = m.p === 1 ? newRows(n) : null
   let error: BatchError | null = null
   let done = 0
   Atomics.store(control, BATCH, m.b)
@@ -451,7 +451,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
     try {
       results[q] = await runTask(device, fn, q, args, m, cur)
       // profiling: the task's record carries its kernel time, so wait for it
-      if (gpuTime !== null) gpuTime[q] = await cur.task!.timed()
+      if (rec !== null) rec[q * TIMING_FLOATS + Timing.gpuTime] = await cur.task!.timed()
       ok = true
     } catch (e) {
       const { message, stack } = errorParts(e)
@@ -461,20 +461,12 @@ const runBatch = async (m: RunBatch): Promise<void> => {
       if (rec !== null && ok) {
         // gather: the uploads; compute: to the first read-back; transfer: the read-backs
         const t1 = now()
-        const o = q * REC_STRIDE
+        const o = q * TIMING_FLOATS
         const gatherEnd = uploadEnd === 0 ? x0 : uploadEnd
-        const readAt = firstRead === 0 ? t1 : firstRead
-        rec[o] = x0
-        rec[o + 1] = gatherEnd
-        rec[o + 2] = gatherEnd
-        rec[o + 3] = readAt
-        rec[o + 4] = readAt
-        rec[o + 5] = t1
-        rec[o + 6] = cpu() - c0
+        writePhases(rec, o, x0, gatherEnd, firstRead === 0 ? t1 : firstRead, t1)
         // the thread's host heap, as on a CPU worker (device memory is Managed Memory's `device`);
         // GPU kernels read no files
-        rec[o + 7] = Math.max(heap0, heapBytes())
-        rec[o + 8] = 0
+        writeAmounts(rec, o, cpu() - c0, Math.max(heap0, heapBytes()), 0)
       }
     }
     if (!ok) break
@@ -492,8 +484,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
     busy: performance.now() - t0,
     rec,
     xfer: xfer.length > 0 ? Float64Array.from(xfer) : null,
-    device: { held, busy: busySeconds, salt, kept: Float64Array.from(keptOut), evicted: Float64Array.from(evicted) },
-    ...(gpuTime !== null ? { gpuTime } : {})
+    device: { held, busy: busySeconds, salt, kept: Float64Array.from(keptOut), evicted: Float64Array.from(evicted) }
   } satisfies BatchDone)
 }
 

@@ -16,41 +16,9 @@ import type { SchedulerState } from "../State.ts"
 import type { TaskGraph } from "../TaskGraph.ts"
 import { describeResult } from "./kernels.ts"
 import type { ResultInfo } from "./kernels.ts"
+import { blankTaskRecord, buildTaskRecord, erredInfo, type Mutable, RecordSource, type TaskFailure } from "./taskRecord.ts"
 
-/** @since 0.1.0 @internal */
-export type Mutable<T> = { -readonly [K in keyof T]: T[K] }
-
-/**
- * A TaskRecord to refill for each task (transient records): every field present, the
- * optional ones undefined, so that it keeps one hidden class; undefined reads as absent.
- *
- * @since 0.1.0
- * @internal
- */
-export const blankTaskRecord = (): Mutable<TaskRecord> =>
-  ({
-    key: "",
-    name: "",
-    host: "",
-    workerId: 0,
-    threadId: "",
-    phases: { gather: [0, 0], compute: [0, 0], transfer: [0, 0] },
-    cpuTime: 0,
-    peakMemory: 0,
-    ioBytes: 0,
-    nbytes: 0,
-    shape: [],
-    dtype: "",
-    type: "",
-    dependencies: [],
-    dependents: [],
-    state: "memory",
-    stage: undefined,
-    mainThread: undefined,
-    gpuTime: undefined,
-    error: undefined,
-    traceback: undefined
-  }) as unknown as Mutable<TaskRecord>
+export { blankTaskRecord, erredInfo, type Mutable, type TaskFailure }
 
 /**
  * A MemoryRecord to refill for each change (transient records), `device` present and undefined.
@@ -121,6 +89,8 @@ export interface Job {
   /** the refilled records when `transient` (made on first use) */
   scratchTask: Mutable<TaskRecord> | null
   scratchMemory: Mutable<MemoryRecord> | null
+  /** what the task being recorded's TaskRecord is built from (refilled) */
+  readonly source: RecordSource
   /** the task being recorded: its dependencies and dependents */
   readonly deps: KeyList
   readonly dents: KeyList
@@ -175,6 +145,7 @@ export const makeJob = (
     transient,
     scratchTask: null,
     scratchMemory: null,
+    source: new RecordSource(),
     deps: new KeyList(),
     dents: new KeyList(),
     spare: [],
@@ -524,30 +495,10 @@ export class PendingTask {
   rec: ArrayLike<number> = noRec
   o = 0
   state: "memory" | "erred" = "memory"
-  gpuTime: number | undefined = undefined
   failure: TaskFailure | undefined = undefined
 }
 
-/**
- * Why an erred task failed, for its TaskRecord (`error`, `traceback`).
- *
- * @since 0.1.0
- * @internal
- */
-export interface TaskFailure {
-  readonly error: string
-  readonly traceback: string
-}
-
-const noInfo: ResultInfo = { nbytes: 0, chunks: 0, shape: [], dtype: "", type: "" }
-
-/**
- * The ResultInfo of an erred task (no result: no bytes, shape, dtype or type).
- *
- * @since 0.1.0
- * @internal
- */
-export const erredInfo: ResultInfo = noInfo
+const noInfo: ResultInfo = erredInfo
 const noRec: ArrayLike<number> = []
 
 /** A PendingTask for task `i`: a delivered one refilled, else a new one. */
@@ -560,7 +511,6 @@ const pendingTask = (
   rec: ArrayLike<number>,
   o: number,
   state: "memory" | "erred",
-  gpuTime: number | undefined,
   failure: TaskFailure | undefined
 ): PendingTask => {
   const p = job.spare.pop() ?? new PendingTask()
@@ -571,7 +521,6 @@ const pendingTask = (
   p.rec = rec
   p.o = o
   p.state = state
-  p.gpuTime = gpuTime
   p.failure = failure
   return p
 }
@@ -588,75 +537,26 @@ const spare = (job: Job, p: PendingTask): void => {
  * The TaskRecord of a finished task (its execution key already assigned when the job has
  * a run): a new object, or the job's refilled one when its records are transient.
  */
-const taskRecord = (job: Job, p: PendingTask): TaskRecord => (job.transient ? refillTask(job, p) : newTaskRecord(job, p))
-
-/** `taskRecord` for transient records: the job's one TaskRecord (its arrays too), refilled. */
-const refillTask = (job: Job, p: PendingTask): TaskRecord => {
-  const { i, info, host, workerId, rec, o } = p
-  const r = job.scratchTask ??= blankTaskRecord()
-  const ph = r.phases as { gather: [number, number]; compute: [number, number]; transfer: [number, number] }
-  r.key = execKeyAt(job, i)
-  r.name = job.graph.names[i]!
-  r.host = host
-  r.workerId = workerId
-  r.threadId = rowOf(job, host, workerId)
-  ph.gather[0] = rec[o]!
-  ph.gather[1] = rec[o + 1]!
-  ph.compute[0] = rec[o + 2]!
-  ph.compute[1] = rec[o + 3]!
-  ph.transfer[0] = rec[o + 4]!
-  ph.transfer[1] = rec[o + 5]!
-  r.cpuTime = rec[o + 6]!
-  r.peakMemory = rec[o + 7]!
-  r.ioBytes = rec[o + 8]!
-  r.nbytes = info.nbytes
-  r.shape = info.shape
-  r.dtype = info.dtype
-  r.type = info.type
+const taskRecord = (job: Job, p: PendingTask): TaskRecord => {
+  const { i, host, workerId } = p
+  const s = job.source
+  s.key = execKeyAt(job, i)
+  s.name = job.graph.names[i]!
+  s.host = host
+  s.workerId = workerId
+  s.threadId = rowOf(job, host, workerId)
+  s.rows = p.rec
+  s.o = p.o
+  s.info = p.info
   fillLists(job, i)
-  r.dependencies = job.deps.reuse()
-  r.dependents = job.dents.reuse()
-  r.state = p.state
-  const o2 = r as { stage: string | undefined; mainThread: boolean | undefined; gpuTime: number | undefined; error: string | undefined; traceback: string | undefined }
-  o2.stage = job.graph.specs[i]!.stage
-  o2.mainThread = job.mainThread ? true : undefined
-  o2.gpuTime = p.gpuTime
-  o2.error = p.failure?.error
-  o2.traceback = p.failure?.traceback
-  return r
-}
-
-const newTaskRecord = (job: Job, p: PendingTask): TaskRecord => {
-  const { i, info, host, workerId, rec, o, gpuTime } = p
-  const spec = job.graph.specs[i]!
-  fillLists(job, i)
-  // one object literal, `stage` added after: a spread inside the literal made V8 build
-  // every record on its slow path (~1.7 µs a task on the demo, 7x the rest of this)
-  const r: Mutable<TaskRecord> = {
-    key: execKeyAt(job, i),
-    name: job.graph.names[i]!,
-    host,
-    workerId,
-    threadId: rowOf(job, host, workerId),
-    phases: { gather: [rec[o]!, rec[o + 1]!], compute: [rec[o + 2]!, rec[o + 3]!], transfer: [rec[o + 4]!, rec[o + 5]!] },
-    cpuTime: rec[o + 6]!,
-    peakMemory: rec[o + 7]!,
-    ioBytes: rec[o + 8]!,
-    nbytes: info.nbytes,
-    shape: info.shape,
-    dtype: info.dtype,
-    type: info.type,
-    dependencies: job.deps.copy(),
-    dependents: job.dents.copy(),
-    state: p.state
-  }
-  if (spec.stage !== undefined) r.stage = spec.stage
-  if (job.mainThread) r.mainThread = true
-  if (gpuTime !== undefined) r.gpuTime = gpuTime
-  if (p.failure !== undefined) {
-    r.error = p.failure.error
-    r.traceback = p.failure.traceback
-  }
+  s.dependencies = job.transient ? job.deps.reuse() : job.deps.copy()
+  s.dependents = job.transient ? job.dents.reuse() : job.dents.copy()
+  s.state = p.state
+  s.stage = job.graph.specs[i]!.stage
+  s.mainThread = job.mainThread
+  s.failure = p.failure
+  const r = buildTaskRecord(s, job.transient ? job.scratchTask ??= blankTaskRecord() : null)
+  s.clear()
   return r
 }
 
@@ -666,7 +566,8 @@ const newTaskRecord = (job: Job, p: PendingTask): TaskRecord => {
  * the compute's requested results remember theirs when it ends (`markOutputs`). `info`
  * describes the result where it is not at hand (the cluster executor's stay on workers).
  * An erred task (`state` "erred") is recorded with `failure` (its error and worker-side
- * stack) and holds no memory.
+ * stack) and holds no memory. `rec[o ...]` is the task's timing row (taskTiming.ts), on
+ * the driver's clock.
  *
  * @since 0.1.0
  * @internal
@@ -682,14 +583,13 @@ export const record = (
   o: number,
   state: "memory" | "erred",
   info: ResultInfo = describeResult(result),
-  gpuTime?: number,
   failure?: TaskFailure
 ): void => {
   const run = job.run
   // a key assigned when the task was sent to another process (taskLineage) stays
   if (run !== undefined) job.exec![i] ??= Lineage.executeKey(run, job.graph.keys[i]!)
   if (job.taskCbs.length > 0) {
-    const p = pendingTask(job, i, info, workerId, host, rec, o, state, gpuTime, failure)
+    const p = pendingTask(job, i, info, workerId, host, rec, o, state, failure)
     if (job.deferring) job.outbox.push(p)
     else {
       const r = taskRecord(job, p)

@@ -46,7 +46,8 @@ import { DeviceBook } from "./deviceBook.ts"
 import { deliverRecords, erredInfo, MemoryBook, post, pre, record } from "./job.ts"
 import { describeOutput, encodeOutput, OUT_STRIDE, unsendable } from "./kernels.ts"
 import type { Job } from "./job.ts"
-import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, KEPT_STRIDE, LOCAL, REC_STRIDE, XFER_STRIDE } from "./protocol.ts"
+import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, KEPT_STRIDE, LOCAL, XFER_STRIDE } from "./protocol.ts"
+import { hasRow, TIMING_FLOATS } from "./taskTiming.ts"
 import type { BatchDone, Ready, RunBatch, Samples } from "./protocol.ts"
 
 const TARGET_BATCH_MS = 2
@@ -595,7 +596,7 @@ export class Pool {
       const r = m.results[q]
       // A fused task's pretask runs now, after its inputs' posttask.
       if (hasPre && q >= batch.fusedFrom) pre(run.job, i)
-      if (book !== null && rec !== null) record(run.job, book, i, r, slot.id, this.host, rec, q * REC_STRIDE, "memory", undefined, m.gpuTime?.[q])
+      if (book !== null && rec !== null) record(run.job, book, i, r, slot.id, this.host, rec, q * TIMING_FLOATS, "memory")
       State.finishTask(s, i, r)
       if (hasPost) post(run.job, i, r, slot.id)
     }
@@ -614,8 +615,8 @@ export class Pool {
         ? EngineError.badOutput(key, `${e.name} (${e.module})`, spec.stage, spec.output !== undefined ? describeOutput(spec.output) : "?", e.output)
         : EngineError.kernelFailed(key, `${e.name} (${e.module})`, e.message, e.stack, e.module)
       // the failed task's record (a CPU worker filled its row): state erred, with the error
-      if (book !== null && rec !== null && rec[e.i * REC_STRIDE]! > 0) {
-        record(run.job, book, i, undefined, slot.id, this.host, rec, e.i * REC_STRIDE, "erred", erredInfo, undefined, { error: error.message, traceback: e.stack })
+      if (book !== null && rec !== null && hasRow(rec, e.i * TIMING_FLOATS)) {
+        record(run.job, book, i, undefined, slot.id, this.host, rec, e.i * TIMING_FLOATS, "erred", erredInfo, { error: error.message, traceback: e.stack })
       }
       this.fail(run, error)
       return

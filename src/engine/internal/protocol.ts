@@ -23,17 +23,6 @@ export const INDEX = 2
 /** @since 0.1.0 @internal */
 export const CONTROL_SLOTS = 4
 
-/**
- * Per-task profile floats in `BatchDone.rec`: gather start/stop, compute start/stop,
- * transfer start/stop (epoch s), thread CPU seconds, peak heap + external bytes, bytes
- * read (`TaskIo`). A CPU worker fills the row of the task that failed too (up to the
- * failure), so that the pool records it as erred.
- *
- * @since 0.1.0
- * @internal
- */
-export const REC_STRIDE = 9
-
 /** @since 0.1.0 @internal */
 export interface RunBatch {
   readonly t: "run"
@@ -181,7 +170,11 @@ export interface BatchDone {
   readonly error: BatchError | null
   /** ms the worker spent on the batch */
   readonly busy: number
-  /** REC_STRIDE floats per completed task, when the batch asked for profiling */
+  /**
+   * when the batch asked for profiling: one timing row (taskTiming.ts) per task of the
+   * batch, completed ones filled, and the failed one up to its failure where the worker
+   * measured it (its `gatherStart` a number); the other rows NaN
+   */
   readonly rec: Float64Array | null
   /** GPU workers: the batch's transfers (XFER_STRIDE floats each) */
   readonly xfer?: Float64Array | null
@@ -191,6 +184,4 @@ export interface BatchDone {
    * device (KEPT_STRIDE floats each) and the tags of copies it dropped to make room
    */
   readonly device?: { readonly held: number; readonly busy: number; readonly salt: number; readonly kept: Float64Array; readonly evicted: Float64Array }
-  /** GPU workers: per completed task, its GPU kernel seconds (see `Gpu.TaskContext.dispatch`) */
-  readonly gpuTime?: Float64Array
 }

@@ -17,6 +17,7 @@ import * as State from "../State.ts"
 import { checkOutput, describeOutput, errorParts, KernelLoadError, loadKernel, ModuleRefused, OutputMismatch, shareResult } from "./kernels.ts"
 import { erredInfo, MemoryBook, post, pre, record } from "./job.ts"
 import { heapBytes } from "./taskMemory.ts"
+import { newRows, writeAmounts, writePhases } from "./taskTiming.ts"
 import { bytesRead } from "../TaskIo.ts"
 import type { Job } from "./job.ts"
 import type { TaskSpec } from "../TaskGraph.ts"
@@ -104,7 +105,7 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
   }
   const s = job.state
   const book = job.profile ? new MemoryBook(job, 1, host) : null
-  const rec = new Float64Array(9)
+  const rec = newRows(1)
   const now = EngineClock.nowSeconds
   const cpu = EngineClock.threadCpuSeconds
   // Hot loop: plain imperative code on typed arrays, no per-task allocation besides
@@ -131,22 +132,21 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
     const spec = job.graph.specs[i]!
     let result: unknown
     let c0 = 0
+    let t0 = 0
     try {
       if (book !== null) {
         c0 = cpu()
         const h0 = heapBytes()
         const io0 = bytesRead()
-        rec[0] = rec[1] = rec[2] = now()
+        t0 = now()
         let r = fn.apply(undefined, args as Array<unknown>)
         if (isThenable(r)) r = await r
         if (spec.output !== undefined) check(r, spec)
-        rec[3] = rec[4] = now()
+        const x1 = now()
         const h1 = heapBytes()
         result = shareResult(r)
-        rec[5] = now()
-        rec[6] = cpu() - c0
-        rec[7] = Math.max(h0, h1, heapBytes())
-        rec[8] = bytesRead() - io0
+        writePhases(rec, 0, t0, t0, x1, now())
+        writeAmounts(rec, 0, cpu() - c0, Math.max(h0, h1, heapBytes()), bytesRead() - io0)
       } else {
         let r = fn.apply(undefined, args as Array<unknown>)
         if (isThenable(r)) r = await r
@@ -162,11 +162,10 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
         : EngineError.kernelFailed(key, Kernel.describe(k), message, stack, k.module)
       if (book !== null) {
         // the failed task's record, up to the failure
-        rec[3] = rec[4] = rec[5] = now()
-        rec[6] = cpu() - c0
-        rec[7] = heapBytes()
-        rec[8] = 0
-        record(job, book, i, undefined, 0, host, rec, 0, "erred", erredInfo, undefined, { error: error.message, traceback: e instanceof OutputMismatch ? "" : stack })
+        const t1 = now()
+        writePhases(rec, 0, t0, t0, t1, t1)
+        writeAmounts(rec, 0, cpu() - c0, heapBytes(), 0)
+        record(job, book, i, undefined, 0, host, rec, 0, "erred", erredInfo, { error: error.message, traceback: e instanceof OutputMismatch ? "" : stack })
       }
       throw error
     }

@@ -18,7 +18,8 @@ import { ThreadSampler } from "../ThreadSampler.ts"
 import { errorParts, loadFailure, loadKernel, OUT_STRIDE, OutputMismatch, outputMismatch, shareResult } from "./kernels.ts"
 import { noSamples, resolveLocal, serve } from "./batchLoop.ts"
 import { heapBytes } from "./taskMemory.ts"
-import { BATCH, CANCEL, INDEX, REC_STRIDE } from "./protocol.ts"
+import { BATCH, CANCEL, INDEX } from "./protocol.ts"
+import { newRows, TIMING_FLOATS, writeAmounts, writePhases } from "./taskTiming.ts"
 import type { BatchDone, BatchError, Ready, RunBatch, Samples } from "./protocol.ts"
 
 const port = parentPort!
@@ -92,7 +93,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
   const n = m.ks.length
   const results = new Array<unknown>(n)
   const profile = m.p === 1
-  const rec = profile ? new Float64Array(n * REC_STRIDE) : null
+  const rec = profile ? newRows(n) : null
   let error: BatchError | null = null
   let done = 0
   const loc = m.loc
@@ -143,21 +144,14 @@ const runBatch = async (m: RunBatch): Promise<void> => {
         const h1 = heapBytes()
         results[q] = shareResult(r)
         const t1 = now()
-        const o = q * REC_STRIDE
-        rec[o] = g0
-        rec[o + 1] = g1
-        rec[o + 2] = g1
-        rec[o + 3] = x1
-        rec[o + 4] = x1
-        rec[o + 5] = t1
+        const o = q * TIMING_FLOATS
+        writePhases(rec, o, g0, g1, x1, t1)
         const c1 = cpu()
-        rec[o + 6] = c1 - cpuMark
-        cpuMark = c1
         const h2 = heapBytes()
-        rec[o + 7] = Math.max(heapMark, h1, h2)
-        heapMark = h2
         const io = bytesRead()
-        rec[o + 8] = io - ioMark
+        writeAmounts(rec, o, c1 - cpuMark, Math.max(heapMark, h1, h2), io - ioMark)
+        cpuMark = c1
+        heapMark = h2
         ioMark = io
       } else {
         let r = fn.apply(undefined, args as Array<unknown>)
@@ -175,13 +169,9 @@ const runBatch = async (m: RunBatch): Promise<void> => {
       if (rec !== null) {
         // the failed task's row, up to the failure: the pool records it as erred
         const t1 = now()
-        const o = q * REC_STRIDE
-        rec[o] = g0 || t1
-        rec[o + 1] = rec[o + 2] = g1 || t1
-        rec[o + 3] = rec[o + 4] = rec[o + 5] = t1
-        rec[o + 6] = cpu() - cpuMark
-        rec[o + 7] = Math.max(heapMark, heapBytes())
-        rec[o + 8] = bytesRead() - ioMark
+        const o = q * TIMING_FLOATS
+        writePhases(rec, o, g0 || t1, g1 || t1, t1, t1)
+        writeAmounts(rec, o, cpu() - cpuMark, Math.max(heapMark, heapBytes()), bytesRead() - ioMark)
       }
       break
     }

@@ -304,18 +304,9 @@ export interface WireTransfer {
 }
 
 /**
- * Floats per completed task in a profiled {@link RunReply}'s `recs`: gather, compute and
- * transfer spans, and CPU seconds (worker clock).
- *
- * @since 0.1.0
- * @internal
- */
-export const REC_FLOATS = 7
-
-/**
  * What a worker answers to a batch: for each task that completed (a prefix of the
- * batch) its result's description and, when profiled, its record's {@link REC_FLOATS}
- * floats; the first failure; the fetches.
+ * batch) its result's description and, when profiled, its timing row (taskTiming.ts);
+ * the first failure; the fetches.
  *
  * @since 0.1.0
  * @internal
@@ -331,9 +322,11 @@ export interface RunReply {
     readonly thread: number
   }>
   /**
-   * profiled batches: {@link REC_FLOATS} floats per entry of `done`, in order (NaN first:
-   * no record). One typed array, which the wire carries as raw bytes, not an array of
-   * numbers per task: decoding those cost the driver ~30 ms of CPU a 20,000-task run.
+   * profiled batches: one timing row (taskTiming.ts, `TIMING_FLOATS` floats) per entry of
+   * `done`, in order, on the worker's clock (the scheduler moves it by the offset it
+   * measured; NaN `gatherStart`: no record). One typed
+   * array, which the wire carries as raw bytes, not an array of numbers per task (whose
+   * decoding cost the driver measurable CPU: docs/engine.md).
    */
   readonly recs?: Float64Array
   readonly error:
@@ -363,10 +356,10 @@ export interface RunReply {
       readonly fields?: Record<string, unknown>
       /**
        * the failed task's record (profiled batches, its kernel having started): its
-       * {@link REC_FLOATS} floats (worker clock), its thread and its traceback, so the
-       * driver records it as erred
+       * timing row (taskTiming.ts, on the worker's clock), its thread and its
+       * traceback, so the driver records it as erred
        */
-      readonly erred?: { readonly rec: ReadonlyArray<number>; readonly thread: number; readonly error: string; readonly traceback: string }
+      readonly erred?: { readonly rec: Float64Array; readonly thread: number; readonly error: string; readonly traceback: string }
     }
     | null
   readonly transfers: ReadonlyArray<WireTransfer>

@@ -50,8 +50,9 @@ import * as WorkerPlugin from "../../WorkerPlugin.ts"
 import type { Job } from "../job.ts"
 import { erredInfo, execKeyOf, MemoryBook, post, pre, record, taskLineage } from "../job.ts"
 import { shareResult, unsendable } from "../kernels.ts"
+import { CLOCK_FIELDS, copyRow, hasRow, newRows, TIMING_FLOATS } from "../taskTiming.ts"
 import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
-import { decodeValue, encodeValue, parseAddress, REC_FLOATS, ROW_STRIDE, TesseraWorker, workerRow } from "./protocol.ts"
+import { decodeValue, encodeValue, parseAddress, ROW_STRIDE, TesseraWorker, workerRow } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
 import { LiteralBook } from "./literals.ts"
 import * as Registry from "./registry.ts"
@@ -834,7 +835,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             tripCost = tripCost < 0 ? trip : 0.7 * tripCost + 0.3 * trip
           }
           const temps: Array<string> = []
-          const rec = new Float64Array(7)
+          const rec = newRows(1)
           const recs = reply.recs
           for (let j = 0; j < reply.done.length; j++) {
             const d = reply.done[j]!
@@ -855,10 +856,10 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             holders[i] = [m.w]
             const workerId = w.index * STRIDE + d.thread
             if (book !== null) {
-              const p = j * REC_FLOATS
-              const has = recs !== undefined && !Number.isNaN(recs[p]!)
-              if (has) for (let q = 0; q < 6; q++) rec[q] = recs[p + q]! - w.offset
-              rec[6] = has ? recs[p + 6]! : 0
+              const p = j * TIMING_FLOATS
+              // a task the worker did not record: no timings (phases at 0, amounts absent)
+              if (recs !== undefined && hasRow(recs, p)) copyRow(recs, p, rec, 0, -w.offset)
+              else rec.fill(NaN).fill(0, 0, CLOCK_FIELDS)
               record(view, book, i, undefined, workerId, w.host, rec, 0, "memory", {
                 nbytes: d.nbytes,
                 chunks: d.chunks,
@@ -900,10 +901,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             // the failed task's record, as the pool writes it: state erred, its error and traceback
             const i = g.index.get(err.key)
             if (book !== null && err.erred !== undefined && i !== undefined) {
-              const r = err.erred.rec
-              for (let q = 0; q < 6; q++) rec[q] = r[q]! - w.offset
-              rec[6] = r[6] ?? 0
-              record(view, book, i, undefined, w.index * STRIDE + err.erred.thread, w.host, rec, 0, "erred", erredInfo, undefined, {
+              copyRow(err.erred.rec, 0, rec, 0, -w.offset)
+              record(view, book, i, undefined, w.index * STRIDE + err.erred.thread, w.host, rec, 0, "erred", erredInfo, {
                 error: e.message,
                 traceback: err.erred.traceback
               })

@@ -24,10 +24,12 @@ import type { MemoryRecord, TaskRecord, TransferRecord } from "../../EngineEvent
 import type { Callbacks } from "../../Hooks.ts"
 import * as Sampling from "../../Sampling.ts"
 import type { WorkerPluginFactory, WorkerPluginInstance } from "../../WorkerPlugin.ts"
-import { blankMemoryRecord, blankTaskRecord, type Mutable } from "../job.ts"
+import { blankMemoryRecord } from "../job.ts"
+import { blankTaskRecord, buildTaskRecord, type Mutable, RecordSource } from "../taskRecord.ts"
+import { TIMING_FLOATS } from "../taskTiming.ts"
 import { importChecked, type ResultInfo } from "../kernels.ts"
 import { type PluginsRequest, ROW_STRIDE, type RunTrace, type WireTransfer, workerRow } from "./protocol.ts"
-import { TASK_FLOATS, type TaskColumns } from "./taskColumns.ts"
+import type { BatchTimings } from "./batchTimings.ts"
 
 interface Running {
   readonly instance: WorkerPluginInstance
@@ -60,11 +62,13 @@ export class PluginRunner {
   /** the running plugins' callbacks, in start order (what the per-task loops walk) */
   private list: ReadonlyArray<{ readonly id: string; readonly callbacks: Callbacks }> = []
   private scratchTask: Mutable<TaskRecord> | null = null
+  /** what each task's record is built from (refilled) */
+  private readonly source = new RecordSource()
   private scratchMemory: Mutable<MemoryRecord> | null = null
   /** `worker-{host}-{HOST:PORT}-pid{pid}-{row}` by row (protocol.ts `workerRow`) */
   private readonly threadIds: Array<string> = []
   /** batches whose task records the plugins get next (`batch`) */
-  private readonly queued: Array<{ readonly trace: RunTrace; readonly cols: TaskColumns; readonly infos: ReadonlyArray<ResultInfo | undefined> }> = []
+  private readonly queued: Array<{ readonly trace: RunTrace; readonly cols: BatchTimings; readonly infos: ReadonlyArray<ResultInfo | undefined> }> = []
   private scheduled = false
   private flushing = false
 
@@ -183,7 +187,7 @@ export class PluginRunner {
    * other call to the runner first gives the queued batches' records, so the plugins get
    * every record in the order they would have got them at once.
    */
-  batch(trace: RunTrace, cols: TaskColumns, infos: ReadonlyArray<ResultInfo | undefined>): void {
+  batch(trace: RunTrace, cols: BatchTimings, infos: ReadonlyArray<ResultInfo | undefined>): void {
     this.queued.push({ trace, cols, infos })
     if (this.scheduled) return
     this.scheduled = true
@@ -221,76 +225,28 @@ export class PluginRunner {
    * Task `k` of the batch — its record in `cols` (the pool's), its result described by
    * `info` — as the scheduler would have recorded it, for the plugins; its result held.
    */
-  private task(trace: RunTrace, k: number, cols: TaskColumns, info: ResultInfo): void {
+  private task(trace: RunTrace, k: number, cols: BatchTimings, info: ResultInfo): void {
     const [key, dependencies, dependents, stage] = trace.tasks[k]!
     const w = this.row(cols.thread[k]!)
-    const f = cols.floats
-    const o = k * TASK_FLOATS
     const state = cols.state[k] === 2 ? "erred" : "memory"
-    let rec: Mutable<TaskRecord>
-    if (this.transient) {
-      rec = this.scratchTask ??= blankTaskRecord()
-      const ph = rec.phases as { gather: [number, number]; compute: [number, number]; transfer: [number, number] }
-      ph.gather[0] = this.at(f[o]!)
-      ph.gather[1] = this.at(f[o + 1]!)
-      ph.compute[0] = this.at(f[o + 2]!)
-      ph.compute[1] = this.at(f[o + 3]!)
-      ph.transfer[0] = this.at(f[o + 4]!)
-      ph.transfer[1] = this.at(f[o + 5]!)
-      rec.key = key
-      rec.name = cols.graph.names[k]!
-      rec.host = this.host
-      rec.workerId = w
-      rec.threadId = this.threadIdOf(w)
-      rec.cpuTime = f[o + 6]!
-      rec.nbytes = info.nbytes
-      rec.shape = info.shape
-      rec.dtype = info.dtype
-      rec.type = info.type
-      rec.dependencies = dependencies
-      rec.dependents = dependents
-      rec.state = state
-      const opt = rec as { peakMemory: number | undefined; ioBytes: number | undefined; gpuTime: number | undefined; stage: string | undefined }
-      opt.peakMemory = numberOrUndefined(f[o + 7]!)
-      opt.ioBytes = numberOrUndefined(f[o + 8]!)
-      opt.gpuTime = numberOrUndefined(f[o + 9]!)
-      opt.stage = stage !== "" ? stage : undefined
-      const failure = cols.failures.get(k)
-      const fx = rec as { error: string | undefined; traceback: string | undefined }
-      fx.error = failure?.error
-      fx.traceback = failure?.traceback
-    } else {
-      // a new record, optional fields absent when unset (a plugin may keep it)
-      rec = {
-        key,
-        name: cols.graph.names[k]!,
-        host: this.host,
-        workerId: w,
-        threadId: this.threadIdOf(w),
-        phases: {
-          gather: [this.at(f[o]!), this.at(f[o + 1]!)],
-          compute: [this.at(f[o + 2]!), this.at(f[o + 3]!)],
-          transfer: [this.at(f[o + 4]!), this.at(f[o + 5]!)]
-        },
-        cpuTime: f[o + 6]!,
-        nbytes: info.nbytes,
-        shape: info.shape,
-        dtype: info.dtype,
-        type: info.type,
-        dependencies,
-        dependents,
-        state
-      }
-      if (!Number.isNaN(f[o + 7]!)) rec.peakMemory = f[o + 7]!
-      if (!Number.isNaN(f[o + 8]!)) rec.ioBytes = f[o + 8]!
-      if (!Number.isNaN(f[o + 9]!)) rec.gpuTime = f[o + 9]!
-      if (stage !== "") rec.stage = stage
-      const failure = cols.failures.get(k)
-      if (failure !== undefined) {
-        rec.error = failure.error
-        rec.traceback = failure.traceback
-      }
-    }
+    const s = this.source
+    s.key = key
+    s.name = cols.graph.names[k]!
+    s.host = this.host
+    s.workerId = w
+    s.threadId = this.threadIdOf(w)
+    s.rows = cols.rows
+    s.o = k * TIMING_FLOATS
+    s.shift = this.at(0)
+    s.info = info
+    s.dependencies = dependencies
+    s.dependents = dependents
+    s.state = state
+    s.stage = stage !== "" ? stage : undefined
+    s.failure = cols.failures.get(k)
+    // refilled when every plugin reads records during the call only; else new (a plugin may keep it)
+    const rec = buildTaskRecord(s, this.transient ? this.scratchTask ??= blankTaskRecord() : null)
+    s.clear()
     for (const p of this.list) if (PluginRunner.records(trace.plugins, p.id)) p.callbacks.task?.(rec)
     if (state === "memory") this.hold(trace, cols.graph.keys[k]!, key, w, info.nbytes, 1)
   }
@@ -372,8 +328,6 @@ export class PluginRunner {
     return { ...r, host: this.host, workerId: w, threadId: w < 0 ? r.threadId : this.threadIdOf(w), times }
   }
 }
-
-const numberOrUndefined = (x: number): number | undefined => (Number.isNaN(x) ? undefined : x)
 
 const execMaps = new WeakMap<RunTrace, ReadonlyMap<string, string>>()
 

@@ -44,9 +44,10 @@ import { DataClient, serve } from "./dataPlane.ts"
 import { formatBytes, HeldStore } from "./heldStore.ts"
 import { keepLiteral, restoreLiterals } from "./literals.ts"
 import * as Registry from "./registry.ts"
-import { decodeValue, encodeValue, REC_FLOATS, storeKey, TesseraWorker } from "./protocol.ts"
+import { decodeValue, encodeValue, storeKey, TesseraWorker } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
-import { TASK_FLOATS, TaskColumns } from "./taskColumns.ts"
+import { BatchTimings } from "./batchTimings.ts"
+import { copyRow, newRows, TIMING_FLOATS } from "../taskTiming.ts"
 import { PluginRunner } from "./workerPlugins.ts"
 
 /**
@@ -404,7 +405,7 @@ const handlers = (
         const all = new Int32Array(graph.size)
         for (let i = 0; i < all.length; i++) all[i] = i
         const state = State.init(graph, all)
-        const records = req.profile ? new TaskColumns(graph) : null
+        const records = req.profile ? new BatchTimings(graph) : null
         const cbs: Array<Callbacks> = records !== null ? [records.callbacks] : []
         if (trace !== undefined) cbs.push(...plugins.begin(trace))
         const job = makeJob(graph, state, cbs)
@@ -418,25 +419,25 @@ const handlers = (
         const done: Array<RunReply["done"][number]> = []
         const want = req.want !== undefined && req.want.length > 0 ? new Set(req.want) : null
         const values: Record<string, unknown> = {}
-        const recs = records !== null && req.recs !== false ? new Float64Array(graph.size * REC_FLOATS) : null
+        const recs = records !== null && req.recs !== false ? newRows(graph.size) : null
         /** the first task whose result would take this worker past `maxHeldBytes`: it and the rest are not kept */
         let over: { readonly key: string; readonly held: number } | undefined
         /** what the plugins record of each completed task's result (given after the reply: PluginRunner.batch) */
         const infos = trace !== undefined && records !== null ? new Array<ResultInfo | undefined>(graph.size) : null
         /** the failed task's record (its kernel started, the batch profiled): recorded as erred */
-        let erred: { i: number; rec: Array<number>; thread: number; error: string; traceback: string } | undefined
+        let erred: { i: number; rec: Float64Array; thread: number; error: string; traceback: string } | undefined
         for (let i = 0; i < graph.size; i++) {
           // the pool records finished tasks only (every task of the batch is requested, so
           // its result stays in the cache): a record describes the cache's result; and the
           // failed task, as erred
           if (!state.finished[i]) {
             if (records !== null && records.state[i] === 2 && erred === undefined) {
-              const f = records.floats
-              const o = i * TASK_FLOATS
               const failure = records.failures.get(i)
+              const rec = newRows(1)
+              copyRow(records.rows, i * TIMING_FLOATS, rec, 0, shift)
               erred = {
                 i,
-                rec: [...f.subarray(o, o + 6)].map((x) => x + shift).concat([f[o + 6]!]),
+                rec,
                 thread: records.thread[i]!,
                 error: failure?.error ?? "",
                 traceback: failure?.traceback ?? ""
@@ -461,14 +462,8 @@ const handlers = (
           store.set(at(key), v, info.nbytes)
           if (want?.has(key)) values[key] = v
           if (recs !== null) {
-            const f = records!.floats
-            const o = i * TASK_FLOATS
-            const p = done.length * REC_FLOATS
-            if (!r) recs[p] = NaN
-            else {
-              for (let q = 0; q < 6; q++) recs[p + q] = f[o + q]! + shift
-              recs[p + 6] = f[o + 6]!
-            }
+            // a row left NaN: no record
+            if (r) copyRow(records!.rows, i * TIMING_FLOATS, recs, done.length * TIMING_FLOATS, shift)
           }
           done.push({
             key,
@@ -524,7 +519,7 @@ const handlers = (
           transfers,
           seconds,
           ...(want !== null ? { values } : {}),
-          ...(recs !== null ? { recs: recs.length === done.length * REC_FLOATS ? recs : recs.slice(0, done.length * REC_FLOATS) } : {})
+          ...(recs !== null ? { recs: recs.length === done.length * TIMING_FLOATS ? recs : recs.slice(0, done.length * TIMING_FLOATS) } : {})
         } satisfies RunReply
       })
 
