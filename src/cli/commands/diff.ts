@@ -1,0 +1,73 @@
+/**
+ * `tessera diff -d NEW… --baseline OLD… [--json] [--fail-on regression] [--min-effect F]
+ * [--alpha A]`: what got slower from the baseline (OLD) to NEW, per pipeline, stage and
+ * function, with the statistics to trust it (src/analysis/Diff.ts; docs/bench.md).
+ * Each side is trace databases (each `--profile NAME`'s files one run) or saved
+ * `tessera bench --save` results. stdout: the comparison (text, or one JSON object
+ * under `--json`); progress on stderr. `--fail-on regression`: exit 1 when anything
+ * significant got slower (after printing the comparison), 0 otherwise. Sides that cannot
+ * be compared (different pipelines, nothing in common) fail with a sentence (exit 1).
+ *
+ * @since 0.1.0
+ */
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import { Command, Flag } from "effect/cli"
+import { databasesFlag, withDefaultShown } from "../flags.ts"
+import * as Output from "../output.ts"
+
+/**
+ * `--fail-on regression` and something significant got slower: names what.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Regression extends Data.TaggedError("Regression")<{ readonly message: string }> {}
+
+/**
+ * The `diff` subcommand.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const diff = Command.make(
+  "diff",
+  {
+    db: databasesFlag(),
+    baseline: Flag.String("baseline").pipe(
+      Flag.withMetavar("OLD..."),
+      Flag.withDescription("the baseline's trace databases or saved bench results (.json): several may follow one --baseline, and it may repeat"),
+      Flag.atLeast(1)
+    ),
+    json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object", false)),
+    failOn: Flag.Literals("fail-on", ["regression", "never"] as const).pipe(
+      withDefaultShown<"regression" | "never">("regression: exit 1 when anything significant got slower (for CI)", "never")
+    ),
+    minEffect: Flag.Finite("min-effect").pipe(
+      Flag.filter((x) => x >= 0 && x < 1, () => "a fraction from 0 to 1 (0.05: 5%)"),
+      withDefaultShown("ratios of medians within 1 ± this are never called a change", 0.05)
+    ),
+    alpha: Flag.Finite("alpha").pipe(
+      Flag.filter((x) => x > 0 && x < 1, () => "a fraction between 0 and 1"),
+      withDefaultShown("false-discovery rate (Benjamini–Hochberg) across the groups compared", 0.05)
+    )
+  },
+  (c) =>
+    Effect.gen(function*() {
+      const Diff = yield* Effect.promise(() => import("../../analysis/Diff.ts"))
+      const load = (files: ReadonlyArray<string>, side: string) =>
+        Output.tracked("diff", files, `loading ${side}`, () => Diff.loadSidePromise(files))
+      const old = yield* load(c.baseline, "the baseline")
+      const neu = yield* load(c.db, "NEW")
+      const d = yield* Effect.try({
+        try: () => Diff.compare(old, neu, { alpha: c.alpha, minEffect: c.minEffect }),
+        catch: (e) => (e instanceof Diff.DiffRefused ? e : Output.toTyped(e))
+      })
+      yield* Console.log(c.json ? JSON.stringify(Diff.diffJson(d)) : Diff.formatDiff(d))
+      if (c.failOn === "regression" && Diff.hasRegression(d)) {
+        const slower = d.groups.filter((g) => g.verdict === "slower")
+        return yield* new Regression({ message: `--fail-on regression: ${slower.length} significantly slower: ${slower.map(Diff.groupName).join("; ")}` })
+      }
+    })
+).pipe(Command.withDescription("Compare runs: what got slower from --baseline OLD to -d NEW, with the statistics to trust it."))
