@@ -7,7 +7,7 @@
  *   `-d a b -d c` is `-d a -d b -d c` (`effect/cli` flags take one value each). The
  *   words after `-d` run up to the next word starting with `-`. In `analyze`, a word
  *   naming an analysis stays an analysis (DASF's `analyze -d A B function_bottleneck`).
- *   `--db` is an alias of `--databases`.
+ *   `--db` is an alias of `--databases`. `--baseline` (`diff`, `report`) takes a list the same way.
  * - `--verbose` (global) is noted here for the error reporter (stack traces); the flag
  *   itself is declared in main.ts so that help lists it.
  *
@@ -22,7 +22,7 @@
  * @since 0.1.0
  * @category parsing
  */
-export const databaseCommands: ReadonlyArray<ReadonlyArray<string>> = [["analyze"], ["report"], ["export"], ["plot", "hist"], ["sql"]]
+export const databaseCommands: ReadonlyArray<ReadonlyArray<string>> = [["analyze"], ["report"], ["export"], ["plot", "hist"], ["sql"], ["diff"]]
 
 /** Global flags that take a value: their value is not a command word. */
 const globalsWithValue = new Set(["--log-level", "--completions"])
@@ -113,10 +113,12 @@ export const normalizeArgv = (
   const analyses = path[0] === "analyze" ? new Set(options.analysisNames ?? []) : new Set<string>()
   const out = head.slice(0, end)
   let inList = false
+  let list = "--databases"
   for (let i = end; i < head.length; i++) {
     const w = head[i]!
-    if (w === "-d" || w === "--databases" || w === "--db") {
-      out.push("--databases")
+    if (w === "-d" || w === "--databases" || w === "--db" || w === "--baseline") {
+      list = w === "--baseline" ? w : "--databases"
+      out.push(list)
       inList = true
       const next = head[i + 1]
       if (next !== undefined && !next.startsWith("-")) {
@@ -137,7 +139,7 @@ export const normalizeArgv = (
     }
     // in `sql`, a word with a space is the query, not a database
     if (inList && !analyses.has(w) && !(path[0] === "sql" && /\s/.test(w))) {
-      out.push("--databases", w)
+      out.push(list, w)
       continue
     }
     out.push(w)
