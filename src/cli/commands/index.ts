@@ -7,10 +7,11 @@
 import { analyze } from "./analyze.ts"
 import { bench } from "./bench.ts"
 import { demo } from "./demo.ts"
+import { diagnose } from "./diagnose.ts"
 import { diff } from "./diff.ts"
 import { reportCommands } from "./report.ts"
 import { run } from "./run.ts"
 import { sql } from "./sql.ts"
 import { scheduler, worker } from "./worker.ts"
 
-export const commands = [demo, run, ...reportCommands, bench, diff, analyze, sql, scheduler, worker] as const
+export const commands = [demo, run, ...reportCommands, bench, diff, analyze, diagnose, sql, scheduler, worker] as const
