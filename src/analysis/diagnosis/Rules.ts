@@ -1,0 +1,896 @@
+/**
+ * The diagnosis rules: a fixed vocabulary of rule ids (never renamed; new ones only
+ * added), the findings they make, and their thresholds, each an option with its reason
+ * (docs/diagnosis.md). A rule reads the trace's facts (Facts.ts), decides whether its
+ * fault is there, and estimates what fixing it would save by a what-if on the recorded
+ * critical path (WhatIf.ts).
+ *
+ * @since 0.1.0
+ */
+import type { CriticalStep } from "../CriticalPath.ts"
+import { str } from "../internal/taskView.ts"
+import { columnCodes, columnFloats, type Facts, type Group } from "./Facts.ts"
+import { nextTaskRow, saving, stepDuration } from "./WhatIf.ts"
+
+/**
+ * Every rule id, in no particular order. Ids are stable across versions.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ruleIds = [
+  "tasks-too-small",
+  "too-few-tasks",
+  "straggler",
+  "data-skew",
+  "worker-imbalance",
+  "driver-bound",
+  "scheduling-latency",
+  "startup-dominated",
+  "transfer-bound",
+  "serialization-bound",
+  "host-device-copies",
+  "gpu-idle",
+  "memory-pressure",
+  "memory-growth",
+  "gc-pressure",
+  "event-loop-blocked",
+  "io-bound",
+  "serial-stage",
+  "recomputation",
+  "clock-skew"
+] as const
+
+/**
+ * A rule id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RuleId = (typeof ruleIds)[number]
+
+/**
+ * How much a finding matters: by its estimated saving's share of the wall time (see
+ * `Thresholds.severity`), or, for findings about memory and clocks that save no time,
+ * by the rule's own measure.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Severity = "high" | "medium" | "low"
+
+/**
+ * Where the evidence is: times in seconds from the run's start (the task stream's
+ * axis), the keys of the tasks that show it (at most 20).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Evidence {
+  readonly stage?: string
+  readonly function?: string
+  readonly host?: string
+  readonly worker?: string
+  readonly keys: ReadonlyArray<string>
+  readonly start: number
+  readonly end: number
+}
+
+/**
+ * One finding.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Finding {
+  readonly rule: RuleId
+  readonly severity: Severity
+  /** one plain sentence with the numbers */
+  readonly message: string
+  readonly evidence: Evidence
+  /** one concrete fix */
+  readonly fix: string
+  /** the what-if's estimate: seconds, and their share of the wall time (0..1) */
+  readonly saving: { readonly seconds: number; readonly share: number }
+  /** the what-if's assumptions, one line */
+  readonly assumptions: string
+}
+
+/**
+ * The thresholds, each an option (docs/diagnosis.md gives each one's reason).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Thresholds {
+  /** a saving of at least this share of the wall time is high severity, of `medium` medium */
+  readonly severity: { readonly high: number; readonly medium: number }
+  /** start-up is part of every run: high only above this share */
+  readonly startupHigh: number
+  /** a finding saving less than this share of the wall time (and less than `minSeconds`) is not reported */
+  readonly minShare: number
+  readonly minSeconds: number
+  /** groups smaller than this have no median worth comparing with */
+  readonly minGroup: number
+  /** tasks-too-small: at least this many tasks, each shorter than `overheadRatio` × the per-task hand-over */
+  readonly smallMinTasks: number
+  readonly overheadRatio: number
+  /** tasks-too-small: fuse until the hand-over is at most this share of a task */
+  readonly targetOverhead: number
+  /** straggler: above this many times its group's median (Spark: 3) */
+  readonly stragglerFactor: number
+  /** data-skew: bytes above this many times its group's median (Spark: 5), and at least `skewMinBytes` */
+  readonly skewFactor: number
+  readonly skewMinBytes: number
+  /** worker-imbalance: busiest worker above this many times the mean busy time */
+  readonly imbalanceRatio: number
+  /** scheduling-latency: latency above this share of the critical path */
+  readonly latencyShare: number
+  /** driver-bound: the driver's own work between computes above this share of the wall time */
+  readonly driverShare: number
+  /** startup-dominated: start-up above this share of the wall time */
+  readonly startupShare: number
+  /** too-few-tasks: a stage's tasks at least this long (median, seconds) */
+  readonly fewTasksMinSeconds: number
+  /** serial-stage: a stage's concurrency (task time / span) at most this */
+  readonly serialConcurrency: number
+  /** event-loop-blocked / io-bound: a task below this CPU share of its duration is off the CPU */
+  readonly offCpuShare: number
+  /** event-loop-blocked: tasks at least this long */
+  readonly blockedMinSeconds: number
+  /** gc-pressure: GC above this share of sampled task time (Clinic.js Doctor flags GC) */
+  readonly gcShare: number
+  /** memory-growth: a worker's heap grows by at least this many bytes over the run */
+  readonly growthBytes: number
+  /** clock-skew: a measured offset above this (seconds) */
+  readonly clockOffset: number
+  /** gpu-idle: idle gaps of a GPU worker at least this long (Nsight: 500 ms) */
+  readonly gpuGap: number
+  /** transfer-bound / serialization-bound: shares */
+  readonly transferShare: number
+  readonly serializationShare: number
+}
+
+/**
+ * The default thresholds.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultThresholds: Thresholds = {
+  severity: { high: 0.25, medium: 0.05 },
+  startupHigh: 0.6,
+  minShare: 0.01,
+  minSeconds: 0.005,
+  minGroup: 4,
+  smallMinTasks: 50,
+  overheadRatio: 1,
+  targetOverhead: 0.1,
+  stragglerFactor: 3,
+  skewFactor: 5,
+  skewMinBytes: 1 << 20,
+  imbalanceRatio: 1.25,
+  latencyShare: 0.3,
+  driverShare: 0.2,
+  startupShare: 0.3,
+  fewTasksMinSeconds: 0.05,
+  serialConcurrency: 1.2,
+  offCpuShare: 0.3,
+  blockedMinSeconds: 0.05,
+  gcShare: 0.1,
+  growthBytes: 64 * 1024 * 1024,
+  clockOffset: 0.005,
+  gpuGap: 0.5,
+  transferShare: 0.2,
+  serializationShare: 0.5
+}
+
+// ---------------------------------------------------------------------------
+// helpers
+
+const fmtS = (s: number): string =>
+  s >= 100 ? `${s.toFixed(0)} s` : s >= 1 ? `${s.toFixed(2)} s` : s >= 0.001 ? `${(s * 1000).toPrecision(3)} ms` : `${(s * 1e6).toPrecision(3)} µs`
+const fmtPct = (x: number): string => `${(100 * x).toFixed(x >= 0.1 ? 0 : 1)}%`
+const fmtN = (n: number): string => Math.round(n).toLocaleString("en-US")
+const fmtBytes = (b: number): string =>
+  b >= 1 << 30 ? `${(b / (1 << 30)).toFixed(1)} GiB` : b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(1)} MiB` : b >= 1024 ? `${(b / 1024).toFixed(1)} KiB` : `${Math.round(b)} B`
+
+/** @internal */
+export const format = { seconds: fmtS, pct: fmtPct, n: fmtN, bytes: fmtBytes }
+
+const groupName = (g: Group): string => (g.stage !== "" && g.stage !== g.fn ? `${g.stage} (${g.fn})` : g.fn || g.stage || "(unnamed)")
+
+interface Draft {
+  readonly rule: RuleId
+  readonly message: string
+  readonly evidence: Evidence
+  readonly fix: string
+  readonly seconds: number
+  readonly assumptions: string
+  /** for rules that save no time: their own severity */
+  readonly severity?: Severity
+}
+
+const evidenceOf = (f: Facts, rows: ArrayLike<number>, extra: Partial<Evidence> = {}): Evidence => {
+  let a = Infinity
+  let b = -Infinity
+  const keys: Array<string> = []
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!
+    if (f.v.start[r]! < a) a = f.v.start[r]!
+    if (f.v.end[r]! > b) b = f.v.end[r]!
+    if (keys.length < 20) keys.push(str(f.v.key, f.v.key.codes[r]!) ?? "")
+  }
+  if (!(b >= a)) (a = f.runStart, b = f.runEnd)
+  return { keys, start: a - f.runStart, end: b - f.runStart, ...extra }
+}
+
+const sameGroup = (g: Group): Partial<Evidence> => ({ ...(g.stage !== "" ? { stage: g.stage } : {}), ...(g.fn !== "" ? { function: g.fn } : {}) })
+
+const workerOf = (f: Facts, r: number): Partial<Evidence> => ({
+  host: str(f.v.host, f.v.host.codes[r]!) ?? "",
+  worker: str(f.v.worker, f.v.worker.codes[r]!) ?? ""
+})
+
+const workerCount = (f: Facts): number => {
+  const starts = new Set<string>()
+  for (const s of f.input.segments) {
+    const d = s as unknown as { readonly host?: string; readonly worker?: string }
+    if (s.activity === "worker start") starts.add(`${d.host}\t${d.worker}`)
+  }
+  return Math.max(starts.size, f.workers.length)
+}
+
+const pathTasksOf = (f: Facts, inGroup: (r: number) => boolean): Array<number> => {
+  const out: Array<number> = []
+  for (const s of f.path.steps) if (s._tag === "Task" && inGroup(s.row)) out.push(s.row)
+  return out
+}
+
+const keyRows = new WeakMap<Facts, Map<number, number>>()
+/** task row of each key code (its latest execution) */
+const keyRowOf = (f: Facts): Map<number, number> => {
+  let m = keyRows.get(f)
+  if (m === undefined) {
+    m = new Map()
+    for (let i = 0; i < f.v.n; i++) m.set(f.v.key.codes[i]!, i)
+    keyRows.set(f, m)
+  }
+  return m
+}
+
+const lead = "on the recorded critical path (another chain may become critical: an upper bound)"
+
+// ---------------------------------------------------------------------------
+// rules
+
+type Rule = (f: Facts, t: Thresholds) => ReadonlyArray<Draft>
+
+const tasksTooSmall: Rule = (f, t) => {
+  const W = Math.max(1, workerCount(f))
+  const next = nextTaskRow(f.path)
+  // hand-over per path task: the latency steps before each task of a group
+  const before = new Map<Group, { latency: number; tasks: number }>()
+  const groupOf = new Int32Array(f.v.n).fill(-1)
+  f.groups.forEach((g, gi) => g.rows.forEach((r) => (groupOf[r] = gi)))
+  let allLatency = 0
+  let allTasks = 0
+  f.path.steps.forEach((s, i) => {
+    if (s._tag === "Task") {
+      allTasks++
+      const g = f.groups[groupOf[s.row]!]!
+      let e = before.get(g)
+      if (e === undefined) before.set(g, e = { latency: 0, tasks: 0 })
+      e.tasks++
+    } else if (s._tag === "Latency" && next[i]! >= 0) {
+      allLatency += s.end - s.start
+      const g = f.groups[groupOf[next[i]!]!]!
+      let e = before.get(g)
+      if (e === undefined) before.set(g, e = { latency: 0, tasks: 0 })
+      e.latency += s.end - s.start
+    }
+  })
+  const out: Array<Draft> = []
+  const shapes = columnCodes(f.tables.tasks, "shape")
+  for (const g of f.groups) {
+    if (g.rows.length < t.smallMinTasks) continue
+    const e = before.get(g)
+    const perTask = e !== undefined && e.tasks > 0 ? e.latency / e.tasks : allTasks > 0 ? allLatency / allTasks : 0
+    if (!(perTask > 0) || !(g.medianDuration < t.overheadRatio * perTask)) continue
+    // fusable: the tasks of one compute (a later compute's tasks wait for the driver)
+    const computes = new Set<number>()
+    for (const r of g.rows) computes.add(f.computeOf[r]!)
+    const perCompute = g.rows.length / Math.max(1, computes.size)
+    const factor = Math.min(Math.ceil(perTask / (t.targetOverhead * Math.max(g.medianDuration, 1e-6))), Math.floor(perCompute / W))
+    if (factor < 2) continue
+    const seconds = saving(f.v, f.path, (s, i, d) =>
+      s._tag === "Latency" && next[i]! >= 0 && groupOf[next[i]!] === f.groups.indexOf(g) ? d / factor : undefined)
+    const mid = g.rows[g.rows.length >> 1]!
+    // the chunk's rows: the task's first input's (a per-chunk task's chunk), else its own
+    const d0 = f.v.depOffsets[mid]! < f.v.depOffsets[mid + 1]! ? keyRowOf(f).get(f.v.deps[f.v.depOffsets[mid]!]!) : undefined
+    const shapeRow = d0 ?? mid
+    const shape = shapes.codes.length > 0 && shapes.codes[shapeRow]! >= 0 ? shapes.at(shapes.codes[shapeRow]!) : ""
+    const rows = Number(shape.split("x")[0])
+    const chunkText = rows > 1 ? `chunks of ≥ ${fmtN(rows * factor)} rows` : `${factor} tasks' work in one task`
+    out.push({
+      rule: "tasks-too-small",
+      message: `${fmtN(g.rows.length)} ${groupName(g)} tasks take ${fmtS(g.medianDuration)} each (median) against ~${fmtS(perTask)} of scheduling latency per task on the critical path`,
+      evidence: evidenceOf(f, g.rows, sameGroup(g)),
+      fix: `${chunkText}: ${factor}x fewer tasks`,
+      seconds,
+      assumptions: `the latency before each of this group's tasks ${lead} divided by ${factor} (tasks fused ${factor} to one, at least one per worker); task time unchanged`
+    })
+  }
+  return out
+}
+
+const schedulingLatency: Rule = (f, t) => {
+  const p = f.path
+  if (!(p.length > 0) || p.latency / p.length < t.latencyShare) return []
+  const lat: Array<number> = []
+  let count = 0
+  for (const s of p.steps) if (s._tag === "Latency") (lat.push(s.end - s.start), count++)
+  lat.sort((a, b) => a - b)
+  const floor = lat[Math.floor(lat.length / 10)] ?? 0
+  const seconds = saving(f.v, p, (s, _i, d) => (s._tag === "Latency" ? Math.min(d, floor) : undefined))
+  const taskSteps = p.steps.filter((s) => s._tag === "Task").length
+  return [{
+    rule: "scheduling-latency",
+    message: `${fmtPct(p.latency / Math.max(f.wall, p.length))} of the run is scheduling latency: ${fmtN(count)} hand-overs on the critical path (${fmtN(taskSteps)} tasks) take ${fmtS(p.latency)} against ${fmtS(p.tasks)} of task time`,
+    evidence: { keys: [], start: 0, end: f.wall },
+    fix: "fewer, larger tasks (fuse chunks), fewer computes, or no more worker threads than free cores",
+    seconds,
+    assumptions: `every hand-over ${lead} as fast as this run's fastest tenth (${fmtS(floor)})`
+  }]
+}
+
+const stragglerAndSkew: Rule = (f, t) => {
+  const out: Array<Draft> = []
+  const minExcess = Math.max(t.minSeconds, 0.02 * f.wall)
+  for (const g of f.groups) {
+    if (g.rows.length < t.minGroup) continue
+    const slow: Array<number> = []
+    const skew: Array<number> = []
+    for (const r of g.rows) {
+      const d = f.v.duration[r]!
+      const big = f.bytes[r]! >= t.skewMinBytes && f.bytes[r]! > t.skewFactor * g.medianBytes
+      if (big) skew.push(r)
+      else if (d > t.stragglerFactor * g.medianDuration && d - g.medianDuration >= minExcess) slow.push(r)
+    }
+    for (const [rule, rows] of [["data-skew", skew], ["straggler", slow]] as const) {
+      if (rows.length === 0) continue
+      const set = new Set(rows)
+      const worst = rows.reduce((a, b) => (f.v.duration[b]! > f.v.duration[a]! ? b : a))
+      const seconds = saving(f.v, f.path, (s) => (s._tag === "Task" && set.has(s.row) ? g.medianDuration : undefined))
+      const d = f.v.duration[worst]!
+      const ratio = d / Math.max(g.medianDuration, 1e-9)
+      if (rule === "data-skew") {
+        if (d <= g.medianDuration * 1.5 && seconds <= 0) continue // big but not slow: nothing to win
+        out.push({
+          rule,
+          message: `${rows.length === 1 ? "one" : fmtN(rows.length)} ${groupName(g)} task${rows.length === 1 ? "" : "s"} handle${rows.length === 1 ? "s" : ""} ${fmtBytes(f.bytes[worst]!)}, ${(f.bytes[worst]! / Math.max(g.medianBytes, 1)).toFixed(0)}x the group's median ${fmtBytes(g.medianBytes)}, and take${rows.length === 1 ? "s" : ""} ${fmtS(d)} against a median of ${fmtS(g.medianDuration)}`,
+          evidence: evidenceOf(f, rows, { ...sameGroup(g), ...workerOf(f, worst) }),
+          fix: "re-chunk the input evenly (equal rows per chunk), or split the large chunk",
+          seconds,
+          assumptions: `the large task${rows.length === 1 ? "" : "s"} ${lead} at the group's median duration (the data spread evenly)`
+        })
+      } else {
+        out.push({
+          rule,
+          message: `${rows.length === 1 ? "one" : fmtN(rows.length)} ${groupName(g)} task${rows.length === 1 ? "" : "s"} took ${fmtS(d)}, ${ratio.toFixed(0)}x the group's median of ${fmtS(g.medianDuration)}, with no more data than the others`,
+          evidence: evidenceOf(f, rows, { ...sameGroup(g), ...workerOf(f, worst) }),
+          fix: `look at what ${str(f.v.key, f.v.key.codes[worst]!)} does differently (its samples: tessera analyze -a profile --function ${g.fn || "F"}); a slow worker or a data-dependent branch`,
+          seconds,
+          assumptions: `the slow task${rows.length === 1 ? "" : "s"} ${lead} at the group's median duration`
+        })
+      }
+    }
+  }
+  return out
+}
+
+const tooFewTasks: Rule = (f, t) => {
+  const W = workerCount(f)
+  if (W < 2) return []
+  const byStage = new Map<string, Array<Group>>()
+  for (const g of f.groups) {
+    const k = g.stage || g.fn
+    let a = byStage.get(k)
+    if (a === undefined) byStage.set(k, a = [])
+    a.push(g)
+  }
+  const out: Array<Draft> = []
+  let rows: Array<number> = []
+  let stages: Array<string> = []
+  let taskTime = 0
+  for (const [stage, gs] of byStage) {
+    const n = gs.reduce((a, g) => a + g.rows.length, 0)
+    const long = gs.every((g) => g.medianDuration >= t.fewTasksMinSeconds)
+    if (n >= W || !long) continue
+    stages.push(stage)
+    for (const g of gs) (rows = rows.concat(Array.from(g.rows)), taskTime += g.taskTime)
+  }
+  if (rows.length === 0) return []
+  const set = new Set(rows)
+  const nOf = new Map<number, number>()
+  for (const g of f.groups) if (g.rows.length > 0 && set.has(g.rows[0]!)) for (const r of g.rows) nOf.set(r, g.rows.length)
+  const seconds = saving(f.v, f.path, (s, _i, d) => (s._tag === "Task" && set.has(s.row) ? d * Math.min(1, (nOf.get(s.row) ?? 1) / W) : undefined))
+  out.push({
+    rule: "too-few-tasks",
+    message: `${stages.length === 1 ? `stage ${stages[0]}` : `${stages.length} stages (${stages.slice(0, 3).join(", ")}${stages.length > 3 ? ", …" : ""})`} ran${rows.length === 1 ? " one task" : ` ${fmtN(rows.length)} tasks`} on ${W} workers: ${fmtS(taskTime)} of work with ${W - Math.min(W, rows.length)} worker${W - rows.length === 1 ? "" : "s"} idle`,
+    evidence: evidenceOf(f, rows, { stage: stages[0]! }),
+    fix: `at least ${W} chunks (one per worker; smaller chunks): ${W}x the parallelism`,
+    seconds,
+    assumptions: `each such task ${lead} split into ${W} equal parts run at once`
+  })
+  return out
+}
+
+const workerImbalance: Rule = (f, t) => {
+  const ws = f.workers.filter((w) => w.tasks > 0)
+  if (ws.length < 2) return []
+  const mean = ws.reduce((a, w) => a + w.busy, 0) / ws.length
+  const top = ws.reduce((a, b) => (b.busy > a.busy ? b : a))
+  if (!(top.busy > t.imbalanceRatio * mean)) return []
+  // one long task explains it: that is a straggler's, not the balance's
+  const excess = top.busy - mean - Math.max(0, top.longest - top.busy / top.tasks)
+  if (excess < Math.max(t.minSeconds, 0.05 * f.wall)) return []
+  const rows: Array<number> = []
+  for (let i = 0; i < f.v.n && rows.length < 20; i++) {
+    if (str(f.v.worker, f.v.worker.codes[i]!) === top.worker && str(f.v.host, f.v.host.codes[i]!) === top.host) rows.push(i)
+  }
+  return [{
+    rule: "worker-imbalance",
+    message: `worker ${top.worker} was busy ${fmtS(top.busy)} against a mean of ${fmtS(mean)} over ${ws.length} workers (${(top.busy / mean).toFixed(1)}x), ${fmtN(top.tasks)} tasks`,
+    evidence: { ...evidenceOf(f, rows), host: top.host, worker: top.worker },
+    fix: "more, smaller chunks so the scheduler can even out the work; check that tasks are not pinned to one worker",
+    seconds: Math.min(excess, f.wall) * Math.min(1, top.busy / Math.max(f.wall, 1e-9)),
+    assumptions: "the busiest worker's excess over the mean spread over the others, in the share of the run it was busy (a worker idle most of the run did not bound it)"
+  }]
+}
+
+const drivenActivities = new Set(["between computes", "graph build", "submit"])
+
+const driverBound: Rule = (f, t) => {
+  const segs = f.input.segments
+  const computes = new Set(segs.map((s) => s.compute).filter((c) => c === c)).size
+  let own = 0
+  let back = 0
+  for (const s of f.path.steps) {
+    if (s._tag === "Driver" && drivenActivities.has(s.segment.activity)) own += s.segment.end - s.segment.start
+    if (s._tag === "Latency" && s.kind === "result") back += s.end - s.start
+  }
+  if (computes < 2 || (own + back) / Math.max(f.wall, 1e-9) < t.driverShare) return []
+  const keep = 1 / computes
+  // one graph: the driver's work between computes once; a result going back to the
+  // driver and the next compute's tasks handed out become one hand-over between tasks
+  const seconds = saving(f.v, f.path, (s, _i, d) =>
+    s._tag === "Driver" && drivenActivities.has(s.segment.activity) ? d * keep : s._tag === "Latency" && s.kind === "result" ? d * keep : undefined)
+  return [{
+    rule: "driver-bound",
+    message: `the driver ran ${fmtN(computes)} computes: ${fmtS(own)} of its own work between them and ${fmtS(back)} waiting for results to come back, ${fmtPct((own + back) / Math.max(f.wall, 1e-9))} of the run`,
+    evidence: { keys: [], start: 0, end: f.wall, worker: "driver" },
+    fix: `build one graph: keep the loop's arrays lazy and compute once (${fmtN(computes)} computes → 1)`,
+    seconds,
+    assumptions: `the driver's work between computes and the results' trips back to it ${lead} once instead of ${fmtN(computes)} times; the next compute's hand-over stays, as a hand-over between tasks`
+  }]
+}
+
+const startupDominated: Rule = (f, t) => {
+  let start = 0
+  let boot = 0
+  for (const s of f.path.steps) {
+    if (s._tag === "Task") break
+    const d = stepDuration(f.v, s)
+    start += d
+    if (s._tag === "Driver" && s.segment.activity === "worker start") boot += d
+  }
+  if (start / Math.max(f.wall, 1e-9) < t.startupShare) return []
+  const share = start / Math.max(f.wall, 1e-9)
+  return [{
+    rule: "startup-dominated",
+    message: `${fmtPct(share)} of the run (${fmtS(start)}) passed before its first task, ${fmtS(boot)} of it booting worker threads`,
+    evidence: { keys: [], start: 0, end: start, worker: "driver" },
+    fix: "keep one executor for several pipelines (the pool boots once), or run more work per run",
+    seconds: boot,
+    assumptions: "worker threads already started (a pool kept from an earlier run); the rest of start-up unchanged",
+    severity: share >= t.startupHigh ? "high" : "medium"
+  }]
+}
+
+const offCpu = (f: Facts, r: number): number => {
+  const d = f.v.duration[r]!
+  const c = f.cpu[r]!
+  return c === c && d > 0 ? Math.max(0, d - c) : 0
+}
+
+const blockedAndIo: Rule = (f, t) => {
+  const out: Array<Draft> = []
+  for (const g of f.groups) {
+    const blocked: Array<number> = []
+    const io: Array<number> = []
+    let blockedTime = 0
+    let ioOff = 0
+    for (const r of g.rows) {
+      const d = f.v.duration[r]!
+      const c = f.cpu[r]!
+      if (!(c === c) || !(d > 0)) continue
+      if (f.io[r]! > 0) {
+        io.push(r)
+        ioOff += offCpu(f, r)
+      } else if (d >= t.blockedMinSeconds && c / d < t.offCpuShare) {
+        blocked.push(r)
+        blockedTime += offCpu(f, r)
+      }
+    }
+    if (blocked.length >= 3 && blockedTime >= 0.1 * g.taskTime) {
+      const set = new Set(blocked)
+      const seconds = saving(f.v, f.path, (s, _i, d) => (s._tag === "Task" && set.has(s.row) ? d - offCpu(f, s.row) : undefined))
+      out.push({
+        rule: "event-loop-blocked",
+        message: `${fmtN(blocked.length)} ${groupName(g)} tasks spent ${fmtS(blockedTime)} off the CPU without reading files (${fmtPct(blockedTime / g.taskTime)} of the group's task time): their worker threads were blocked`,
+        evidence: evidenceOf(f, blocked, sameGroup(g)),
+        fix: "a kernel waits synchronously (Atomics.wait, execSync, a lock, a sleep): compute instead, or do the wait outside the kernel",
+        seconds,
+        assumptions: `the blocked tasks ${lead} at their CPU time`
+      })
+    }
+    if (io.length > 0 && g.taskTime > 0.1 * f.wall) {
+      const ioTime = io.reduce((a, r) => a + f.v.duration[r]!, 0)
+      const bytes = io.reduce((a, r) => a + f.io[r]!, 0)
+      const W = Math.max(1, workerCount(f))
+      const set = new Set(io)
+      const offShare = ioOff / Math.max(ioTime, 1e-9)
+      const pathIo = pathTasksOf(f, (r) => set.has(r)).reduce((a, r) => a + f.v.duration[r]!, 0)
+      if (offShare < t.offCpuShare && pathIo < 0.5 * f.path.tasks) continue
+      const seconds = saving(f.v, f.path, (s, _i, d) => (s._tag === "Task" && set.has(s.row) ? d - offCpu(f, s.row) * (1 - 1 / W) : undefined))
+      out.push({
+        rule: "io-bound",
+        message: `${fmtN(io.length)} ${groupName(g)} tasks read ${fmtBytes(bytes)} from files in ${fmtS(ioTime)} (${fmtBytes(bytes / Math.max(ioTime, 1e-9))}/s), ${fmtPct(offShare)} of it off the CPU, ${fmtPct(pathIo / Math.max(f.path.length, 1e-9))} of the critical path`,
+        evidence: evidenceOf(f, io, sameGroup(g)),
+        fix: "read once and keep the chunk (persist), read fewer larger blocks, or overlap reads with compute (more chunks than workers)",
+        seconds: Math.max(seconds, offShare >= t.offCpuShare ? 0 : pathIo * 0),
+        assumptions: `reading tasks ${lead} keep their CPU time; their time off the CPU overlapped with other work across ${W} workers`
+      })
+    }
+  }
+  return out
+}
+
+const serialStage: Rule = (f, t) => {
+  const W = workerCount(f)
+  if (W < 2) return []
+  const out: Array<Draft> = []
+  const keyRow = keyRowOf(f)
+  for (const g of f.groups) {
+    const n = g.rows.length
+    if (n < t.minGroup) continue
+    const span = g.end - g.start
+    if (!(span > 0.1 * f.wall) || g.taskTime / span > t.serialConcurrency) continue
+    const mine = new Set(g.rows)
+    let chained = 0
+    for (const r of g.rows) {
+      for (let j = f.v.depOffsets[r]!; j < f.v.depOffsets[r + 1]!; j++) {
+        const dr = keyRow.get(f.v.deps[j]!)
+        if (dr !== undefined && mine.has(dr)) (chained++, j = f.v.depOffsets[r + 1]!)
+      }
+    }
+    if (chained < 0.75 * (n - 1)) continue
+    const depth = Math.ceil(Math.log2(n)) + 1
+    const keep = Math.min(1, depth / n)
+    const next = nextTaskRow(f.path)
+    const seconds = saving(f.v, f.path, (s, i, d) =>
+      (s._tag === "Task" && mine.has(s.row)) || (s._tag === "Latency" && next[i]! >= 0 && mine.has(next[i]!)) ? d * keep : undefined)
+    out.push({
+      rule: "serial-stage",
+      message: `${fmtN(n)} ${groupName(g)} tasks ran one after another (each needs the one before), ${fmtS(span)} with ${W} workers available (concurrency ${(g.taskTime / span).toFixed(2)})`,
+      evidence: evidenceOf(f, g.rows, sameGroup(g)),
+      fix: `combine as a tree (ChunkedArray.treeReduce) instead of a fold: depth ${depth} instead of ${fmtN(n)}`,
+      seconds,
+      assumptions: `the chain's tasks and hand-overs ${lead} cut to a tree's depth (${depth} of ${fmtN(n)})`
+    })
+  }
+  return out
+}
+
+const recomputation: Rule = (f) => {
+  // keys run more than once: Load's `recomputed`, and Tessera's `key#2` executions
+  const seen = new Map<string, Array<number>>()
+  for (let i = 0; i < f.v.n; i++) {
+    const k = str(f.v.key, f.v.key.codes[i]!) ?? ""
+    const base = k.replace(/#\d+$/, "")
+    let a = seen.get(base)
+    if (a === undefined) seen.set(base, a = [])
+    a.push(i)
+  }
+  const rows: Array<number> = []
+  let wasted = 0
+  for (const a of seen.values()) {
+    if (a.length < 2) continue
+    a.sort((x, y) => f.v.end[x]! - f.v.end[y]!)
+    for (const r of a.slice(0, -1)) (rows.push(r), wasted += Math.max(0, f.v.duration[r]!))
+    rows.push(a[a.length - 1]!)
+  }
+  const states = columnCodes(f.tables.tasks, "state")
+  let erred = 0
+  for (let i = 0; i < states.codes.length; i++) if (states.codes[i]! >= 0 && states.at(states.codes[i]!) === "erred") erred++
+  const n = rows.length
+  if (n === 0 && (f.tables.recomputed ?? 0) === 0) return []
+  const W = Math.max(1, workerCount(f))
+  return [{
+    rule: "recomputation",
+    message: `${fmtN(Math.max(f.tables.recomputed ?? 0, n - new Set(rows.map((r) => (str(f.v.key, f.v.key.codes[r]!) ?? "").replace(/#\d+$/, ""))).size))} task executions were repeats of a key already run (${fmtS(wasted)} of task time${erred > 0 ? `, ${erred} erred` : ""}): a lost worker's results recomputed, or a result computed twice`,
+    evidence: evidenceOf(f, rows),
+    fix: "find why the worker was lost (its memory bound, a crash in a kernel); persist results used by several computes",
+    seconds: wasted / W,
+    assumptions: `the repeated executions' task time not spent, spread over ${W} workers`
+  }]
+}
+
+const memoryGrowth: Rule = (f, t) => {
+  const byWorker = new Map<string, Array<number>>()
+  for (let i = 0; i < f.v.n; i++) {
+    if (!(f.peak[i]! > 0)) continue
+    const id = `${f.v.host.codes[i]}\t${f.v.worker.codes[i]}`
+    let a = byWorker.get(id)
+    if (a === undefined) byWorker.set(id, a = [])
+    a.push(i)
+  }
+  let worst: { rows: Array<number>; growth: number; first: number; last: number } | undefined
+  for (const rows of byWorker.values()) {
+    if (rows.length < 8) continue
+    rows.sort((a, b) => f.v.end[a]! - f.v.end[b]!)
+    const q = Math.max(1, rows.length >> 2)
+    const med = (rs: Array<number>) => {
+      const xs = rs.map((r) => f.peak[r]!).sort((a, b) => a - b)
+      return xs[xs.length >> 1]!
+    }
+    const first = med(rows.slice(0, q))
+    const last = med(rows.slice(-q))
+    let up = 0
+    for (let i = 1; i < rows.length; i++) if (f.peak[rows[i]!]! >= f.peak[rows[i - 1]!]!) up++
+    const growth = last - first
+    if (growth >= t.growthBytes && growth >= 0.5 * first && up >= 0.6 * (rows.length - 1)) {
+      if (worst === undefined || growth > worst.growth) worst = { rows, growth, first, last }
+    }
+  }
+  if (worst === undefined) return []
+  const r0 = worst.rows[worst.rows.length - 1]!
+  return [{
+    rule: "memory-growth",
+    message: `worker ${str(f.v.worker, f.v.worker.codes[r0]!)}'s memory grew from ${fmtBytes(worst.first)} to ${fmtBytes(worst.last)} over ${fmtN(worst.rows.length)} tasks and was not given back: something keeps every chunk`,
+    evidence: { ...evidenceOf(f, [worst.rows[0]!, r0]), ...workerOf(f, r0) },
+    fix: "drop references to chunks a kernel is done with (module-level arrays, caches without a bound)",
+    seconds: 0,
+    assumptions: "saves memory, not time: the run fails once the growth reaches the worker's memory bound",
+    severity: worst.growth >= 4 * t.growthBytes ? "high" : "medium"
+  }]
+}
+
+const gcPressure: Rule = (f, t) => {
+  const gc = f.gc
+  if (gc === undefined || !(gc.sampled > 0)) return []
+  const out: Array<Draft> = []
+  for (const [fn, s] of gc.byFunction) {
+    if (fn === "idle" || fn === "driver" || !(s.sampled > 0)) continue
+    const share = s.gc / s.sampled
+    if (share < t.gcShare || s.gc < t.minSeconds) continue
+    const rows: Array<number> = []
+    for (let i = 0; i < f.v.n; i++) if (str(f.v.fn, f.v.fn.codes[i]!) === fn) rows.push(i)
+    const set = new Set(rows)
+    const seconds = saving(f.v, f.path, (st, _i, d) => (st._tag === "Task" && set.has(st.row) ? d * (1 - share) : undefined))
+    out.push({
+      rule: "gc-pressure",
+      message: `${fmtPct(share)} of ${fn}'s sampled time (${fmtS(s.gc)} of ${fmtS(s.sampled)}) is V8's garbage collector`,
+      evidence: { ...evidenceOf(f, rows), function: fn },
+      fix: "allocate less per element: reuse output buffers, typed arrays instead of arrays of objects or numbers boxed in closures",
+      seconds,
+      assumptions: `${fn}'s tasks ${lead} without their GC share`
+    })
+  }
+  return out
+}
+
+const clockSkew: Rule = (f, t) => {
+  const out: Array<Draft> = []
+  const co = f.tables.clockOffsets
+  if (co !== undefined && co.numRows > 0) {
+    const off = columnFloats(co, "offset")
+    const unc = columnFloats(co, "uncertainty")
+    const names = columnCodes(co, "name")
+    let worst = -1
+    for (let i = 0; i < off.length; i++) if (worst < 0 || Math.abs(off[i]!) > Math.abs(off[worst]!)) worst = i
+    if (worst >= 0 && Math.abs(off[worst]!) >= t.clockOffset) {
+      const name = names.codes[worst]! >= 0 ? names.at(names.codes[worst]!) : "a worker"
+      out.push({
+        rule: "clock-skew",
+        message: `${name}'s clock was ${fmtS(Math.abs(off[worst]!))} ${off[worst]! > 0 ? "ahead of" : "behind"} the scheduler's (measured to ±${fmtS(unc[worst]!)}; its times are corrected by it)`,
+        evidence: { keys: [], start: 0, end: f.wall, worker: name },
+        fix: "synchronise the hosts' clocks (chrony, NTP): a correction is only as good as its round trips",
+        seconds: 0,
+        assumptions: "saves no time: times across hosts are off by up to the uncertainty",
+        severity: unc[worst]! > Math.max(f.groups.reduce((a, g) => Math.min(a, g.medianDuration || Infinity), Infinity), 0) ? "medium" : "low"
+      })
+    }
+  }
+  // uncorrected: a task starting before its input ended, on another host
+  const keyRow = keyRowOf(f)
+  let worstGap = 0
+  let worstRow = -1
+  for (let r = 0; r < f.v.n; r++) {
+    for (let j = f.v.depOffsets[r]!; j < f.v.depOffsets[r + 1]!; j++) {
+      const d = keyRow.get(f.v.deps[j]!)
+      if (d === undefined || f.v.host.codes[d] === f.v.host.codes[r]) continue
+      const gap = f.v.end[d]! - f.v.start[r]!
+      if (gap > worstGap) (worstGap = gap, worstRow = r)
+    }
+  }
+  if (worstRow >= 0 && worstGap >= Math.max(t.clockOffset, 0.001)) {
+    out.push({
+      rule: "clock-skew",
+      message: `task ${str(f.v.key, f.v.key.codes[worstRow]!)} started ${fmtS(worstGap)} before an input from another host ended: the hosts' clocks disagree and the trace does not correct it`,
+      evidence: evidenceOf(f, [worstRow], workerOf(f, worstRow)),
+      fix: "synchronise the hosts' clocks (chrony, NTP), or record with Tessera's cluster, which measures and applies each worker's offset",
+      seconds: 0,
+      assumptions: "saves no time: cross-host orderings and the critical path are unreliable by this much",
+      severity: worstGap >= 0.01 ? "high" : "medium"
+    })
+  }
+  return out
+}
+
+const transfers: Rule = (f, t) => {
+  const out: Array<Draft> = []
+  const tr = f.tables.transfers
+  // transfer-bound: the tasks' gather/transfer phases on the path
+  let phase = 0
+  let pathPhase = 0
+  for (let r = 0; r < f.v.n; r++) phase += (f.input.gather[r]! || 0) + (f.input.transfer[r]! || 0)
+  const pathRows = pathTasksOf(f, () => true)
+  for (const r of pathRows) pathPhase += (f.input.gather[r]! || 0) + (f.input.transfer[r]! || 0)
+  const busy = f.workers.reduce((a, w) => a + w.busy, 0)
+  if (phase > 0 && phase / Math.max(busy, 1e-9) >= t.transferShare) {
+    const seconds = saving(f.v, f.path, (s, _i, d) => (s._tag === "Task" ? d - (f.input.gather[s.row]! || 0) - (f.input.transfer[s.row]! || 0) : undefined))
+    out.push({
+      rule: "transfer-bound",
+      message: `${fmtPct(phase / busy)} of the task time (${fmtS(phase)}) went to fetching inputs from other workers and copying results`,
+      evidence: { keys: [], start: 0, end: f.wall },
+      fix: "keep dependent tasks on the worker holding their inputs (fewer hosts, larger workers), or move less: reduce before gathering",
+      seconds: Math.max(seconds, pathPhase > 0 ? 0 : 0),
+      assumptions: `the tasks ${lead} without their gather and transfer phases`
+    })
+  }
+  if (tr === undefined || tr.numRows === 0) return out
+  const dur = columnFloats(tr, "duration")
+  const ser = columnFloats(tr, "serialize")
+  const de = columnFloats(tr, "deserialize")
+  const dir = columnCodes(tr, "direction")
+  let moved = 0
+  let codec = 0
+  let copies = 0
+  let copyTime = 0
+  for (let i = 0; i < tr.numRows; i++) {
+    const d = Math.max(0, dur[i]! || 0)
+    if (dir.codes[i]! >= 0) (copies++, copyTime += d)
+    else (moved += d, codec += (ser[i]! || 0) + (de[i]! || 0))
+  }
+  if (moved > 0 && codec / moved >= t.serializationShare && moved >= t.transferShare * f.wall) {
+    out.push({
+      rule: "serialization-bound",
+      message: `${fmtPct(codec / moved)} of ${fmtS(moved)} of peer transfers was serialising and deserialising`,
+      evidence: { keys: [], start: 0, end: f.wall },
+      fix: "move typed arrays (chunks) rather than objects: they go as raw bytes",
+      seconds: codec / Math.max(1, workerCount(f)),
+      assumptions: "serialisation free; transfers spread over the workers",
+    })
+  }
+  if (copies >= 4 && copyTime >= t.transferShare * f.wall) {
+    out.push({
+      rule: "host-device-copies",
+      message: `${fmtN(copies)} host↔device copies took ${fmtS(copyTime)}, ${fmtPct(copyTime / Math.max(f.wall, 1e-9))} of the run`,
+      evidence: { keys: [], start: 0, end: f.wall },
+      fix: "keep intermediate results on the device: chain GPU kernels without reading back each step",
+      seconds: copyTime * (1 - 2 / copies),
+      assumptions: "one copy in and one out instead of every step's",
+    })
+  }
+  return out
+}
+
+const gpuIdle: Rule = (f, t) => {
+  const out: Array<Draft> = []
+  const byWorker = new Map<string, Array<number>>()
+  for (let i = 0; i < f.v.n; i++) {
+    const w = str(f.v.worker, f.v.worker.codes[i]!) ?? ""
+    if (!/gpu/i.test(w)) continue
+    let a = byWorker.get(w)
+    if (a === undefined) byWorker.set(w, a = [])
+    a.push(i)
+  }
+  for (const [w, rows] of byWorker) {
+    rows.sort((a, b) => f.v.start[a]! - f.v.start[b]!)
+    let idle = 0
+    let end = f.v.end[rows[0]!]!
+    for (const r of rows) {
+      const gap = f.v.start[r]! - end
+      if (gap >= t.gpuGap) idle += gap
+      end = Math.max(end, f.v.end[r]!)
+    }
+    if (idle < 0.2 * f.wall) continue
+    out.push({
+      rule: "gpu-idle",
+      message: `GPU worker ${w} sat idle for ${fmtS(idle)} in gaps of ${fmtS(t.gpuGap)} or more, ${fmtPct(idle / f.wall)} of the run`,
+      evidence: { ...evidenceOf(f, rows), worker: w },
+      fix: "feed the GPU from several chunks at once (more chunks in flight), and prepare inputs while it computes",
+      seconds: Math.min(idle, f.path.driver + f.path.latency),
+      assumptions: "the GPU's idle gaps overlapped with the driver's work and the hand-overs on the critical path",
+    })
+  }
+  return out
+}
+
+/**
+ * Every rule, run in this order (the result is sorted by saving anyway).
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const rules: ReadonlyArray<Rule> = [
+  tasksTooSmall,
+  schedulingLatency,
+  stragglerAndSkew,
+  tooFewTasks,
+  workerImbalance,
+  driverBound,
+  startupDominated,
+  blockedAndIo,
+  serialStage,
+  recomputation,
+  memoryGrowth,
+  gcPressure,
+  clockSkew,
+  transfers,
+  gpuIdle
+]
+
+/**
+ * Run the rules over the facts: drafts with too small a saving dropped (memory and clock
+ * findings kept), severities from the saving's share, sorted by saving (then severity,
+ * then rule id). `scheduling-latency` is left out where tasks-too-small already explains
+ * at least half of the latency it would save.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const runRules = (f: Facts, t: Thresholds = defaultThresholds): Array<Finding> => {
+  const drafts = rules.flatMap((r) => r(f, t))
+  const small = drafts.filter((d) => d.rule === "tasks-too-small").reduce((a, d) => a + d.seconds, 0)
+  const driver = drafts.filter((d) => d.rule === "driver-bound").reduce((a, d) => a + d.seconds, 0)
+  const wall = Math.max(f.wall, 1e-12)
+  const out: Array<Finding> = []
+  for (const d of drafts) {
+    if (d.rule === "scheduling-latency" && small + driver >= 0.5 * d.seconds) continue
+    const seconds = Math.min(Math.max(0, d.seconds), wall)
+    const share = seconds / wall
+    if (d.severity === undefined && seconds < t.minSeconds && share < t.minShare) continue
+    const bySaving: Severity = share >= t.severity.high ? "high" : share >= t.severity.medium ? "medium" : "low"
+    const severity: Severity = d.rule === "startup-dominated"
+      ? (d.severity === "high" ? "high" : bySaving === "low" ? "low" : "medium") // start-up is in every run
+      : d.severity ?? bySaving
+    out.push({
+      rule: d.rule,
+      severity,
+      message: d.message,
+      evidence: d.evidence,
+      fix: d.fix,
+      saving: { seconds, share },
+      assumptions: d.assumptions
+    })
+  }
+  return out.sort((a, b) => b.saving.seconds - a.saving.seconds || rank(a.severity) - rank(b.severity) || (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0))
+}
+
+const rank = (s: Severity): number => (s === "high" ? 0 : s === "medium" ? 1 : 2)
+
+/** @internal */
+export type { CriticalStep }
