@@ -150,6 +150,47 @@ export const streamColourFunctions = (data: ReportData): Int32Array | undefined 
 }
 
 /**
+ * What the task stream's spec depends on, whatever the data's source: the report's
+ * `ReportData` (`streamShape`), or the live dashboard's running state
+ * (`src/dashboard/`), so one spec draws both.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export interface StreamShape {
+  /** every function, in colour order */
+  readonly functions: ReadonlyArray<string>
+  /** driver activities that occur */
+  readonly activities: ReadonlyArray<string>
+  /** the rows, top to bottom (`streamRows`) */
+  readonly rows: ReadonlyArray<string>
+  /** the time axis: [0, wall] seconds */
+  readonly wall: number
+  /** whether data transfers occur (their legend entry) */
+  readonly moved: boolean
+  /** whether a task erred (its legend entry) */
+  readonly failed: boolean
+  /** the functions with a colour of their own when there are too many (`streamColourFunctions`) */
+  readonly top: Int32Array | undefined
+}
+
+/**
+ * The report's {@link StreamShape}.
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const streamShape = (data: ReportData): StreamShape => ({
+  functions: data.functions,
+  activities: data.activities,
+  rows: streamRows(data),
+  wall: data.wall,
+  moved: data.transfers.start.length > 0,
+  failed: data.failures.length > 0,
+  top: streamColourFunctions(data)
+})
+
+/**
  * Vega-Lite spec of the task stream: one row per worker (and one for the driver, the
  * main thread), one bar per task coloured by function, its gather and transfer phases
  * drawn in their own colour at its ends, data transfers (`Transfer` events) in theirs
@@ -163,10 +204,16 @@ export const streamColourFunctions = (data: ReportData): Int32Array | undefined 
  * @since 0.1.0
  * @category specs
  */
-export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
-  const moved = data.transfers.start.length > 0
-  const failed = data.failures.length > 0
-  const top = streamColourFunctions(data)
+export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => taskStreamSpecOf(streamShape(data), width)
+
+/**
+ * The task stream's spec for any {@link StreamShape} (the report's, the dashboard's).
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const taskStreamSpecOf = (data: StreamShape, width = 940): TopLevelSpec => {
+  const { moved, failed, top } = data
   const coloured = top === undefined ? data.functions : [...Array.from(top, (f) => data.functions[f]!), otherFunctionsLabel]
   const domain = [...coloured, transferLabel, ...(moved ? [dataTransferLabel] : []), ...(failed ? [erredLabel] : []), ...data.activities.map(driverLabel)]
   const range = [
@@ -177,7 +224,7 @@ export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => {
     ...data.activities.map(driverColour)
   ]
   const color = { domain, range }
-  const rows = streamRows(data)
+  const rows = [...data.rows]
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: "Task stream", subtitle: "scroll to zoom, drag to pan, double-click to reset; faded bars: several tasks per pixel, opacity = busy share" },
@@ -379,8 +426,16 @@ export const toVega = (spec: TopLevelSpec, shareX?: { readonly wall: number }): 
  * @since 0.1.0
  * @category specs
  */
-export const taskStreamVega = (data: ReportData, width?: number): vega.Spec => {
-  const v = toVega(taskStreamSpec(data, width), { wall: data.wall }) as vega.Spec & { scales?: Array<Record<string, unknown>> }
+export const taskStreamVega = (data: ReportData, width?: number): vega.Spec => taskStreamVegaOf(streamShape(data), width)
+
+/**
+ * {@link taskStreamVega} for any {@link StreamShape} (the live dashboard's).
+ *
+ * @since 0.1.0
+ * @category specs
+ */
+export const taskStreamVegaOf = (data: StreamShape, width?: number): vega.Spec => {
+  const v = toVega(taskStreamSpecOf(data, width), { wall: data.wall }) as vega.Spec & { scales?: Array<Record<string, unknown>> }
   for (const s of v.scales ?? []) if (s["name"] === "x") delete s["domainRaw"]
   return v
 }

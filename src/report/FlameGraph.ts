@@ -26,8 +26,8 @@
  */
 import type { ProfileData } from "../analysis/Profile.ts"
 import { label, location } from "../analysis/Profile.ts"
-
-const scriptJson = (u: unknown): string => JSON.stringify(u).replace(/</g, "\\u003c")
+// the report's one rule for JSON inside a script element (escapes `<`, U+2028 and U+2029)
+import { scriptJson } from "./Html.ts"
 
 /** Row height of the icicle, px. */
 const ROW = 17

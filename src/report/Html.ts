@@ -57,7 +57,14 @@ export interface HtmlOptions {
 
 const require = createRequire(import.meta.url)
 let vegaRuntime: string | undefined
-const vegaSource = (): string => {
+/**
+ * The Vega runtime's source (`vega/build/vega.min.js`): the report inlines it, the live
+ * dashboard serves it.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const vegaSource = (): string => {
   // vega's "exports" map hides build/, so locate the package root from its entry point.
   const entry = require.resolve("vega")
   const root = entry.slice(0, entry.lastIndexOf("/vega/") + "/vega/".length)
