@@ -6,6 +6,7 @@
  *   dsl -> engine, kernels      engine -> (nothing)         kernels -> engine
  *   trace -> (nothing)          profiler -> engine, trace   analysis -> trace
  *   report -> analysis, trace   cli, src/index.ts -> everything
+ *   dashboard -> engine, report, analysis, trace (a hook consumer that draws the report's charts)
  *
  * Kernels are what worker threads import; the DSL names them by module and uses their
  * pure helpers (dtype rules, seeded random numbers), so it may reach them.
@@ -62,7 +63,8 @@ const rules: Record<string, { readonly layers: ReadonlyArray<string>; readonly n
   trace: { layers: ["trace"], nodeBuiltins: true },
   profiler: { layers: ["profiler", "engine", "trace"], nodeBuiltins: true },
   analysis: { layers: ["analysis", "trace"], nodeBuiltins: true },
-  report: { layers: ["report", "analysis", "trace"], nodeBuiltins: true }
+  report: { layers: ["report", "analysis", "trace"], nodeBuiltins: true },
+  dashboard: { layers: ["dashboard", "engine", "report", "analysis", "trace"], nodeBuiltins: true }
 }
 
 /** Modules any layer may reach; they import nothing (checked below). */

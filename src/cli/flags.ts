@@ -157,3 +157,16 @@ export const refuseInputAsOutput = (
     const clash = findInputAsOutput(outputs, inputs, flag)
     return clash === undefined ? Effect.void : Effect.fail(clash)
   })
+
+/**
+ * `--dashboard [HOST:]PORT` (demo, run): the live dashboard (src/dashboard/) on that
+ * address; HOST defaults to 127.0.0.1 (loopback), bound elsewhere it needs the token it prints.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const dashboardFlag = Flag.String("dashboard").pipe(
+  Flag.withMetavar("[HOST:]PORT"),
+  Flag.withDescription("serve the live dashboard while the program runs and after it, until Ctrl-C (e.g. 8787: http://127.0.0.1:8787/; bound off loopback a token is required and printed) (default: none)"),
+  Flag.optional
+)

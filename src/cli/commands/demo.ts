@@ -17,7 +17,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Command, Flag } from "effect/cli"
 import { clusterFlag, executorFor } from "../cluster.ts"
-import { intAtLeast, noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, withDefaultShown, workersFlag } from "../flags.ts"
+import { withDashboard } from "../liveDashboard.ts"
+import { dashboardFlag, intAtLeast, noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, withDefaultShown, workersFlag } from "../flags.ts"
 import { gpuFlag } from "../gpu.ts"
 import * as RunLog from "../runLog.ts"
 
@@ -42,10 +43,11 @@ export const demo = Command.make(
     overwrite: overwriteFlag,
     noSample: noSampleFlag,
     sampleDriver: sampleDriverFlag,
+    dashboard: dashboardFlag,
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON summary only", false))
   },
   (c) =>
-    Effect.gen(function*() {
+    withDashboard(c.dashboard, "tessera demo (DASF tutorial 5)", (provide) => Effect.gen(function*() {
       // loaded only now: `tessera --help` and the other commands need none of it
       const [Executor, { DslError }, Tutorial5, { profiled }] = yield* Effect.promise(() =>
         Promise.all([import("../../engine/Executor.ts"), import("../../dsl/DslError.ts"), import("../../../examples/tutorial5/Tutorial5.ts"), import("../profiling.ts")])
@@ -61,7 +63,7 @@ export const demo = Command.make(
       const tutorial = Tutorial5.make(options)
       const pipeline = tutorial.pipeline
       const executor = yield* executorFor(c, log.info)
-      const p = yield* log.around(profiled(Tutorial5.run(options, tutorial).pipe(Effect.provide(log.layer), Effect.provide(executor.layer)), {
+      const p = yield* log.around(profiled(Tutorial5.run(options, tutorial).pipe(Effect.provide(log.layer), Effect.provide(executor.layer), provide), {
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,
@@ -95,5 +97,5 @@ export const demo = Command.make(
       for (const d of databases) yield* out(`trace database: ${d}`)
       if (p.report !== undefined) yield* out(`report: ${p.report.file} (${(p.report.bytes / 2 ** 20).toFixed(1)} MiB)`)
       if (p.reportFailed !== undefined) return yield* p.reportFailed
-    })
+    }))
 ).pipe(Command.withDescription("DASF tutorial 5: blobs -> Normalize -> KMeans + SOM -> Persist, on worker threads."))

@@ -32,7 +32,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Argument, Command, Flag } from "effect/cli"
 import { clusterFlag, executorFor } from "../cluster.ts"
-import { noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, withDefaultShown, workersFlag } from "../flags.ts"
+import { withDashboard } from "../liveDashboard.ts"
+import { dashboardFlag, noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, withDefaultShown, workersFlag } from "../flags.ts"
 import { gpuFlag } from "../gpu.ts"
 import { registerTesseraResolve } from "../resolveHook.ts"
 import * as RunLog from "../runLog.ts"
@@ -174,16 +175,17 @@ export const run = Command.make(
     overwrite: overwriteFlag,
     noSample: noSampleFlag,
     sampleDriver: sampleDriverFlag,
+    dashboard: dashboardFlag,
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object with the results only", false))
   },
   (c) =>
-    Effect.gen(function*() {
+    withDashboard(c.dashboard, "tessera run", (provide) => Effect.gen(function*() {
       const log = RunLog.make("run")
       const out = (line: string) => Effect.sync(() => void process.stdout.write(line + "\n"))
       const p = yield* log.around(loadPipeline(c.file))
       const { profiled } = yield* Effect.promise(() => import("../profiling.ts"))
       const executor = yield* executorFor(c, log.info)
-      const r = yield* log.around(profiled(p.run().pipe(Effect.provide(log.layer), Effect.provide(executor.layer)), {
+      const r = yield* log.around(profiled(p.run().pipe(Effect.provide(log.layer), Effect.provide(executor.layer), provide), {
         profile: c.profile,
         report: c.report,
         overwrite: c.overwrite,
@@ -218,5 +220,5 @@ export const run = Command.make(
       // the run's own error last, after the files it left (exit 1); or the report's
       if (Exit.isFailure(r.exit)) return yield* r.exit
       if (r.reportFailed !== undefined) return yield* r.reportFailed
-    })
+    }))
 ).pipe(Command.withDescription("Run a user pipeline module (default export: a Pipeline or a function returning one)."))

@@ -1,0 +1,46 @@
+/**
+ * `--dashboard [HOST:]PORT` for the commands that run a pipeline (`tessera demo`,
+ * `tessera run`): starts the live dashboard (src/dashboard/Dashboard.ts) before the
+ * program, gives its hooks to the program's computes, and after the program (whatever
+ * its outcome: its results and errors are printed first) keeps the page up with the
+ * final state until Ctrl-C, saying so on stderr.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Option } from "effect"
+import type * as Scope from "effect/Scope"
+
+/**
+ * Runs `body` (given a function that adds the dashboard's hooks to an effect) with the
+ * dashboard `address` asks for, then holds the page up until Ctrl-C. Without an address,
+ * just `body`.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withDashboard = <A, E, R>(
+  address: Option.Option<string>,
+  title: string,
+  body: (provide: <X, Y, Z>(self: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>) => Effect.Effect<A, E, R>
+) =>
+  Option.isNone(address)
+    ? body((self) => self)
+    : Effect.scoped(
+      Effect.gen(function*() {
+        const [Dashboard, Hooks] = yield* Effect.promise(() => Promise.all([import("../dashboard/Dashboard.ts"), import("../engine/Hooks.ts")]))
+        const parsed = Dashboard.parseAddress(address.value)
+        if (parsed instanceof Dashboard.DashboardError) return yield* parsed
+        const d = yield* Dashboard.make({ ...parsed, title })
+        const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks))))
+        yield* hold(d.state, d.url)
+        return yield* exit
+      })
+    ) as Effect.Effect<A, E | import("../dashboard/Server.ts").DashboardError, Exclude<R, Scope.Scope>>
+
+const hold = (state: { close(): void }, url: string) =>
+  Effect.gen(function*() {
+    state.close()
+    process.stderr.write(`dashboard: the run is over; the page stays up with its final state at ${url} until Ctrl-C\n`)
+    return yield* Effect.never
+  })
+

@@ -1,0 +1,139 @@
+/**
+ * Dashboard: the live view of a run in a browser, as one more consumer of the engine's
+ * hooks.
+ *
+ * ```ts
+ * program.pipe(Effect.provide(Dashboard.layer({ port: 8787 })), Effect.provide(Executor.layerWorkers()))
+ * ```
+ *
+ * `layer(options)` starts the server (`Server.ts`) when the layer is built, prints its
+ * URL (to stderr by default), adds the live state's callbacks (`LiveState.ts`) to the
+ * engine's for the effects it is provided to, and stops the server when the layer's
+ * scope closes; it stacks with the profiler's layers like any hook layer (provide one
+ * inside the other, see `engine/Hooks.ts`), with or without them. `make(options)` is the
+ * same in an Effect, for code that keeps the page up after its program (the CLI's
+ * `--dashboard`: the page shows the final state until Ctrl-C). `serve(state, options)`
+ * serves a state filled some other way (`tessera dashboard -d DB…`, `Replay.ts`).
+ *
+ * The hooks copy numbers into preallocated arrays and return: the engine never waits
+ * for a page, a socket or a chart (see docs/dashboard.md for the measured cost).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, type Scope } from "effect"
+import * as Hooks from "../engine/Hooks.ts"
+import { type LiveOptions, LiveState } from "./LiveState.ts"
+import { DashboardError, type DashboardServer, type ServerOptions, startServer } from "./Server.ts"
+
+export { DashboardError, defaultAddress, isLoopback, parseAddress } from "./Server.ts"
+export type { Address, DashboardServer, ServerOptions } from "./Server.ts"
+
+/**
+ * Options of a dashboard.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DashboardOptions extends ServerOptions {
+  /** bounds of the live state (detail kept, bins, rectangles per tick) */
+  readonly live?: LiveOptions
+  /** where the URL line goes (default stderr) */
+  readonly log?: (line: string) => void
+}
+
+/**
+ * A started dashboard: its state, server and the callbacks that feed it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LiveDashboard {
+  readonly state: LiveState
+  readonly server: DashboardServer
+  readonly url: string
+  readonly callbacks: Hooks.Callbacks
+}
+
+const natural = (a: string, b: string): number => a.localeCompare(b, "en", { numeric: true })
+
+/** The report's chart definitions (report/Charts.ts) for the state's current shape, compiled to Vega; cached per shape. */
+const specMaker = () => {
+  const cache = new Map<string, unknown>()
+  return async (state: LiveState, width: number): Promise<unknown> => {
+    const Charts = await import("../report/Charts.ts")
+    const workers = state.rows.names.filter((r) => r !== "driver").sort(natural)
+    const rows = [...state.rows.names.filter((r) => r === "driver"), ...workers]
+    const functions = state.functions.names
+    const top = functions.length > Charts.maxStreamColours ? Int32Array.from({ length: Charts.maxStreamColours - 1 }, (_, i) => i) : undefined
+    // the axis is set by the page (`xdom`); wall only seeds it
+    const shape = { functions, activities: state.activities.names, rows, wall: Math.max(1, state.latest), moved: state.transfers > 0, failed: state.tasksErred > 0, top }
+    const key = JSON.stringify([rows, functions, shape.activities, shape.moved, shape.failed, state.hosts.names, width])
+    const hit = cache.get(key)
+    if (hit !== undefined) return hit
+    const wall = shape.wall
+    const timelines = Charts.timelinesSpec([
+      Charts.timelineSpec("memory", "bytes", "Managed memory per worker", "MiB", "worker", wall, width, workers),
+      Charts.timelineSpec("memtotal", "bytes", "Managed memory, all workers (MemorySampler's view)", "MiB", "scope", wall, width),
+      Charts.timelineSpec("busy", "share", "Busy share per worker", "%", "worker", wall, width, workers),
+      Charts.timelineSpec("res_cpu", "cpu", "CPU per host", "%", "host", wall, width, state.hosts.names),
+      Charts.timelineSpec("res_mem", "mem", "Memory used per host", "GiB", "host", wall, width, state.hosts.names)
+    ])
+    const out = {
+      rows,
+      functions: [...functions],
+      top: top === undefined ? null : Array.from(top),
+      labels: { transfer: Charts.transferLabel, dataTransfer: Charts.dataTransferLabel, erred: Charts.erredLabel, other: Charts.otherFunctionsLabel, driver: Charts.driverLabel("") },
+      stream: Charts.taskStreamVegaOf(shape, width),
+      timelines: Charts.toVega(timelines, { wall })
+    }
+    if (cache.size > 64) cache.clear()
+    cache.set(key, out)
+    return out
+  }
+}
+
+/**
+ * Serves `state` until the current scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const serve = (state: LiveState, options: DashboardOptions = {}): Effect.Effect<DashboardServer, DashboardError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => startServer(state, options, specMaker()),
+      catch: (e) => e instanceof DashboardError ? e : new DashboardError({ address: `${options.host ?? ""}:${options.port ?? ""}`, reason: String(e) })
+    }),
+    (server) => Effect.promise(() => server.close())
+  )
+
+/**
+ * Starts a dashboard for the current scope and prints its URL.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: DashboardOptions = {}): Effect.Effect<LiveDashboard, DashboardError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const state = new LiveState(options.live)
+    const server = yield* serve(state, options)
+    const log = options.log ?? ((line: string) => void process.stderr.write(line + "\n"))
+    log(`dashboard: ${server.url}${server.token === undefined ? "" : " (the token is required: bound off loopback)"}`)
+    return { state, server, url: server.url, callbacks: state.callbacks() }
+  })
+
+/**
+ * The dashboard as a layer: started when built, its callbacks added to the engine's,
+ * stopped (the run marked over, a last delta sent) when the layer closes.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: DashboardOptions = {}): Layer.Layer<never, DashboardError> =>
+  Hooks.layerEffect(
+    Effect.gen(function*() {
+      const d = yield* make(options)
+      yield* Effect.addFinalizer(() => Effect.sync(() => d.state.close()))
+      return d.callbacks
+    })
+  )
