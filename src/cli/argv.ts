@@ -22,7 +22,7 @@
  * @since 0.1.0
  * @category parsing
  */
-export const databaseCommands: ReadonlyArray<ReadonlyArray<string>> = [["analyze"], ["report"], ["export"], ["plot", "hist"], ["sql"], ["diff"], ["diagnose"]]
+export const databaseCommands: ReadonlyArray<ReadonlyArray<string>> = [["analyze"], ["report"], ["export"], ["plot", "hist"], ["sql"], ["diff"], ["diagnose"], ["dashboard"]]
 
 /** Global flags that take a value: their value is not a command word. */
 const globalsWithValue = new Set(["--log-level", "--completions"])

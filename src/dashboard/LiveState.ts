@@ -437,6 +437,14 @@ export class LiveState {
     this.over = true
   }
 
+  /** A recorded run is loaded (Replay.ts): over, its time axis `wall` long, nothing left to send live. */
+  finishReplay(wall: number): void {
+    this.fit(Math.max(0, wall))
+    this.saw(wall)
+    this.sentUpTo = this.written
+    this.over = true
+  }
+
   /** The callbacks that feed this state (what `Dashboard.layer` adds to the engine's). */
   callbacks(): Callbacks {
     return {

@@ -6,6 +6,7 @@
  */
 import { analyze } from "./analyze.ts"
 import { bench } from "./bench.ts"
+import { dashboard } from "./dashboard.ts"
 import { demo } from "./demo.ts"
 import { diagnose } from "./diagnose.ts"
 import { diff } from "./diff.ts"
@@ -14,4 +15,4 @@ import { run } from "./run.ts"
 import { sql } from "./sql.ts"
 import { scheduler, worker } from "./worker.ts"
 
-export const commands = [demo, run, ...reportCommands, bench, diff, analyze, diagnose, sql, scheduler, worker] as const
+export const commands = [demo, run, ...reportCommands, bench, diff, analyze, diagnose, sql, scheduler, worker, dashboard] as const
