@@ -149,15 +149,25 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
   const present = (x: number) => (x < K ? rowOf[x] >= 0 : true)
   const keyAt = (x: number): string => (x < K ? v.key.at(x) : drv[x - K]!.key)
   const dur = (x: number) => (x < K ? Math.max(0, v.duration[rowOf[x]] || 0) : Math.max(0, drv[x - K]!.end - drv[x - K]!.start))
-  const indeg = new Int32Array(N)
-  const succ: Array<Array<number>> = Array.from({ length: N }, () => [])
-  const preds: Array<Array<number>> = Array.from({ length: N }, () => [])
-  const edge = (from: number, to: number, seen: Set<number>) => {
-    if (from === to || seen.has(from) || !present(from)) return
-    seen.add(from)
-    succ[from].push(to)
-    preds[to].push(from)
-    indeg[to]++
+  // edges as (from, to) pairs, each target's added together: `lastTo[from] === to`
+  // drops a repeat; then as compressed rows (preds and succs) with no array per step
+  let ef = new Int32Array(Math.max(16, 2 * N))
+  let et = new Int32Array(ef.length)
+  let m = 0
+  const lastTo = new Int32Array(N).fill(-1)
+  const edge = (from: number, to: number) => {
+    if (from === to || lastTo[from] === to || !present(from)) return
+    lastTo[from] = to
+    if (m === ef.length) {
+      const f2 = new Int32Array(2 * m)
+      const t2 = new Int32Array(2 * m)
+      f2.set(ef)
+      t2.set(et)
+      ef = f2
+      et = t2
+    }
+    ef[m] = from
+    et[m++] = to
   }
   // driver segments by key, and task keys by string (driver dependencies name task keys)
   const drvIndex = new Map<string, number>()
@@ -192,38 +202,56 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
     }
     return lo > 0 ? K + g[lo - 1]! : -1
   }
+  // host and worker strings by code, made once (not per task)
+  const hostOf: Array<string | undefined> = []
+  const workerOf: Array<string | undefined> = []
+  const hostAt = (c: number) => (c < 0 ? "" : hostOf[c] ??= v.host.at(c))
+  const workerAt = (c: number) => (c < 0 ? "" : workerOf[c] ??= v.worker.at(c))
   for (let k = 0; k < K; k++) {
     const r = rowOf[k]
     if (r < 0) continue
-    const seen = new Set<number>()
     for (let j = v.depOffsets[r]; j < v.depOffsets[r + 1]; j++) {
       const d = v.deps[j]
-      if (d >= 0) edge(d, k, seen)
+      if (d >= 0) edge(d, k)
     }
     // what the task waited for besides its inputs: the driver handing it over, and its
     // worker booting
-    const host = str(v.host, v.host.codes[r]) ?? ""
+    if (D === 0) continue
+    const host = hostAt(v.host.codes[r])
     const byDriver = gate(host, "driver", v.start[r])
-    if (byDriver >= 0) edge(byDriver, k, seen)
-    const byWorker = gate(host, str(v.worker, v.worker.codes[r]) ?? "", v.start[r])
-    if (byWorker >= 0) edge(byWorker, k, seen)
+    if (byDriver >= 0) edge(byDriver, k)
+    const byWorker = gate(host, workerAt(v.worker.codes[r]), v.start[r])
+    if (byWorker >= 0) edge(byWorker, k)
   }
   drv.forEach((s, j) => {
-    const seen = new Set<number>()
     if (s.worker !== "driver") {
       const g = gate(s.host, "driver", s.start) // a worker start-up follows the driver's segment before it
-      if (g >= 0) edge(g, K + j, seen)
+      if (g >= 0) edge(g, K + j)
     }
     const add = (key: string, depth: number): void => {
       const x = drvIndex.get(key)
-      if (x !== undefined) return edge(x, K + j, seen)
+      if (x !== undefined) return edge(x, K + j)
       const through = waits.get(key) // a `wait` passes on to what it depends on
       if (through !== undefined && depth < 4) return through.forEach((d) => add(d, depth + 1))
       const t = taskCode(key)
-      if (t >= 0) edge(t, K + j, seen)
+      if (t >= 0) edge(t, K + j)
     }
     for (const d of s.dependencies) add(d, 0)
   })
+  const indeg = new Int32Array(N)
+  const predOff = new Int32Array(N + 1)
+  const succOff = new Int32Array(N + 1)
+  for (let e = 0; e < m; e++) (predOff[et[e] + 1]++, succOff[ef[e] + 1]++)
+  for (let x = 0; x < N; x++) (predOff[x + 1] += predOff[x], succOff[x + 1] += succOff[x])
+  const predAt = new Int32Array(m)
+  const succAt = new Int32Array(m)
+  {
+    const pf = predOff.slice(0, N)
+    const sf = succOff.slice(0, N)
+    for (let e = 0; e < m; e++) (predAt[pf[et[e]]++] = ef[e], succAt[sf[ef[e]]++] = et[e])
+  }
+  for (let x = 0; x < N; x++) indeg[x] = predOff[x + 1] - predOff[x]
+  const preds = { off: predOff, at: predAt }
   const dist = new Float64Array(N).fill(-Infinity)
   const from = new Int32Array(N).fill(-1)
   const queue: Array<number> = []
@@ -232,7 +260,8 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
     const x = queue[q]
     let best = 0
     let bestFrom = -1
-    for (const d of preds[x]) {
+    for (let e = predOff[x]; e < predOff[x + 1]; e++) {
+      const d = predAt[e]
       if (bestFrom < 0 || dist[d] > best || (dist[d] === best && cmpStr(keyAt(d), keyAt(bestFrom)) < 0)) {
         best = dist[d]
         bestFrom = d
@@ -240,7 +269,7 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
     }
     dist[x] = best + dur(x)
     from[x] = bestFrom
-    for (const s of succ[x]) if (--indeg[s] === 0) queue.push(s)
+    for (let e = succOff[x]; e < succOff[x + 1]; e++) if (--indeg[succAt[e]] === 0) queue.push(succAt[e])
   }
   const cycle = findCycle(N, K, (x) => present(x) && indeg[x]! > 0, preds, keyAt)
   let last = -1
@@ -280,7 +309,7 @@ const findCycle = (
   n: number,
   k: number,
   stuck: (x: number) => boolean,
-  preds: ReadonlyArray<ReadonlyArray<number>>,
+  preds: { readonly off: Int32Array; readonly at: Int32Array },
   keyAt: (x: number) => string
 ): DependencyCycle | undefined => {
   let tasks = 0
@@ -299,7 +328,8 @@ const findCycle = (
   while (!visitedAt.has(x)) {
     visitedAt.set(x, walk.length)
     walk.push(x)
-    const p = preds[x]!.find(stuck)
+    let p: number | undefined
+    for (let e = preds.off[x]!; e < preds.off[x + 1]! && p === undefined; e++) if (stuck(preds.at[e]!)) p = preds.at[e]!
     if (p === undefined) return { _tag: "DependencyCycle", keys: [], tasks, driverSegments }
     x = p
   }

@@ -52,7 +52,7 @@ export interface GcSeconds {
 export interface Group {
   readonly stage: string
   readonly fn: string
-  /** task rows, by start */
+  /** task rows, in row order */
   readonly rows: Int32Array
   readonly medianDuration: number
   readonly medianBytes: number
@@ -148,19 +148,27 @@ export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds): Facts => {
   }
   const onPath = new Uint8Array(n)
   for (const s of path.steps) if (s._tag === "Task") onPath[s.row] = 1
-  // groups: (stage, function)
+  // groups: (stage, function), as compressed rows
   const fnCodes = v.fn.codes
-  const byGroup = new Map<number, Array<number>>()
   const nStages = input.names.length + 1
+  const idOf = new Map<number, number>()
+  const ids: Array<number> = []
+  const gOf = new Int32Array(n)
   for (let i = 0; i < n; i++) {
     const id = (fnCodes[i]! + 1) * nStages + (input.stage[i]! + 1)
-    let g = byGroup.get(id)
-    if (g === undefined) byGroup.set(id, g = [])
-    g.push(i)
+    let g = idOf.get(id)
+    if (g === undefined) (g = ids.length, idOf.set(id, g), ids.push(id))
+    gOf[i] = g
   }
+  const off = new Int32Array(ids.length + 1)
+  for (let i = 0; i < n; i++) off[gOf[i]! + 1]!++
+  for (let g = 0; g < ids.length; g++) off[g + 1]! += off[g]!
+  const fill = off.slice(0, ids.length)
+  const all = new Int32Array(n)
+  for (let i = 0; i < n; i++) all[fill[gOf[i]!]!++] = i
   const groups: Array<Group> = []
-  for (const [id, list] of byGroup) {
-    const rows = Int32Array.from(list).sort((a, b) => v.start[a]! - v.start[b]!)
+  ids.forEach((id, gi) => {
+    const rows = all.subarray(off[gi]!, off[gi + 1]!)
     const s = (id % nStages) - 1
     const f = Math.floor(id / nStages) - 1
     let taskTime = 0
@@ -168,7 +176,8 @@ export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds): Facts => {
     let ioBytes = 0
     let start = Infinity
     let end = -Infinity
-    for (const r of rows) {
+    for (let j = 0; j < rows.length; j++) {
+      const r = rows[j]!
       taskTime += Math.max(0, v.duration[r]! || 0)
       cpuTime += cpu[r]! || 0
       ioBytes += io[r]! || 0
@@ -187,14 +196,15 @@ export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds): Facts => {
       start,
       end
     })
-  }
+  })
   groups.sort((a, b) => a.start - b.start || (a.stage < b.stage ? -1 : a.stage > b.stage ? 1 : 0) || (a.fn < b.fn ? -1 : 1))
   // workers
   const hostCodes = v.host.codes
   const wCodes = v.worker.codes
-  const byWorker = new Map<string, { host: number; worker: number; busy: number; tasks: number; longest: number; longestRow: number }>()
+  const byWorker = new Map<number, { host: number; worker: number; busy: number; tasks: number; longest: number; longestRow: number }>()
+  const nw = v.worker.size + 1
   for (let i = 0; i < n; i++) {
-    const id = `${hostCodes[i]}\t${wCodes[i]}`
+    const id = (hostCodes[i]! + 1) * nw + wCodes[i]! + 1
     let w = byWorker.get(id)
     if (w === undefined) byWorker.set(id, w = { host: hostCodes[i]!, worker: wCodes[i]!, busy: 0, tasks: 0, longest: 0, longestRow: -1 })
     const d = Math.max(0, v.duration[i]! || 0)

@@ -247,13 +247,16 @@ const pathTasksOf = (f: Facts, inGroup: (r: number) => boolean): Array<number> =
   return out
 }
 
-const keyRows = new WeakMap<Facts, Map<number, number>>()
-/** task row of each key code (its latest execution) */
-const keyRowOf = (f: Facts): Map<number, number> => {
+const keyRows = new WeakMap<Facts, Int32Array>()
+/** task row of each key code (its latest execution; -1: none) */
+const keyRowOf = (f: Facts): Int32Array => {
   let m = keyRows.get(f)
   if (m === undefined) {
-    m = new Map()
-    for (let i = 0; i < f.v.n; i++) m.set(f.v.key.codes[i]!, i)
+    m = new Int32Array(f.v.key.size).fill(-1)
+    for (let i = 0; i < f.v.n; i++) {
+      const c = f.v.key.codes[i]!
+      if (c >= 0 && (m[c]! < 0 || f.v.end[i]! >= f.v.end[m[c]!]!)) m[c] = i
+    }
     keyRows.set(f, m)
   }
   return m
@@ -307,8 +310,8 @@ const tasksTooSmall: Rule = (f, t) => {
       s._tag === "Latency" && next[i]! >= 0 && groupOf[next[i]!] === f.groups.indexOf(g) ? d / factor : undefined)
     const mid = g.rows[g.rows.length >> 1]!
     // the chunk's rows: the task's first input's (a per-chunk task's chunk), else its own
-    const d0 = f.v.depOffsets[mid]! < f.v.depOffsets[mid + 1]! ? keyRowOf(f).get(f.v.deps[f.v.depOffsets[mid]!]!) : undefined
-    const shapeRow = d0 ?? mid
+    const d0 = f.v.depOffsets[mid]! < f.v.depOffsets[mid + 1]! && f.v.deps[f.v.depOffsets[mid]!]! >= 0 ? keyRowOf(f)[f.v.deps[f.v.depOffsets[mid]!]!] : undefined
+    const shapeRow = d0 !== undefined && d0 >= 0 ? d0 : mid
     const shape = shapes.codes.length > 0 && shapes.codes[shapeRow]! >= 0 ? shapes.at(shapes.codes[shapeRow]!) : ""
     const rows = Number(shape.split("x")[0])
     const chunkText = rows > 1 ? `chunks of ≥ ${fmtN(rows * factor)} rows` : `${factor} tasks' work in one task`
@@ -571,8 +574,8 @@ const serialStage: Rule = (f, t) => {
     let chained = 0
     for (const r of g.rows) {
       for (let j = f.v.depOffsets[r]!; j < f.v.depOffsets[r + 1]!; j++) {
-        const dr = keyRow.get(f.v.deps[j]!)
-        if (dr !== undefined && mine.has(dr)) (chained++, j = f.v.depOffsets[r + 1]!)
+        const dr = f.v.deps[j]! >= 0 ? keyRow[f.v.deps[j]!]! : -1
+        if (dr >= 0 && mine.has(dr)) (chained++, j = f.v.depOffsets[r + 1]!)
       }
     }
     if (chained < 0.75 * (n - 1)) continue
@@ -594,32 +597,64 @@ const serialStage: Rule = (f, t) => {
 }
 
 const recomputation: Rule = (f) => {
-  // keys run more than once: Load's `recomputed`, and Tessera's `key#2` executions
-  const seen = new Map<string, Array<number>>()
+  // keys run more than once: the same key again (DASF N15, Load's `recomputed`), or
+  // Tessera's `key#2` executions: grouped by the key without its `#n`, over the
+  // dictionary (strings made once per key, only for keys with a `#`)
+  const K = f.v.key.size
+  const base = new Int32Array(K)
+  const byBase = new Map<string, number>()
+  for (let c = 0; c < K; c++) {
+    base[c] = c
+    const k = f.v.key.at(c)
+    const h = k.lastIndexOf("#")
+    if (h > 0 && /^#\d+$/.test(k.slice(h))) {
+      const b = k.slice(0, h)
+      let id = byBase.get(b)
+      if (id === undefined) {
+        id = -1
+        byBase.set(b, id)
+      }
+    }
+  }
+  if (byBase.size > 0) {
+    for (let c = 0; c < K; c++) {
+      const k = f.v.key.at(c)
+      const id = byBase.get(k)
+      if (id !== undefined && id < 0) byBase.set(k, c)
+    }
+    for (let c = 0; c < K; c++) {
+      const k = f.v.key.at(c)
+      const h = k.lastIndexOf("#")
+      if (h <= 0) continue
+      const id = byBase.get(k.slice(0, h))
+      if (id !== undefined && id >= 0) base[c] = id
+    }
+  }
+  const count = new Int32Array(K)
+  for (let i = 0; i < f.v.n; i++) if (f.v.key.codes[i]! >= 0) count[base[f.v.key.codes[i]!]!]!++
+  const groups = new Map<number, Array<number>>()
   for (let i = 0; i < f.v.n; i++) {
-    const k = str(f.v.key, f.v.key.codes[i]!) ?? ""
-    const base = k.replace(/#\d+$/, "")
-    let a = seen.get(base)
-    if (a === undefined) seen.set(base, a = [])
+    const c = f.v.key.codes[i]!
+    if (c < 0 || count[base[c]!]! < 2) continue
+    let a = groups.get(base[c]!)
+    if (a === undefined) groups.set(base[c]!, a = [])
     a.push(i)
   }
   const rows: Array<number> = []
   let wasted = 0
-  for (const a of seen.values()) {
-    if (a.length < 2) continue
+  let repeats = 0
+  for (const a of groups.values()) {
     a.sort((x, y) => f.v.end[x]! - f.v.end[y]!)
-    for (const r of a.slice(0, -1)) (rows.push(r), wasted += Math.max(0, f.v.duration[r]!))
-    rows.push(a[a.length - 1]!)
+    for (const r of a.slice(0, -1)) (rows.push(r), wasted += Math.max(0, f.v.duration[r]!), repeats++)
   }
   const states = columnCodes(f.tables.tasks, "state")
   let erred = 0
   for (let i = 0; i < states.codes.length; i++) if (states.codes[i]! >= 0 && states.at(states.codes[i]!) === "erred") erred++
-  const n = rows.length
-  if (n === 0 && (f.tables.recomputed ?? 0) === 0) return []
+  if (repeats === 0) return []
   const W = Math.max(1, workerCount(f))
   return [{
     rule: "recomputation",
-    message: `${fmtN(Math.max(f.tables.recomputed ?? 0, n - new Set(rows.map((r) => (str(f.v.key, f.v.key.codes[r]!) ?? "").replace(/#\d+$/, ""))).size))} task executions were repeats of a key already run (${fmtS(wasted)} of task time${erred > 0 ? `, ${erred} erred` : ""}): a lost worker's results recomputed, or a result computed twice`,
+    message: `${fmtN(repeats)} task executions were repeats of a key already run (${fmtS(wasted)} of task time${erred > 0 ? `, ${erred} erred` : ""}): a lost worker's results recomputed, or a result computed twice`,
     evidence: evidenceOf(f, rows),
     fix: "find why the worker was lost (its memory bound, a crash in a kernel); persist results used by several computes",
     seconds: wasted / W,
@@ -628,10 +663,11 @@ const recomputation: Rule = (f) => {
 }
 
 const memoryGrowth: Rule = (f, t) => {
-  const byWorker = new Map<string, Array<number>>()
+  const byWorker = new Map<number, Array<number>>()
+  const nw = f.v.worker.size + 1
   for (let i = 0; i < f.v.n; i++) {
     if (!(f.peak[i]! > 0)) continue
-    const id = `${f.v.host.codes[i]}\t${f.v.worker.codes[i]}`
+    const id = (f.v.host.codes[i]! + 1) * nw + f.v.worker.codes[i]! + 1
     let a = byWorker.get(id)
     if (a === undefined) byWorker.set(id, a = [])
     a.push(i)
@@ -715,12 +751,14 @@ const clockSkew: Rule = (f, t) => {
   }
   // uncorrected: a task starting before its input ended, on another host
   const keyRow = keyRowOf(f)
+  const runs = new Int32Array(f.v.key.size) // a key run more than once: which run is the input is unknown
+  for (let i = 0; i < f.v.n; i++) if (f.v.key.codes[i]! >= 0) runs[f.v.key.codes[i]!]!++
   let worstGap = 0
   let worstRow = -1
   for (let r = 0; r < f.v.n; r++) {
     for (let j = f.v.depOffsets[r]!; j < f.v.depOffsets[r + 1]!; j++) {
-      const d = keyRow.get(f.v.deps[j]!)
-      if (d === undefined || f.v.host.codes[d] === f.v.host.codes[r]) continue
+      const d = f.v.deps[j]! >= 0 ? keyRow[f.v.deps[j]!]! : -1
+      if (d < 0 || f.v.host.codes[d] === f.v.host.codes[r] || runs[f.v.deps[j]!]! > 1) continue
       const gap = f.v.end[d]! - f.v.start[r]!
       if (gap > worstGap) (worstGap = gap, worstRow = r)
     }
@@ -800,9 +838,13 @@ const transfers: Rule = (f, t) => {
 const gpuIdle: Rule = (f, t) => {
   const out: Array<Draft> = []
   const byWorker = new Map<string, Array<number>>()
+  const isGpu = new Int8Array(f.v.worker.size).fill(-1)
   for (let i = 0; i < f.v.n; i++) {
-    const w = str(f.v.worker, f.v.worker.codes[i]!) ?? ""
-    if (!/gpu/i.test(w)) continue
+    const c = f.v.worker.codes[i]!
+    if (c < 0) continue
+    if (isGpu[c] === -1) isGpu[c] = /gpu/i.test(f.v.worker.at(c)) ? 1 : 0
+    if (isGpu[c] === 0) continue
+    const w = f.v.worker.at(c)
     let a = byWorker.get(w)
     if (a === undefined) byWorker.set(w, a = [])
     a.push(i)
