@@ -17,7 +17,7 @@
  *   driver) busy seconds and CPU seconds per time bin, the longest task's function per
  *   bin; held bytes, chunks and device bytes per worker (now and the peak per bin); the
  *   cluster-wide held bytes per bin; transfers by worker pair (bytes, count, seconds);
- *   the host's resources (`sampleResources`). Bins start 0.1 s wide; when a run outgrows
+ *   the host's resources (`sampleResources`). Bins start 10 ms wide; when a run outgrows
  *   `bins` of them, neighbours merge (the width doubles), so the state's size never
  *   depends on the run's length or task count.
  *
@@ -42,7 +42,7 @@ export interface LiveOptions {
   readonly detailCapacity?: number
   /** time bins per row (default 1,024) */
   readonly bins?: number
-  /** the first bins' width, seconds (default 0.1) */
+  /** the first bins' width, seconds (default 0.01) */
   readonly binSeconds?: number
   /** most new rectangles sent per tick (default 1,000) */
   readonly maxRectsPerTick?: number
@@ -202,7 +202,7 @@ export class LiveState {
     this.t0 = options.t0 ?? nowSeconds()
     this.capacity = Math.max(16, options.detailCapacity ?? 262_144)
     this.nBins = Math.max(16, options.bins ?? 1024)
-    this.binWidth = options.binSeconds ?? 0.1
+    this.binWidth = options.binSeconds ?? 0.01
     this.maxRectsPerTick = Math.max(1, options.maxRectsPerTick ?? 1000)
     const c = this.capacity
     this.rStart = new Float64Array(c)

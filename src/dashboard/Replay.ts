@@ -107,6 +107,11 @@ export const fromReportData = (data: ReportData): LiveState => {
   const cpu = r.values["cpu"], mem = r.values["memory"]
   const ro = Int32Array.from({ length: r.time.length }, (_, i) => i).sort((a, b) => r.time[a]! - r.time[b]! || a - b)
   for (const i of ro) state.resourceSample(data.hosts[r.host[i]!] ?? "?", r.time[i]!, cpu?.[i] ?? NaN, mem?.[i] ?? NaN)
+  // the computes: one "wait" segment each
+  const wait = data.activities.indexOf("wait")
+  const computes = new Set<number>()
+  for (let i = 0; i < d.start.length; i++) if (d.activity[i] === wait) computes.add(d.compute[i]!)
+  state.computesStarted = state.computesFinished = computes.size
   state.finishReplay(data.wall)
   return state
 }

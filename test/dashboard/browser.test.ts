@@ -1,0 +1,294 @@
+/**
+ * Issue 34: the live dashboard in a real headless browser (Debian's chromium driven by
+ * playwright-core).
+ *
+ * - a demo run (`tessera demo --dashboard 127.0.0.1:0 --profile …`, 200,000 samples on 2
+ *   workers): the page, opened while the run goes, shows the task count growing; at the
+ *   end it equals the trace's Compute events (the engine's own count) exactly, every
+ *   progress bar is done, and the page says the run is over (the process holds it up
+ *   until SIGINT);
+ * - a 2-process cluster run (`--cluster local:2`): both worker processes have rows and
+ *   tasks, transfers are drawn and tabled by worker pair;
+ * - `tessera dashboard -d` over the demo's databases: the page's numbers are the
+ *   report's (tasks, per-stage and per-function counts, wall time);
+ * - hostile strings (keys, functions, stages, workers, title) run no script and show as
+ *   text; bound off loopback the page needs its token.
+ *
+ * Screenshots of every tab go to a temporary folder (paths printed); no page may log an
+ * error or request anything outside the dashboard. Skips where /usr/bin/chromium is
+ * absent (`.ci/run` installs it).
+ */
+import assert from "node:assert/strict"
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { mkdtemp, readdir } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { after, before, describe, it } from "node:test"
+import { fileURLToPath } from "node:url"
+import { Effect, Exit, Scope } from "effect"
+import { chromium } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
+import * as Dashboard from "../../src/dashboard/Dashboard.ts"
+import { LiveState } from "../../src/dashboard/LiveState.ts"
+import { loadReportDataPromise } from "../../src/report/Report.ts"
+
+const CHROMIUM = "/usr/bin/chromium"
+const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
+const hasChromium = existsSync(CHROMIUM)
+const skip = hasChromium ? false : `${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium; .ci/run does) to run the browser tests`
+if (!hasChromium) console.log(`# skipping dashboard browser tests: ${skip}`)
+
+const tabs = ["status", "workers", "memory", "transfers", "stages"] as const
+
+/** A `tessera` process serving a dashboard: its URL once printed, its stderr, and a way to stop it. */
+const serve = (args: ReadonlyArray<string>, cwd: string) => {
+  const child: ChildProcess = spawn(process.execPath, [main, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] })
+  let stderr = ""
+  let stdout = ""
+  child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()))
+  const url = new Promise<string>((resolve, reject) => {
+    child.stderr!.on("data", (c: Buffer) => {
+      stderr += c.toString()
+      const m = /dashboard: (http:\/\/\S+)/.exec(stderr)
+      if (m !== null) resolve(m[1]!)
+    })
+    child.on("exit", (code) => reject(new Error(`tessera ${args.join(" ")} exited ${code} before printing its URL:\n${stderr}`)))
+  })
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return {
+    url,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGINT")
+      return exited
+    }
+  }
+}
+
+const open = async (browser: Browser, url: string) => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  const errors: Array<string> = []
+  const external: Array<string> = []
+  const origin = new URL(url).origin
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text())
+  })
+  page.on("pageerror", (e) => errors.push(String(e)))
+  await page.route("**/*", (route) => {
+    const u = route.request().url()
+    if (u.startsWith(origin)) return route.continue()
+    external.push(u)
+    return route.abort()
+  })
+  await page.goto(url)
+  return { page, errors, external }
+}
+
+const pageState = (page: Page) =>
+  page.evaluate(() => {
+    const t = (window as unknown as { tessera: { state: { counts: Record<string, number> | null; over: boolean; groups: Array<{ name: string; stage: string; done: number; total: number; erred: number; running: number } | null>; workers: Array<{ name: string; tasks: number }>; pairs: Record<string, unknown>; t: number }; rects: { k: Array<number> }; errors: Array<string>; mode: string } }).tessera
+    return {
+      counts: t.state.counts,
+      over: t.state.over,
+      groups: t.state.groups.filter((g) => g !== null),
+      workers: t.state.workers,
+      pairs: Object.keys(t.state.pairs).length,
+      rectKinds: [...new Set(t.rects.k)],
+      errors: t.errors,
+      text: document.getElementById("n-tasks")!.textContent,
+      status: document.getElementById("status")!.textContent,
+      time: t.state.t
+    }
+  })
+
+const shootTabs = async (page: Page, dir: string, prefix: string) => {
+  const files: Array<string> = []
+  for (const tab of tabs) {
+    await page.click(`#tabs button[data-tab=${tab}]`)
+    await page.waitForTimeout(700)
+    const file = join(dir, `${prefix}-${tab}.png`)
+    await page.screenshot({ path: file, fullPage: true })
+    files.push(file)
+  }
+  await page.click(`#tabs button[data-tab=status]`)
+  console.log(`# ${prefix} screenshots: ${files.join(" ")}`)
+}
+
+const waitOver = async (page: Page, ms: number) => {
+  const until = Date.now() + ms
+  for (;;) {
+    const s = await pageState(page)
+    if (s.over) return s
+    if (Date.now() > until) throw new Error(`the page never showed the run over: ${JSON.stringify(s.counts)}`)
+    await page.waitForTimeout(100)
+  }
+}
+
+describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () => {
+  let browser: Browser
+  let dir: string
+  const cleanups: Array<() => Promise<unknown>> = []
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "tessera-dashboard-"))
+    console.log(`# dashboard test artifacts: ${dir}`)
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"] })
+  })
+  after(async () => {
+    for (const c of cleanups) await c().catch(() => undefined)
+    await browser?.close()
+  })
+
+  it("issue 34: during a demo run the count grows; at the end it equals the engine's count and every bar is done", async () => {
+    const run = serve(["demo", "--samples", "200000", "--workers", "2", "--dashboard", "127.0.0.1:0", "--profile", join(dir, "live"), "--log-level", "warn"], dir)
+    cleanups.push(run.stop)
+    const url = await run.url
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/, "loopback, no token")
+    const { page, errors, external } = await open(browser, url)
+    const seen: Array<number> = []
+    const until = Date.now() + 120_000
+    let s = await pageState(page)
+    while (!s.over && Date.now() < until) {
+      if (s.counts !== null && (seen.length === 0 || seen.at(-1) !== s.counts.tasks)) seen.push(s.counts.tasks)
+      await page.waitForTimeout(80)
+      s = await pageState(page)
+    }
+    assert.ok(s.over, "the page shows the run over")
+    const during = seen.filter((n) => n > 0 && n < s.counts!.tasks)
+    assert.ok(during.length >= 2, `the count grew while the run went: ${seen.join(", ")}`)
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i]! >= seen[i - 1]!, "never goes back")
+    await page.waitForTimeout(500)
+    s = await pageState(page)
+    const dbs = (await readdir(dir)).filter((f) => f.startsWith("live-") && f.endsWith(".msgpack")).map((f) => join(dir, f))
+    const data = await loadReportDataPromise(dbs)
+    assert.equal(s.counts!.tasks, data.eventCounts["Compute"], "the page's count is the engine's, exactly")
+    assert.equal(s.text, data.eventCounts["Compute"]!.toLocaleString("en-US"))
+    assert.equal(s.counts!.erred, 0)
+    assert.ok(s.groups.length > 5)
+    for (const g of s.groups) assert.deepEqual([g.name, g.done, g.running, g.erred], [g.name, g.total, 0, 0], `${g.stage}/${g.name} done`)
+    // the page's progress table says so too
+    const cells = await page.$$eval("#progress-table tr", (trs) => trs.slice(1).map((tr) => tr.children[3]!.textContent))
+    for (const c of cells) assert.match(c ?? "", /^(\d+) \/ \1$/)
+    await shootTabs(page, dir, "live")
+    assert.match(await page.textContent("#status") ?? "", /run finished/)
+    assert.deepEqual(errors, [])
+    assert.deepEqual(external, [])
+    assert.deepEqual(s.errors, [])
+    assert.match(run.stderr(), /the page stays up with its final state at http:\/\/127\.0\.0\.1:\d+\/ until Ctrl-C/)
+    assert.match(run.stdout(), /wall time: /, "the results come first")
+    await page.close()
+    const code = await run.stop()
+    assert.notEqual(code, null)
+  })
+
+  it("issue 34: a trace replay (tessera dashboard -d) shows the report's numbers", async () => {
+    const dbs = (await readdir(dir)).filter((f) => f.startsWith("live-") && f.endsWith(".msgpack")).map((f) => join(dir, f))
+    assert.ok(dbs.length >= 2, "the live run's databases")
+    const data = await loadReportDataPromise(dbs)
+    const replay = serve(["dashboard", "--address", "127.0.0.1:0", "-d", ...dbs], dir)
+    cleanups.push(replay.stop)
+    const { page, errors, external } = await open(browser, await replay.url)
+    await page.waitForFunction(() => (window as unknown as { tessera: { state: { counts: unknown } } }).tessera.state.counts !== null)
+    await page.waitForTimeout(800)
+    const s = await pageState(page)
+    assert.ok(s.over)
+    assert.equal(s.counts!.tasks, data.tasks.start.length)
+    // per stage and function: the report's counts
+    const expected = new Map<string, number>()
+    for (let i = 0; i < data.tasks.start.length; i++) {
+      const stage = data.tasks.stage[i]! >= 0 ? data.stages[data.tasks.stage[i]!]! : ""
+      const k = `${stage}/${data.functions[data.tasks.fn[i]!]}`
+      expected.set(k, (expected.get(k) ?? 0) + 1)
+    }
+    const got = new Map(s.groups.map((g) => [`${g.stage}/${g.name}`, g.done]))
+    assert.deepEqual(got, expected)
+    assert.ok(Math.abs(s.time - data.wall) < 1e-6, `wall ${s.time} vs the report's ${data.wall}`)
+    // zoom into a window: single tasks fetched from the server
+    const zoomed = await page.evaluate(async (wall) => {
+      const r = await fetch(`/api/detail?from=${wall / 2}&to=${wall / 2 + wall / 50}&limit=4000`).then((x) => x.json()) as { count: number; complete: boolean }
+      return r
+    }, data.wall)
+    assert.ok(zoomed.complete)
+    await shootTabs(page, dir, "replay")
+    assert.deepEqual(errors, [])
+    assert.deepEqual(external, [])
+    await page.close()
+    await replay.stop()
+  })
+
+  it("issue 34: a cluster run (--cluster local:2) shows both worker processes and their transfers", async () => {
+    const run = serve(["demo", "--samples", "20000", "--cluster", "local:2", "--dashboard", "127.0.0.1:0", "--log-level", "warn"], dir)
+    cleanups.push(run.stop)
+    const { page, errors } = await open(browser, await run.url)
+    const s = await waitOver(page, 150_000)
+    await page.waitForTimeout(500)
+    const f = await pageState(page)
+    const workers = f.workers.filter((w) => w.name !== "driver" && w.tasks > 0)
+    const processes = new Set(workers.map((w) => /pid\d+/.exec(w.name)?.[0]))
+    assert.equal(processes.size, 2, `two worker processes: ${workers.map((w) => w.name).join(", ")}`)
+    assert.ok(f.counts!.transfers > 0, "transfers counted")
+    assert.ok(f.pairs >= 1, "a worker pair tabled")
+    assert.ok(f.rectKinds.includes(2), "transfers drawn in the task stream")
+    assert.equal(f.counts!.tasks, s.counts!.tasks)
+    await shootTabs(page, dir, "cluster")
+    assert.deepEqual(errors, [])
+    await page.close()
+    await run.stop()
+  })
+
+  it("issue 34: hostile strings run no script and show as text; off loopback the token is required", async () => {
+    const evil = `<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>\u2028"'`
+    const state = new LiveState({ t0: 0 })
+    for (let i = 0; i < 20; i++) {
+      state.task({
+        key: `${evil}-${i}`, name: `${evil}fn`, stage: `${evil}stage`, host: evil, workerId: i % 2, threadId: `${evil}-w${i % 2}`,
+        phases: { gather: [i, i], compute: [i, i + 0.5], transfer: [i + 0.5, i + 0.5] }, cpuTime: 0.1, nbytes: 8, shape: [], dtype: "", type: "",
+        dependencies: [], dependents: [], state: i === 7 ? "erred" : "memory"
+      })
+    }
+    state.transfer({ keys: [evil], bytes: 1000, host: evil, threadId: `${evil}-w0`, peer: `${evil}peer`, start: 3, stop: 3.2 })
+    state.close()
+    const scope = await Effect.runPromise(Scope.make())
+    cleanups.push(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+    const local = await Effect.runPromise(Dashboard.serve(state, { port: 0, title: evil, sampleHost: false }).pipe(Scope.provide(scope)))
+    const { page, errors } = await open(browser, local.url)
+    await waitOver(page, 30_000)
+    await page.waitForTimeout(500)
+    // hover a bar: the tooltip fetches the key and shows it as text
+    const box = await page.locator("#stream canvas").boundingBox()
+    if (box !== null) for (let x = 0.2; x < 0.9; x += 0.05) await page.mouse.move(box.x + box.width * x, box.y + 60)
+    for (const tab of tabs) {
+      await page.click(`#tabs button[data-tab=${tab}]`)
+      await page.waitForTimeout(300)
+    }
+    await page.click(`#tabs button[data-tab=status]`)
+    await page.waitForTimeout(300)
+    await page.screenshot({ path: join(dir, "hostile-status.png"), fullPage: true })
+    console.log(`# hostile screenshot: ${join(dir, "hostile-status.png")}`)
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, "no script ran")
+    assert.equal(await page.locator("img").count(), 0, "no element from a string")
+    assert.equal(await page.textContent("#title"), evil)
+    assert.ok((await page.textContent("#progress-table"))!.includes(`${evil}fn`), "the function's name as text")
+    assert.deepEqual(errors, [])
+    await page.close()
+
+    // off loopback: without the token nothing, with it the page
+    const off = await Effect.runPromise(Dashboard.serve(state, { host: "0.0.0.0", port: 0, title: "off loopback", sampleHost: false }).pipe(Scope.provide(scope)))
+    assert.ok(off.token !== undefined)
+    const bare = `http://127.0.0.1:${off.port}/`
+    const p2 = await browser.newPage()
+    const r = await p2.goto(bare)
+    assert.equal(r?.status(), 401)
+    assert.match(await p2.textContent("body") ?? "", /token required/)
+    const r2 = await p2.goto(`${bare}api/snapshot`)
+    assert.equal(r2?.status(), 401)
+    const withToken = await open(browser, `${bare}?token=${encodeURIComponent(off.token!)}`)
+    await waitOver(withToken.page, 30_000)
+    assert.equal((await pageState(withToken.page)).counts!.tasks, 20)
+    await withToken.page.screenshot({ path: join(dir, "token-status.png") })
+    assert.deepEqual(withToken.errors, [])
+    await p2.close()
+    await withToken.page.close()
+  })
+})
