@@ -66,6 +66,35 @@ export const minRunsPerSide = 3
 export const defaultMinEffect = 0.05
 
 /**
+ * With fewer runs than {@link minRunsPerSide}, groups are tested over their task
+ * durations, and a change is called only beyond this ratio (or `minEffect`, if larger),
+ * only for groups of at least {@link minTasksPerSide} tasks a side whose median task
+ * takes at least {@link minTaskSeconds}: tasks of one run are not independent (a busy
+ * moment of the machine slows a whole burst of them), so one run against one cannot tell
+ * the machine's noise from the code's change below that (calibrated: BENCHMARKS.md).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultTasksMinEffect = 0.25
+
+/**
+ * The fewest tasks a side for a group to be tested over task durations.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const minTasksPerSide = 10
+
+/**
+ * The shortest median task (seconds) for a group to be tested over task durations.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const minTaskSeconds = 0.001
+
+/**
  * One group's numbers in one run.
  *
  * @since 0.1.0
@@ -74,6 +103,8 @@ export const defaultMinEffect = 0.05
 export interface GroupRun {
   /** seconds: the sum of the group's task durations */
   readonly taskTime: number
+  /** seconds: the sum of the group's tasks' thread CPU time (NaN where not recorded) */
+  readonly cpuTime: number
   readonly tasks: number
   /** seconds of the group's tasks on the run's critical path */
   readonly onPath: number
@@ -83,6 +114,8 @@ export interface GroupRun {
   readonly peakMemory: number
   /** the stage's wall time, its share of the run's windows (stages only; NaN for functions) */
   readonly wall: number
+  /** rows of the group's task results (the first dimension of their shapes; NaN where unknown) */
+  readonly items: number
 }
 
 /**
@@ -117,8 +150,12 @@ export interface RunMeasures {
   readonly parts: WallParts | undefined
   readonly groups: Readonly<Record<string, GroupRun>>
   readonly durations?: Readonly<Record<string, Float64Array>>
+  /** the same for the tasks' thread CPU time */
+  readonly cpuDurations?: Readonly<Record<string, Float64Array>>
   /** bytes: the host's largest sampled memory (NaN without resource samples) */
   readonly peakMemory: number
+  /** bytes: the largest sampled GPU memory in use (NaN without GPU samples) */
+  readonly peakDeviceMemory?: number
   readonly transfers: number
   readonly transferBytes: number
   readonly transferSeconds: number
@@ -164,8 +201,20 @@ export const measureRun = (tables: TraceTables, label: string, sampleFiles: Read
   const fn = codesOf(t.getChild("function"), n)
   const st = codesOf(t.getChild("stage"), n)
   const dur = floatsOf(t.getChild("duration"), n)
+  const cpu = floatsOf(t.getChild("cpu_time"), n)
   const size = floatsOf(t.getChild("size"), n)
   const peak = floatsOf(t.getChild("peak_memory"), n)
+  const shape = codesOf(t.getChild("shape"), n)
+  const rowsOfShape = new Map<number, number>()
+  const rowsOf = (c: number): number => {
+    let r = rowsOfShape.get(c)
+    if (r === undefined) {
+      const first = c < 0 ? "" : shape.at(c).split("x")[0]!
+      r = /^\d+$/.test(first) ? Number(first) : NaN
+      rowsOfShape.set(c, r)
+    }
+    return r
+  }
   const gs = floatsOf(t.getChild("gather_start"), n)
   const ge = floatsOf(t.getChild("gather_end"), n)
   const ts = floatsOf(t.getChild("transfer_start"), n)
@@ -196,29 +245,39 @@ export const measureRun = (tables: TraceTables, label: string, sampleFiles: Read
   }
   const G = keys.length
   const taskTime = new Float64Array(G)
+  const cpuTime = new Float64Array(G)
+  const cpuSeen = new Uint8Array(G)
   const count = new Float64Array(G)
   const bytes = new Float64Array(G)
   const peakOf = new Float64Array(G).fill(NaN)
   const onPath = new Float64Array(G)
+  const items = new Float64Array(G)
   const counts = new Int32Array(G)
   for (let i = 0; i < n; i++) {
     const d = Number.isFinite(dur[i]!) ? dur[i]! : 0
     for (const g of [sg[i]!, fg[i]!]) {
       taskTime[g]! += d
+      if (Number.isFinite(cpu[i]!)) (cpuTime[g]! += cpu[i]!, cpuSeen[g] = 1)
       count[g]!++
       counts[g]!++
       if (Number.isFinite(size[i]!)) bytes[g]! += size[i]!
+      items[g]! += rowsOf(shape.codes[i]!)
       if (Number.isFinite(peak[i]!) && !(peak[i]! <= peakOf[g]!)) peakOf[g] = peak[i]!
     }
   }
-  const durations: Record<string, Float64Array> = {}
-  const fill = new Int32Array(G)
-  const arrays = keys.map((_, g) => new Float64Array(counts[g]!))
-  for (let i = 0; i < n; i++) {
-    const d = dur[i]!
-    for (const g of [sg[i]!, fg[i]!]) arrays[g]![fill[g]!++] = d
+  const perTask = (values: Float64Array): Record<string, Float64Array> => {
+    const out: Record<string, Float64Array> = {}
+    const fill = new Int32Array(G)
+    const arrays = keys.map((_, g) => new Float64Array(counts[g]!))
+    for (let i = 0; i < n; i++) {
+      const d = values[i]!
+      for (const g of [sg[i]!, fg[i]!]) arrays[g]![fill[g]!++] = d
+    }
+    keys.forEach((k, g) => (out[k] = arrays[g]!))
+    return out
   }
-  keys.forEach((k, g) => (durations[k] = arrays[g]!))
+  const durations = perTask(dur)
+  const cpuDurations = perTask(cpu)
   // the run's wall time and stage windows
   const input = stageInputOf(tables)
   const times = stageTimes(input)
@@ -256,17 +315,24 @@ export const measureRun = (tables: TraceTables, label: string, sampleFiles: Read
     const p = parseGroupKey(k)
     groups[k] = {
       taskTime: taskTime[g]!,
+      cpuTime: cpuSeen[g] === 1 ? cpuTime[g]! : NaN,
       tasks: count[g]!,
       onPath: onPath[g]!,
       bytes: bytes[g]!,
       peakMemory: peakOf[g]!,
+      items: items[g]!,
       wall: p.kind === "stage" ? (stageWall.get(p.stage) ?? NaN) : NaN
     }
   })
   // host memory, transfers
   const mem = floatsOf((tables.resources as Table).getChild("memory"), tables.resources.numRows)
-  let peakMemory = NaN
-  for (let i = 0; i < mem.length; i++) if (Number.isFinite(mem[i]!) && !(mem[i]! <= peakMemory)) peakMemory = mem[i]!
+  const highest = (xs: Float64Array) => {
+    let top = NaN
+    for (let i = 0; i < xs.length; i++) if (Number.isFinite(xs[i]!) && !(xs[i]! <= top)) top = xs[i]!
+    return top
+  }
+  const peakMemory = highest(mem)
+  const peakDeviceMemory = highest(floatsOf((tables.resources as Table).getChild("gpu_memory_used"), tables.resources.numRows))
   const tr = tables.transfers as Table
   const trBytes = floatsOf(tr.getChild("bytes"), tr.numRows)
   const trDur = floatsOf(tr.getChild("duration"), tr.numRows)
@@ -283,13 +349,29 @@ export const measureRun = (tables: TraceTables, label: string, sampleFiles: Read
     parts,
     groups,
     durations,
+    cpuDurations,
     peakMemory,
+    peakDeviceMemory,
     transfers: tr.numRows,
     transferBytes,
     transferSeconds,
     sampleFiles
   }
 }
+
+/**
+ * `m` with its wall time measured otherwise (a benchmark's clock around the run): the
+ * part of the wall time off the critical path takes up the difference, so the parts
+ * still add up.
+ *
+ * @since 0.1.0
+ * @category analysis
+ */
+export const withWall = (m: RunMeasures, wall: number): RunMeasures => ({
+  ...m,
+  wall,
+  parts: m.parts === undefined ? undefined : { ...m.parts, other: m.parts.other + (wall - m.wall) }
+})
 
 /**
  * Options of {@link compare}.
@@ -304,6 +386,14 @@ export interface CompareOptions {
   readonly minEffect?: number
   /** bootstrap resamples (default 2000) */
   readonly resamples?: number
+  /**
+   * what stages and functions are compared on: `time`, their tasks' durations (default),
+   * or `cpu`, their tasks' thread CPU time, which other processes taking the cores (a
+   * loaded CI machine) do not inflate: for CPU-bound kernels, it finds smaller changes
+   */
+  readonly measure?: "time" | "cpu"
+  /** with fewer runs than {@link minRunsPerSide}: the minimum effect (default {@link defaultTasksMinEffect}) */
+  readonly tasksMinEffect?: number
 }
 
 /**
@@ -326,7 +416,7 @@ export interface GroupDiff {
   readonly fn: string
   readonly mode: "runs" | "tasks"
   /** what the values are: wall time (s), task time (s), task duration (s) */
-  readonly measure: "wall time" | "task time" | "task duration"
+  readonly measure: "wall time" | "task time" | "task duration" | "CPU time" | "task CPU time"
   readonly oldN: number
   readonly newN: number
   readonly oldMedian: number
@@ -384,6 +474,10 @@ export interface DiffResult {
   readonly mode: "runs" | "tasks"
   readonly alpha: number
   readonly minEffect: number
+  /** the minimum effect in `tasks` mode */
+  readonly tasksMinEffect: number
+  /** what stages and functions were compared on */
+  readonly measure: "time" | "cpu"
   /** sorted by the size of their effect on the wall time, then of their task-time change */
   readonly groups: ReadonlyArray<GroupDiff>
   /** wall, then its parts; the parts' changes add up to the wall's (absent without critical paths) */
@@ -416,6 +510,7 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
   }
   const alpha = options.alpha ?? 0.05
   const minEffect = options.minEffect ?? defaultMinEffect
+  const tasksMinEffect = options.tasksMinEffect ?? defaultTasksMinEffect
   const resamples = options.resamples ?? 2000
   const keysOf = (rs: ReadonlyArray<RunMeasures>) => new Set(rs.flatMap((r) => Object.keys(r.groups)))
   const ko = keysOf(old)
@@ -427,11 +522,13 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
   const warnings: Array<string> = []
   const runsMode = old.length >= minRunsPerSide && neu.length >= minRunsPerSide
   const mode: "runs" | "tasks" = runsMode ? "runs" : "tasks"
-  const hasDurations = (rs: ReadonlyArray<RunMeasures>) => rs.every((r) => r.durations !== undefined)
+  const cpuMeasure = options.measure === "cpu"
+  const hasDurations = (rs: ReadonlyArray<RunMeasures>) => rs.every((r) => (cpuMeasure ? r.cpuDurations : r.durations) !== undefined)
   if (!runsMode) {
     warnings.push(
       `${old.length} run(s) against ${neu.length}: groups are tested over their task durations (runs of one side pooled); ` +
-        `the pipeline's wall time is not tested; ${minRunsPerSide}+ runs a side (10 recommended) test runs against runs`
+        `only groups of ${minTasksPerSide}+ tasks a side taking ${minTaskSeconds * 1000}+ ms each are tested, and a change is called only beyond ${(Math.max(minEffect, tasksMinEffect) * 100).toFixed(0)}% ` +
+        `(one run cannot tell the machine's noise from the code's); the pipeline's wall time is not tested; ${minRunsPerSide}+ runs a side (10 recommended) test runs against runs`
     )
     if (!hasDurations(old) || !hasDurations(neu)) {
       warnings.push("saved bench results hold no task durations: with fewer runs than that, nothing is tested")
@@ -460,35 +557,40 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
   row({ kind: "pipeline", stage: "", fn: "", measure: "wall time", wallEffect: wallChange, taskTimeChange: NaN }, walls(old), walls(neu), 1, runsMode)
   common.sort().forEach((k, i) => {
     const g = parseGroupKey(k)
-    const value = (r: RunMeasures) => r.groups[k]?.taskTime ?? 0
+    const value = (r: RunMeasures) => (cpuMeasure ? r.groups[k]?.cpuTime : r.groups[k]?.taskTime) ?? 0
     const pooled = !runsMode && hasDurations(old) && hasDurations(neu)
     const pool = (rs: ReadonlyArray<RunMeasures>) => {
-      const parts = rs.map((r) => r.durations![k] ?? new Float64Array(0))
+      const parts = rs.map((r) => (cpuMeasure ? r.cpuDurations : r.durations)![k] ?? new Float64Array(0))
       const out = new Float64Array(parts.reduce((s, x) => s + x.length, 0))
       let o = 0
       for (const x of parts) (out.set(x, o), o += x.length)
       return out
     }
     const onPath = (r: RunMeasures) => r.groups[k]?.onPath ?? 0
+    const a = pooled ? pool(old) : old.map(value)
+    const b = pooled ? pool(neu) : neu.map(value)
+    // one run against one: only groups of enough tasks, long enough to time
+    const testable = runsMode || (pooled && Math.min(a.length, b.length) >= minTasksPerSide && Math.min(median(a), median(b)) >= minTaskSeconds)
     row(
       {
         kind: g.kind,
         stage: g.stage,
         fn: g.fn,
-        measure: pooled ? "task duration" : "task time",
+        measure: cpuMeasure ? (pooled ? "task CPU time" : "CPU time") : pooled ? "task duration" : "task time",
         wallEffect: meanOf(neu, onPath) - meanOf(old, onPath),
         taskTimeChange: meanOf(neu, value) - meanOf(old, value)
       },
-      pooled ? pool(old) : old.map(value),
-      pooled ? pool(neu) : neu.map(value),
+      a,
+      b,
       2 + i,
-      runsMode || pooled
+      testable
     )
   })
   const q = benjaminiHochberg(rows.map((r) => (r.tested ? r.p : NaN)))
   const groups: Array<GroupDiff> = rows.map(({ tested, ...r }, i) => {
     const qi = q[i]!
-    const significant = tested && qi <= alpha && (r.lo > 1 || r.hi < 1) && Math.abs(r.ratio - 1) >= minEffect
+    const bar = runsMode ? minEffect : Math.max(minEffect, tasksMinEffect)
+    const significant = tested && qi <= alpha && (r.lo > 1 || r.hi < 1) && Math.abs(r.ratio - 1) >= bar
     const verdict: Verdict = !tested || !Number.isFinite(qi) ? "untested" : significant ? (r.ratio > 1 ? "slower" : "faster") : "same"
     return { ...r, q: qi, verdict }
   })
@@ -559,6 +661,8 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
     mode,
     alpha,
     minEffect,
+    tasksMinEffect,
+    measure: cpuMeasure ? "cpu" : "time",
     groups,
     parts,
     resources: resources.filter((r) => Number.isFinite(r.old) || Number.isFinite(r.new)),
@@ -684,7 +788,7 @@ export const benchRuns = (file: string, text: string): Array<RunMeasures> => {
  * @category constants
  */
 export const diffColumns = {
-  tasks: ["stage", "size", "peak_memory", "dependencies", "gather_start", "gather_end", "transfer_start", "transfer_end", "state"],
+  tasks: ["stage", "size", "shape", "cpu_time", "peak_memory", "dependencies", "gather_start", "gather_end", "transfer_start", "transfer_end", "state"],
   memory: []
 } as const satisfies LoadColumns
 
@@ -727,8 +831,13 @@ export const loadSidePromise = async (
   return runs
 }
 
-/** Columns aligned: the first left, the rest right. */
-const align = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
+/**
+ * Rows of text cells as aligned lines: the first column left, the rest right.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const alignColumns = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
   const w = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
   return rows.map((r) => r.map((x, c) => (c === 0 ? x.padEnd(w[c]!) : x.padStart(w[c]!))).join("  ").trimEnd())
 }
@@ -749,10 +858,11 @@ export const formatDiff = (d: DiffResult): string => {
   const out: Array<string> = []
   out.push(
     `pipeline ${d.pipeline ?? "(unnamed)"}: NEW (${d.newRuns} run${d.newRuns === 1 ? "" : "s"}) against the baseline OLD (${d.oldRuns} run${d.oldRuns === 1 ? "" : "s"}); ` +
-      `tested over ${d.mode === "runs" ? "runs" : "task durations"}; false-discovery rate ${(d.alpha * 100).toFixed(0)}%, minimum effect ${(d.minEffect * 100).toFixed(1)}%`
+      `tested over ${d.mode === "runs" ? "runs" : "task durations"}; false-discovery rate ${(d.alpha * 100).toFixed(0)}%, minimum effect ${((d.mode === "runs" ? d.minEffect : Math.max(d.minEffect, d.tasksMinEffect)) * 100).toFixed(1)}%` +
+      (d.measure === "cpu" ? "; stages and functions on their tasks' thread CPU time" : "")
   )
   out.push("")
-  out.push(...align([
+  out.push(...alignColumns([
     ["Group", "Measure", "OLD median (s)", "NEW median (s)", "NEW/OLD", "95% interval", "p", "q (BH)", "Wall effect (s)", "Verdict"],
     ...d.groups.map((g) => [
       groupName(g),
@@ -760,7 +870,7 @@ export const formatDiff = (d: DiffResult): string => {
       sec(g.oldMedian),
       sec(g.newMedian),
       ratioText(g.ratio),
-      Number.isFinite(g.lo) ? `${ratioText(g.lo)}..${ratioText(g.hi)}` : "-",
+      Number.isFinite(g.lo) && Number.isFinite(g.hi) ? `${ratioText(g.lo)}..${ratioText(g.hi)}` : "-",
       pText(g.p),
       pText(g.q),
       signed(g.wallEffect),
@@ -769,12 +879,12 @@ export const formatDiff = (d: DiffResult): string => {
   ]))
   if (d.parts.length > 0) {
     out.push("", "Wall time of the critical path, explained (means over runs; the parts' changes add up to the wall's):")
-    out.push(...align([["Part", "OLD (s)", "NEW (s)", "Change (s)"], ...d.parts.map((p) => [p.part, sec(p.old), sec(p.new), signed(p.change)])]))
+    out.push(...alignColumns([["Part", "OLD (s)", "NEW (s)", "Change (s)"], ...d.parts.map((p) => [p.part, sec(p.old), sec(p.new), signed(p.change)])]))
   }
   if (d.resources.length > 0) {
     out.push("", "Memory and transfers (means over runs):")
     const num = (x: number) => (Number.isFinite(x) ? (Math.abs(x) >= 1e6 ? `${(x / 2 ** 20).toFixed(1)} Mi` : x.toFixed(x % 1 === 0 ? 0 : 3)) : "-")
-    out.push(...align([["Measure", "OLD", "NEW", "NEW/OLD"], ...d.resources.map((r) => [r.what, num(r.old), num(r.new), ratioText(r.ratio)])]))
+    out.push(...alignColumns([["Measure", "OLD", "NEW", "NEW/OLD"], ...d.resources.map((r) => [r.what, num(r.old), num(r.new), ratioText(r.ratio)])]))
   }
   for (const w of d.warnings) out.push("", `note: ${w}`)
   const slower = d.groups.filter((g) => g.verdict === "slower")

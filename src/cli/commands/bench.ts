@@ -1,4 +1,10 @@
 /**
+ * `tessera bench FILE… [--rounds N] [--warmup N] [--processes | --warm] [--env K=V,…]…
+ * [--save NAME] [--json]`: micro-benchmarks of users' pipeline files (the files `tessera
+ * run` takes), interleaved when several files or settings are given; medians with 95%
+ * bootstrap intervals, per stage and function; saved results `tessera diff` reads
+ * (src/cli/benchPipeline.ts, docs/bench.md).
+ *
  * `tessera bench engine [--graph fanout|tree|chain] [--tasks N] [--workers N] [--json]`:
  * runs a no-op task graph on a worker pool and prints tasks/s and the scheduler overhead
  * in µs per task (JSON with `tasksPerSecond` and `overheadMicros` under `--json`).
@@ -14,8 +20,11 @@
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { Command, Flag } from "effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
+import { clusterFlag } from "../cluster.ts"
 import { intAtLeast, threadsFlag, withDefaultShown, workersFlag } from "../flags.ts"
+import { gpuFlag } from "../gpu.ts"
+import * as RunLog from "../runLog.ts"
 
 const engine = Command.make(
   "engine",
@@ -74,7 +83,50 @@ const cluster = Command.make(
  * @since 0.1.0
  * @category commands
  */
-export const bench = Command.make("bench").pipe(
-  Command.withDescription("Benchmarks of Tessera's own machinery."),
+export const bench = Command.make(
+  "bench",
+  {
+    files: Argument.String("file").pipe(
+      Argument.withDescription("pipeline modules, as tessera run takes (several: interleaved and compared against the first)"),
+      Argument.variadic()
+    ),
+    rounds: intAtLeast("rounds", 1, "measured rounds of each series", 10),
+    warmup: intAtLeast("warmup", 0, "rounds run first and not counted (warm mode)", 2),
+    processes: Flag.Boolean("processes").pipe(withDefaultShown("each round in a fresh tessera run process (start-up included)", false)),
+    warm: Flag.Boolean("warm").pipe(withDefaultShown("every round in this process on one worker pool started once (the default)", false)),
+    env: Flag.String("env").pipe(
+      Flag.withMetavar("K=V[,K=V]"),
+      Flag.withDescription("a setting: environment variables set while the pipeline is built; each --env is one more series (default: none)"),
+      Flag.atLeast(0)
+    ),
+    workers: workersFlag,
+    gpu: gpuFlag,
+    cluster: clusterFlag,
+    save: Flag.String("save").pipe(Flag.withMetavar("NAME"), Flag.withDescription("write NAME.json (several series: NAME-<series>.json), which tessera diff reads (default: none)"), Flag.optional),
+    json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object", false))
+  },
+  (c) =>
+    Effect.gen(function*() {
+      const B = yield* Effect.promise(() => import("../benchPipeline.ts"))
+      if (c.files.length === 0) {
+        return yield* new B.BenchFailed({ message: "give pipeline files (tessera bench FILE…) or a subcommand (tessera bench engine|cluster)" })
+      }
+      if (c.processes && c.warm) return yield* new B.BenchFailed({ message: "--processes and --warm: choose one" })
+      const log = RunLog.make("bench")
+      const r = yield* B.benchPipelines({ ...c, processes: c.processes }, log.info)
+      const { formatDiff, diffJson } = yield* Effect.promise(() => import("../../analysis/Diff.ts"))
+      if (c.json) {
+        const clean = (x: unknown) => JSON.parse(JSON.stringify(x, (_, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v)))
+        yield* Console.log(JSON.stringify({
+          machine: r.machine,
+          settings: r.settings,
+          series: clean(r.results),
+          comparisons: r.comparisons.map((x) => ({ name: x.name, diff: diffJson(x.diff) })),
+          saved: r.written
+        }))
+      } else yield* Console.log(B.formatBench(r, formatDiff))
+    })
+).pipe(
+  Command.withDescription("Benchmark pipeline files (tessera bench FILE…), or Tessera's own machinery (engine, cluster)."),
   Command.withSubcommands([engine, cluster])
 )

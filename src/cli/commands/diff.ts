@@ -1,6 +1,6 @@
 /**
  * `tessera diff -d NEW… --baseline OLD… [--json] [--fail-on regression] [--min-effect F]
- * [--alpha A]`: what got slower from the baseline (OLD) to NEW, per pipeline, stage and
+ * [--alpha A] [--measure time|cpu]`: what got slower from the baseline (OLD) to NEW, per pipeline, stage and
  * function, with the statistics to trust it (src/analysis/Diff.ts; docs/bench.md).
  * Each side is trace databases (each `--profile NAME`'s files one run) or saved
  * `tessera bench --save` results. stdout: the comparison (text, or one JSON object
@@ -48,6 +48,9 @@ export const diff = Command.make(
       Flag.filter((x) => x >= 0 && x < 1, () => "a fraction from 0 to 1 (0.05: 5%)"),
       withDefaultShown("ratios of medians within 1 ± this are never called a change", 0.05)
     ),
+    measure: Flag.Literals("measure", ["time", "cpu"] as const).pipe(
+      withDefaultShown<"time" | "cpu">("stages and functions compared on their tasks' durations (time) or thread CPU time (cpu: not inflated by other processes; CPU-bound kernels)", "time")
+    ),
     alpha: Flag.Finite("alpha").pipe(
       Flag.filter((x) => x > 0 && x < 1, () => "a fraction between 0 and 1"),
       withDefaultShown("false-discovery rate (Benjamini–Hochberg) across the groups compared", 0.05)
@@ -61,7 +64,7 @@ export const diff = Command.make(
       const old = yield* load(c.baseline, "the baseline")
       const neu = yield* load(c.db, "NEW")
       const d = yield* Effect.try({
-        try: () => Diff.compare(old, neu, { alpha: c.alpha, minEffect: c.minEffect }),
+        try: () => Diff.compare(old, neu, { alpha: c.alpha, minEffect: c.minEffect, measure: c.measure }),
         catch: (e) => (e instanceof Diff.DiffRefused ? e : Output.toTyped(e))
       })
       yield* Console.log(c.json ? JSON.stringify(Diff.diffJson(d)) : Diff.formatDiff(d))
