@@ -515,7 +515,7 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
   const keysOf = (rs: ReadonlyArray<RunMeasures>) => new Set(rs.flatMap((r) => Object.keys(r.groups)))
   const ko = keysOf(old)
   const kn = keysOf(neu)
-  const common = [...ko].filter((k) => kn.has(k) && parseGroupKey(k).stage !== noStage)
+  const common = [...ko].filter((k) => kn.has(k))
   if (![...ko].some((k) => kn.has(k))) {
     throw new DiffRefused({ message: "NEW and the baseline have no stage or function in common: they are not runs of one pipeline" })
   }
@@ -598,7 +598,6 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
   for (const [keys, other, verdict] of [[ko, kn, "only old"], [kn, ko, "only new"]] as const) {
     for (const k of [...keys].filter((k) => !other.has(k)).sort()) {
       const g = parseGroupKey(k)
-      if (g.stage === noStage) continue
       const rs = verdict === "only old" ? old : neu
       const v = median(rs.map((r) => r.groups[k]?.taskTime ?? 0))
       groups.push({

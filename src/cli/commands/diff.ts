@@ -67,7 +67,25 @@ export const diff = Command.make(
         try: () => Diff.compare(old, neu, { alpha: c.alpha, minEffect: c.minEffect, measure: c.measure }),
         catch: (e) => (e instanceof Diff.DiffRefused ? e : Output.toTyped(e))
       })
-      yield* Console.log(c.json ? JSON.stringify(Diff.diffJson(d)) : Diff.formatDiff(d))
+      // where the stack samples moved (both sides profiled with samples): the frames whose self share changed most
+      const samples = (rs: ReadonlyArray<{ readonly sampleFiles?: ReadonlyArray<string> }>) => rs.flatMap((r) => r.sampleFiles ?? [])
+      const moved = samples(old).length > 0 && samples(neu).length > 0
+        ? yield* Effect.promise(async () => {
+          const { loadProfilePromise } = await import("../../analysis/Profile.ts")
+          const F = await import("../../analysis/FlameDiff.ts")
+          return F.topSelfChanges(F.flameDiff(await loadProfilePromise(samples(old)), await loadProfilePromise(samples(neu))), 10)
+        })
+        : []
+      if (c.json) yield* Console.log(JSON.stringify({ ...(Diff.diffJson(d) as object), samplesMoved: moved }))
+      else {
+        const pct = (x: number) => `${(x * 100).toFixed(2)}%`
+        const table = moved.length === 0 ? [] : [
+          "",
+          "Where the stack samples moved (self share of sampled time, OLD → NEW; the report's --baseline section draws the differential flame graph):",
+          ...Diff.alignColumns([["Frame", "OLD", "NEW", "Change"], ...moved.map((m) => [`${m.name}${m.location === "" ? "" : ` ${m.location}`}`, pct(m.oldSelf), pct(m.newSelf), `${m.newSelf >= m.oldSelf ? "+" : ""}${pct(m.newSelf - m.oldSelf)}`])])
+        ]
+        yield* Console.log([Diff.formatDiff(d), ...table].join("\n"))
+      }
       if (c.failOn === "regression" && Diff.hasRegression(d)) {
         const slower = d.groups.filter((g) => g.verdict === "slower")
         return yield* new Regression({ message: `--fail-on regression: ${slower.length} significantly slower: ${slower.map(Diff.groupName).join("; ")}` })
