@@ -143,6 +143,8 @@ export interface WriteReportOptions {
   readonly analyses?: ReadonlyArray<string>
   /** run `.sql` user analyses with file access and extensions (default: safe mode, Plugin.ts) */
   readonly unsafeSql?: boolean
+  /** the baseline's databases or saved bench results: a section comparing `files` against them (Baseline.ts) */
+  readonly baseline?: ReadonlyArray<string>
 }
 
 /**
@@ -173,11 +175,18 @@ export const writeReport = (
     const input = yield* loadReportInput(files, options.title)
     const user = yield* runUserAnalyses(options.analyses ?? [], input.tables, { unsafeSql: options.unsafeSql === true })
     const profile = yield* fromPromise(() => loadProfilePromise(files))
+    // `--baseline`: what `tessera diff` shows, as a section (issue 36); sides that cannot be compared say why
+    const baseline = options.baseline === undefined || options.baseline.length === 0 ? [] : [
+      yield* Effect.tryPromise({
+        try: () => import("./Baseline.ts").then((B) => B.baselineSectionPromise(files, options.baseline!)),
+        catch: (e) => (e as { _tag?: unknown })._tag === "DiffRefused" ? ReportInputError.invalidArgument("--baseline", (e as Error).message) : ReportInputError.unexpected(e)
+      })
+    ]
     const html = yield* Effect.promise(() =>
       renderHtml(input.data, {
         tables: [...(options.tables ?? analysisTables(input.tables)), ...user.map((u) => fromArrow(u.title, u.table))],
         transferTables: transferTables(input.tables),
-        sections: [flameSection(profile, input.data.t0)]
+        sections: [flameSection(profile, input.data.t0), ...baseline]
       })
     )
     // `-o runs/today/report.html`: the folder is made, as `plot -o` makes its own; the

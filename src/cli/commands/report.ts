@@ -1,6 +1,6 @@
 /**
  * `tessera report -d DB [DB...] [-o report.html] [--title NAME] [--analysis FILE...]
- * [--unsafe-sql]`: the self-contained HTML report. A `.sql` analysis runs in safe mode
+ * [--unsafe-sql] [--baseline OLD...]`: the self-contained HTML report. A `.sql` analysis runs in safe mode
  * (no file access, no extensions) unless `--unsafe-sql`.
  *
  * @since 0.1.0
@@ -31,6 +31,11 @@ export const report = Command.make(
       Flag.withDescription("your own analysis (.sql file or module) as one more table; may repeat (default: none)"),
       Flag.atLeast(0)
     ),
+    baseline: Flag.String("baseline").pipe(
+      Flag.withMetavar("OLD..."),
+      Flag.withDescription("compare against these databases or saved bench results, as tessera diff does, in a section of the report (default: none)"),
+      Flag.atLeast(0)
+    ),
     unsafeSql: Flag.Boolean("unsafe-sql").pipe(
       withDefaultShown("let --analysis FILE.sql read and write files and load extensions; without it a .sql analysis runs in safe mode (docs/queries.md)", false)
     )
@@ -43,7 +48,7 @@ export const report = Command.make(
       if (c.analysis.some((a) => !/\.sql$/i.test(a))) registerTesseraResolve()
       const { writeReportPromise: writeReport } = yield* Effect.promise(() => import("../../report/Report.ts"))
       const r = yield* Output.tracked("report", c.db, `loading and rendering ${c.output}`, () =>
-        writeReport(c.db, c.output, { ...(title === undefined ? {} : { title }), analyses: c.analysis, unsafeSql: c.unsafeSql }))
+        writeReport(c.db, c.output, { ...(title === undefined ? {} : { title }), analyses: c.analysis, unsafeSql: c.unsafeSql, baseline: c.baseline }))
       for (const w of r.warnings) Output.warn(`report: warning: ${w}`)
       yield* Console.log(`wrote ${c.output} (${(r.bytes / 1024).toFixed(0)} KiB, ${r.data.tasks.start.length} tasks)`)
     })
