@@ -13,14 +13,15 @@ import type * as Scope from "effect/Scope"
 /**
  * Runs `body` (given a function that adds the dashboard's hooks to an effect) with the
  * dashboard `address` asks for, then holds the page up until Ctrl-C. Without an address,
- * just `body`.
+ * just `body`. `records`: feed on the engine's task records (when a profiler is on, which
+ * makes the engine build them anyway: `--profile`, `--report`), else the light hooks.
  *
  * @since 0.1.0
  * @category combinators
  */
 export const withDashboard = <A, E, R>(
   address: Option.Option<string>,
-  title: string,
+  options: { readonly title: string; readonly records: boolean },
   body: (provide: <X, Y, Z>(self: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>) => Effect.Effect<A, E, R>
 ) =>
   Option.isNone(address)
@@ -30,7 +31,7 @@ export const withDashboard = <A, E, R>(
         const [Dashboard, Hooks] = yield* Effect.promise(() => Promise.all([import("../dashboard/Dashboard.ts"), import("../engine/Hooks.ts")]))
         const parsed = Dashboard.parseAddress(address.value)
         if (parsed instanceof Dashboard.DashboardError) return yield* parsed
-        const d = yield* Dashboard.make({ ...parsed, title })
+        const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records })
         const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks))))
         yield* hold(d.state, d.url)
         return yield* exit

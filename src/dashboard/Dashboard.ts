@@ -20,6 +20,7 @@
  *
  * @since 0.1.0
  */
+import { hostname } from "node:os"
 import { Effect, Layer, type Scope } from "effect"
 import * as Hooks from "../engine/Hooks.ts"
 import { type LiveOptions, LiveState } from "./LiveState.ts"
@@ -39,6 +40,13 @@ export interface DashboardOptions extends ServerOptions {
   readonly live?: LiveOptions
   /** where the URL line goes (default stderr) */
   readonly log?: (line: string) => void
+  /**
+   * feed on the engine's task and memory records (each task's own times, CPU time, held
+   * bytes), which the engine builds at a cost on tiny tasks unless a profiler already
+   * asks for them; default false: the scheduler's light hooks (the driver's view; see
+   * `LiveState.callbacks`)
+   */
+  readonly records?: boolean
 }
 
 /**
@@ -115,11 +123,11 @@ export const serve = (state: LiveState, options: DashboardOptions = {}): Effect.
  */
 export const make = (options: DashboardOptions = {}): Effect.Effect<LiveDashboard, DashboardError, Scope.Scope> =>
   Effect.gen(function*() {
-    const state = new LiveState(options.live)
+    const state = new LiveState({ host: hostname(), ...options.live })
     const server = yield* serve(state, options)
     const log = options.log ?? ((line: string) => void process.stderr.write(line + "\n"))
     log(`dashboard: ${server.url}${server.token === undefined ? "" : " (the token is required: bound off loopback)"}`)
-    return { state, server, url: server.url, callbacks: state.callbacks() }
+    return { state, server, url: server.url, callbacks: state.callbacks({ records: options.records === true }) }
   })
 
 /**

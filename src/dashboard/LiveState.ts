@@ -48,6 +48,8 @@ export interface LiveOptions {
   readonly maxRectsPerTick?: number
   /** the origin of the time axis, epoch seconds (default now) */
   readonly t0?: number
+  /** the host's name, for the light hooks' worker rows (`worker-{host}-{i}`; default "localhost") */
+  readonly host?: string
 }
 
 /** Kinds of rectangles. */
@@ -132,7 +134,8 @@ export interface Rect {
   readonly bytes: number
 }
 
-const nowSeconds = (): number => (performance.timeOrigin + performance.now()) / 1000
+const origin = performance.timeOrigin
+const nowSeconds = (): number => (origin + performance.now()) / 1000
 
 /**
  * The live state of a run (see the module header).
@@ -186,6 +189,10 @@ export class LiveState {
   latest = 0
   /** the run is over (no compute in flight since `finished` was called) */
   over = false
+  /** fed by the light hooks (the driver's view; see `callbacks`) */
+  light = false
+  /** this host's name (the light hooks' worker rows) */
+  host: string
   private totalBytes = 0
   private readonly memTotal: Float64Array
   /** host resource samples: time, cpu %, memory bytes used, per host (bounded: decimated) */
@@ -200,6 +207,7 @@ export class LiveState {
 
   constructor(options: LiveOptions = {}) {
     this.t0 = options.t0 ?? nowSeconds()
+    this.host = options.host ?? "localhost"
     this.capacity = Math.max(16, options.detailCapacity ?? 262_144)
     this.nBins = Math.max(16, options.bins ?? 1024)
     this.binWidth = options.binSeconds ?? 0.01
@@ -415,6 +423,7 @@ export class LiveState {
   /** A compute started: its groups' totals are counted on the next tick, not here. */
   startState(graph: TaskGraph, state: SchedulerState): void {
     this.computes.add({ graph, state, groupOf: null })
+    this.computeStart = nowSeconds() - this.t0
     this.computesStarted++
     this.over = false
   }
@@ -431,6 +440,7 @@ export class LiveState {
 
   /** Marks the run over (the layer closed): the page shows its final state. */
   close(): void {
+    this.drain()
     for (const c of this.computes) this.countTotals(c)
     this.computes.clear()
     for (const g of this.groupList) if (g.running !== 0) (g.running = 0), (g.changed = true)
@@ -445,8 +455,97 @@ export class LiveState {
     this.over = true
   }
 
-  /** The callbacks that feed this state (what `Dashboard.layer` adds to the engine's). */
-  callbacks(): Callbacks {
+  private readonly workerRows: Array<Row | undefined> = []
+  private readonly workerRowIds: Array<number> = []
+  private readonly workerEnd: Array<number> = []
+  /** when the latest compute started (seconds since t0): the light hooks' rectangles start no earlier */
+  private computeStart = 0
+
+  // light hooks: each result's arrival, kept raw (four writes, no lookups) until `drain`
+  private readonly pendingCap = 1 << 16
+  private readonly pKey: Array<string> = new Array<string>(1 << 16).fill("")
+  private readonly pGraph: Array<TaskGraph | undefined> = new Array<TaskGraph | undefined>(1 << 16).fill(undefined)
+  private readonly pWorker = new Int32Array(1 << 16)
+  private readonly pTime = new Float64Array(1 << 16)
+  private pending = 0
+
+  /** Light hooks: a task's result reached the driver (see `callbacks`). */
+  posttask(key: string, graph: TaskGraph, workerId: number): void {
+    const j = this.pending++
+    this.pKey[j] = key
+    this.pGraph[j] = graph
+    this.pWorker[j] = workerId
+    this.pTime[j] = performance.now()
+    this.tasksSeen++
+    if (this.pending === this.pendingCap) this.drain()
+  }
+
+  /**
+   * Turns the light hooks' raw arrivals into rectangles, groups and bins (on each tick,
+   * off the engine's path). A rectangle runs from the worker's previous result (or the
+   * compute's start) to this one: the driver's view of the worker's time.
+   */
+  drain(): void {
+    const n = this.pending
+    this.pending = 0
+    for (let j = 0; j < n; j++) {
+      const graph = this.pGraph[j]!
+      const key = this.pKey[j]!
+      this.pGraph[j] = undefined
+      const i = graph.index.get(key)
+      if (i === undefined) continue
+      const workerId = this.pWorker[j]!
+      const end = (origin + this.pTime[j]!) / 1000 - this.t0
+      let r = this.workerRows[workerId]
+      if (r === undefined) {
+        const thread = `worker-${this.host}-${workerId}`
+        r = this.row(thread, this.host)
+        this.workerRows[workerId] = r
+        this.workerRowIds[workerId] = this.rows.index.get(thread)!
+      }
+      const start = Math.min(end, Math.max(this.workerEnd[workerId] ?? this.computeStart, this.computeStart))
+      this.workerEnd[workerId] = end
+      const name = graph.names[i]!
+      const stage = graph.specs[i]!.stage
+      const fn = this.functions.id(name)
+      const g = this.group(stage, name)
+      g.done++
+      g.changed = true
+      this.tasksDone++
+      r.tasks++
+      r.busyTotal += end - start
+      this.occupy(r, start, end, fn, 0)
+      this.push(start, end, this.workerRowIds[workerId]!, fn, stage === undefined ? -1 : this.stages.id(stage), KIND_TASK, key, 0, 0)
+    }
+  }
+
+  /**
+   * The callbacks that feed this state (what `Dashboard.layer` adds to the engine's).
+   *
+   * - `records: true`: the engine's task and memory records, each task's own times
+   *   measured in the thread that ran it, its CPU time, held bytes per worker. The engine
+   *   builds those records only when some hook asks for them, at a cost on tiny tasks
+   *   (docs/dashboard.md: a no-op fan-out runs several times slower), which a profiler
+   *   (`--profile`) pays anyway.
+   * - `records: false` (light): the scheduler's `posttask` hook, which only notes the
+   *   key, worker and time (`drain` does the rest on the next tick): exact counts and
+   *   progress; rectangles on the driver's clock, from the worker's previous result to
+   *   this one (tasks of a batch arrive together); no CPU time or held bytes.
+   *
+   * Both take the driver's segments and the data transfers (cheap: a few per compute,
+   * one per cluster fetch).
+   */
+  callbacks(options: { readonly records?: boolean } = {}): Callbacks {
+    if (options.records !== true) {
+      this.light = true
+      return {
+        startState: (g, s) => this.startState(g, s),
+        finish: (g, s) => this.finish(g, s),
+        posttask: (k, _r, g, _s, w) => this.posttask(k, g, w),
+        driver: (d) => this.driver(d),
+        transfer: (x) => this.transfer(x)
+      }
+    }
     return {
       startState: (g, s) => this.startState(g, s),
       finish: (g, s) => this.finish(g, s),
@@ -611,6 +710,7 @@ export class LiveState {
    * bins, pairs, resources and the latest `recent` rectangles.
    */
   snapshot(recent = 5000): Snapshot {
+    this.drain()
     this.refreshRunning()
     const hi = Math.min(this.nBins - 1, Math.floor(this.latest / this.binWidth))
     return {
@@ -647,7 +747,8 @@ export class LiveState {
       computes: this.computesStarted,
       computesDone: this.computesFinished,
       running: [...this.computes].reduce((a, c) => a + c.state.runningCount, 0),
-      capacity: this.capacity
+      capacity: this.capacity,
+      light: this.light
     }
   }
 
@@ -657,6 +758,7 @@ export class LiveState {
    * a merge), changed groups, rows and pairs, new resource samples.
    */
   delta(known: { rows: number; functions: number; stages: number; activities: number; hosts: number; binEpoch: number; resources: Array<number> }): Delta {
+    this.drain()
     this.refreshRunning()
     const merged = known.binEpoch !== this.binEpoch
     let bins: Delta["bins"] = null
@@ -742,6 +844,8 @@ export interface Counts {
   readonly computesDone: number
   readonly running: number
   readonly capacity: number
+  /** fed by the light hooks (the driver's view) */
+  readonly light: boolean
 }
 
 /**

@@ -103,7 +103,7 @@ var S = { rows: [], functions: [], stages: [], activities: [], hosts: [], binWid
   bins: { busy: [], cpu: [], fn: [], mem: [], total: [] }, groups: [], workers: [], pairs: {}, resources: [], counts: null, t: 0, over: false, t0: 0, tickMs: 200 };
 var R = { id: [], s: [], e: [], r: [], f: [], k: [] };
 var coverFrom = 0, lastId = -1, fetched = null;
-var T = window.tessera = { state: S, rects: R, ready: false, deltas: 0, bytes: 0, renders: 0, latencies: [], errors: [], mode: "", shown: 0, window: [0, 1], clicks: [] };
+var T = window.tessera = { state: S, rects: R, ready: false, deltas: 0, bytes: 0, renders: 0, latencies: [], errors: [], mode: "", shown: 0, renderMs: 0, window: [0, 1], clicks: [] };
 var tab = "status", follow = true, span = Infinity, dom = [0, 1];
 var specs = null, specKey = "", streamView = null, timeView = null, building = null, dirty = true, drawing = false;
 var pending = [];
@@ -307,7 +307,7 @@ function draw(){
     }
     return p.then(function(){
       var now = performance.now();
-      T.renders++; T.lastRenderMs = now - t1;
+      T.renders++; T.lastRenderMs = now - t1; T.renderMs += now - t1;
       // latency: a task's end (engine clock) to the frame that shows it (page clock; same host)
       var wallNow = (performance.timeOrigin + now) / 1000;
       if (tab === "status") pending.forEach(function(x){ x.ends.forEach(function(e){ T.latencies.push(wallNow - (S.t0 + e)); }); });
@@ -349,6 +349,7 @@ function drawCounts(){
   else { st.className = "running"; text(st, "running"); }
   var note = "task stream: " + (T.mode === "detail" ? T.shown.toLocaleString("en-US") + " rectangles, one per task" : "per-worker time buckets (opacity: busy share); zoom in for single tasks") +
     ". Detail: " + c.held.toLocaleString("en-US") + " of " + c.rects.toLocaleString("en-US") + " rectangles held by the server (last " + c.capacity.toLocaleString("en-US") + ")";
+  if (c.light) note = "Without a profiler the dashboard sees tasks as the driver does (dispatch to result, a batch's round trip; no CPU time or held bytes: run with --profile for each task's own times). " + note;
   note += c.shed > 0 ? "; " + c.shed.toLocaleString("en-US") + " shed from the live feed (above its budget per tick: counted in every aggregate, fetched on zoom)." : "; none shed.";
   text($("detail-note"), note);
 }

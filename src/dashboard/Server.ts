@@ -223,6 +223,7 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
         return
       }
       case "/api/detail": {
+        state.drain()
         const limit = Math.min(20_000, Math.max(1, Math.round(num("limit", 5000))))
         const d = state.detailIn(num("from", 0), num("to", Infinity), limit)
         return json(res, { rects: state.rectColumns(d.ids), count: d.count, complete: d.complete && d.count <= limit })
@@ -256,6 +257,7 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
   const tick = () => {
     if (clients.size === 0) {
       // nobody watching: nothing is shed, a page that opens starts from a snapshot
+      state.drain()
       state.sentUpTo = state.written
       return
     }
