@@ -14,7 +14,8 @@ import type * as Scope from "effect/Scope"
  * Runs `body` (given a function that adds the dashboard's hooks to an effect) with the
  * dashboard `address` asks for, then holds the page up until Ctrl-C. Without an address,
  * just `body`. `records`: feed on the engine's task records (when a profiler is on, which
- * makes the engine build them anyway: `--profile`, `--report`), else the light hooks.
+ * makes the engine build them anyway: `--profile`, `--report`; and on a cluster, whose
+ * rows and transfers are named by worker process), else the light hooks.
  *
  * @since 0.1.0
  * @category combinators
