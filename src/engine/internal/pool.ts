@@ -1,12 +1,16 @@
 /**
- * The worker-thread pool and its dispatch loop. One compute runs at a time on a pool
- * (the Executor serialises them); its ready tasks are sent in batches so a postMessage
- * round trip (~40 µs) is shared by many tasks.
+ * The worker-thread pool: a shell around the dispatcher (dispatch/dispatcher.ts), which
+ * decides what runs where; the pool carries its instructions out (batches posted to
+ * worker threads) and reports what happens (results, deaths). One compute runs at a time
+ * on a pool (the Executor serialises them); its ready tasks travel in batches so a
+ * postMessage round trip is shared by many tasks (its cost: docs/engine.md, "Dispatch").
  *
- * Batch size adapts to the measured task time: about `TARGET_BATCH_MS` of work per
- * batch (between 1 and `MAX_BATCH` tasks), split across workers when few tasks are
- * ready, with at most `MAX_OUTSTANDING` batches queued per worker so a worker never
- * idles while the main thread handles its previous reply.
+ * The dispatcher's settings here: about `TARGET_BATCH_MS` of work per batch (between 1
+ * and `MAX_BATCH` tasks), split across workers when few tasks are ready, at most
+ * `MAX_OUTSTANDING` batches queued per worker so a worker never idles while the main
+ * thread handles its previous reply, every result readable by every worker (shared
+ * memory), and GPU workers as slots of their own kind (tasks whose kernel has a GPU
+ * version run there).
  *
  * Failures: a kernel error fails the compute; a worker that exits is replaced and the
  * task it was running (known from its shared `control` array) is retried up to
@@ -48,9 +52,12 @@ import { describeOutput, encodeOutput, OUT_STRIDE, unsendable } from "./kernels.
 import type { Job } from "./job.ts"
 import { BATCH, CANCEL, CONTROL_SLOTS, INDEX, KEPT_STRIDE, LOCAL, XFER_STRIDE } from "./protocol.ts"
 import { hasRow, TIMING_FLOATS } from "./taskTiming.ts"
+import { Dispatcher, type Run as DispatchRun } from "./dispatch/dispatcher.ts"
 import type { BatchDone, Ready, RunBatch, Samples } from "./protocol.ts"
 
 const TARGET_BATCH_MS = 2
+/** ms per task assumed before the first batch comes back (no-op tasks: big first batches) */
+const INITIAL_TASK_MS = 0.01
 const MAX_BATCH = 1024
 const MAX_OUTSTANDING = 2
 const CANCEL_GRACE_MS = 100
@@ -103,6 +110,8 @@ interface Batch {
   readonly ids: Int32Array
   /** positions >= fusedFrom were fused (their pretask runs when results arrive) */
   readonly fusedFrom: number
+  /** the dispatcher's id of the batch */
+  readonly dispatched: number
 }
 
 interface Slot {
@@ -135,18 +144,15 @@ interface Run {
   readonly kernelOf: Int32Array
   /** the outputs the tasks declared (`OUT_STRIDE` ints each), or null when none does */
   readonly outOf: Int32Array | null
-  readonly attempts: Uint8Array
+  /** what runs where: readiness, batch sizes, fusion, retries (this pool carries it out) */
+  readonly dispatcher: Dispatcher
   /** scratch, -1 outside `send`: position of a task in the batch being built */
   readonly pos: Int32Array
-  /** scratch, 0 outside `send`: inputs of a task found in the batch being built */
-  readonly hits: Int32Array
   readonly book: MemoryBook | null
-  /** with GPU workers: the GPU kernel id of each task (-1: a CPU task), and ready tasks by kind */
+  /** with GPU workers: the GPU kernel id of each task (-1: a CPU task) */
   readonly gpuKernelOf: Int32Array | null
-  readonly queues: readonly [cpu: Array<number>, gpu: Array<number>]
   /** with GPU workers: which results come to the host, and the device copies to free */
   readonly devices: DeviceBook | null
-  avgTaskMs: number
   done: boolean
   readonly settle: Settle
 }
@@ -304,12 +310,16 @@ export class Pool {
     const running = lost.find((b) => b.id === batchId)
     if (running !== undefined && running.compute === run.id && q >= 0 && q < running.ids.length) {
       const i = running.ids[q]!
-      return this.fail(run, EngineError.workerMemoryExceeded(run.job.graph.keys[i]!, Kernel.describe(run.job.graph.specs[i]!.kernel), limit, held))
+      const error = EngineError.workerMemoryExceeded(run.job.graph.keys[i]!, Kernel.describe(run.job.graph.specs[i]!.kernel), limit, held)
+      run.dispatcher.fail({ _tag: "TaskFailed", task: i, cause: error })
+      return this.fail(run, error)
     }
     // measured between two tasks (whose garbage it held): its batches go to other workers
-    const s = run.job.state
-    for (const b of lost) if (b.compute === run.id) for (const i of b.ids) if (s.running[i]) State.requeue(s, i)
-    this.guard(run, () => this.pump(run))
+    this.guard(run, () => {
+      run.dispatcher.lose(slot.id)
+      this.rejoin(run, slot.id)
+      this.carryOut(run)
+    })
     this.checkDrained()
   }
 
@@ -384,19 +394,26 @@ export class Pool {
       job,
       kernelOf,
       outOf,
-      attempts: new Uint8Array(graph.size),
+      dispatcher: new Dispatcher(state, {
+        batchSeconds: TARGET_BATCH_MS / 1000,
+        maxBatch: MAX_BATCH,
+        maxInflight: MAX_OUTSTANDING,
+        initialTaskSeconds: INITIAL_TASK_MS / 1000,
+        maxRetries: this.maxRetries,
+        // every worker thread reads every result (shared memory)
+        shared: true,
+        // a GPU task (its kernel has a GPU version) runs on a GPU worker (slot kind 1)
+        kindOf: gpuKernelOf === null ? null : Uint8Array.from(gpuKernelOf, (g) => (g >= 0 ? 1 : 0))
+      }),
       pos: new Int32Array(graph.size).fill(-1),
-      hits: new Int32Array(graph.size),
       book,
       gpuKernelOf,
-      queues: [[], []],
       devices: gpuKernelOf === null ? null : new DeviceBook(state, gpuKernelOf, this.size - this.cpuWorkers, (slot, bytes) => {
         this.gpuHeld.set(slot, Math.max(0, (this.gpuHeld.get(slot) ?? 0) - bytes))
         if (book !== null) book.device[slot] = Math.max(0, book.device[slot]! - bytes)
       }, (slot, m) => {
         if (this.slots[slot]!.alive) this.slots[slot]!.worker.postMessage(m)
       }),
-      avgTaskMs: 0.01,
       done: false,
       settle
     }
@@ -406,9 +423,10 @@ export class Pool {
       return run
     }
     if (job.sampler !== undefined && job.sampler !== this.sampler?.owner) this.startSampling(job.sampler)
+    for (const slot of this.slots) if (slot.alive) run.dispatcher.join(slot.id, slot.gpu ? 1 : 0)
     this.guard(run, () => {
-      if (State.isDone(state)) this.finish(run, null)
-      else this.pump(run)
+      run.dispatcher.start()
+      this.carryOut(run)
     })
     return run
   }
@@ -423,84 +441,46 @@ export class Pool {
     }
   }
 
-  /** Sends ready tasks to workers with room. Plain imperative: this is the hot loop. */
-  private pump(run: Run): void {
-    if (run.gpuKernelOf !== null) return this.pumpMixed(run, run.gpuKernelOf)
-    const s = run.job.state
-    const target = Math.max(1, Math.min(MAX_BATCH, Math.floor(TARGET_BATCH_MS / Math.max(run.avgTaskMs, 1e-6))))
-    for (let round = 0; round < MAX_OUTSTANDING && s.readyCount > 0 && !run.done; round++) {
-      let withRoom = 0
-      for (const slot of this.slots) if (slot.alive && slot.outstanding.length <= round) withRoom++
-      if (withRoom === 0) break
-      for (const slot of this.slots) {
-        if (s.readyCount === 0 || run.done) break
-        if (!slot.alive || slot.outstanding.length > round) continue
-        const n = Math.min(s.readyCount, target, Math.max(1, Math.ceil(s.readyCount / withRoom)))
-        this.send(run, slot, n, target)
+  /**
+   * Carries out the dispatcher's instructions: batches sent to their workers, and the
+   * end (success: the records delivered, then settled; a failure the dispatcher decided:
+   * a task out of retries).
+   */
+  private carryOut(run: Run): void {
+    const ins = run.dispatcher.take()
+    for (let k = 0; k < ins.length && !run.done; k++) {
+      const x = ins[k]!
+      if (x._tag === "Run") this.send(run, this.slots[x.slot]!, x)
+      else if (x._tag === "Finish") {
+        const f = x.failure
+        if (f === null) {
+          deliverRecords(run.job)
+          this.finish(run, null)
+        } else if (f._tag === "RetriesExhausted") {
+          this.fail(run, EngineError.workerCrashed(run.job.graph.keys[f.task]!, f.attempts, String(f.cause)))
+        } else if (f._tag === "TaskFailed") this.fail(run, f.cause as EngineError.ComputeError)
       }
     }
   }
 
   /**
-   * `pump` with GPU workers: ready tasks are sorted into a CPU and a GPU queue (a GPU
-   * task is one whose kernel has a GPU version), and each worker takes from its own.
+   * Sends the dispatcher's batch `x` to `slot` (its first `fusedFrom` tasks ready, the
+   * rest fused: their inputs are earlier in the batch, and the worker passes them over
+   * locally), calling `pretask` for the ready ones.
    */
-  private pumpMixed(run: Run, gpuKernelOf: Int32Array): void {
+  private send(run: Run, slot: Slot, x: DispatchRun): void {
     const s = run.job.state
-    while (s.readyCount > 0) {
-      const i = State.popReady(s)
-      run.queues[gpuKernelOf[i]! >= 0 ? 1 : 0].push(i)
-    }
-    const target = Math.max(1, Math.min(MAX_BATCH, Math.floor(TARGET_BATCH_MS / Math.max(run.avgTaskMs, 1e-6))))
-    for (let round = 0; round < MAX_OUTSTANDING && !run.done; round++) {
-      for (const kind of [0, 1] as const) {
-        const queue = run.queues[kind]
-        const slots = this.slots.filter((slot) => slot.alive && slot.gpu === (kind === 1) && slot.outstanding.length <= round)
-        for (const slot of slots) {
-          if (queue.length === 0 || run.done) break
-          this.send(run, slot, Math.min(queue.length, target, Math.max(1, Math.ceil(queue.length / slots.length))), target, queue)
-        }
-      }
-    }
-  }
-
-  /**
-   * Sends `n` ready tasks to `slot`, plus (up to `limit` tasks in all) "fused" tasks:
-   * not-yet-ready tasks all of whose unfinished inputs are in this batch. The worker
-   * runs the batch in order, so a chain or a subtree travels in one message instead of
-   * one round trip per level.
-   */
-  private send(run: Run, slot: Slot, n: number, limit: number, from: Array<number> | null = null): void {
-    const s = run.job.state
-    const { pos, hits } = run
-    const dependents = s.dependents
+    const { pos } = run
     const hasPre = run.job.pre.length > 0
     const gpuOf = run.gpuKernelOf
-    const list: Array<number> = []
-    for (let q = 0; q < n; q++) {
-      const i = from === null ? State.popReady(s) : from.pop()!
-      if (hasPre) pre(run.job, i)
-      pos[i] = list.length
-      list.push(i)
+    const ids = x.tasks
+    const n = x.fusedFrom
+    for (let q = 0; q < ids.length; q++) {
+      const i = ids[q]!
+      if (hasPre && q < n) pre(run.job, i)
+      pos[i] = q
     }
-    const touched: Array<number> = []
-    for (let q = 0; q < list.length && list.length < limit; q++) {
-      const i = list[q]!
-      for (let j = dependents.start[i]!, e = dependents.start[i + 1]!; j < e && list.length < limit; j++) {
-        const d = dependents.list[j]!
-        if (!s.needed[d] || s.running[d] || s.finished[d]) continue
-        if (gpuOf !== null && (gpuOf[d]! >= 0) !== slot.gpu) continue
-        if (hits[d] === 0) touched.push(d)
-        if (++hits[d]! === s.waiting[d]) {
-          State.markFused(s, d)
-          pos[d] = list.length
-          list.push(d)
-        }
-      }
-    }
-    for (const d of touched) hits[d] = 0
-    const total = list.length
-    const ids = Int32Array.from(list)
+    const total = ids.length
     const ks = new Int32Array(total)
     // declared outputs, for CPU workers (a GPU worker's kernels are another function of the task)
     const outOf = slot.gpu ? null : run.outOf
@@ -508,7 +488,7 @@ export class Pool {
     const args = new Array<ReadonlyArray<unknown>>(total)
     const locs: Array<number> = []
     for (let q = 0; q < total; q++) {
-      const i = list[q]!
+      const i = ids[q]!
       ks[q] = slot.gpu ? gpuOf![i]! : run.kernelOf[i]!
       if (out !== null) out.set(outOf!.subarray(i * OUT_STRIDE, i * OUT_STRIDE + OUT_STRIDE), q * OUT_STRIDE)
       if (q < n) args[q] = State.argsFor(s, i)
@@ -517,7 +497,7 @@ export class Pool {
         locs.push(q)
       }
     }
-    for (const i of list) pos[i] = -1
+    for (let q = 0; q < total; q++) pos[ids[q]!] = -1
     const defs = this.defs.length > slot.known ? this.defs.slice(slot.known) : null
     const msg: RunBatch = {
       t: "run",
@@ -531,9 +511,9 @@ export class Pool {
       args,
       loc: locs.length > 0 ? Int32Array.from(locs) : null,
       out,
-      ...(slot.gpu ? { plans: list.map((i) => s.graph.argPlan[i] ?? null), host: Uint8Array.from(list, (i) => run.devices!.toHost[i]!) } : {})
+      ...(slot.gpu ? { plans: Array.from(ids, (i) => s.graph.argPlan[i] ?? null), host: Uint8Array.from(ids, (i) => run.devices!.toHost[i]!) } : {})
     }
-    slot.outstanding.push({ id: msg.b, compute: run.id, ids, fusedFrom: n })
+    slot.outstanding.push({ id: msg.b, compute: run.id, ids, fusedFrom: n, dispatched: x.batch })
     if (msg.s > 0) {
       slot.sampling = true
       slot.sampleOwner = this.sampler!.owner
@@ -550,7 +530,9 @@ export class Pool {
       const spec = run.job.graph.specs[i]!
       const a = Math.max(0, args[q]!.findIndex((v) => unsendable(v) !== undefined))
       const what = unsendable(args[q]![a]) ?? "a value that cannot be cloned"
-      this.fail(run, EngineError.argumentNotSendable(run.job.graph.keys[i]!, Kernel.describe(spec.kernel), spec.stage, a, what, e instanceof Error ? e.message : String(e)))
+      const error = EngineError.argumentNotSendable(run.job.graph.keys[i]!, Kernel.describe(spec.kernel), spec.stage, a, what, e instanceof Error ? e.message : String(e))
+      run.dispatcher.fail({ _tag: "TaskFailed", task: i, cause: error })
+      this.fail(run, error)
     }
   }
 
@@ -566,7 +548,6 @@ export class Pool {
       this.checkDrained()
       return
     }
-    if (m.n > 0) run.avgTaskMs = 0.5 * run.avgTaskMs + 0.5 * (m.busy / m.n)
     if (m.device !== undefined) {
       this.gpuHeld.set(slot.id, m.device.held)
       this.gpuBusySeconds += m.device.busy
@@ -585,7 +566,7 @@ export class Pool {
   }
 
   private settleBatch(run: Run, slot: Slot, m: BatchDone, batch: Batch): void {
-    const s = run.job.state
+    const d = run.dispatcher
     const { ids } = batch
     const hasPost = run.job.post.length > 0
     const hasPre = run.job.pre.length > 0
@@ -597,7 +578,7 @@ export class Pool {
       // A fused task's pretask runs now, after its inputs' posttask.
       if (hasPre && q >= batch.fusedFrom) pre(run.job, i)
       if (book !== null && rec !== null) record(run.job, book, i, r, slot.id, this.host, rec, q * TIMING_FLOATS, "memory")
-      State.finishTask(s, i, r)
+      d.taskDone(slot.id, batch.dispatched, q, r)
       if (hasPost) post(run.job, i, r, slot.id)
     }
     if (m.error !== null) {
@@ -618,15 +599,13 @@ export class Pool {
       if (book !== null && rec !== null && hasRow(rec, e.i * TIMING_FLOATS)) {
         record(run.job, book, i, undefined, slot.id, this.host, rec, e.i * TIMING_FLOATS, "erred", erredInfo, { error: error.message, traceback: e.stack })
       }
+      d.fail({ _tag: "TaskFailed", task: i, cause: error })
       this.fail(run, error)
       return
     }
-    // Tasks of a cancelled-then-resumed batch are not expected; re-queue any not done.
-    for (let q = m.n; q < ids.length; q++) State.requeue(s, ids[q]!)
-    if (State.isDone(s)) {
-      deliverRecords(run.job)
-      this.finish(run, null)
-    } else this.pump(run)
+    // positions not done (a batch cut short) go back to ready; the room is filled, or the compute ends
+    d.batchDone(slot.id, batch.dispatched, m.busy / 1000)
+    this.carryOut(run)
   }
 
   /**
@@ -724,25 +703,22 @@ export class Pool {
       return
     }
     if (run !== null && !run.done) {
-      const s = run.job.state
-      for (const b of lost) {
-        if (b.compute !== run.id) continue
-        for (let q = 0; q < b.ids.length; q++) {
-          const i = b.ids[q]!
-          if (!s.running[i]) continue
-          if (b.id === runningBatch && q === runningIndex) {
-            run.attempts[i]!++
-            if (run.attempts[i]! > (retry ? this.maxRetries : 0)) {
-              this.fail(run, EngineError.workerCrashed(run.job.graph.keys[i]!, run.attempts[i]!, detail))
-              return
-            }
-          }
-          State.requeue(s, i)
-        }
-      }
-      this.guard(run, () => this.pump(run))
+      // its batches go back to ready; the task it was running (if one of this compute's) counts an attempt
+      const blamed = lost.find((b) => b.compute === run.id && b.id === runningBatch)
+      const blame = blamed !== undefined && runningIndex >= 0 ? { batch: blamed.dispatched, index: runningIndex } : undefined
+      this.guard(run, () => {
+        run.dispatcher.lose(slot.id, blame, retry, detail)
+        this.rejoin(run, slot.id)
+        this.carryOut(run)
+      })
     }
     this.checkDrained()
+  }
+
+  /** The worker that replaced slot `id` (if one did) takes work for `run`. */
+  private rejoin(run: Run, id: number): void {
+    const slot = this.slots[id]
+    if (slot !== undefined && slot.alive) run.dispatcher.join(id, slot.gpu ? 1 : 0)
   }
 
   private finish(run: Run, error: EngineError.ComputeError | null): void {

@@ -18,11 +18,26 @@ import { checkOutput, describeOutput, errorParts, KernelLoadError, loadKernel, M
 import { erredInfo, MemoryBook, post, pre, record } from "./job.ts"
 import { heapBytes } from "./taskMemory.ts"
 import { newRows, writeAmounts, writePhases } from "./taskTiming.ts"
+import { Dispatcher, type DispatcherOptions, type Run } from "./dispatch/dispatcher.ts"
 import { bytesRead } from "../TaskIo.ts"
 import type { Job } from "./job.ts"
 import type { TaskSpec } from "../TaskGraph.ts"
 
 const host = hostname()
+
+/**
+ * The in-process runner's dispatch: one slot, batches of about 10 ms of work (nothing
+ * crosses a thread, so a batch only bounds how long the loop runs between the
+ * dispatcher's turns), fused; nothing to retry (a failure here is the kernel's own).
+ */
+const SYNC_DISPATCH: DispatcherOptions = {
+  batchSeconds: 0.01,
+  maxBatch: 4096,
+  maxInflight: 1,
+  initialTaskSeconds: 1e-6,
+  maxRetries: 0,
+  shared: true
+}
 
 const isThenable = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
@@ -108,70 +123,84 @@ export const runSync = async (job: Job, cancel: CancelFlag): Promise<void> => {
   const rec = newRows(1)
   const now = EngineClock.nowSeconds
   const cpu = EngineClock.threadCpuSeconds
-  // Hot loop: plain imperative code on typed arrays, no per-task allocation besides
-  // resolved argument arrays.
+  // one slot (this thread) that takes whole frontiers from the dispatcher, fused. Hot
+  // loop: plain imperative code on typed arrays, no per-task allocation besides resolved
+  // argument arrays; it only awaits when a kernel returns a Promise.
+  const d = new Dispatcher(s, SYNC_DISPATCH)
+  d.join(0)
+  d.start()
   let lastYield = performance.now()
   let sinceCheck = 0
-  for (;;) {
-    // Yield to the event loop every ~10 ms so an interruption can be delivered
-    // (the clock is read every 16 tasks to keep no-op tasks cheap).
-    if (++sinceCheck === 16) {
-      sinceCheck = 0
-      const t = performance.now()
-      if (t - lastYield > 10) {
-        await new Promise<void>((resolve) => setImmediate(resolve))
-        lastYield = performance.now()
+  for (let run = nextRun(d); run !== undefined; run = nextRun(d)) {
+    const began = performance.now()
+    const tasks = run.tasks
+    for (let q = 0; q < tasks.length; q++) {
+      // Yield to the event loop every ~10 ms so an interruption can be delivered
+      // (the clock is read every 16 tasks to keep no-op tasks cheap).
+      if (++sinceCheck === 16) {
+        sinceCheck = 0
+        const t = performance.now()
+        if (t - lastYield > 10) {
+          await new Promise<void>((resolve) => setImmediate(resolve))
+          lastYield = performance.now()
+        }
       }
+      if (cancel.cancelled) throw EngineError.interrupted()
+      const i = tasks[q]!
+      if (job.pre.length > 0) pre(job, i)
+      const args = State.argsFor(s, i)
+      const fn = fns[i]!
+      const spec = job.graph.specs[i]!
+      let result: unknown
+      let c0 = 0
+      let t0 = 0
+      try {
+        if (book !== null) {
+          c0 = cpu()
+          const h0 = heapBytes()
+          const io0 = bytesRead()
+          t0 = now()
+          let r = fn.apply(undefined, args as Array<unknown>)
+          if (isThenable(r)) r = await r
+          if (spec.output !== undefined) check(r, spec)
+          const x1 = now()
+          const h1 = heapBytes()
+          result = shareResult(r)
+          writePhases(rec, 0, t0, t0, x1, now())
+          writeAmounts(rec, 0, cpu() - c0, Math.max(h0, h1, heapBytes()), bytesRead() - io0)
+        } else {
+          let r = fn.apply(undefined, args as Array<unknown>)
+          if (isThenable(r)) r = await r
+          if (spec.output !== undefined) check(r, spec)
+          result = shareResult(r)
+        }
+      } catch (e) {
+        const key = job.graph.keys[i]!
+        const k = spec.kernel
+        const { message, stack } = errorParts(e)
+        const error = e instanceof OutputMismatch
+          ? EngineError.badOutput(key, Kernel.describe(k), spec.stage, describeOutput(spec.output!), e.actual)
+          : EngineError.kernelFailed(key, Kernel.describe(k), message, stack, k.module)
+        if (book !== null) {
+          // the failed task's record, up to the failure
+          const t1 = now()
+          writePhases(rec, 0, t0, t0, t1, t1)
+          writeAmounts(rec, 0, cpu() - c0, heapBytes(), 0)
+          record(job, book, i, undefined, 0, host, rec, 0, "erred", erredInfo, { error: error.message, traceback: e instanceof OutputMismatch ? "" : stack })
+        }
+        throw error
+      }
+      if (cancel.cancelled) throw EngineError.interrupted()
+      if (book !== null) record(job, book, i, result, 0, host, rec, 0, "memory")
+      d.taskDone(0, run.batch, q, result)
+      if (job.post.length > 0) post(job, i, result, 0)
     }
-    if (cancel.cancelled) throw EngineError.interrupted()
-    const i = State.popReady(s)
-    if (i < 0) break
-    if (job.pre.length > 0) pre(job, i)
-    const args = State.argsFor(s, i)
-    const fn = fns[i]!
-    const spec = job.graph.specs[i]!
-    let result: unknown
-    let c0 = 0
-    let t0 = 0
-    try {
-      if (book !== null) {
-        c0 = cpu()
-        const h0 = heapBytes()
-        const io0 = bytesRead()
-        t0 = now()
-        let r = fn.apply(undefined, args as Array<unknown>)
-        if (isThenable(r)) r = await r
-        if (spec.output !== undefined) check(r, spec)
-        const x1 = now()
-        const h1 = heapBytes()
-        result = shareResult(r)
-        writePhases(rec, 0, t0, t0, x1, now())
-        writeAmounts(rec, 0, cpu() - c0, Math.max(h0, h1, heapBytes()), bytesRead() - io0)
-      } else {
-        let r = fn.apply(undefined, args as Array<unknown>)
-        if (isThenable(r)) r = await r
-        if (spec.output !== undefined) check(r, spec)
-        result = shareResult(r)
-      }
-    } catch (e) {
-      const key = job.graph.keys[i]!
-      const k = spec.kernel
-      const { message, stack } = errorParts(e)
-      const error = e instanceof OutputMismatch
-        ? EngineError.badOutput(key, Kernel.describe(k), spec.stage, describeOutput(spec.output!), e.actual)
-        : EngineError.kernelFailed(key, Kernel.describe(k), message, stack, k.module)
-      if (book !== null) {
-        // the failed task's record, up to the failure
-        const t1 = now()
-        writePhases(rec, 0, t0, t0, t1, t1)
-        writeAmounts(rec, 0, cpu() - c0, heapBytes(), 0)
-        record(job, book, i, undefined, 0, host, rec, 0, "erred", erredInfo, { error: error.message, traceback: e instanceof OutputMismatch ? "" : stack })
-      }
-      throw error
-    }
-    if (cancel.cancelled) throw EngineError.interrupted()
-    if (book !== null) record(job, book, i, result, 0, host, rec, 0, "memory")
-    State.finishTask(s, i, result)
-    if (job.post.length > 0) post(job, i, result, 0)
+    d.batchDone(0, run.batch, (performance.now() - began) / 1000)
   }
+}
+
+/** The batch the dispatcher gives this thread next; undefined once it finished. */
+const nextRun = (d: Dispatcher): Run | undefined => {
+  for (const x of d.take()) if (x._tag === "Run") return x
+  return undefined
 }
