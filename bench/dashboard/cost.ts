@@ -79,6 +79,19 @@ const results: Record<string, unknown> = { machine: `${availableParallelism()} c
 
 const waitReady = (page: Page) => page.waitForFunction(() => (window as unknown as { tessera?: { state: { counts: unknown } } }).tessera?.state.counts != null, undefined, { timeout: 60_000 })
 
+const print = (part: string) => {
+  if (json) return
+  const e = results["engine"] as Record<string, number> | undefined
+  if (part === "engine" && e) console.log(`engine fan-out ${e["tasks"]} on ${e["workers"]} workers, median of ${e["repeats"]}: off ${e["offTasksPerSecond"]!.toFixed(0)} tasks/s, on+page ${e["onTasksPerSecond"]!.toFixed(0)} tasks/s, ratio ${e["ratio"]!.toFixed(3)} (${e["fewerPercent"]!.toFixed(1)} % fewer; target <= 3 %); hooks without a page ${e["hooksOnlyTasksPerSecond"]!.toFixed(0)} tasks/s, ratio ${e["hooksOnlyRatio"]!.toFixed(3)}${records ? " (--records: the engine's task records)" : " (light hooks)"}`)
+  const l = results["latency"] as Record<string, number> | undefined
+  if (part === "engine" && l) console.log(`latency task end -> on screen: p50 ${l["p50Ms"]!.toFixed(0)} ms, p95 ${l["p95Ms"]!.toFixed(0)} ms, max ${l["maxMs"]!.toFixed(0)} ms over ${l["samples"]} rectangles (target p95 <= 250 ms)`)
+  const dm = results["demo"] as Record<string, number> | undefined
+  if (part === "demo" && dm) console.log(`demo ${dm["samples"]} samples, median of ${dm["runs"]}: off ${dm["offSeconds"]!.toFixed(2)} s, on+page ${dm["onSeconds"]!.toFixed(2)} s, ratio ${dm["ratio"]!.toFixed(3)} (${dm["morePercent"]!.toFixed(1)} % more; target <= 2 %)${records ? " (--records)" : ""}`)
+  const b = results["big"] as Record<string, number> | undefined
+  if (part === "big" && b) console.log(`big fan-out ${b["tasks"]} in ${b["seconds"]!.toFixed(1)} s, page open: JS heap max ${b["heapMaxMB"]!.toFixed(1)} MB (target < 100), sent ${b["bytesPerSecondKB"]!.toFixed(1)} KB/s (target < 256), clicks max ${b["clickMaxMs"]!.toFixed(0)} ms, p95 ${b["clickP95Ms"]!.toFixed(0)} ms over ${b["clicks"]} (target < 200); page counted ${b["tasksSeen"]} tasks, ${b["shed"]} shed from the live feed`)
+}
+if (!json) console.log(`bench/dashboard (issue 34), ${results["machine"]}, Node ${results["node"]}`)
+
 // ---- engine cost and latency -------------------------------------------------------------
 if (!skip.has("engine")) {
   const g = fanout(tasks)
@@ -122,6 +135,7 @@ if (!skip.has("engine")) {
   await page.close()
   await Effect.runPromise(Scope.close(scope, Exit.void))
   await rt.dispose()
+  print("engine")
 }
 
 // ---- demo wall time -------------------------------------------------------------------------
@@ -165,6 +179,7 @@ if (!skip.has("demo")) {
     log(`demo: run ${r + 1}/${demoRuns}: off ${off.at(-1)!.toFixed(2)} s, on ${on.at(-1)!.toFixed(2)} s`)
   }
   results["demo"] = { samples, workers, runs: demoRuns, offSeconds: median(off), onSeconds: median(on), ratio: median(on) / median(off), morePercent: 100 * (median(on) / median(off) - 1), off, on }
+  print("demo")
 }
 
 // ---- a big run with the page open ---------------------------------------------------------------
@@ -221,18 +236,8 @@ if (!skip.has("big")) {
   await page.close()
   await Effect.runPromise(Scope.close(scope, Exit.void))
   await rt.dispose()
+  print("big")
 }
 await browser.close()
 
 if (json) console.log(JSON.stringify(results))
-else {
-  console.log(`bench/dashboard (issue 34), ${results["machine"]}, Node ${results["node"]}`)
-  const e = results["engine"] as Record<string, number> | undefined
-  if (e) console.log(`engine fan-out ${e["tasks"]} on ${e["workers"]} workers, median of ${e["repeats"]}: off ${e["offTasksPerSecond"]!.toFixed(0)} tasks/s, on+page ${e["onTasksPerSecond"]!.toFixed(0)} tasks/s, ratio ${e["ratio"]!.toFixed(3)} (${e["fewerPercent"]!.toFixed(1)} % fewer; target <= 3 %); hooks without a page ${e["hooksOnlyTasksPerSecond"]!.toFixed(0)} tasks/s, ratio ${e["hooksOnlyRatio"]!.toFixed(3)}${records ? " (--records: the engine's task records)" : " (light hooks)"}`)
-  const l = results["latency"] as Record<string, number> | undefined
-  if (l) console.log(`latency task end -> on screen: p50 ${l["p50Ms"]!.toFixed(0)} ms, p95 ${l["p95Ms"]!.toFixed(0)} ms, max ${l["maxMs"]!.toFixed(0)} ms over ${l["samples"]} rectangles (target p95 <= 250 ms)`)
-  const dm = results["demo"] as Record<string, number> | undefined
-  if (dm) console.log(`demo ${dm["samples"]} samples, median of ${dm["runs"]}: off ${dm["offSeconds"]!.toFixed(2)} s, on+page ${dm["onSeconds"]!.toFixed(2)} s, ratio ${dm["ratio"]!.toFixed(3)} (${dm["morePercent"]!.toFixed(1)} % more; target <= 2 %)`)
-  const b = results["big"] as Record<string, number> | undefined
-  if (b) console.log(`big fan-out ${b["tasks"]} in ${b["seconds"]!.toFixed(1)} s, page open: JS heap max ${b["heapMaxMB"]!.toFixed(1)} MB (target < 100), sent ${b["bytesPerSecondKB"]!.toFixed(1)} KB/s (target < 256), clicks max ${b["clickMaxMs"]!.toFixed(0)} ms, p95 ${b["clickP95Ms"]!.toFixed(0)} ms over ${b["clicks"]} (target < 200); page counted ${b["tasksSeen"]} tasks, ${b["shed"]} shed from the live feed`)
-}
