@@ -48,6 +48,36 @@ export const clusterFlag = Flag.String("cluster").pipe(
  * @since 0.1.0
  * @category parsing
  */
+/**
+ * `--token-file PATH`: the file holding the cluster's token (made by `tessera scheduler`).
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const tokenFileFlag = (what: string) =>
+  Flag.String("token-file").pipe(Flag.withMetavar("PATH"), Flag.withDescription(what), Flag.optional)
+
+/**
+ * `--insecure`: plain TCP beyond loopback, without a token.
+ *
+ * @since 0.1.0
+ * @category flags
+ */
+export const insecureFlag = Flag.Boolean("insecure").pipe(
+  Flag.withDescription("plain TCP links beyond loopback without the cluster's token: anyone who reaches the ports can join, read results and run code (said at every start; docs/cluster.md)")
+)
+
+/** the token a driver or worker was given (`--token-file`, else TESSERA_CLUSTER_TOKEN), as layer options */
+export const securityOptions = (c: { readonly tokenFile?: Option.Option<string>; readonly insecure?: boolean }) =>
+  Effect.gen(function*() {
+    const Cluster = yield* Effect.promise(() => import("../engine/Cluster.ts"))
+    const file = c.tokenFile !== undefined ? Option.getOrUndefined(c.tokenFile) : undefined
+    const t = yield* Cluster.clusterToken({ file }).pipe(
+      Effect.mapError((e) => new UsageError({ flag: "--token-file", value: file ?? "", expected: e.message.replace(/^--token-file: /, "") }))
+    )
+    return { ...(t !== undefined ? { token: t.token } : {}), ...(c.insecure === true ? { insecure: true } : {}) }
+  })
+
 export const parseCluster = (
   s: string
 ): { readonly local: number } | { readonly scheduler: string } | { readonly postgres: string } | UsageError => {
@@ -109,7 +139,13 @@ const startFailures = (tag: typeof import("../engine/Executor.ts").Executor, lay
  * @category layers
  */
 export const executorFor = (
-  c: { readonly cluster: Option.Option<string>; readonly workers: number; readonly gpu: boolean },
+  c: {
+    readonly cluster: Option.Option<string>
+    readonly workers: number
+    readonly gpu: boolean
+    readonly tokenFile?: Option.Option<string>
+    readonly insecure?: boolean
+  },
   log: (line: string) => void
 ) =>
   Effect.gen(function*() {
@@ -123,16 +159,28 @@ export const executorFor = (
     if (c.gpu) return yield* new UsageError({ flag: "--gpu", value: "with --cluster", expected: "--gpu runs on worker threads only (no GPU workers on a cluster yet)" })
     const parsed = parseCluster(c.cluster.value)
     if (parsed instanceof UsageError) return yield* parsed
+    const secure = yield* securityOptions(c)
     if ("local" in parsed) {
-      return { layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ local: parsed.local, preload: [workerPlugins], startTimeout: startTimeout() })), what: `a local cluster of ${parsed.local} worker processes` }
+      return { layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ local: parsed.local, preload: [workerPlugins], startTimeout: startTimeout(), ...secure })), what: `a local cluster of ${parsed.local} worker processes` }
     }
     if ("postgres" in parsed) {
       return {
-        layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1, startTimeout: startTimeout() })),
+        layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1, startTimeout: startTimeout(), ...secure })),
         what: `the cluster registered in ${hidePassword(parsed.postgres)}`
       }
     }
+    // a scheduler beyond loopback serves TLS only: a driver without its token is told so now
+    const host = parsed.scheduler.slice(0, parsed.scheduler.lastIndexOf(":"))
+    const Cluster = yield* Effect.promise(() => import("../engine/Cluster.ts"))
+    if (secure.token === undefined && secure.insecure !== true && !Cluster.isLoopbackHost(host)) {
+      return yield* new UsageError({
+        flag: "--cluster",
+        value: parsed.scheduler,
+        expected: "a scheduler beyond loopback needs the cluster's token: --token-file PATH (the file tessera scheduler printed) or TESSERA_CLUSTER_TOKEN; or --insecure for a plain-TCP cluster"
+      })
+    }
     const layer = Executor.layerCluster({
+      ...secure,
       scheduler: parsed.scheduler,
       minWorkers: 1,
       startTimeout: startTimeout(),

@@ -22,6 +22,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
 import { Executor } from "./Executor.ts"
@@ -89,6 +90,15 @@ export interface ClusterOptions {
   readonly hostNames?: ReadonlyArray<string>
   /** each local worker's bound on the bytes it holds (see `WorkerProcessOptions.maxHeldBytes`) */
   readonly maxHeldBytes?: number
+  /**
+   * the cluster's token (`newClusterToken`, `readClusterTokenFile`): every link — to the
+   * registry, the workers' runner sockets, their data planes — is TLS 1.3 keyed by it, and
+   * local workers get it through their environment. Needed where any address is not
+   * loopback (else the start fails saying so), unless `insecure`.
+   */
+  readonly token?: Redacted.Redacted<string>
+  /** plain TCP beyond loopback without a token (said on stderr at every start) */
+  readonly insecure?: boolean
 }
 
 /**
@@ -272,6 +282,10 @@ export interface WorkerProcessOptions {
    * limit (the result is refused: not kept, not spilled to disk). Default: no bound.
    */
   readonly maxHeldBytes?: number
+  /** the cluster's token (see {@link ClusterOptions} `token`): needed where an address is not loopback */
+  readonly token?: Redacted.Redacted<string>
+  /** plain TCP although an address is not loopback */
+  readonly insecure?: boolean
 }
 
 /**
@@ -334,6 +348,17 @@ export const runWorker = (
           })
       }))
     const host = listenHost ?? advertise
+    // TLS where a token is given; plain only where every address is loopback, or --insecure
+    const security = yield* Effect.promise(() => import("./internal/cluster/security.ts"))
+    const decided = security.decide({
+      hosts: [host, advertise, ...(target !== undefined ? [target.host] : [])],
+      token: options.token,
+      insecure: options.insecure
+    })
+    if ("problem" in decided) return yield* new ClusterAddressError({ message: decided.problem })
+    if (decided._tag === "plain" && decided.insecure) {
+      process.stderr.write("tessera worker: --insecure: plain TCP beyond loopback; anyone who reaches this worker's ports can run code on it and read its results\n")
+    }
     const listen = {
       host,
       // port 0 (`--listen HOST:0`), or none given: a free one, said by onAddress
@@ -365,8 +390,9 @@ export const runWorker = (
         listen,
         advertise,
         ...(options.threads !== undefined ? { threads: options.threads } : {}),
-        ...(options.maxHeldBytes !== undefined ? { maxHeldBytes: options.maxHeldBytes } : {})
-      })
+        ...(options.maxHeldBytes !== undefined ? { maxHeldBytes: options.maxHeldBytes } : {}),
+        ...(decided._tag === "plain" && decided.insecure ? { insecure: true } : {})
+      }, options.token)
     ).pipe(
       Effect.catch((e) => e instanceof ClusterStorageError ? Effect.fail(e) : Effect.die(e)),
       quiet ? Effect.provideService(References.MinimumLogLevel, "None") : (e) => e
@@ -397,9 +423,16 @@ export const serveScheduler = (options: {
   readonly log?: (line: string) => void
   /** seconds without a word from a registered worker before it counts as lost (default 15) */
   readonly lostAfter?: number
-}): Effect.Effect<never> =>
+  /** the cluster's token: the registry serves TLS keyed by it (see {@link ClusterOptions} `token`) */
+  readonly token?: Redacted.Redacted<string>
+  /** plain TCP on a host that is not loopback */
+  readonly insecure?: boolean
+}): Effect.Effect<never, ClusterAddressError> =>
   Effect.gen(function*() {
     const reg = yield* Effect.promise(() => import("./internal/cluster/registry.ts"))
+    const security = yield* Effect.promise(() => import("./internal/cluster/security.ts"))
+    const decided = security.decide({ hosts: [options.host], token: options.token, insecure: options.insecure })
+    if ("problem" in decided) return yield* new ClusterAddressError({ message: decided.problem })
     const port = options.port !== 0 ? options.port : yield* Effect.promise(() => freePort(options.host))
     const registry = new reg.Registry(options.log)
     // listening first (the layer provided), then said, then swept
@@ -410,9 +443,55 @@ export const serveScheduler = (options: {
           Effect.sleep("1 second"),
           Effect.sync(() => registry.sweep(options.lostAfter ?? 15))
         )))
-      })).pipe(Layer.provide(reg.serve(registry, options.host, port)))
+      })).pipe(Layer.provide(reg.serve(registry, options.host, port, decided, options.log)))
     ))
   })
+
+/**
+ * A cluster token, where one is given: read from `file` (which must hold one and be
+ * readable by its owner only), or made there when `create` is set and the file is
+ * missing (mode 0600); without `file`, the `TESSERA_CLUSTER_TOKEN` environment variable.
+ * `fingerprint` tells tokens apart in messages without showing them. Fails with a
+ * sentence naming the file and what is wrong with it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const clusterToken = (o: { readonly file?: string | undefined; readonly create?: boolean }): Effect.Effect<
+  { readonly token: Redacted.Redacted<string>; readonly created: boolean; readonly fingerprint: string } | undefined,
+  ClusterAddressError
+> =>
+  Effect.gen(function*() {
+    const s = yield* Effect.promise(() => import("./internal/cluster/security.ts"))
+    const { existsSync } = yield* Effect.promise(() => import("node:fs"))
+    const found = (token: Redacted.Redacted<string>, created: boolean) => ({ token, created, fingerprint: s.fingerprint(token) })
+    if (o.file === undefined) {
+      const env = s.tokenFromEnv()
+      if (env === undefined) return undefined
+      if ("problem" in env) return yield* new ClusterAddressError({ message: env.problem })
+      return found(env.token, false)
+    }
+    if (o.create === true && !existsSync(o.file)) {
+      return yield* Effect.try({
+        try: () => found(s.writeTokenFile(o.file!), true),
+        catch: (e) => new ClusterAddressError({ message: `--token-file: cannot create ${o.file}: ${(e as Error).message}` })
+      })
+    }
+    const r = s.readTokenFile(o.file)
+    if ("problem" in r) return yield* new ClusterAddressError({ message: `--token-file: ${r.problem}` })
+    return found(r.token, false)
+  })
+
+/**
+ * Whether `host` is a loopback address (links to and on it may stay plain TCP).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isLoopbackHost = (host: string): boolean => {
+  const h = host.replace(/^\[(.*)\]$/, "$1").toLowerCase()
+  return h === "localhost" || h.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::1" || /^::ffff:127\./.test(h)
+}
 
 /**
  * Creates PostgreSQL runner storage's tables where missing (`tessera scheduler

@@ -31,7 +31,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Argument, Command, Flag } from "effect/cli"
-import { clusterFlag, executorFor } from "../cluster.ts"
+import { clusterFlag, executorFor, insecureFlag, tokenFileFlag } from "../cluster.ts"
 import { withDashboard } from "../liveDashboard.ts"
 import { dashboardFlag, noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, withDefaultShown, workersFlag } from "../flags.ts"
 import { gpuFlag } from "../gpu.ts"
@@ -170,6 +170,8 @@ export const run = Command.make(
     workers: workersFlag,
     gpu: gpuFlag,
     cluster: clusterFlag,
+    tokenFile: tokenFileFlag("with --cluster HOST:PORT or postgres://…: the file holding the cluster's token (tessera scheduler prints where it is); default: TESSERA_CLUSTER_TOKEN"),
+    insecure: insecureFlag,
     profile: profileFlag,
     report: reportFlag,
     overwrite: overwriteFlag,

@@ -25,7 +25,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
-import { workerPlugins } from "../cluster.ts"
+import { insecureFlag, securityOptions, tokenFileFlag, workerPlugins } from "../cluster.ts"
 import { UsageError } from "../errors.ts"
 import { intAtLeast, threadsFlag, withDefaultShown } from "../flags.ts"
 import { info, warn } from "../output.ts"
@@ -102,7 +102,11 @@ export const scheduler = Command.make(
   {
     host: Flag.String("host").pipe(withDefaultShown("address to listen on (0.0.0.0: every interface)", "127.0.0.1")),
     port: intAtLeast("port", 0, "port workers and drivers connect to (0: a free one, printed)", 8786),
-    storage: storageFlag("create PostgreSQL runner storage's tables at this URL and exit (no registry to serve)")
+    storage: storageFlag("create PostgreSQL runner storage's tables at this URL and exit (no registry to serve)"),
+    tokenFile: tokenFileFlag(
+      "the cluster's token: read from PATH, or made there (mode 0600) if missing; every link is then TLS keyed by it. Default beyond loopback: ~/.tessera/cluster.token (made if missing); on loopback: none, plain TCP"
+    ),
+    insecure: insecureFlag
   },
   (c) =>
     Effect.gen(function*() {
@@ -117,14 +121,39 @@ export const scheduler = Command.make(
         )
       }
       // a wildcard host is no address to give workers: this machine's name is
-      const reach = Cluster.isWildcardHost(c.host) ? (yield* Effect.promise(() => import("node:os"))).hostname() : c.host
+      const os = yield* Effect.promise(() => import("node:os"))
+      const reach = Cluster.isWildcardHost(c.host) ? os.hostname() : c.host
+      // beyond loopback: TLS keyed by a token, made in ~/.tessera/cluster.token unless given
+      // (kept across restarts, so the workers' copies stay good); --insecure: plain, said
+      const loopback = Cluster.isLoopbackHost(c.host)
+      const file = Option.isSome(c.tokenFile)
+        ? c.tokenFile.value
+        : !loopback && !c.insecure && process.env.TESSERA_CLUSTER_TOKEN === undefined
+        ? (yield* Effect.promise(() => import("node:path"))).join(os.homedir(), ".tessera", "cluster.token")
+        : undefined
+      if (Option.isSome(c.tokenFile) && c.insecure) return yield* usage("--insecure", "with --token-file", "one of --token-file (TLS) and --insecure (plain TCP)")
+      const t = yield* Cluster.clusterToken({ file, create: true }).pipe(
+        Effect.mapError((e) => new UsageError({ flag: "--token-file", value: file ?? "", expected: e.message.replace(/^--token-file: /, "") }))
+      )
+      if (c.insecure && !loopback) warn("tessera scheduler: --insecure: plain TCP beyond loopback; anyone who reaches this port can join the cluster, and through it run code and read results")
+      const join = (port: string) =>
+        t === undefined
+          ? `tessera worker --scheduler ${reach}:${port}${c.insecure && !loopback ? " --insecure" : ""}`
+          : `tessera worker --scheduler ${reach}:${port} ${file !== undefined ? `--token-file ${file}` : "(with TESSERA_CLUSTER_TOKEN set)"}`
       return yield* Cluster.serveScheduler({
         host: c.host,
         port: c.port,
+        ...(t !== undefined ? { token: t.token } : {}),
+        insecure: c.insecure,
         // said once listening (with the port chosen, for --port 0)
-        onListen: (at) => console.log(`tessera scheduler: workers join with  tessera worker --scheduler ${reach}:${at.slice(at.lastIndexOf(":") + 1)}`),
+        onListen: (at) => {
+          if (t !== undefined) {
+            info(`tessera scheduler: TLS on every link, keyed by the cluster token ${t.created ? "made in" : "in"} ${file ?? "TESSERA_CLUSTER_TOKEN"} (fingerprint ${t.fingerprint}); copy that file to each worker's and driver's machine (mode 600)`)
+          }
+          console.log(`tessera scheduler: workers join with  ${join(at.slice(at.lastIndexOf(":") + 1))}`)
+        },
         log: (line) => info(`tessera scheduler: ${line}`)
-      })
+      }).pipe(Effect.mapError((e) => new UsageError({ flag: "--host", value: c.host, expected: e.message })))
     })
 ).pipe(Command.withDescription("Serve a cluster's runner registry, where workers register and drivers find them."))
 
@@ -163,6 +192,8 @@ export const worker = Command.make(
       Flag.optional
     ),
     connectTimeout: connectTimeoutFlag,
+    tokenFile: tokenFileFlag("the file holding the cluster's token (tessera scheduler prints where it is); default: TESSERA_CLUSTER_TOKEN; needed beyond loopback"),
+    insecure: insecureFlag,
     maxHeldBytes: Flag.String("max-held-bytes").pipe(
       Flag.withDescription(
         "most bytes of results this worker holds (e.g. 2GB, 512MiB); a task whose result would take it past fails with HeldBytesExceeded (refused, not spilled); default: no bound"
@@ -202,11 +233,13 @@ export const worker = Command.make(
         return yield* usage("--max-held-bytes", Option.getOrThrow(c.maxHeldBytes), "a positive size in bytes, e.g. 2000000000, 2GB or 512MiB")
       }
       const limit = Option.isSome(maxHeld) ? maxHeld.value : undefined
+      const secure = yield* securityOptions(c)
       const where = Option.isSome(c.storage) ? { storage: c.storage.value } : { scheduler: Option.getOrThrow(c.scheduler) }
       const via = where.storage !== undefined ? `storage ${Cluster.hidePassword(where.storage)}` : `scheduler ${where.scheduler}`
       const threads = `${c.threads} thread${c.threads === 1 ? "" : "s"}`
       return yield* Cluster.runWorker({
         ...where,
+        ...secure,
         // the default contact address is found by the engine; said once chosen
         onAddress: (listen, contact) =>
           console.log(

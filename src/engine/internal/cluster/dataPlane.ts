@@ -25,7 +25,9 @@
  * @internal
  */
 import { Data, Effect } from "effect"
-import { createServer, connect, type Server, type Socket } from "node:net"
+import { connect, type Server, type Socket } from "node:net"
+import { handshakeProblem, type LinkSecurity, plain, RefusalLog } from "./security.ts"
+import { connectNode, nodeServer } from "./transport.ts"
 import { type Decoded, Decoder, encode, encodeRequest, FrameError, MAX_REQUEST_BYTES, RequestReader, setKey } from "./frames.ts"
 
 /**
@@ -55,16 +57,18 @@ export class DataPlaneError extends Data.TaggedError("DataPlaneError")<{
 export const serve = (
   host: string,
   lookup: (keys: ReadonlyArray<string>) => Record<string, unknown>,
-  sent: (bytes: number) => void
+  sent: (bytes: number) => void,
+  security: LinkSecurity = plain
 ) =>
   Effect.suspend(() => {
     const open = new Set<Socket>()
     // straight to stderr, as the worker's other lines of its own: a worker process runs its
     // layer with Effect's log level at None (Cluster.ts), which would hide this one
     const log = (line: string) => void process.stderr.write(`tessera worker: ${line}\n`)
+    const refusals = new RefusalLog(`data-plane port of ${host}`, log)
     return Effect.acquireRelease(
       Effect.callback<Server, DataPlaneError>((resume) => {
-        const server = createServer((socket) => {
+        const server = nodeServer(security, refusals, (socket) => {
           open.add(socket)
           socket.once("close", () => open.delete(socket))
           socket.setNoDelay(true)
@@ -96,6 +100,7 @@ export const serve = (
       }),
       (server) =>
         Effect.callback<void>((resume) => {
+          refusals.close()
           server.close(() => resume(Effect.void))
           for (const s of open) s.destroy()
         })
@@ -142,6 +147,11 @@ interface Reader {
 export class DataClient {
   private readonly idle = new Map<string, Array<Conn>>()
   private closed = false
+  private readonly security: LinkSecurity
+
+  constructor(security: LinkSecurity = plain) {
+    this.security = security
+  }
 
   /**
    * Fetches `keys` from the data plane at `host:port` (peer `peer`, for errors); a pooled
@@ -161,6 +171,25 @@ export class DataClient {
   private open(host: string, port: number): Conn {
     const spare = new Uint8Array(65536)
     const now: Reader = { decoder: undefined, read: undefined }
+    if (this.security._tag === "tls") {
+      // TLS has no reads into a buffer of ours: each decrypted chunk is copied into the
+      // decoder's target (bytes past the end of a reply break the protocol: closed)
+      const socket = connectNode(this.security, host, port)
+      socket.on("data", (chunk: Buffer) => {
+        let off = 0
+        while (off < chunk.length && now.read !== undefined && now.decoder !== undefined) {
+          const into = now.decoder.target()
+          const n = Math.min(into.length, chunk.length - off)
+          into.set(chunk.subarray(off, off + n))
+          off += n
+          now.read(n, into)
+        }
+        if (off < chunk.length) socket.destroy()
+      })
+      socket.setNoDelay(true)
+      socket.on("error", () => {})
+      return { socket, now }
+    }
     const socket = connect({
       port,
       host,
@@ -224,7 +253,7 @@ export class DataClient {
         }
         if (r !== undefined) finish(Effect.succeed(r), !decoder.busy)
       }
-      const onError = (e: Error) => fail(e.message)
+      const onError = (e: Error) => fail(this.security._tag === "tls" && s.readyState !== "open" ? `${id}: ${handshakeProblem(e)}` : e.message)
       const onClose = () => fail(`connection to ${id} closed mid-fetch`)
       const onAbort = () => finish(Effect.fail(new DataPlaneError({ peer, message: "interrupted", stale: false })), false)
       s.on("error", onError)

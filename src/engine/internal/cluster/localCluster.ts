@@ -7,9 +7,10 @@
  * @since 0.1.0
  * @internal
  */
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
+import { type LinkSecurity, plain, TOKEN_ENV } from "./security.ts"
 import * as Kernel from "../../Kernel.ts"
 import { ALLOW_MODULES_ENV, moduleRoots } from "../kernels.ts"
 import type { WorkerOptions } from "./workerProcess.ts"
@@ -53,16 +54,23 @@ export interface LocalWorker {
  */
 export const spawnWorker = async (
   base: Omit<WorkerOptions, "listen">,
-  onExit: (w: LocalWorker, code: number | null, signal: string | null) => void
+  onExit: (w: LocalWorker, code: number | null, signal: string | null) => void,
+  security: LinkSecurity = plain
 ): Promise<LocalWorker> => {
   const host = "127.0.0.1"
   const port = await freePort(host)
-  const options: WorkerOptions = { ...base, listen: { host, port } }
+  // the token in the environment, never in the arguments (which ps shows to every user)
+  const options: WorkerOptions = {
+    ...base,
+    listen: { host, port },
+    ...(security._tag === "tls" ? { tls: true } : security.insecure ? { insecure: true } : {})
+  }
+  const token = security._tag === "tls" ? { [TOKEN_ENV]: Redacted.value(security.token) } : {}
   const main = Kernel.sibling(import.meta.url, "./workerMain")
   const child = spawn(process.execPath, [main.pathname, JSON.stringify(options)], {
     stdio: ["ignore", "ignore", "pipe"],
     // the folders this driver's workers may import modules from (its main script's too)
-    env: { ...process.env, NODE_OPTIONS: "", [ALLOW_MODULES_ENV]: moduleRoots().join(process.getBuiltinModule("node:path").delimiter) }
+    env: { ...process.env, ...token, NODE_OPTIONS: "", [ALLOW_MODULES_ENV]: moduleRoots().join(process.getBuiltinModule("node:path").delimiter) }
   })
   let err = ""
   child.stderr!.setEncoding("utf8")

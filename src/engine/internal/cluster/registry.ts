@@ -27,9 +27,10 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { ClusterAddressError, ClusterStorageError, hidePassword, parsePostgres } from "../../Cluster.ts"
 import type { PostgresStorage } from "../../Cluster.ts"
 import { RpcClient, RpcSerialization, RpcServer } from "effect/rpc"
-import type * as Socket from "effect/socket/Socket"
-import * as NodeSocket from "@effect/platform-node/NodeSocket"
-import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import * as Socket from "effect/socket/Socket"
+import * as SocketServer from "effect/socket/SocketServer"
+import { type LinkSecurity, plain } from "./security.ts"
+import { socketServer, socketTo } from "./transport.ts"
 import { formatBytes } from "./heldStore.ts"
 import { RunnerStorageRpcs } from "./protocol.ts"
 import type { HeldReporter } from "./workerProcess.ts"
@@ -163,7 +164,7 @@ export const localStorage = (reg: Registry): RunnerStorage.RunnerStorage["Servic
  * @since 0.1.0
  * @internal
  */
-export const serve = (reg: Registry, host: string, port: number) =>
+export const serve = (reg: Registry, host: string, port: number, security: LinkSecurity = plain, log: (line: string) => void = () => {}) =>
   RpcServer.layer(RunnerStorageRpcs).pipe(
     Layer.provide(
       RunnerStorageRpcs.toLayer({
@@ -180,7 +181,7 @@ export const serve = (reg: Registry, host: string, port: number) =>
       })
     ),
     Layer.provide(RpcServer.layerProtocolSocketServer),
-    Layer.provide(NodeSocketServer.layer({ host, port })),
+    Layer.provide(Layer.effect(SocketServer.SocketServer)(socketServer(security, host, port, log, `registry port ${host}:${port}`))),
     Layer.provide(RpcSerialization.layerSchemaBinary()),
     // a worker that dies resets its connection: the scheduler notices that itself, so the
     // socket server's error log of the reset would only be noise on the user's terminal
@@ -210,7 +211,7 @@ export interface Hello {
  * @since 0.1.0
  * @internal
  */
-export const layerRemote = (host: string, port: number, hello?: Hello, reporter?: HeldReporter) =>
+export const layerRemote = (host: string, port: number, security: LinkSecurity, hello?: Hello, reporter?: HeldReporter) =>
   Layer.effect(RunnerStorage.RunnerStorage)(
     Effect.gen(function*() {
       const c = yield* RpcClient.make(RunnerStorageRpcs)
@@ -235,7 +236,7 @@ export const layerRemote = (host: string, port: number, hello?: Hello, reporter?
     })
   ).pipe(
     Layer.provide(RpcClient.layerProtocolSocket({ retryTransientErrors: true })),
-    Layer.provide(NodeSocket.layerNet({ host, port })),
+    Layer.provide(Layer.effect(Socket.Socket)(socketTo(security, host, port))),
     Layer.provide(RpcSerialization.layerSchemaBinary())
   )
 
@@ -313,10 +314,11 @@ export const migratePostgres = (pg: PostgresStorage): Effect.Effect<void, Cluste
 export const layerFor = (
   where: { readonly postgres?: PostgresStorage | undefined; readonly scheduler?: { readonly host: string; readonly port: number } | undefined },
   config: Partial<ShardingConfig.ShardingConfig["Service"]>,
+  security: LinkSecurity,
   hello?: Hello,
   reporter?: HeldReporter
 ): Layer.Layer<RunnerStorage.RunnerStorage, ClusterStorageError | Socket.SocketError> => {
   if (where.postgres !== undefined) return layerPostgres(where.postgres, config)
   if (where.scheduler === undefined) throw new Error("a worker needs a scheduler address or PostgreSQL storage")
-  return layerRemote(where.scheduler.host, where.scheduler.port, hello, reporter)
+  return layerRemote(where.scheduler.host, where.scheduler.port, security, hello, reporter)
 }

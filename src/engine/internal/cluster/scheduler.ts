@@ -35,7 +35,6 @@
  */
 import { Context, Deferred, Effect, Exit, Layer, Queue } from "effect"
 import { MessageStorage, type RunnerAddress, RunnerStorage } from "effect/cluster"
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { hostname } from "node:os"
 import * as EngineClock from "../../EngineClock.ts"
 import { type ClockRecord, threadId, type TransferRecord } from "../../EngineEvents.ts"
@@ -56,6 +55,8 @@ import { decodeValue, encodeValue, parseAddress, ROW_STRIDE, TesseraWorker, work
 import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
 import { LiteralBook } from "./literals.ts"
 import * as Registry from "./registry.ts"
+import * as Security from "./security.ts"
+import * as Transport from "./transport.ts"
 import { shardingConfig } from "./workerProcess.ts"
 
 /**
@@ -118,30 +119,29 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
   const remote = options.scheduler !== undefined ? parseAddress(options.scheduler, "cluster scheduler address") : undefined
   const bindHost = remote?.host ?? options.host ?? "127.0.0.1"
   const port = remote?.port ?? options.port ?? (yield* Effect.promise(() => freePort(bindHost)))
+  // every link TLS keyed by the token where one is given; plain only on loopback or --insecure
+  const security = Security.decide({ hosts: remote !== undefined ? [remote.host] : postgres !== undefined ? [] : [bindHost], token: options.token, insecure: options.insecure })
+  if ("problem" in security) return yield* Effect.die(new ClusterStartError({ message: security.problem }))
+  const say = (line: string) => void process.stderr.write(`tessera cluster: ${line}\n`)
+  if (security._tag === "plain" && security.insecure) say("--insecure: plain TCP beyond loopback; anyone who reaches these ports can join, read results and run code")
   let storage: RunnerStorage.RunnerStorage["Service"]
   if (postgres !== undefined) {
     const rctx = yield* Layer.buildWithScope(Registry.layerPostgres(postgres, shardingConfig({})), scope)
     storage = Context.get(rctx, RunnerStorage.RunnerStorage)
   } else if (remote === undefined) {
     const reg = new Registry.Registry()
-    yield* Layer.buildWithScope(Registry.serve(reg, bindHost, port), scope)
+    yield* Layer.buildWithScope(Registry.serve(reg, bindHost, port, security, say), scope)
     storage = Registry.localStorage(reg)
   } else {
     // said within a second when nothing answers there (Effect's client would retry
     // silently for ever), given up after startTimeout
     const reach = yield* Effect.promise(() => import("./reach.ts"))
     yield* reach.reach(remote.host, remote.port, { what: "scheduler", timeout: options.startTimeout ?? 60, onRetry: options.onRetry })
-    const rctx = yield* Layer.buildWithScope(Registry.layerRemote(remote.host, remote.port), scope)
+    const rctx = yield* Layer.buildWithScope(Registry.layerRemote(remote.host, remote.port, security), scope)
     storage = Context.get(rctx, RunnerStorage.RunnerStorage)
   }
   const ctx = yield* Layer.buildWithScope(
-    NodeClusterSocket.layer({
-      clientOnly: true,
-      storage: "byo",
-      serialization: "binary",
-      serializationMaxBufferSize: "unbounded",
-      shardingConfig: shardingConfig({})
-    }).pipe(
+    Transport.layerRunner({ security, clientOnly: true, sharding: shardingConfig({}), log: say }).pipe(
       Layer.provide(MessageStorage.layerNoop),
       Layer.provide(Layer.succeed(RunnerStorage.RunnerStorage, storage))
     ),
@@ -279,7 +279,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       ...(options.hostNames?.[k] !== undefined ? { hostName: options.hostNames[k] } : {}),
       ...(options.preload !== undefined ? { preload: options.preload } : {}),
       ...(options.maxHeldBytes !== undefined ? { maxHeldBytes: options.maxHeldBytes } : {})
-    }, onExit)
+    }, onExit, security)
     locals.push(lw)
   })
   yield* Effect.addFinalizer(() => Effect.suspend(() => stopWorkers(locals)))

@@ -26,11 +26,12 @@
  * @since 0.1.0
  * @internal
  */
-import { Deferred, Effect, Exit, Layer, Option } from "effect"
+import { Deferred, Effect, Exit, Layer, Option, type Redacted } from "effect"
 import { MessageStorage, RunnerAddress, RunnerStorage } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { hostname } from "node:os"
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as Transport from "./transport.ts"
+import type { LinkSecurity } from "./security.ts"
 import type { PostgresStorage } from "../../Cluster.ts"
 import * as EngineClock from "../../EngineClock.ts"
 import * as EngineError from "../../EngineError.ts"
@@ -79,6 +80,10 @@ export interface WorkerOptions {
    * refused, not kept, not spilled); default none
    */
   readonly maxHeldBytes?: number
+  /** the token is given (`layer`'s second argument; a local worker's comes in its environment) */
+  readonly tls?: boolean
+  /** plain TCP although an address is not loopback (`--insecure`) */
+  readonly insecure?: boolean
 }
 
 /**
@@ -132,7 +137,8 @@ const handlers = (
   host: string,
   listenHost: string,
   maxHeldBytes: number | undefined,
-  reporter: HeldReporter
+  reporter: HeldReporter,
+  security: LinkSecurity
 ) =>
   Effect.gen(function*() {
     /** results by {@link storeKey} (compute and key): a compute's late release never drops the next one's */
@@ -191,8 +197,8 @@ const handlers = (
       const out: Record<string, unknown> = {}
       for (const k of keys) if (store.has(k)) out[k] = store.get(k)
       return out
-    }, (bytes) => void (stats.sent += bytes)).pipe(Effect.orDie)
-    const client = new DataClient()
+    }, (bytes) => void (stats.sent += bytes), security).pipe(Effect.orDie)
+    const client = new DataClient(security)
     yield* Effect.addFinalizer(() => Effect.sync(() => client.close()))
     /** Peers' data-plane ports, asked once each. */
     const ports = new Map<string, number>()
@@ -616,8 +622,10 @@ const interrupted = (req: RunRequest): RunReply => ({
  * @since 0.1.0
  * @internal
  */
-export const layer = (options: WorkerOptions) => {
+export const layer = (options: WorkerOptions, token?: Redacted.Redacted<string>) => {
   const { host, port } = options.listen
+  const security: LinkSecurity = token !== undefined ? { _tag: "tls", token } : { _tag: "plain", insecure: options.insecure === true }
+  const say = (line: string) => void process.stderr.write(`tessera worker: ${line}\n`)
   const contact = options.advertise ?? host
   const name = workerName(contact, port)
   const reporter: HeldReporter = {}
@@ -638,21 +646,17 @@ export const layer = (options: WorkerOptions) => {
       options.hostName ?? hostname(),
       host,
       options.maxHeldBytes,
-      reporter
+      reporter,
+      security
     )
     return TesseraWorker.toLayer(Effect.succeed(h), { concurrency: "unbounded", maxIdleTime: "1000 days" })
   }))
   return entity.pipe(
     Layer.provide(
-      NodeClusterSocket.layer({
-        storage: "byo",
-        serialization: "binary",
-        serializationMaxBufferSize: "unbounded",
-        shardingConfig: sharding
-      })
+      Transport.layerRunner({ security, clientOnly: false, sharding, log: say })
     ),
     Layer.provide(MessageStorage.layerNoop),
-    Layer.provide(Registry.layerFor(options, sharding, {
+    Layer.provide(Registry.layerFor(options, sharding, security, {
       address: `${contact}:${port}`,
       pid: process.pid,
       host: options.hostName ?? hostname(),
