@@ -524,7 +524,18 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
   const mode: "runs" | "tasks" = runsMode ? "runs" : "tasks"
   const cpuMeasure = options.measure === "cpu"
   const hasDurations = (rs: ReadonlyArray<RunMeasures>) => rs.every((r) => (cpuMeasure ? r.cpuDurations : r.durations) !== undefined)
-  if (!runsMode) {
+  if (runsMode) {
+    // the exact test's smallest two-sided p-value for these sizes: 2 / C(n+m, n)
+    let c = 1
+    for (let k = 1; k <= old.length; k++) c = (c * (neu.length + k)) / k
+    const pMin = 2 / c
+    if (pMin > alpha / 2) {
+      warnings.push(
+        `${old.length} runs against ${neu.length}: the smallest p-value these sizes allow is ${pMin.toFixed(3)}, so after the false-discovery control ` +
+          `little or nothing can be called a change; 5+ runs a side (10 recommended)`
+      )
+    }
+  } else {
     warnings.push(
       `${old.length} run(s) against ${neu.length}: groups are tested over their task durations (runs of one side pooled); ` +
         `only groups of ${minTasksPerSide}+ tasks a side taking ${minTaskSeconds * 1000}+ ms each are tested, and a change is called only beyond ${(Math.max(minEffect, tasksMinEffect) * 100).toFixed(0)}% ` +
