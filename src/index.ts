@@ -45,6 +45,7 @@ export * as Kernel from "./engine/Kernel.ts"
 export * as TaskGraph from "./engine/TaskGraph.ts"
 
 // Profiling
+export * as Bench from "./profiler/Bench.ts"
 export * as DefaultProfiler from "./profiler/DefaultProfiler.ts"
 export * as ResourceMonitor from "./profiler/ResourceMonitor.ts"
 export * as Trace from "./profiler/Trace.ts"
