@@ -165,6 +165,8 @@ interface BatchState {
   readonly slot: number
   readonly tasks: Int32Array
   readonly recover: boolean
+  /** positions reported done that finished their task (`taskDone`) */
+  done: number
 }
 
 const noHolders: ReadonlyArray<number> = []
@@ -188,6 +190,8 @@ export class Dispatcher {
   /** live slots in join order (what placement walks) */
   private order: Array<SlotState> = []
   private readonly batches = new Map<number, BatchState>()
+  /** the batch `taskDone` reported on last */
+  private current: BatchState | null = null
   private nextBatch = 1
   private out: Array<Instruction> = []
   /** per task, the live slots holding its result (shared: unused) */
@@ -302,6 +306,7 @@ export class Dispatcher {
     sl.alive = false
     this.order = this.order.filter((x) => x !== sl)
     const lost = sl.inflight.splice(0)
+    this.current = null
     if (this.finished) {
       for (const b of lost) this.batches.delete(b)
       return
@@ -354,8 +359,10 @@ export class Dispatcher {
    */
   taskDone(slot: number, batch: number, index: number, result: unknown, bytes = 0): void {
     if (this.finished) return
-    const b = this.batches.get(batch)
-    if (b === undefined || b.slot !== slot) return
+    // a batch's tasks are reported one after another: look it up once
+    let b = this.current
+    if (b === null || b.id !== batch) b = this.current = this.batches.get(batch) ?? null
+    if (b === null || b.slot !== slot) return
     const i = b.tasks[index]!
     const s = this.state
     if (b.recover) {
@@ -376,6 +383,7 @@ export class Dispatcher {
       this.holders[i] = [slot]
       this.bytes[i] = bytes
     }
+    b.done++
     State.finishTask(s, i, result)
   }
 
@@ -387,6 +395,7 @@ export class Dispatcher {
     const b = this.batches.get(batch)
     if (b === undefined || b.slot !== slot) return
     this.batches.delete(batch)
+    if (this.current === b) this.current = null
     const sl = this.slots.get(slot)
     if (sl !== undefined) {
       const k = sl.inflight.indexOf(batch)
@@ -394,15 +403,12 @@ export class Dispatcher {
     }
     if (this.finished) return
     const s = this.state
-    let done = 0
-    for (let q = 0; q < b.tasks.length; q++) {
-      const i = b.tasks[q]!
-      if (b.recover) {
-        if (this.recovering[i]) this.recovering[i] = 0
-        continue
-      }
-      if (s.finished[i]) done++
-      else State.requeue(s, i)
+    const done = b.done
+    if (b.recover) {
+      for (let q = 0; q < b.tasks.length; q++) this.recovering[b.tasks[q]!] = 0
+    } else if (done < b.tasks.length) {
+      // cut short: what did not finish goes back (requeue skips what is not running)
+      for (let q = 0; q < b.tasks.length; q++) State.requeue(s, b.tasks[q]!)
     }
     if (done > 0 && seconds >= 0) {
       const w = this.options.smoothing ?? 0.5
@@ -552,7 +558,7 @@ export class Dispatcher {
     if (this.options.fuse !== false) this.fuse(sl, list, Math.max(limit, fusedFrom))
     const id = this.nextBatch++
     const tasks = Int32Array.from(list)
-    this.batches.set(id, { id, slot: sl.id, tasks, recover: false })
+    this.batches.set(id, { id, slot: sl.id, tasks, recover: false, done: 0 })
     sl.inflight.push(id)
     const rel = this.pendingRelease.get(sl.id)
     if (rel !== undefined) {
@@ -678,7 +684,7 @@ export class Dispatcher {
     for (const i of taken) this.recovering[i] = 1
     const id = this.nextBatch++
     const tasks = Int32Array.from([...closure].sort((a, b) => a - b))
-    this.batches.set(id, { id, slot: target.id, tasks, recover: true })
+    this.batches.set(id, { id, slot: target.id, tasks, recover: true, done: 0 })
     target.inflight.push(id)
     this.out.push({ _tag: "Run", slot: target.id, batch: id, tasks, fusedFrom: tasks.length, recover: true })
   }
