@@ -21,8 +21,10 @@
  * @since 0.1.0
  */
 import { hostname } from "node:os"
+import { Worker } from "node:worker_threads"
 import { Effect, Layer, type Scope } from "effect"
 import * as Hooks from "../engine/Hooks.ts"
+import { maxStreamColours } from "../report/Charts.ts"
 import { type LiveOptions, LiveState } from "./LiveState.ts"
 import { DashboardError, type DashboardServer, type ServerOptions, startServer } from "./Server.ts"
 
@@ -64,40 +66,54 @@ export interface LiveDashboard {
 
 const natural = (a: string, b: string): number => a.localeCompare(b, "en", { numeric: true })
 
-/** The report's chart definitions (report/Charts.ts) for the state's current shape, compiled to Vega; cached per shape. */
+/**
+ * The report's chart definitions (report/Charts.ts) for the state's current shape,
+ * compiled to Vega in a worker thread (`SpecWorker.ts`: never on the engine's thread),
+ * cached per shape; the worker ends with `close`.
+ */
 const specMaker = () => {
   const cache = new Map<string, unknown>()
-  return async (state: LiveState, width: number): Promise<unknown> => {
-    const Charts = await import("../report/Charts.ts")
+  const waiting = new Map<number, { resolve: (u: unknown) => void; reject: (e: Error) => void }>()
+  let worker: Worker | undefined
+  let next = 0
+  const start = () => {
+    const self = import.meta.url
+    const w = new Worker(new URL(`./SpecWorker${self.slice(self.lastIndexOf("."))}`, self))
+    w.unref()
+    w.on("message", (m: { id: number; ok: boolean; specs?: unknown; error?: string }) => {
+      const p = waiting.get(m.id)
+      waiting.delete(m.id)
+      if (p !== undefined) m.ok ? p.resolve(m.specs) : p.reject(new Error(m.error))
+    })
+    w.on("error", (e) => {
+      for (const p of waiting.values()) p.reject(e)
+      waiting.clear()
+      worker = undefined
+    })
+    return w
+  }
+  const make = async (state: LiveState, width: number): Promise<unknown> => {
     const workers = state.rows.names.filter((r) => r !== "driver").sort(natural)
     const rows = [...state.rows.names.filter((r) => r === "driver"), ...workers]
-    const functions = state.functions.names
-    const top = functions.length > Charts.maxStreamColours ? Int32Array.from({ length: Charts.maxStreamColours - 1 }, (_, i) => i) : undefined
+    const functions = [...state.functions.names]
+    const top = functions.length > maxStreamColours ? Int32Array.from({ length: maxStreamColours - 1 }, (_, i) => i) : undefined
     // the axis is set by the page (`xdom`); wall only seeds it
-    const shape = { functions, activities: state.activities.names, rows, wall: Math.max(1, state.latest), moved: state.transfers > 0, failed: state.tasksErred > 0, top }
-    const key = JSON.stringify([rows, functions, shape.activities, shape.moved, shape.failed, state.hosts.names, width])
+    const shape = { functions, activities: [...state.activities.names], rows, wall: Math.max(1, state.latest), moved: state.transfers > 0, failed: state.tasksErred > 0, top }
+    const hosts = [...state.hosts.names]
+    const key = JSON.stringify([rows, functions, shape.activities, shape.moved, shape.failed, hosts, width])
     const hit = cache.get(key)
     if (hit !== undefined) return hit
-    const wall = shape.wall
-    const timelines = Charts.timelinesSpec([
-      Charts.timelineSpec("memory", "bytes", "Managed memory per worker", "MiB", "worker", wall, width, workers),
-      Charts.timelineSpec("memtotal", "bytes", "Managed memory, all workers (MemorySampler's view)", "MiB", "scope", wall, width),
-      Charts.timelineSpec("busy", "share", "Busy share per worker", "%", "worker", wall, width, workers),
-      Charts.timelineSpec("res_cpu", "cpu", "CPU per host", "%", "host", wall, width, state.hosts.names),
-      Charts.timelineSpec("res_mem", "mem", "Memory used per host", "GiB", "host", wall, width, state.hosts.names)
-    ])
-    const out = {
-      rows,
-      functions: [...functions],
-      top: top === undefined ? null : Array.from(top),
-      labels: { transfer: Charts.transferLabel, dataTransfer: Charts.dataTransferLabel, erred: Charts.erredLabel, other: Charts.otherFunctionsLabel, driver: Charts.driverLabel("") },
-      stream: Charts.taskStreamVegaOf(shape, width),
-      timelines: Charts.toVega(timelines, { wall })
-    }
+    worker ??= start()
+    const id = next++
+    const out = await new Promise<unknown>((resolve, reject) => {
+      waiting.set(id, { resolve, reject })
+      worker!.postMessage({ id, shape, workers, hosts, width })
+    })
     if (cache.size > 64) cache.clear()
     cache.set(key, out)
     return out
   }
+  return { make, close: () => void worker?.terminate() }
 }
 
 /**
@@ -109,7 +125,10 @@ const specMaker = () => {
 export const serve = (state: LiveState, options: DashboardOptions = {}): Effect.Effect<DashboardServer, DashboardError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => startServer(state, options, specMaker()),
+      try: () => {
+        const specs = specMaker()
+        return startServer(state, options, specs.make).then((server) => ({ ...server, close: () => (specs.close(), server.close()) }))
+      },
       catch: (e) => e instanceof DashboardError ? e : new DashboardError({ address: `${options.host ?? ""}:${options.port ?? ""}`, reason: String(e) })
     }),
     (server) => Effect.promise(() => server.close())
