@@ -332,6 +332,25 @@ export class GraphError extends Data.TaggedError("GraphError")<{
 }> {}
 
 /**
+ * Whether `u` is a {@link ComputeError} (by its tag, so a copy of this module loaded
+ * twice still answers; what `Effect.catchTag("ComputeError")` matches).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isComputeError = (u: unknown): u is ComputeError =>
+  typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === "ComputeError"
+
+/**
+ * Whether `u` is a {@link GraphError} (by its tag).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isGraphError = (u: unknown): u is GraphError =>
+  typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === "GraphError"
+
+/**
  * Constructors that write the messages, so every message has the same shape.
  *
  * @since 0.1.0

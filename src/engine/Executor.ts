@@ -203,7 +203,7 @@ export const makeSync = (): ExecutorShape => ({
       const cancel = { cancelled: false }
       runSync(job, cancel).then(
         () => resume(Effect.void),
-        (e) => resume(isComputeError(e) ? Effect.fail(e) : Effect.die(e))
+        (e) => resume(EngineError.isComputeError(e) ? Effect.fail(e) : Effect.die(e))
       )
       return Effect.sync(() => {
         cancel.cancelled = true
@@ -211,9 +211,6 @@ export const makeSync = (): ExecutorShape => ({
     })),
   busyWorkers: () => 0
 })
-
-const isComputeError = (e: unknown): e is EngineError.ComputeError =>
-  typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "ComputeError"
 
 /**
  * Options of the worker-thread executor.

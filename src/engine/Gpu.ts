@@ -24,6 +24,7 @@
  *
  * @since 0.1.0
  */
+import * as Data from "effect/Data"
 import type * as Chunk from "./Chunk.ts"
 
 /**
@@ -48,7 +49,7 @@ export interface GpuOptions {
   readonly adapter?: string
   /**
    * Device bytes the worker may hold (results left on the device are evicted, oldest
-   * first, to stay within it); a task that needs more fails with `GpuOutOfMemory`.
+   * first, to stay within it); a task that needs more fails with `GpuOutOfMemory` (`EngineError`).
    * Default: the adapter's `maxBufferSize` times 4.
    */
   readonly memoryLimit?: number
@@ -197,7 +198,7 @@ export interface TaskContext {
    * rounded to float32; integers are converted (u32 when `as` says so).
    */
   input(data: Chunk.Chunk | Chunk.TypedArray | ReadonlyArray<number>, as?: "f32" | "u32"): GPUBuffer
-  /** A new storage buffer of `words` 4-byte words, zeroed (fails with GpuOutOfMemory past the limit). */
+  /** A new storage buffer of `words` 4-byte words, zeroed (throws DeviceMemoryExceeded past the limit). */
   buffer(words: number): GPUBuffer
   /** A uniform buffer holding `words` (u32 / f32 as written into the buffer by `fill`). */
   uniform(fill: (view: DataView) => void, bytes: number): GPUBuffer
@@ -307,20 +308,35 @@ export const usage = (): Usage | null => {
 }
 
 /**
- * A GPU task asked for more device memory than the worker may hold.
+ * Thrown on a GPU worker when a task asks for more device memory than the worker may
+ * hold (`TaskContext.buffer`, an upload) or the device refuses an allocation. The worker
+ * reports it and the compute fails with `ComputeError` whose reason is
+ * `EngineError.GpuOutOfMemory` (naming the task and kernel). Build it with
+ * {@link deviceMemoryExceeded}.
  *
  * @since 0.1.0
  * @category errors
  */
-export class GpuOutOfMemory extends Error {
+export class DeviceMemoryExceeded extends Data.TaggedError("DeviceMemoryExceeded")<{
+  /** bytes asked for (0: the device itself refused an allocation) */
   readonly bytes: number
+  /** bytes the worker held on the device */
   readonly held: number
+  /** the worker's device-memory limit */
   readonly limit: number
-  constructor(bytes: number, held: number, limit: number, detail = "") {
-    super(`GPU out of memory: asked for ${bytes} bytes with ${held} held of a ${limit}-byte limit${detail === "" ? "" : ` (${detail})`}`)
-    this.name = "GpuOutOfMemory"
-    this.bytes = bytes
-    this.held = held
-    this.limit = limit
-  }
-}
+  readonly message: string
+}> {}
+
+/**
+ * A {@link DeviceMemoryExceeded}, its message naming the bytes asked for, held and the limit.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const deviceMemoryExceeded = (bytes: number, held: number, limit: number, detail = ""): DeviceMemoryExceeded =>
+  new DeviceMemoryExceeded({
+    bytes,
+    held,
+    limit,
+    message: `GPU out of memory: asked for ${bytes} bytes with ${held} held of a ${limit}-byte limit${detail === "" ? "" : ` (${detail})`}`
+  })

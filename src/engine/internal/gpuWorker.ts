@@ -12,7 +12,7 @@
  * Copies with a host copy are dropped least recently used first past the memory limit
  * (`Gpu.GpuOptions.memoryLimit`); copies without one stay until the pool frees them
  * (`FreeDevice`, when the scheduler releases the result), and a task that finds no room
- * fails with GpuOutOfMemory.
+ * fails with GpuOutOfMemory (the worker throws `Gpu.DeviceMemoryExceeded`).
  *
  * Busy time: each dispatch's kernel time from timestamp queries where the adapter has
  * the `timestamp-query` feature, else from submit to completion (`onSubmittedWorkDone`,
@@ -97,7 +97,7 @@ const dropResident = (t: number): void => {
   held -= r.bytes
 }
 
-/** Makes room for `bytes` more, dropping the least recently used device copies that have a host copy; GpuOutOfMemory when it cannot. */
+/** Makes room for `bytes` more, dropping the least recently used device copies that have a host copy; DeviceMemoryExceeded when it cannot. */
 const reserve = (bytes: number, pinned: ReadonlySet<GPUBuffer>): void => {
   if (held + bytes <= limit) return
   for (const [t, r] of resident) {
@@ -107,7 +107,7 @@ const reserve = (bytes: number, pinned: ReadonlySet<GPUBuffer>): void => {
       evicted.push(t)
     }
   }
-  if (held + bytes > limit) throw new Gpu.GpuOutOfMemory(bytes, held, limit)
+  if (held + bytes > limit) throw Gpu.deviceMemoryExceeded(bytes, held, limit)
 }
 
 /** A shared chunk of `dtype` whose buffer ends in tag `tag` of this worker. */
@@ -406,7 +406,7 @@ const guarded = async (dev: GPUDevice, call: () => Promise<unknown> | unknown): 
   } finally {
     const oom = await dev.popErrorScope()
     const invalid = await dev.popErrorScope()
-    if (oom !== null) throw new Gpu.GpuOutOfMemory(0, held, limit, oom.message)
+    if (oom !== null) throw Gpu.deviceMemoryExceeded(0, held, limit, oom.message)
     if (invalid !== null) throw new Error(`WebGPU validation error: ${invalid.message}`)
   }
 }
@@ -455,7 +455,7 @@ const runBatch = async (m: RunBatch): Promise<void> => {
       ok = true
     } catch (e) {
       const { message, stack } = errorParts(e)
-      error = { i: q, notFound: false, message, stack, module, name, ...(e instanceof Gpu.GpuOutOfMemory ? { oom: e.bytes } : {}) }
+      error = { i: q, notFound: false, message, stack, module, name, ...(e instanceof Gpu.DeviceMemoryExceeded ? { oom: e.bytes } : {}) }
     } finally {
       const { uploadEnd, firstRead } = cur.task?.settle(ok) ?? { uploadEnd: 0, firstRead: 0 }
       if (rec !== null && ok) {

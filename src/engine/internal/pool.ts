@@ -269,6 +269,7 @@ export class Pool {
     // a task that ran out of heap would again under the same limit: it fails without retries
     worker.on("error", (e) => this.onDeath(slot, worker, this.describeError(e), !isOutOfMemory(e)))
     worker.on("exit", (code) => this.onDeath(slot, worker, `exited with code ${code}`))
+    worker.on("messageerror", (e) => this.onMessageError(slot, worker, e))
     return slot
   }
 
@@ -321,6 +322,24 @@ export class Pool {
       this.carryOut(run)
     })
     this.checkDrained()
+  }
+
+  /**
+   * A worker's reply could not be deserialized (`messageerror`): its batch's results are
+   * lost, and sending the batch again would lose them again. The worker is replaced and
+   * the compute fails with WorkerCrashed naming the batch's first task and why.
+   */
+  private onMessageError(slot: Slot, worker: Worker, e: unknown): void {
+    if (slot.worker !== worker || !slot.alive) return
+    const batch = slot.outstanding[0]
+    const run = this.run
+    this.replace(slot)
+    if (run === null || run.done || batch === undefined || batch.compute !== run.id) return this.checkDrained()
+    const i = batch.ids[0]!
+    const detail = `worker ${slot.id}'s reply could not be deserialized (messageerror: ${e instanceof Error ? e.message : String(e)})`
+    const error = EngineError.workerCrashed(run.job.graph.keys[i]!, 1, detail)
+    run.dispatcher.fail({ _tag: "TaskFailed", task: i, cause: error })
+    this.fail(run, error)
   }
 
   /** Why a worker died of an error event; running out of heap names the limit that was hit. */
