@@ -84,7 +84,7 @@ export interface Callbacks {
    * Set when `task` and `memory` read each record only during the call (encode it, copy
    * what they keep) and keep no reference to it or its arrays: the engine may then pass
    * one TaskRecord and one MemoryRecord, refilled for each task, instead of new objects
-   * (the Trace layer writing a file does: ~2 MB less garbage a demo run). Only used when
+   * (the Trace layer writing a file does; what it saves: docs/engine.md). Only used when
    * every task and memory callback of the compute sets it. In such a record an absent
    * optional field (`stage`, `gpuTime`, `device`, ...) is present with the value undefined.
    */

@@ -69,7 +69,7 @@ export const driverRecords = (c: ComputeTimes): Array<DriverRecord> => {
     const onDriver = tid === driverThreadId
     let dependencies: Array<string> = []
     if (onDriver) {
-      // [prev, ...waitedFor] as a plain loop (runs once per segment, ~5 a compute)
+      // [prev, ...waitedFor] as a plain loop (runs once per segment, a few a compute)
       if (prev !== undefined) dependencies.push(prev)
       for (let q = 0; q < waitedFor.length; q++) dependencies.push(waitedFor[q]!)
     }
@@ -109,7 +109,7 @@ export const driverRecords = (c: ComputeTimes): Array<DriverRecord> => {
   run.lastEnd = Math.max(t, c.done)
   run.lastDriverKey = prev
   // a loop, not Array.from(requested, fn): over a typed array that takes the iterator
-  // protocol's slow path (~17 µs a compute on the demo's 20 requested chunks)
+  // protocol's slow path (docs/engine.md, "Measured costs behind the code")
   const requested = state.requested
   const exec = c.exec
   const outputs = new Array<string>(requested.length)

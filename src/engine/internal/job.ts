@@ -245,8 +245,8 @@ export const post = (job: Job, i: number, result: unknown, workerId: number): vo
  * as `state.onRelease` so releases are accounted to the worker that produced the data.
  * The per-worker arrays start at `workers` entries and grow (doubling) when a task is
  * held by a worker beyond them: the cluster's worker ids are sparse (`index × 16 +
- * thread`) and workers join mid-compute, and sizing for every id it could see cost ~100 KB
- * of garbage a compute.
+ * thread`) and workers join mid-compute, and sizing for every id it could see made
+ * garbage on every compute (docs/engine.md, "Measured costs behind the code").
  *
  * @since 0.1.0
  * @internal

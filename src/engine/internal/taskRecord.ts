@@ -162,7 +162,7 @@ export const buildTaskRecord = (s: RecordSource, into: Mutable<TaskRecord> | nul
     return into
   }
   // one object literal, the optional fields added after it: a spread inside the literal
-  // puts every record on V8's slow path (docs/engine.md, "Task timing rows")
+  // puts every record on V8's slow path (docs/engine.md, "Measured costs behind the code")
   const r: Mutable<TaskRecord> = {
     key: s.key,
     name: s.name,

@@ -101,8 +101,9 @@ const runBatch = async (m: RunBatch): Promise<void> => {
   let nextLoc = 0
   // Thread CPU time is read once per task, not twice: a task's reading at its end is the
   // next task's start (the loop's bookkeeping between them, well under a µs, is charged
-  // to the next task). process.threadCpuUsage() costs ~0.7 µs, the most expensive part of
-  // the profiling records on no-op tasks; its value is tick-granular anyway (docs/profiler.md).
+  // to the next task). process.threadCpuUsage() is the most expensive part of the
+  // profiling records on no-op tasks (docs/engine.md, "Measured costs behind the code");
+  // its value is tick-granular anyway (docs/profiler.md).
   let cpuMark = profile ? cpu() : 0
   // the same for the heap reading (a task's start is the previous one's end) and the
   // thread's bytes-read counter (TaskIo)

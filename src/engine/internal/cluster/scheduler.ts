@@ -761,7 +761,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             if (job.pre.length > 0) pre(job, i)
           }
           // a worker that joined since the compute began starts its plugins first (checked
-          // here, not in startPlugins: an Effect per batch for nothing to start cost ~3 ms a demo run)
+          // here, not in startPlugins: an Effect per batch for nothing to start was measurable, docs/engine.md)
           if (hooked.length > 0 && !pluginsStarted(hooked, name)) yield* startPlugins(job, [workers.get(name)!])
           yield* send("run", workers.get(name)!, tasks, job.profile)
         }
