@@ -60,12 +60,14 @@ export type CriticalStep =
  * What a latency step is between: `dispatch` (a driver segment, then a task: the task
  * handed over, queued, started), `result` (a task, then a driver segment: the result
  * sent back and seen), `input` (a task, then a task that reads its result), `driver`
- * (two driver-side segments, e.g. a worker's start-up and the driver's next segment).
+ * (two driver-side segments, e.g. a worker's start-up and the driver's next segment),
+ * `worker` (on the gating path only: two tasks one after the other on one worker, the
+ * second's inputs ready before the first ended: the worker's hand-over between tasks).
  *
  * @since 0.1.0
  * @category models
  */
-export type LatencyKind = "dispatch" | "result" | "input" | "driver"
+export type LatencyKind = "dispatch" | "result" | "input" | "driver" | "worker"
 
 /**
  * The critical path as steps, first first (latency steps between the others, where
@@ -124,13 +126,29 @@ export const dependencyCycleLine = (c: DependencyCycle): string => {
 const EPS = 1e-4
 
 /**
+ * How the chain is chosen: `duration` (the default), the chain whose steps' durations
+ * sum highest; `end`, the gating path: from the step that ended last, back through the
+ * predecessor that ended last before it started (its inputs, the driver segment that
+ * handed it over, and the task its worker ran before it: a task queued behind another
+ * waited for it), so that every gap on it is time nothing it waited for was running:
+ * hand-over, not queueing. The gating path is what the diagnosis's what-ifs re-time.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CriticalPathOptions {
+  readonly by?: "duration" | "end"
+}
+
+/**
  * Compute the critical path as steps (tasks and driver segments). Ties are broken by the
- * smaller key, so the result is deterministic.
+ * smaller key, so the result is deterministic. `options.by: "end"`: the gating path
+ * instead ({@link CriticalPathOptions}; no cycle search: a cycle ends the walk).
  *
  * @since 0.1.0
  * @category analysis
  */
-export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
+export const criticalPathSteps = (tables: Tables, options?: CriticalPathOptions): CriticalPathSteps => {
   const v = taskView(tables.tasks)
   const K = v.key.size
   const all = driverSegments(tables.driver)
@@ -252,6 +270,12 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
   }
   for (let x = 0; x < N; x++) indeg[x] = predOff[x + 1] - predOff[x]
   const preds = { off: predOff, at: predAt }
+  const startOf = (x: number) => (x < K ? v.start[rowOf[x]] : drv[x - K]!.start)
+  const endOf = (x: number) => (x < K ? v.end[rowOf[x]] : drv[x - K]!.end)
+  if (options?.by === "end") {
+    const g = gatingChain(v, K, N, rowOf, present, keyAt, startOf, endOf, predOff, predAt)
+    return stepsOf(g.chain, K, rowOf, drv, dur, startOf, endOf, g.viaWorker)
+  }
   const dist = new Float64Array(N).fill(-Infinity)
   const from = new Int32Array(N).fill(-1)
   const queue: Array<number> = []
@@ -280,8 +304,20 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
   const chain: Array<number> = []
   for (let x = last; x >= 0; x = from[x]) chain.push(x)
   chain.reverse()
-  const startOf = (x: number) => (x < K ? v.start[rowOf[x]] : drv[x - K]!.start)
-  const endOf = (x: number) => (x < K ? v.end[rowOf[x]] : drv[x - K]!.end)
+  return { ...stepsOf(chain, K, rowOf, drv, dur, startOf, endOf), ...(cycle === undefined ? {} : { cycle }) }
+}
+
+// The chain's steps, with a latency step for each gap between two of them.
+const stepsOf = (
+  chain: ReadonlyArray<number>,
+  K: number,
+  rowOf: Int32Array,
+  drv: ReadonlyArray<DriverSegment>,
+  dur: (x: number) => number,
+  startOf: (x: number) => number,
+  endOf: (x: number) => number,
+  worker?: ReadonlySet<number>
+): CriticalPathSteps => {
   const steps: Array<CriticalStep> = []
   let tasks = 0
   let driver = 0
@@ -291,7 +327,7 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
       const p = chain[i - 1]!
       const gap = startOf(x) - endOf(p)
       if (gap > 0) {
-        const kind: LatencyKind = p < K ? (x < K ? "input" : "result") : x < K ? "dispatch" : "driver"
+        const kind: LatencyKind = worker?.has(x) === true ? "worker" : p < K ? (x < K ? "input" : "result") : x < K ? "dispatch" : "driver"
         steps.push({ _tag: "Latency", start: endOf(p), end: startOf(x), kind })
         latency += gap
       }
@@ -299,7 +335,81 @@ export const criticalPathSteps = (tables: Tables): CriticalPathSteps => {
     if (x < K) (steps.push({ _tag: "Task", row: rowOf[x] }), tasks += dur(x))
     else (steps.push({ _tag: "Driver", segment: drv[x - K]! }), driver += dur(x))
   })
-  return { steps, length: tasks + driver + latency, tasks, driver, latency, ...(cycle === undefined ? {} : { cycle }) }
+  return { steps, length: tasks + driver + latency, tasks, driver, latency }
+}
+
+// The gating chain (`by: "end"`): back from the step that ended last, each time to the
+// predecessor that ended last no later than the step started (slack EPS; one that
+// started later is none); a task's predecessors include the task its worker ran before
+// it. Ends at a step with none (a step already on the chain is none: a cycle, in corrupt
+// traces only).
+const gatingChain = (
+  v: ReturnType<typeof taskView>,
+  K: number,
+  N: number,
+  rowOf: Int32Array,
+  present: (x: number) => boolean,
+  keyAt: (x: number) => string,
+  startOf: (x: number) => number,
+  endOf: (x: number) => number,
+  predOff: Int32Array,
+  predAt: Int32Array
+): { readonly chain: Array<number>; readonly viaWorker: Set<number> } => {
+  let last = -1
+  for (let x = 0; x < N; x++) {
+    if (!present(x)) continue
+    if (last < 0 || endOf(x) > endOf(last) || (endOf(x) === endOf(last) && cmpStr(keyAt(x), keyAt(last)) < 0)) last = x
+  }
+  const viaWorker = new Set<number>()
+  if (last < 0) return { chain: [], viaWorker }
+  // each worker's tasks (key codes of their latest executions) by end
+  const byWorker = new Map<number, Array<number>>()
+  const nw = v.worker.size + 1
+  const workerOf = (k: number) => (v.host.codes[rowOf[k]] + 1) * nw + v.worker.codes[rowOf[k]] + 1
+  for (let k = 0; k < K; k++) {
+    if (rowOf[k] < 0) continue
+    const id = workerOf(k)
+    let a = byWorker.get(id)
+    if (a === undefined) byWorker.set(id, a = [])
+    a.push(k)
+  }
+  for (const a of byWorker.values()) {
+    let sorted = true
+    for (let i = 1; i < a.length && sorted; i++) if (endOf(a[i]!) < endOf(a[i - 1]!)) sorted = false
+    if (!sorted) a.sort((x, y) => endOf(x) - endOf(y))
+  }
+  const previousOnWorker = (k: number): number => {
+    const a = byWorker.get(workerOf(k))!
+    const t = startOf(k) + EPS
+    let lo = 0
+    let hi = a.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (endOf(a[mid]!) <= t) lo = mid + 1
+      else hi = mid
+    }
+    for (let i = lo - 1; i >= 0; i--) if (a[i] !== k) return a[i]!
+    return -1
+  }
+  const chain: Array<number> = [last]
+  const seen = new Set<number>([last])
+  for (let x = last;;) {
+    const t = startOf(x) + EPS
+    let best = -1
+    const consider = (d: number) => {
+      if (d < 0 || !present(d) || endOf(d) > t || startOf(d) > startOf(x) || seen.has(d)) return
+      if (best < 0 || endOf(d) > endOf(best) || (endOf(d) === endOf(best) && cmpStr(keyAt(d), keyAt(best)) < 0)) best = d
+    }
+    for (let e = predOff[x]; e < predOff[x + 1]; e++) consider(predAt[e])
+    const byDeps = best
+    if (x < K) consider(previousOnWorker(x))
+    if (best < 0) break
+    if (best !== byDeps) viaWorker.add(x)
+    seen.add(best)
+    chain.push(best)
+    x = best
+  }
+  return { chain: chain.reverse(), viaWorker }
 }
 
 // After Kahn's walk, the steps it never reached (`stuck`: present, a predecessor left)

@@ -58,6 +58,11 @@ export interface Diagnosis {
 export interface DiagnoseOptions {
   readonly thresholds?: Partial<Thresholds>
   readonly profile?: ProfileData
+  /**
+   * worker threads the run had, where the trace cannot say: a pool started before the
+   * profiler (one executor kept for several pipelines) leaves no start-ups in it
+   */
+  readonly workers?: number
 }
 
 /**
@@ -100,7 +105,8 @@ export const parseThresholds = (settings: ReadonlyArray<string>): Partial<Thresh
 const gcFrame = "(garbage collector)"
 
 /**
- * Seconds of samples per task function, and of those in V8's GC frame.
+ * Seconds of samples per task function, and of those in V8's GC frame; the worker
+ * threads sampled.
  *
  * @since 0.1.0
  * @category analysis
@@ -123,7 +129,8 @@ export const gcSeconds = (d: ProfileData): GcSeconds => {
     const node = s.stack[q]!
     if (node >= 0 && isGc[d.frame[node]!] === 1) (e.gc += w, gc += w)
   }
-  return { sampled, gc, byFunction }
+  const workers = new Set(s.threads.filter((t) => t.thread.startsWith("worker-")).map((t) => `${t.host}\t${t.thread}`)).size
+  return { workers, sampled, gc, byFunction }
 }
 
 /**
@@ -160,7 +167,10 @@ export const thresholdsOf = (given: Partial<Thresholds> | undefined): Thresholds
  */
 export const diagnoseTables = (tables: DiagnosisTables, options: DiagnoseOptions = {}): Diagnosis => {
   const thresholds = thresholdsOf(options.thresholds)
-  const facts = factsOf(tables, options.profile !== undefined ? gcSeconds(options.profile) : undefined)
+  if (options.workers !== undefined && !(Number.isInteger(options.workers) && options.workers >= 1)) {
+    throw new DiagnoseError({ what: "workers", message: `workers must be an integer of at least 1, got ${options.workers}` })
+  }
+  const facts = factsOf(tables, options.profile !== undefined ? gcSeconds(options.profile) : undefined, options.workers)
   const findings = facts.v.n === 0 ? [] : runRules(facts, thresholds)
   const p = facts.path
   return {
@@ -169,7 +179,7 @@ export const diagnoseTables = (tables: DiagnosisTables, options: DiagnoseOptions
     wall: facts.wall,
     runStart: facts.runStart,
     tasks: facts.v.n,
-    workers: new Set(facts.workers.map((w) => `${w.host}\t${w.worker}`)).size,
+    workers: Math.max(options.workers ?? 0, new Set(facts.workers.map((w) => `${w.host}\t${w.worker}`)).size),
     criticalPath: { length: p.length, tasks: p.tasks, driver: p.driver, latency: p.latency },
     sampled: options.profile !== undefined,
     thresholds
@@ -186,7 +196,7 @@ export const diagnoseTables = (tables: DiagnosisTables, options: DiagnoseOptions
  */
 export const diagnoseFilesPromise = async (
   files: ReadonlyArray<string>,
-  options: { readonly thresholds?: Partial<Thresholds>; readonly tables?: TraceTables } = {}
+  options: { readonly thresholds?: Partial<Thresholds>; readonly workers?: number; readonly tables?: TraceTables } = {}
 ): Promise<Diagnosis & { readonly warnings: ReadonlyArray<string> }> => {
   const thresholds = thresholdsOf(options.thresholds) // a bad threshold fails before any load
   const tables = options.tables ?? await loadPromise(files)
@@ -196,7 +206,7 @@ export const diagnoseFilesPromise = async (
   }
   const hasSamples = (tables.eventCounts[SampleEventNames.samples] ?? 0) > 0
   const profile = hasSamples ? await loadProfilePromise(files) : undefined
-  const d = diagnoseTables(tables, { thresholds, ...(profile !== undefined ? { profile } : {}) })
+  const d = diagnoseTables(tables, { thresholds, ...(profile !== undefined ? { profile } : {}), ...(options.workers !== undefined ? { workers: options.workers } : {}) })
   return { ...d, warnings: tables.warnings }
 }
 
@@ -208,7 +218,7 @@ export const diagnoseFilesPromise = async (
  */
 export const diagnoseFiles = (
   files: ReadonlyArray<string>,
-  options: { readonly thresholds?: Partial<Thresholds> } = {}
+  options: { readonly thresholds?: Partial<Thresholds>; readonly workers?: number } = {}
 ): Effect.Effect<Diagnosis & { readonly warnings: ReadonlyArray<string> }, TraceFormatError | DiagnoseError> =>
   Effect.tryPromise({
     try: () => diagnoseFilesPromise(files, options),

@@ -1,7 +1,8 @@
 /**
  * What the diagnosis rules read, computed once per trace from the built-in analyses:
- * the task columns (`taskView`, `stageInputOf`), the critical path with its split into
- * tasks / driver / scheduling latency (`criticalPathSteps`), per-group duration and size
+ * the task columns (`taskView`, `stageInputOf`), the gating critical path with its split
+ * into tasks / driver / scheduling latency (`criticalPathSteps` by end: every gap on it is
+ * hand-over, not a task queued behind another), per-group duration and size
  * statistics (a group: one function within one stage), per-worker busy time, the memory
  * each worker held, transfers and clock offsets. Rules (Rules.ts) never read the tables
  * themselves, so every rule costs time proportional to the groups it looks at, not to
@@ -38,6 +39,8 @@ export interface DiagnosisTables extends Tables {
  * @category models
  */
 export interface GcSeconds {
+  /** worker threads the samples were taken on (idle ones too: the pool's size) */
+  readonly workers: number
   readonly sampled: number
   readonly gc: number
   readonly byFunction: ReadonlyMap<string, { readonly sampled: number; readonly gc: number }>
@@ -104,24 +107,37 @@ export interface Facts {
   readonly groups: ReadonlyArray<Group>
   readonly workers: ReadonlyArray<WorkerBusy>
   readonly gc?: GcSeconds
+  /** the pool's size as the caller knows it (a pool started before the profiler leaves no start-ups in the trace) */
+  readonly poolSize?: number
   readonly tables: DiagnosisTables
 }
 
-const median = (xs: ArrayLike<number>, rows: Int32Array): number => {
-  const a = new Float64Array(rows.length)
-  for (let i = 0; i < rows.length; i++) a[i] = xs[rows[i]!]! || 0
-  a.sort()
+/**
+ * The median of `xs` over `rows` (NaN values skipped; NaN when none is left).
+ *
+ * @since 0.1.0
+ * @category access
+ */
+export const median = (xs: ArrayLike<number>, rows: ArrayLike<number>): number => {
+  const all = new Float64Array(rows.length)
+  let k = 0
+  for (let i = 0; i < rows.length; i++) {
+    const x = xs[rows[i]!]!
+    if (x === x) all[k++] = x
+  }
+  const a = all.subarray(0, k).sort()
   const m = a.length >> 1
   return a.length === 0 ? NaN : a.length % 2 === 1 ? a[m]! : (a[m - 1]! + a[m]!) / 2
 }
 
 /**
- * Compute the facts of a trace (`gc`: a profile's GC seconds, when one was loaded).
+ * Compute the facts of a trace (`gc`: a profile's GC seconds, when one was loaded;
+ * `poolSize`: worker threads the run had, when the caller knows).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds): Facts => {
+export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds, poolSize?: number): Facts => {
   const v = taskView(tables.tasks)
   const n = v.n
   const input = stageInputOf(tables)
@@ -130,7 +146,7 @@ export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds): Facts => {
   const peak = floatsOf(tables.tasks.getChild("peak_memory"), n)
   const bytes = new Float64Array(n)
   for (let i = 0; i < n; i++) bytes[i] = (input.bytesIn[i]! || 0) + (v.size[i]! > 0 ? v.size[i]! : 0)
-  const path = criticalPathSteps(tables)
+  const path = criticalPathSteps(tables, { by: "end" })
   const waits = input.segments.filter((s) => s.activity === "wait").slice().sort((a, b) => a.start - b.start)
   const computeOf = new Int32Array(n).fill(-1)
   if (waits.length > 0) {
@@ -238,6 +254,7 @@ export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds): Facts => {
     groups,
     workers,
     ...(gc !== undefined ? { gc } : {}),
+    ...(poolSize !== undefined ? { poolSize } : {}),
     tables
   }
 }

@@ -119,6 +119,13 @@ export interface Thresholds {
   readonly targetOverhead: number
   /** straggler: above this many times its group's median (Spark: 3) */
   readonly stragglerFactor: number
+  /**
+   * straggler: at most this share of a group's tasks (at least one): when many tasks are
+   * slow, the machine was (other processes, a loaded host), not a task
+   */
+  readonly stragglerMaxShare: number
+  /** straggler / data-skew: the excess over the median at least this share of the wall time */
+  readonly stragglerMinShare: number
   /** data-skew: bytes above this many times its group's median (Spark: 5), and at least `skewMinBytes` */
   readonly skewFactor: number
   readonly skewMinBytes: number
@@ -134,14 +141,23 @@ export interface Thresholds {
   readonly fewTasksMinSeconds: number
   /** serial-stage: a stage's concurrency (task time / span) at most this */
   readonly serialConcurrency: number
-  /** event-loop-blocked / io-bound: a task below this CPU share of its duration is off the CPU */
+  /** io-bound: reading tasks whose time is at least this share off the CPU */
   readonly offCpuShare: number
+  /**
+   * event-loop-blocked: a task below this CPU share of its duration sat blocked (a
+   * preempted task on a loaded machine still gets a share; a blocked one next to none)
+   */
+  readonly blockedCpuShare: number
   /** event-loop-blocked: tasks at least this long */
   readonly blockedMinSeconds: number
   /** gc-pressure: GC above this share of sampled task time (Clinic.js Doctor flags GC) */
   readonly gcShare: number
   /** memory-growth: a worker's heap grows by at least this many bytes over the run */
   readonly growthBytes: number
+  /** memory-growth: over at least this many of its tasks (fewer make no trend: a heap grows before its first full GC) */
+  readonly growthMinTasks: number
+  /** memory-growth: this share of consecutive tasks at least as high as the one before */
+  readonly growthRising: number
   /** clock-skew: a measured offset above this (seconds) */
   readonly clockOffset: number
   /** gpu-idle: idle gaps of a GPU worker at least this long (Nsight: 500 ms) */
@@ -167,6 +183,8 @@ export const defaultThresholds: Thresholds = {
   overheadRatio: 1,
   targetOverhead: 0.1,
   stragglerFactor: 3,
+  stragglerMaxShare: 0.1,
+  stragglerMinShare: 0.05,
   skewFactor: 5,
   skewMinBytes: 1 << 20,
   imbalanceRatio: 1.25,
@@ -176,9 +194,12 @@ export const defaultThresholds: Thresholds = {
   fewTasksMinSeconds: 0.05,
   serialConcurrency: 1.2,
   offCpuShare: 0.3,
+  blockedCpuShare: 0.1,
   blockedMinSeconds: 0.05,
   gcShare: 0.1,
   growthBytes: 64 * 1024 * 1024,
+  growthMinTasks: 24,
+  growthRising: 0.75,
   clockOffset: 0.005,
   gpuGap: 0.5,
   transferShare: 0.2,
@@ -238,7 +259,9 @@ const workerCount = (f: Facts): number => {
     const d = s as unknown as { readonly host?: string; readonly worker?: string }
     if (s.activity === "worker start") starts.add(`${d.host}\t${d.worker}`)
   }
-  return Math.max(starts.size, f.workers.length)
+  // the pool's size: its threads' start-ups, as the caller gives it, the stack
+  // sampler's threads, or at least the workers that ran tasks
+  return Math.max(starts.size, f.poolSize ?? 0, f.gc?.workers ?? 0, f.workers.length)
 }
 
 const pathTasksOf = (f: Facts, inGroup: (r: number) => boolean): Array<number> => {
@@ -272,42 +295,31 @@ type Rule = (f: Facts, t: Thresholds) => ReadonlyArray<Draft>
 const tasksTooSmall: Rule = (f, t) => {
   const W = Math.max(1, workerCount(f))
   const next = nextTaskRow(f.path)
-  // hand-over per path task: the latency steps before each task of a group
-  const before = new Map<Group, { latency: number; tasks: number }>()
   const groupOf = new Int32Array(f.v.n).fill(-1)
   f.groups.forEach((g, gi) => g.rows.forEach((r) => (groupOf[r] = gi)))
-  let allLatency = 0
-  let allTasks = 0
-  f.path.steps.forEach((s, i) => {
-    if (s._tag === "Task") {
-      allTasks++
-      const g = f.groups[groupOf[s.row]!]!
-      let e = before.get(g)
-      if (e === undefined) before.set(g, e = { latency: 0, tasks: 0 })
-      e.tasks++
-    } else if (s._tag === "Latency" && next[i]! >= 0) {
-      allLatency += s.end - s.start
-      const g = f.groups[groupOf[next[i]!]!]!
-      let e = before.get(g)
-      if (e === undefined) before.set(g, e = { latency: 0, tasks: 0 })
-      e.latency += s.end - s.start
-    }
-  })
-  const out: Array<Draft> = []
   const shapes = columnCodes(f.tables.tasks, "shape")
-  for (const g of f.groups) {
-    if (g.rows.length < t.smallMinTasks) continue
-    const e = before.get(g)
-    const perTask = e !== undefined && e.tasks > 0 ? e.latency / e.tasks : allTasks > 0 ? allLatency / allTasks : 0
-    if (!(perTask > 0) || !(g.medianDuration < t.overheadRatio * perTask)) continue
+  const found: Array<{ g: Group; perTask: number; factor: number; seconds: number; fix: string }> = []
+  f.groups.forEach((g, gi) => {
+    if (g.rows.length < t.smallMinTasks) return
+    // the hand-over per task: per compute, the workers' time over the group's span there
+    // that its tasks did not fill, over the group's tasks (the engine hands tasks out in
+    // batches, so a worker's idle time between two tasks alone undercounts it)
+    const spans = new Map<number, { a: number; b: number; n: number }>()
+    for (const r of g.rows) {
+      const c = f.computeOf[r]!
+      const e = spans.get(c)
+      if (e === undefined) spans.set(c, { a: f.v.start[r]!, b: f.v.end[r]!, n: 1 })
+      else (e.a = Math.min(e.a, f.v.start[r]!), e.b = Math.max(e.b, f.v.end[r]!), e.n++)
+    }
+    let capacity = 0
+    for (const e of spans.values()) capacity += Math.min(W, e.n) * Math.max(0, e.b - e.a)
+    const perTask = Math.max(0, capacity - g.taskTime) / g.rows.length
+    if (!(perTask > 0) || !(g.medianDuration < t.overheadRatio * perTask)) return
     // fusable: the tasks of one compute (a later compute's tasks wait for the driver)
-    const computes = new Set<number>()
-    for (const r of g.rows) computes.add(f.computeOf[r]!)
-    const perCompute = g.rows.length / Math.max(1, computes.size)
+    const perCompute = g.rows.length / Math.max(1, spans.size)
     const factor = Math.min(Math.ceil(perTask / (t.targetOverhead * Math.max(g.medianDuration, 1e-6))), Math.floor(perCompute / W))
-    if (factor < 2) continue
-    const seconds = saving(f.v, f.path, (s, i, d) =>
-      s._tag === "Latency" && next[i]! >= 0 && groupOf[next[i]!] === f.groups.indexOf(g) ? d / factor : undefined)
+    if (factor < 2) return
+    const seconds = saving(f.v, f.path, (s, i, d) => (s._tag === "Latency" && next[i]! >= 0 && groupOf[next[i]!] === gi ? d / factor : undefined))
     const mid = g.rows[g.rows.length >> 1]!
     // the chunk's rows: the task's first input's (a per-chunk task's chunk), else its own
     const d0 = f.v.depOffsets[mid]! < f.v.depOffsets[mid + 1]! && f.v.deps[f.v.depOffsets[mid]!]! >= 0 ? keyRowOf(f)[f.v.deps[f.v.depOffsets[mid]!]!] : undefined
@@ -315,26 +327,39 @@ const tasksTooSmall: Rule = (f, t) => {
     const shape = shapes.codes.length > 0 && shapes.codes[shapeRow]! >= 0 ? shapes.at(shapes.codes[shapeRow]!) : ""
     const rows = Number(shape.split("x")[0])
     const chunkText = rows > 1 ? `chunks of ≥ ${fmtN(rows * factor)} rows` : `${factor} tasks' work in one task`
-    out.push({
-      rule: "tasks-too-small",
-      message: `${fmtN(g.rows.length)} ${groupName(g)} tasks take ${fmtS(g.medianDuration)} each (median) against ~${fmtS(perTask)} of scheduling latency per task on the critical path`,
-      evidence: evidenceOf(f, g.rows, sameGroup(g)),
-      fix: `${chunkText}: ${factor}x fewer tasks`,
-      seconds,
-      assumptions: `the latency before each of this group's tasks ${lead} divided by ${factor} (tasks fused ${factor} to one, at least one per worker); task time unchanged`
-    })
-  }
-  return out
+    found.push({ g, perTask, factor, seconds, fix: `${chunkText}: ${factor}x fewer tasks` })
+  })
+  if (found.length === 0) return []
+  // one finding: the group that saves most, the others counted in
+  found.sort((a, b) => b.seconds - a.seconds || b.g.rows.length - a.g.rows.length)
+  const top = found[0]!
+  const others = found.slice(1)
+  const seconds = found.reduce((a, x) => a + x.seconds, 0)
+  return [{
+    rule: "tasks-too-small",
+    message: `${fmtN(top.g.rows.length)} ${groupName(top.g)} tasks take ${fmtS(top.g.medianDuration)} each (median) against ~${fmtS(top.perTask)} of hand-over per task (the workers' time in the group's span its tasks left idle)` +
+      (others.length > 0 ? `; ${others.length} more group${others.length === 1 ? "" : "s"} of tiny tasks (${others.slice(0, 3).map((x) => groupName(x.g)).join(", ")}${others.length > 3 ? ", …" : ""})` : ""),
+    evidence: evidenceOf(f, top.g.rows, sameGroup(top.g)),
+    fix: top.fix,
+    seconds,
+    assumptions: `the latency before each small task ${lead} divided by its group's fusion factor (${found.slice(0, 4).map((x) => `${x.factor}x`).join(", ")}${found.length > 4 ? ", …" : ""}; at least one task per worker per compute); task time unchanged`
+  }]
+}
+
+// the fastest tenth of the hand-overs on the path: what one costs on this machine
+const latencyFloor = (f: Facts): number => {
+  const lat: Array<number> = []
+  for (const s of f.path.steps) if (s._tag === "Latency") lat.push(s.end - s.start)
+  lat.sort((a, b) => a - b)
+  return lat[Math.floor(lat.length / 10)] ?? 0
 }
 
 const schedulingLatency: Rule = (f, t) => {
   const p = f.path
   if (!(p.length > 0) || p.latency / p.length < t.latencyShare) return []
-  const lat: Array<number> = []
   let count = 0
-  for (const s of p.steps) if (s._tag === "Latency") (lat.push(s.end - s.start), count++)
-  lat.sort((a, b) => a - b)
-  const floor = lat[Math.floor(lat.length / 10)] ?? 0
+  for (const s of p.steps) if (s._tag === "Latency") count++
+  const floor = latencyFloor(f)
   const seconds = saving(f.v, p, (s, _i, d) => (s._tag === "Latency" ? Math.min(d, floor) : undefined))
   const taskSteps = p.steps.filter((s) => s._tag === "Task").length
   return [{
@@ -347,9 +372,32 @@ const schedulingLatency: Rule = (f, t) => {
   }]
 }
 
+// whether the tasks of `g` overlapping task `r` on other workers ran at least twice
+// their median (their median ratio; false when none overlaps)
+const slowedTogether = (f: Facts, g: Group, r: number): boolean => {
+  const ratios: Array<number> = []
+  const a = f.v.start[r]!
+  const b = f.v.end[r]!
+  const w = f.v.worker.codes[r]!
+  for (let j = 0; j < g.rows.length; j++) {
+    const q = g.rows[j]!
+    if (q === r || f.v.worker.codes[q] === w || f.v.end[q]! <= a || f.v.start[q]! >= b) continue
+    ratios.push(f.v.duration[q]! / Math.max(g.medianDuration, 1e-9))
+  }
+  if (ratios.length === 0) return false
+  ratios.sort((x, y) => x - y)
+  return ratios[ratios.length >> 1]! >= 2
+}
+
 const stragglerAndSkew: Rule = (f, t) => {
   const out: Array<Draft> = []
-  const minExcess = Math.max(t.minSeconds, 0.02 * f.wall)
+  // the run's noise: a task off the CPU this long (90th percentile over all tasks) was
+  // most likely preempted, not slow of its own
+  const off: Array<number> = []
+  for (let r = 0; r < f.v.n; r += Math.max(1, Math.floor(f.v.n / 20_000))) off.push(offCpu(f, r))
+  off.sort((a, b) => a - b)
+  const noise = off[Math.floor(0.9 * (off.length - 1))] ?? 0
+  const minExcess = Math.max(t.minSeconds, t.stragglerMinShare * f.wall, 2 * noise)
   for (const g of f.groups) {
     if (g.rows.length < t.minGroup) continue
     const slow: Array<number> = []
@@ -359,6 +407,13 @@ const stragglerAndSkew: Rule = (f, t) => {
       const big = f.bytes[r]! >= t.skewMinBytes && f.bytes[r]! > t.skewFactor * g.medianBytes
       if (big) skew.push(r)
       else if (d > t.stragglerFactor * g.medianDuration && d - g.medianDuration >= minExcess) slow.push(r)
+    }
+    if (slow.length > Math.max(1, Math.ceil(t.stragglerMaxShare * g.rows.length))) slow.length = 0
+    // the machine, not the task: the group's tasks running at the same time on other
+    // workers were slow too (a load spike slows every thread; a slow task, only itself)
+    if (slow.length > 0) {
+      const checked = slow.slice().sort((a, b) => f.v.duration[b]! - f.v.duration[a]!).slice(0, 5)
+      for (const r of checked) if (slowedTogether(f, g, r)) slow.splice(slow.indexOf(r), 1)
     }
     for (const [rule, rows] of [["data-skew", skew], ["straggler", slow]] as const) {
       if (rows.length === 0) continue
@@ -395,38 +450,24 @@ const stragglerAndSkew: Rule = (f, t) => {
 const tooFewTasks: Rule = (f, t) => {
   const W = workerCount(f)
   if (W < 2) return []
-  const byStage = new Map<string, Array<Group>>()
-  for (const g of f.groups) {
-    const k = g.stage || g.fn
-    let a = byStage.get(k)
-    if (a === undefined) byStage.set(k, a = [])
-    a.push(g)
-  }
-  const out: Array<Draft> = []
-  let rows: Array<number> = []
-  let stages: Array<string> = []
-  let taskTime = 0
-  for (const [stage, gs] of byStage) {
-    const n = gs.reduce((a, g) => a + g.rows.length, 0)
-    const long = gs.every((g) => g.medianDuration >= t.fewTasksMinSeconds)
-    if (n >= W || !long) continue
-    stages.push(stage)
-    for (const g of gs) (rows = rows.concat(Array.from(g.rows)), taskTime += g.taskTime)
-  }
-  if (rows.length === 0) return []
-  const set = new Set(rows)
+  // a group of fewer tasks than workers, each long, taking a real share of the run (a
+  // reduction's last combine is one task too, but a short one)
+  const hit = f.groups.filter((g) => g.rows.length < W && g.medianDuration >= t.fewTasksMinSeconds && g.taskTime >= 0.1 * f.wall)
+  if (hit.length === 0) return []
+  const rows = hit.flatMap((g) => Array.from(g.rows))
+  const taskTime = hit.reduce((a, g) => a + g.taskTime, 0)
   const nOf = new Map<number, number>()
-  for (const g of f.groups) if (g.rows.length > 0 && set.has(g.rows[0]!)) for (const r of g.rows) nOf.set(r, g.rows.length)
-  const seconds = saving(f.v, f.path, (s, _i, d) => (s._tag === "Task" && set.has(s.row) ? d * Math.min(1, (nOf.get(s.row) ?? 1) / W) : undefined))
-  out.push({
+  for (const g of hit) for (const r of g.rows) nOf.set(r, g.rows.length)
+  const seconds = saving(f.v, f.path, (s, _i, d) => (s._tag === "Task" && nOf.has(s.row) ? d * Math.min(1, nOf.get(s.row)! / W) : undefined))
+  const names = hit.map(groupName)
+  return [{
     rule: "too-few-tasks",
-    message: `${stages.length === 1 ? `stage ${stages[0]}` : `${stages.length} stages (${stages.slice(0, 3).join(", ")}${stages.length > 3 ? ", …" : ""})`} ran${rows.length === 1 ? " one task" : ` ${fmtN(rows.length)} tasks`} on ${W} workers: ${fmtS(taskTime)} of work with ${W - Math.min(W, rows.length)} worker${W - rows.length === 1 ? "" : "s"} idle`,
-    evidence: evidenceOf(f, rows, { stage: stages[0]! }),
-    fix: `at least ${W} chunks (one per worker; smaller chunks): ${W}x the parallelism`,
+    message: `${names.length === 1 ? names[0] : `${names.length} groups (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", …" : ""})`} ran ${rows.length === 1 ? "one task" : `${fmtN(rows.length)} tasks`} of ${fmtS(taskTime)} on ${W} workers: at most ${rows.length} busy, the others idle`,
+    evidence: evidenceOf(f, rows, sameGroup(hit[0]!)),
+    fix: `at least ${W} chunks (one per worker; smaller chunks): up to ${W}x the parallelism`,
     seconds,
     assumptions: `each such task ${lead} split into ${W} equal parts run at once`
-  })
-  return out
+  }]
 }
 
 const workerImbalance: Rule = (f, t) => {
@@ -466,16 +507,24 @@ const driverBound: Rule = (f, t) => {
   if (computes < 2 || (own + back) / Math.max(f.wall, 1e-9) < t.driverShare) return []
   const keep = 1 / computes
   // one graph: the driver's work between computes once; a result going back to the
-  // driver and the next compute's tasks handed out become one hand-over between tasks
+  // driver and the next compute's tasks handed out become one hand-over between tasks,
+  // as fast as the run's fastest tenth of hand-overs
+  const floor = latencyFloor(f)
   const seconds = saving(f.v, f.path, (s, _i, d) =>
-    s._tag === "Driver" && drivenActivities.has(s.segment.activity) ? d * keep : s._tag === "Latency" && s.kind === "result" ? d * keep : undefined)
+    s._tag === "Driver" && drivenActivities.has(s.segment.activity)
+      ? d * keep
+      : s._tag === "Latency" && s.kind === "result"
+      ? 0
+      : s._tag === "Latency" && s.kind === "dispatch"
+      ? Math.min(d, floor)
+      : undefined)
   return [{
     rule: "driver-bound",
     message: `the driver ran ${fmtN(computes)} computes: ${fmtS(own)} of its own work between them and ${fmtS(back)} waiting for results to come back, ${fmtPct((own + back) / Math.max(f.wall, 1e-9))} of the run`,
     evidence: { keys: [], start: 0, end: f.wall, worker: "driver" },
     fix: `build one graph: keep the loop's arrays lazy and compute once (${fmtN(computes)} computes → 1)`,
     seconds,
-    assumptions: `the driver's work between computes and the results' trips back to it ${lead} once instead of ${fmtN(computes)} times; the next compute's hand-over stays, as a hand-over between tasks`
+    assumptions: `the driver's work between computes ${lead} once instead of ${fmtN(computes)} times; each result's trip back and the next hand-over out become one hand-over between tasks, as fast as the run's fastest tenth (${fmtS(floor)})`
   }]
 }
 
@@ -521,7 +570,7 @@ const blockedAndIo: Rule = (f, t) => {
       if (f.io[r]! > 0) {
         io.push(r)
         ioOff += offCpu(f, r)
-      } else if (d >= t.blockedMinSeconds && c / d < t.offCpuShare) {
+      } else if (d >= t.blockedMinSeconds && c / d < t.blockedCpuShare) {
         blocked.push(r)
         blockedTime += offCpu(f, r)
       }
@@ -575,7 +624,7 @@ const serialStage: Rule = (f, t) => {
     for (const r of g.rows) {
       for (let j = f.v.depOffsets[r]!; j < f.v.depOffsets[r + 1]!; j++) {
         const dr = f.v.deps[j]! >= 0 ? keyRow[f.v.deps[j]!]! : -1
-        if (dr >= 0 && mine.has(dr)) (chained++, j = f.v.depOffsets[r + 1]!)
+        if (dr >= 0 && mine.has(dr) && f.computeOf[dr] === f.computeOf[r]) (chained++, j = f.v.depOffsets[r + 1]!)
       }
     }
     if (chained < 0.75 * (n - 1)) continue
@@ -674,7 +723,7 @@ const memoryGrowth: Rule = (f, t) => {
   }
   let worst: { rows: Array<number>; growth: number; first: number; last: number } | undefined
   for (const rows of byWorker.values()) {
-    if (rows.length < 8) continue
+    if (rows.length < t.growthMinTasks) continue
     rows.sort((a, b) => f.v.end[a]! - f.v.end[b]!)
     const q = Math.max(1, rows.length >> 2)
     const med = (rs: Array<number>) => {
@@ -686,7 +735,7 @@ const memoryGrowth: Rule = (f, t) => {
     let up = 0
     for (let i = 1; i < rows.length; i++) if (f.peak[rows[i]!]! >= f.peak[rows[i - 1]!]!) up++
     const growth = last - first
-    if (growth >= t.growthBytes && growth >= 0.5 * first && up >= 0.6 * (rows.length - 1)) {
+    if (growth >= t.growthBytes && growth >= 0.5 * first && up >= t.growthRising * (rows.length - 1)) {
       if (worst === undefined || growth > worst.growth) worst = { rows, growth, first, last }
     }
   }
@@ -898,8 +947,10 @@ export const rules: ReadonlyArray<Rule> = [
 /**
  * Run the rules over the facts: drafts with too small a saving dropped (memory and clock
  * findings kept), severities from the saving's share, sorted by saving (then severity,
- * then rule id). `scheduling-latency` is left out where tasks-too-small already explains
- * at least half of the latency it would save.
+ * then rule id). `scheduling-latency` is left out where tasks-too-small and driver-bound
+ * already explain at least half of the latency it would save; `event-loop-blocked` and
+ * `straggler` where the same function is GC-bound (V8's collector keeps it waiting, and
+ * makes one task of it slower than the rest: the GC is the finding).
  *
  * @since 0.1.0
  * @category rules
@@ -909,9 +960,12 @@ export const runRules = (f: Facts, t: Thresholds = defaultThresholds): Array<Fin
   const small = drafts.filter((d) => d.rule === "tasks-too-small").reduce((a, d) => a + d.seconds, 0)
   const driver = drafts.filter((d) => d.rule === "driver-bound").reduce((a, d) => a + d.seconds, 0)
   const wall = Math.max(f.wall, 1e-12)
+  // V8 collects on helper threads: a GC-heavy function's thread waits off the CPU
+  const gcBound = new Set(drafts.filter((d) => d.rule === "gc-pressure").map((d) => d.evidence.function))
   const out: Array<Finding> = []
   for (const d of drafts) {
     if (d.rule === "scheduling-latency" && small + driver >= 0.5 * d.seconds) continue
+    if ((d.rule === "event-loop-blocked" || d.rule === "straggler") && gcBound.has(d.evidence.function)) continue
     const seconds = Math.min(Math.max(0, d.seconds), wall)
     const share = seconds / wall
     if (d.severity === undefined && seconds < t.minSeconds && share < t.minShare) continue
