@@ -72,6 +72,8 @@ export interface PipelineBenchOptions {
   readonly cluster: Option.Option<string>
   readonly save: Option.Option<string>
   readonly json: boolean
+  /** what the series' comparisons test stages and functions on (as `tessera diff --measure`) */
+  readonly measure?: "time" | "cpu"
 }
 
 /**
@@ -383,9 +385,15 @@ export const benchPipelines = (o: PipelineBenchOptions, log: (line: string) => v
     const results = yield* Effect.promise(() => Promise.all(series.map((s) => summarizeSeries({ name: s.name, file: s.file, setting: s.setting, runs: s.runs }, resolution))))
     const Diff = yield* Effect.promise(() => import("../analysis/Diff.ts"))
     const comparisons: Array<{ readonly name: string; readonly diff: DiffResult }> = []
+    const notCompared: Array<string> = []
     for (const s of results.slice(1)) {
-      const d = yield* Effect.try({ try: () => Diff.compare(results[0]!.runs, s.runs), catch: (e) => (e instanceof Diff.DiffRefused ? e : new BenchFailed({ message: String(e) })) })
-      comparisons.push({ name: `${s.name} against ${results[0]!.name}`, diff: d })
+      try {
+        comparisons.push({ name: `${s.name} against ${results[0]!.name}`, diff: Diff.compare(results[0]!.runs, s.runs, { measure: o.measure ?? "time" }) })
+      } catch (e) {
+        // two different pipelines benchmarked side by side: their numbers stand, the comparison does not
+        if (!(e instanceof Diff.DiffRefused)) throw e
+        notCompared.push(`${s.name} not compared against ${results[0]!.name}: ${e.message}`)
+      }
     }
     const machine = { ...machineInfo(), loadAverageBefore: loadBefore, loadAverageAfter: loadAfter, timerResolutionSeconds: resolution }
     const settingsSaved = {
@@ -417,7 +425,7 @@ export const benchPipelines = (o: PipelineBenchOptions, log: (line: string) => v
         written.push(f)
       }
     }
-    return { results, comparisons, machine, settings: settingsSaved, written }
+    return { results, comparisons, notCompared, machine, settings: settingsSaved, written }
   })
 
 const fmt = (x: number, digits = 4) => (Number.isFinite(x) ? x.toFixed(digits) : "-")
@@ -431,7 +439,13 @@ const mib = (x: number) => (Number.isFinite(x) ? `${(x / 2 ** 20).toFixed(1)}` :
  * @category formatting
  */
 export const formatBench = (
-  r: { readonly results: ReadonlyArray<SeriesResult>; readonly comparisons: ReadonlyArray<{ readonly name: string; readonly diff: DiffResult }>; readonly settings: Readonly<Record<string, unknown>>; readonly written: ReadonlyArray<string> },
+  r: {
+    readonly results: ReadonlyArray<SeriesResult>
+    readonly comparisons: ReadonlyArray<{ readonly name: string; readonly diff: DiffResult }>
+    readonly notCompared: ReadonlyArray<string>
+    readonly settings: Readonly<Record<string, unknown>>
+    readonly written: ReadonlyArray<string>
+  },
   formatDiff: (d: DiffResult) => string
 ): string => {
   const out: Array<string> = []
@@ -457,12 +471,13 @@ export const formatBench = (
         ])
       ]),
       `  peak host memory: median ${mib(medianOf(s.runs.map((x) => x.peakMemory)))} MiB` +
-        (s.runs.some((x) => Number.isFinite(x.peakDeviceMemory ?? NaN)) ? `; peak device memory: median ${mib(medianOf(s.runs.map((x) => x.peakDeviceMemory ?? NaN)))} MiB` : "")
+        (s.runs.some((x) => (x.peakDeviceMemory ?? 0) > 0) ? `; peak device memory: median ${mib(medianOf(s.runs.map((x) => x.peakDeviceMemory ?? NaN)))} MiB` : "")
     )
     for (const wline of s.warnings) out.push(`  warning: ${wline}`)
     out.push("")
   }
   for (const c of r.comparisons) out.push(`== ${c.name} ==`, formatDiff(c.diff), "")
+  for (const n of r.notCompared) out.push(`note: ${n}`)
   for (const f of r.written) out.push(`saved: ${f}`)
   return out.join("\n").trimEnd()
 }

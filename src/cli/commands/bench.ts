@@ -102,6 +102,9 @@ export const bench = Command.make(
     workers: workersFlag,
     gpu: gpuFlag,
     cluster: clusterFlag,
+    measure: Flag.Literals("measure", ["time", "cpu"] as const).pipe(
+      withDefaultShown<"time" | "cpu">("what the series' comparisons test stages and functions on, as tessera diff --measure", "time")
+    ),
     save: Flag.String("save").pipe(Flag.withMetavar("NAME"), Flag.withDescription("write NAME.json (several series: NAME-<series>.json), which tessera diff reads (default: none)"), Flag.optional),
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object", false))
   },
@@ -122,6 +125,7 @@ export const bench = Command.make(
           settings: r.settings,
           series: clean(r.results),
           comparisons: r.comparisons.map((x) => ({ name: x.name, diff: diffJson(x.diff) })),
+          notCompared: r.notCompared,
           saved: r.written
         }))
       } else yield* Console.log(B.formatBench(r, formatDiff))
