@@ -107,6 +107,12 @@ export interface Thresholds {
   readonly severity: { readonly high: number; readonly medium: number }
   /** start-up is part of every run: high only above this share */
   readonly startupHigh: number
+  /**
+   * driver-bound: high only above this share of the wall time; a loop whose next step
+   * needs the driver's decision (a convergence check) cannot become one graph, so its
+   * what-if is the loosest bound of all
+   */
+  readonly driverHigh: number
   /** a finding saving less than this share of the wall time (and less than `minSeconds`) is not reported */
   readonly minShare: number
   readonly minSeconds: number
@@ -133,7 +139,7 @@ export interface Thresholds {
   readonly imbalanceRatio: number
   /** scheduling-latency: latency above this share of the critical path */
   readonly latencyShare: number
-  /** driver-bound: the driver's own work between computes above this share of the wall time */
+  /** driver-bound: the driver's own work between computes and the hand-overs at their boundaries (on the critical path) above this share of the wall time */
   readonly driverShare: number
   /** startup-dominated: start-up above this share of the wall time */
   readonly startupShare: number
@@ -176,6 +182,7 @@ export interface Thresholds {
 export const defaultThresholds: Thresholds = {
   severity: { high: 0.25, medium: 0.05 },
   startupHigh: 0.6,
+  driverHigh: 0.5,
   minShare: 0.01,
   minSeconds: 0.005,
   minGroup: 4,
@@ -189,7 +196,7 @@ export const defaultThresholds: Thresholds = {
   skewMinBytes: 1 << 20,
   imbalanceRatio: 1.25,
   latencyShare: 0.3,
-  driverShare: 0.2,
+  driverShare: 0.1,
   startupShare: 0.3,
   fewTasksMinSeconds: 0.05,
   serialConcurrency: 1.2,
@@ -357,18 +364,22 @@ const latencyFloor = (f: Facts): number => {
 const schedulingLatency: Rule = (f, t) => {
   const p = f.path
   if (!(p.length > 0) || p.latency / p.length < t.latencyShare) return []
-  let count = 0
-  for (const s of p.steps) if (s._tag === "Latency") count++
-  const floor = latencyFloor(f)
+  const lat: Array<number> = []
+  for (const s of p.steps) if (s._tag === "Latency") lat.push(s.end - s.start)
+  const count = lat.length
+  lat.sort((a, b) => a - b)
+  // hand-overs slower than this run's usual one (its median): stalls, not the cost of
+  // handing over (that, tasks-too-small and driver-bound weigh)
+  const floor = lat[lat.length >> 1] ?? 0
   const seconds = saving(f.v, p, (s, _i, d) => (s._tag === "Latency" ? Math.min(d, floor) : undefined))
   const taskSteps = p.steps.filter((s) => s._tag === "Task").length
   return [{
     rule: "scheduling-latency",
     message: `${fmtPct(p.latency / Math.max(f.wall, p.length))} of the run is scheduling latency: ${fmtN(count)} hand-overs on the critical path (${fmtN(taskSteps)} tasks) take ${fmtS(p.latency)} against ${fmtS(p.tasks)} of task time`,
     evidence: { keys: [], start: 0, end: f.wall },
-    fix: "fewer, larger tasks (fuse chunks), fewer computes, or no more worker threads than free cores",
+    fix: "hand-overs stall: no more worker threads than free cores (other processes on the machine?), and a driver that is not busy while tasks wait",
     seconds,
-    assumptions: `every hand-over ${lead} as fast as this run's fastest tenth (${fmtS(floor)})`
+    assumptions: `every hand-over ${lead} slower than this run's median one (${fmtS(floor)}) at the median`
   }]
 }
 
@@ -500,11 +511,13 @@ const driverBound: Rule = (f, t) => {
   const computes = new Set(segs.map((s) => s.compute).filter((c) => c === c)).size
   let own = 0
   let back = 0
+  let out = 0
   for (const s of f.path.steps) {
     if (s._tag === "Driver" && drivenActivities.has(s.segment.activity)) own += s.segment.end - s.segment.start
     if (s._tag === "Latency" && s.kind === "result") back += s.end - s.start
+    if (s._tag === "Latency" && s.kind === "dispatch") out += s.end - s.start
   }
-  if (computes < 2 || (own + back) / Math.max(f.wall, 1e-9) < t.driverShare) return []
+  if (computes < 2 || (own + back + out) / Math.max(f.wall, 1e-9) < t.driverShare) return []
   const keep = 1 / computes
   // one graph: the driver's work between computes once; a result going back to the
   // driver and the next compute's tasks handed out become one hand-over between tasks,
@@ -520,7 +533,7 @@ const driverBound: Rule = (f, t) => {
       : undefined)
   return [{
     rule: "driver-bound",
-    message: `the driver ran ${fmtN(computes)} computes: ${fmtS(own)} of its own work between them and ${fmtS(back)} waiting for results to come back, ${fmtPct((own + back) / Math.max(f.wall, 1e-9))} of the run`,
+    message: `the driver ran ${fmtN(computes)} computes: ${fmtS(own)} of its own work between them, ${fmtS(out)} handing each one's tasks out and ${fmtS(back)} waiting for results to come back, ${fmtPct((own + back + out) / Math.max(f.wall, 1e-9))} of the run`,
     evidence: { keys: [], start: 0, end: f.wall, worker: "driver" },
     fix: `build one graph: keep the loop's arrays lazy and compute once (${fmtN(computes)} computes → 1)`,
     seconds,
@@ -969,7 +982,8 @@ export const runRules = (f: Facts, t: Thresholds = defaultThresholds): Array<Fin
     const seconds = Math.min(Math.max(0, d.seconds), wall)
     const share = seconds / wall
     if (d.severity === undefined && seconds < t.minSeconds && share < t.minShare) continue
-    const bySaving: Severity = share >= t.severity.high ? "high" : share >= t.severity.medium ? "medium" : "low"
+    const high = d.rule === "driver-bound" ? Math.max(t.severity.high, t.driverHigh) : t.severity.high
+    const bySaving: Severity = share >= high ? "high" : share >= t.severity.medium ? "medium" : "low"
     const severity: Severity = d.rule === "startup-dominated"
       ? (d.severity === "high" ? "high" : bySaving === "low" ? "low" : "medium") // start-up is in every run
       : d.severity ?? bySaving

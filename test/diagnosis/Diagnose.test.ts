@@ -1,0 +1,114 @@
+/**
+ * `tessera diagnose` and `Diagnose`: the demo (at its default and at larger chunks) gets
+ * no high-severity finding; DASF's own traces (test/fixtures/dasf-small) are diagnosed
+ * with findings from the fixed vocabulary, ordered by saving, with evidence inside the
+ * run; the `--json` schema; thresholds change verdicts and bad ones are typed errors
+ * naming what is wrong; the command's exit codes.
+ *
+ * @since 0.1.0
+ */
+import assert from "node:assert/strict"
+import { execFile } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { after, before, describe, it } from "node:test"
+import * as ChunkedArray from "../../src/dsl/ChunkedArray.ts"
+import {
+  DiagnoseError,
+  defaultThresholds,
+  diagnoseFilesPromise,
+  diagnoseTables,
+  parseThresholds,
+  ruleIds,
+  thresholdsOf,
+  toJson,
+  toText
+} from "../../src/analysis/Diagnose.ts"
+import { loadPromise } from "../../src/analysis/Load.ts"
+import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
+import { dataset, even, K } from "../../examples/faults/common.ts"
+import { closePool, runAndDiagnose, sharedPool, show } from "./gallery.ts"
+
+const run = promisify(execFile)
+const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
+const fixture = (f: string) => fileURLToPath(new URL(`../fixtures/dasf-small/${f}`, import.meta.url))
+const dasf = [fixture("small-TracePlugin.msgpack"), fixture("small-ResourceMonitor.msgpack")]
+
+describe("issue 35: diagnose", { timeout: 180_000 }, () => {
+  before(async () => {
+    await sharedPool().runPromise(ChunkedArray.compute(dataset("warm", even(32, 10), 2, K.fillAndWork, [0.01])))
+  })
+  after(closePool)
+
+  for (const chunkRows of [5_000, 20_000]) {
+    it(`issue 35: the demo at ${chunkRows}-row chunks gets no high-severity finding`, async () => {
+      const d = await runAndDiagnose(`demo-${chunkRows}`, () => Tutorial5.make({ chunkRows, log: () => {} }).pipeline)
+      assert.ok(d.tasks > 100, "the demo ran")
+      assert.ok(d.clean, show(d))
+      assert.ok(toText(d).includes("clean run") || d.findings.length === 0, toText(d))
+    })
+  }
+
+  it("issue 35: DASF's own traces: findings from the vocabulary, by saving, evidence inside the run", async () => {
+    const d = await diagnoseFilesPromise(dasf)
+    assert.equal(d.tasks, 409)
+    assert.ok(d.findings.length > 0)
+    for (const f of d.findings) {
+      assert.ok((ruleIds as ReadonlyArray<string>).includes(f.rule), f.rule)
+      assert.ok(["high", "medium", "low"].includes(f.severity))
+      assert.ok(f.saving.seconds >= 0 && f.saving.seconds <= d.wall + 1e-9)
+      assert.ok(Math.abs(f.saving.share - f.saving.seconds / d.wall) < 1e-9)
+      assert.ok(f.evidence.start >= -1e-6 && f.evidence.end <= d.wall + 1e-6 && f.evidence.start <= f.evidence.end, JSON.stringify(f.evidence))
+      assert.ok(f.evidence.keys.length <= 20)
+    }
+    for (let i = 1; i < d.findings.length; i++) assert.ok(d.findings[i - 1]!.saving.seconds >= d.findings[i]!.saving.seconds)
+    // Dask's 5 ms sum tasks against ~10 ms of hand-over: the fixture's top finding
+    assert.equal(d.findings[0]!.rule, "tasks-too-small", show(d))
+    assert.match(d.findings[0]!.message, /200 sum tasks take/)
+  })
+
+  it("issue 35: the JSON form has the documented fields", async () => {
+    const j = JSON.parse(JSON.stringify(toJson(await diagnoseFilesPromise(dasf)))) as Record<string, unknown>
+    assert.deepEqual(Object.keys(j).sort(), ["clean", "criticalPath", "findings", "runStart", "sampled", "tasks", "version", "wall", "workers"].sort())
+    assert.equal(j.version, 1)
+    const f = (j.findings as Array<Record<string, unknown>>)[0]!
+    assert.deepEqual(Object.keys(f).sort(), ["assumptions", "evidence", "fix", "message", "rule", "saving", "severity"])
+    assert.deepEqual(Object.keys(f.saving as object).sort(), ["seconds", "share"])
+    assert.ok(Array.isArray((f.evidence as { keys: unknown }).keys))
+  })
+
+  it("issue 35: a threshold changes the verdict; bad thresholds are typed errors naming them", async () => {
+    const tables = await loadPromise(dasf)
+    assert.ok(diagnoseTables(tables).findings.some((f) => f.rule === "tasks-too-small"))
+    assert.ok(!diagnoseTables(tables, { thresholds: { smallMinTasks: 1_000 } }).findings.some((f) => f.rule === "tasks-too-small"))
+    // every finding saves less than a quarter under a higher bar for "high"
+    const lenient = diagnoseTables(tables, { thresholds: { severity: { high: 0.99, medium: 0.05 } } })
+    assert.ok(lenient.clean)
+    const bad = (f: () => unknown, what: string, message: RegExp) => {
+      assert.throws(f, (e: unknown) => e instanceof DiagnoseError && e.what === what && message.test(e.message) && e.usage)
+    }
+    bad(() => thresholdsOf({ nope: 1 } as never), "nope", /unknown threshold nope/)
+    bad(() => thresholdsOf({ stragglerFactor: -1 }), "stragglerFactor", /at least 0, got -1/)
+    bad(() => thresholdsOf({ stragglerFactor: Number.NaN }), "stragglerFactor", /finite/)
+    bad(() => thresholdsOf({ severity: { high: "x" } } as never), "severity.high", /got x/)
+    bad(() => thresholdsOf({ severity: { low: 1 } } as never), "severity.low", /unknown threshold severity.low/)
+    bad(() => parseThresholds(["stragglerFactor"]), "stragglerFactor", /expected NAME=NUMBER/)
+    bad(() => parseThresholds(["stragglerFactor=abc"]), "stragglerFactor=abc", /expected NAME=NUMBER/)
+    bad(() => diagnoseTables(tables, { workers: 0 }), "workers", /at least 1, got 0/)
+    assert.deepEqual(parseThresholds(["stragglerFactor=4", "severity.high=0.3"]), { stragglerFactor: 4, severity: { high: 0.3 } })
+    assert.equal(thresholdsOf({ severity: { high: 0.3 } as never }).severity.medium, defaultThresholds.severity.medium)
+  })
+
+  it("issue 35: tessera diagnose --json, and a bad --threshold exits 2 naming it", async () => {
+    const { stdout } = await run(process.execPath, [main, "diagnose", "-d", ...dasf, "--json"], { timeout: 60_000 })
+    const j = JSON.parse(stdout) as { findings: Array<{ rule: string }>; tasks: number }
+    assert.equal(j.tasks, 409)
+    assert.equal(j.findings[0]!.rule, "tasks-too-small")
+    const e = await run(process.execPath, [main, "diagnose", "-d", ...dasf, "--threshold", "nope=1"], { timeout: 60_000 }).then(
+      () => assert.fail("should exit 2"),
+      (err: { code: number; stderr: string }) => err
+    )
+    assert.equal(e.code, 2)
+    assert.match(e.stderr, /unknown threshold nope/)
+  })
+})
