@@ -19,6 +19,7 @@ import type { Executor } from "../engine/Executor.ts"
 import { ClusterAddressError, type ClusterStartError, type ClusterUnreachable, hidePassword, parsePostgres } from "../engine/Cluster.ts"
 import { checkWorkerCount } from "../engine/WorkerCount.ts"
 import { UsageError } from "./errors.ts"
+import { withDefaultShown } from "./flags.ts"
 import { warn } from "./output.ts"
 import { executorLayer } from "./gpu.ts"
 
@@ -64,7 +65,7 @@ export const tokenFileFlag = (what: string) =>
  * @category flags
  */
 export const insecureFlag = Flag.Boolean("insecure").pipe(
-  Flag.withDescription("plain TCP links beyond loopback without the cluster's token: anyone who reaches the ports can join, read results and run code (said at every start; docs/cluster.md)")
+  withDefaultShown("plain TCP links beyond loopback without the cluster's token: anyone who reaches the ports can join, read results and run code (said at every start; docs/cluster.md)", false)
 )
 
 /** the token a driver or worker was given (`--token-file`, else TESSERA_CLUSTER_TOKEN), as layer options */

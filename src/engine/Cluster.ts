@@ -397,7 +397,15 @@ export const runWorker = (
       Effect.catch((e) => e instanceof ClusterStorageError ? Effect.fail(e) : Effect.die(e)),
       quiet ? Effect.provideService(References.MinimumLogLevel, "None") : (e) => e
     ))
-    const joined = Fiber.join(running)
+    // whether the scheduler's link security matches this worker's, asked beside the join
+    // (Effect's client would retry a refused handshake unseen for ever)
+    const transport = yield* Effect.promise(() => import("./internal/cluster/transport.ts"))
+    const sched = where.scheduler
+    const matches = sched === undefined ? Effect.never : Effect.flatMap(
+      Effect.promise(() => transport.handshakeWith(decided, sched.host, sched.port, "scheduler")),
+      (why) => why === undefined ? Effect.never : Effect.fail(new ClusterAddressError({ message: why }))
+    )
+    const joined = Effect.raceFirst(Fiber.join(running), matches)
     return yield* (target === undefined ? joined : Effect.raceFirst(joined, reach.watch(target.host, target.port, probe))).pipe(
       Effect.onExit(() => reach.stopWithin(running, options.stopTimeout ?? 3))
     )

@@ -137,6 +137,12 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
     // silently for ever), given up after startTimeout
     const reach = yield* Effect.promise(() => import("./reach.ts"))
     yield* reach.reach(remote.host, remote.port, { what: "scheduler", timeout: options.startTimeout ?? 60, onRetry: options.onRetry })
+    // a token refused (or one missing where TLS is served) said now, not after startTimeout
+    // (a plain driver on loopback is not asked: a plain server never answers the question)
+    if (security._tag === "tls" || !Security.isLoopback(remote.host)) {
+      const mismatch = yield* Effect.promise(() => Transport.handshakeWith(security, remote.host, remote.port, "scheduler"))
+      if (mismatch !== undefined) return yield* Effect.die(new ClusterStartError({ message: mismatch }))
+    }
     const rctx = yield* Layer.buildWithScope(Registry.layerRemote(remote.host, remote.port, security), scope)
     storage = Context.get(rctx, RunnerStorage.RunnerStorage)
   }

@@ -33,6 +33,8 @@ import { dirname } from "node:path"
 import type * as Tls from "node:tls"
 import { isLoopbackHost as isLoopback } from "../../Cluster.ts"
 
+export { isLoopback }
+
 /**
  * The environment variable holding a cluster token (how a driver passes it to the worker
  * processes it starts; users may set it instead of `--token-file`).

@@ -257,3 +257,34 @@ export const layerRunner = (o: {
     MessageStorage.MessageStorage | RunnerStorage.RunnerStorage
   >
 }
+
+/**
+ * Whether `host:port` speaks to a client of `security` (asked once it accepts TCP, before
+ * a worker or driver joins): undefined where it does, else the sentence saying why not —
+ * the token refused (another cluster's, or none where TLS is served). A plain client
+ * tells a TLS server by the alert it answers a ClientHello with.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const handshakeWith = (security: LinkSecurity, host: string, port: number, what: string): Promise<string | undefined> =>
+  new Promise((resolve) => {
+    const s = security._tag === "tls"
+      ? Tls.connect({ ...clientTls(security.token), host, port })
+      : Tls.connect({ host, port, minVersion: "TLSv1.3", rejectUnauthorized: false, checkServerIdentity: () => undefined })
+    const done = (why: string | undefined) => {
+      clearTimeout(timer)
+      s.destroy()
+      resolve(why)
+    }
+    // a plain server says nothing to a ClientHello: that is the answer
+    const timer = setTimeout(() => done(security._tag === "tls" ? `the ${what} at ${host}:${port} did not finish a TLS handshake in 10 s (is it a plain-TCP cluster? then drop the token)` : undefined), security._tag === "tls" ? 10_000 : 3_000)
+    s.once("secureConnect", () => done(security._tag === "tls" ? undefined : `the ${what} at ${host}:${port} serves TLS: give the cluster's token (--token-file PATH or TESSERA_CLUSTER_TOKEN)`))
+    s.once("error", (e: Error & { code?: string }) => {
+      if (security._tag === "tls") return done(`the ${what} at ${host}:${port} refused this process's cluster token (${handshakeProblem(e)}): is it another cluster's? use the file tessera scheduler printed`)
+      // an alert from a TLS server (it wanted a PSK); anything else is a plain server
+      done(/alert|handshake failure|SSL routines/i.test(e.message) && !/wrong version number|packet length/i.test(e.message)
+        ? `the ${what} at ${host}:${port} serves TLS: give the cluster's token (--token-file PATH or TESSERA_CLUSTER_TOKEN)`
+        : undefined)
+    })
+  })

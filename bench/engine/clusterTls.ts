@@ -1,0 +1,103 @@
+/**
+ * What TLS costs the cluster (issue 33), plain TCP against TLS 1.3 keyed by a token, in
+ * one run, on two local clusters of 2 worker processes started side by side:
+ *
+ * - the 64 MiB peer fetch (bench/engine/transfer.ts' graph: two arrays made on different
+ *   workers, one task reading both): MiB/s of the data plane, median of `--repeats`
+ *   fetches a side, the sides alternating fetch by fetch;
+ * - `bench cluster`'s no-op graphs (fan-out 10,000, tree 4,096): tasks/s, median of
+ *   `--repeats` computes a side after a warm-up, alternating.
+ *
+ * Goals: TLS keeps ≥ 80% of the fetch's bandwidth and ≥ 90% of the tasks/s.
+ *
+ * Usage: node bench/engine/clusterTls.ts [--mib 64] [--repeats 7] [--json]
+ *
+ * @since 0.1.0
+ */
+import { randomBytes } from "node:crypto"
+import { cpus } from "node:os"
+import { Effect, ManagedRuntime, Redacted } from "effect"
+import * as Cluster from "../../src/engine/Cluster.ts"
+import * as Engine from "../../src/engine/Engine.ts"
+import type * as Executor from "../../src/engine/Executor.ts"
+import * as Kernel from "../../src/engine/Kernel.ts"
+import * as TaskGraph from "../../src/engine/TaskGraph.ts"
+import { build } from "./BenchGraphs.ts"
+import { median } from "../stats.ts"
+
+const argv = process.argv.slice(2)
+const arg = (name: string, d: number) => argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : d
+const mib = arg("--mib", 64)
+const repeats = arg("--repeats", 7)
+const n = (mib * 2 ** 20) / 8
+const peers = new URL("./transferPeers.ts", import.meta.url)
+const filled = Kernel.ref(peers.href, "filled")
+const ends = Kernel.ref(peers.href, "ends")
+
+type Rt = ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never>
+
+/** One peer fetch's MiB/s (the transfer's own start and stop), or null when nothing moved. */
+const fetchOnce = async (rt: Rt, r: number): Promise<number | null> => {
+  const c = await rt.runPromise(Effect.gen(function*() {
+    return yield* Cluster.Cluster
+  }))
+  const seen: Array<Cluster.TransferInfo> = []
+  const off = c.onTransfer((t) => seen.push(t))
+  const g = TaskGraph.makeUnsafe([
+    { key: `x-${r}`, kernel: filled, args: [n, r] },
+    { key: `y-${r}`, kernel: filled, args: [n + 1024, r] },
+    { key: `f-${r}`, kernel: ends, args: [TaskGraph.ref(`x-${r}`), TaskGraph.ref(`y-${r}`)] }
+  ])
+  const out = await rt.runPromise(Engine.compute(g, { keys: [`f-${r}`] }))
+  off()
+  if (out.get(`f-${r}`) !== 3 * r + n - 1) throw new Error(`wrong result ${String(out.get(`f-${r}`))}`)
+  const t = seen.find((t) => t.bytes >= n * 8)
+  return t === undefined ? null : t.bytes / 2 ** 20 / (t.stop - t.start)
+}
+
+const tasksPerSecond = async (rt: Rt, shape: "fanout" | "tree", tasks: number): Promise<number> => {
+  const g = build(shape, tasks)
+  const t0 = performance.now()
+  await rt.runPromise(Engine.compute(g.graph, { keys: g.keys }))
+  return g.graph.size / ((performance.now() - t0) / 1000)
+}
+
+const token = Redacted.make("tessera-token-v1:" + randomBytes(32).toString("base64url"))
+const sides = {
+  plain: ManagedRuntime.make(Cluster.layerLocal({ local: 2, heartbeatTimeout: 120 })) as Rt,
+  tls: ManagedRuntime.make(Cluster.layerLocal({ local: 2, heartbeatTimeout: 120, token })) as Rt
+}
+const results: Record<string, { plain: number; tls: number; ratio: number; unit: string }> = {}
+try {
+  await Promise.all([sides.plain.runPromise(Effect.void), sides.tls.runPromise(Effect.void)])
+  // the fetch: alternating sides, each fetch its own keys
+  const rates = { plain: [] as Array<number>, tls: [] as Array<number> }
+  for (let r = 0; r < repeats + 1; r++) {
+    for (const side of r % 2 === 0 ? (["plain", "tls"] as const) : (["tls", "plain"] as const)) {
+      const x = await fetchOnce(sides[side], r)
+      if (x !== null && r > 0) rates[side].push(x)
+    }
+  }
+  const f = { plain: median(rates.plain), tls: median(rates.tls) }
+  results[`peer fetch ${mib} MiB`] = { ...f, ratio: f.tls / f.plain, unit: "MiB/s" }
+  for (const [shape, tasks] of [["fanout", 10_000], ["tree", 4_096]] as const) {
+    const t = { plain: [] as Array<number>, tls: [] as Array<number> }
+    for (let r = 0; r < repeats + 1; r++) {
+      for (const side of r % 2 === 0 ? (["plain", "tls"] as const) : (["tls", "plain"] as const)) {
+        const x = await tasksPerSecond(sides[side], shape, tasks)
+        if (r > 0) t[side].push(x)
+      }
+    }
+    const m = { plain: median(t.plain), tls: median(t.tls) }
+    results[`bench cluster ${shape} ${tasks}`] = { ...m, ratio: m.tls / m.plain, unit: "tasks/s" }
+  }
+} finally {
+  await Promise.all([sides.plain.dispose(), sides.tls.dispose()])
+}
+if (argv.includes("--json")) console.log(JSON.stringify({ repeats, mib, cpus: cpus().length, results }))
+else {
+  console.log(`TLS against plain TCP, 2 local worker processes a side, ${repeats} alternating runs a side (median); ${cpus().length} cores`)
+  for (const [k, v] of Object.entries(results)) {
+    console.log(`  ${k}: plain ${v.plain.toFixed(0)} ${v.unit}, TLS ${v.tls.toFixed(0)} ${v.unit}: TLS keeps ${(100 * v.ratio).toFixed(1)}%`)
+  }
+}
