@@ -397,12 +397,14 @@ export interface CompareOptions {
 }
 
 /**
- * A group's verdict.
+ * A group's verdict. `slower?` and `faster?` (one run a side, tested over task
+ * durations): indicative only, never a change `--fail-on regression` fails on: same-code
+ * pairs of single runs flag such groups too often to trust (BENCHMARKS.md, "issue 36").
  *
  * @since 0.1.0
  * @category models
  */
-export type Verdict = "slower" | "faster" | "same" | "untested" | "only old" | "only new"
+export type Verdict = "slower" | "faster" | "slower?" | "faster?" | "same" | "untested" | "only old" | "only new"
 
 /**
  * One group compared.
@@ -602,7 +604,8 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
     const qi = q[i]!
     const bar = runsMode ? minEffect : Math.max(minEffect, tasksMinEffect)
     const significant = tested && qi <= alpha && (r.lo > 1 || r.hi < 1) && Math.abs(r.ratio - 1) >= bar
-    const verdict: Verdict = !tested || !Number.isFinite(qi) ? "untested" : significant ? (r.ratio > 1 ? "slower" : "faster") : "same"
+    const called = runsMode ? (r.ratio > 1 ? "slower" : "faster") : r.ratio > 1 ? "slower?" : "faster?"
+    const verdict: Verdict = !tested || !Number.isFinite(qi) ? "untested" : significant ? called : "same"
     return { ...r, q: qi, verdict }
   })
   // groups on one side only
@@ -897,15 +900,27 @@ export const formatDiff = (d: DiffResult): string => {
     out.push(...alignColumns([["Measure", "OLD", "NEW", "NEW/OLD"], ...d.resources.map((r) => [r.what, num(r.old), num(r.new), ratioText(r.ratio)])]))
   }
   for (const w of d.warnings) out.push("", `note: ${w}`)
-  const slower = d.groups.filter((g) => g.verdict === "slower")
-  const faster = d.groups.filter((g) => g.verdict === "faster")
-  out.push(
-    "",
-    slower.length + faster.length === 0
-      ? "no significant change"
-      : `${slower.length} significantly slower${slower.length > 0 ? ` (${slower.map(groupName).join("; ")})` : ""}, ${faster.length} significantly faster${faster.length > 0 ? ` (${faster.map(groupName).join("; ")})` : ""}`
-  )
+  out.push("", verdictLine(d))
   return out.join("\n")
+}
+
+/**
+ * The comparison's one-line verdict: the groups significantly slower and faster, and the
+ * indicative ones of a one-run-a-side comparison.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const verdictLine = (d: DiffResult): string => {
+  const list = (v: Verdict) => d.groups.filter((g) => g.verdict === v).map(groupName)
+  const part = (names: ReadonlyArray<string>, what: string) => `${names.length} ${what}${names.length > 0 ? ` (${names.join("; ")})` : ""}`
+  const slower = list("slower")
+  const faster = list("faster")
+  const hints = [...list("slower?"), ...list("faster?")]
+  const main = slower.length + faster.length === 0 ? "no significant change" : `${part(slower, "significantly slower")}, ${part(faster, "significantly faster")}`
+  return hints.length === 0
+    ? main
+    : `${main}; indicative only (one run a side, not a change --fail-on fails on): ${part(list("slower?"), "slower?")}, ${part(list("faster?"), "faster?")}`
 }
 
 /**

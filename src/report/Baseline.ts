@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { type DiffResult, groupName, type RunMeasures } from "../analysis/Diff.ts"
+import { type DiffResult, groupName, type RunMeasures, verdictLine } from "../analysis/Diff.ts"
 import type { FlameDiffNode } from "../analysis/FlameDiff.ts"
 import { esc, fmtBytes, fmtSeconds } from "./TableHtml.ts"
 
@@ -21,7 +21,7 @@ const signedSeconds = (x: number) => (!Number.isFinite(x) ? "–" : `${x >= 0 ? 
 /** The groups' table. */
 const groupsTable = (d: DiffResult): string => {
   const rows = d.groups.map((g) => {
-    const cls = g.verdict === "slower" ? "slower" : g.verdict === "faster" ? "faster" : ""
+    const cls = g.verdict === "slower" ? "slower" : g.verdict === "faster" ? "faster" : g.verdict === "slower?" ? "hint-slower" : g.verdict === "faster?" ? "hint-faster" : ""
     return `<tr class="${cls}"><td>${esc(groupName(g))}</td><td>${esc(g.measure)}</td><td class="num">${fmtSeconds(g.oldMedian)}</td>` +
       `<td class="num">${fmtSeconds(g.newMedian)}</td><td class="num">${ratio(g.ratio)}</td>` +
       `<td class="num">${Number.isFinite(g.lo) && Number.isFinite(g.hi) ? `${ratio(g.lo)}–${ratio(g.hi)}` : "–"}</td>` +
@@ -103,11 +103,7 @@ export const flameDiffSvg = (root: FlameDiffNode, width = 1000): string => {
  * @category rendering
  */
 export const baselineHtml = (d: DiffResult, flame: FlameDiffNode | undefined): string => {
-  const slower = d.groups.filter((g) => g.verdict === "slower")
-  const faster = d.groups.filter((g) => g.verdict === "faster")
-  const verdict = slower.length + faster.length === 0
-    ? "No significant change."
-    : `${slower.length} significantly slower${slower.length > 0 ? `: ${slower.map((g) => esc(groupName(g))).join("; ")}` : ""}; ${faster.length} significantly faster${faster.length > 0 ? `: ${faster.map((g) => esc(groupName(g))).join("; ")}` : ""}.`
+  const verdict = esc(verdictLine(d)) + "."
   const effect = (d.mode === "runs" ? d.minEffect : Math.max(d.minEffect, d.tasksMinEffect)) * 100
   return `<section id="baseline"><h2>Against the baseline</h2>
 <style>
@@ -116,6 +112,8 @@ export const baselineHtml = (d: DiffResult, flame: FlameDiffNode | undefined): s
 #baseline td.num{text-align:right;font-variant-numeric:tabular-nums}
 #baseline tr.slower td{background:#fde2e2}
 #baseline tr.faster td{background:#e2ecfd}
+#baseline tr.hint-slower td{background:#fdf3f3}
+#baseline tr.hint-faster td{background:#f3f6fd}
 #baseline tr.total td{font-weight:bold}
 #baseline .bar{display:inline-block;height:10px}
 #baseline .bar.up{background:#d9534f}
