@@ -115,12 +115,14 @@ export const gcSeconds = (d: ProfileData): GcSeconds => {
   const isGc = new Uint8Array(d.frames.length)
   d.frames.forEach((f, i) => (isGc[i] = f.functionName === gcFrame ? 1 : 0))
   const byFunction = new Map<string, { sampled: number; gc: number }>()
+  const perTask = new Int32Array(d.samples.tasks.length)
   let sampled = 0
   let gc = 0
   const s = d.samples
   for (let q = 0; q < s.time.length; q++) {
     const w = s.weight[q]!
     const t = s.taskIndex[q]!
+    if (t >= 0) perTask[t]!++
     const fn = t >= 0 ? s.tasks[t]!.name : "idle"
     let e = byFunction.get(fn)
     if (e === undefined) byFunction.set(fn, e = { sampled: 0, gc: 0 })
@@ -130,7 +132,11 @@ export const gcSeconds = (d: ProfileData): GcSeconds => {
     if (node >= 0 && isGc[d.frame[node]!] === 1) (e.gc += w, gc += w)
   }
   const workers = new Set(s.threads.filter((t) => t.thread.startsWith("worker-")).map((t) => `${t.host}\t${t.thread}`)).size
-  return { workers, sampled, gc, byFunction }
+  const samplesByKey = new Map<string, number>()
+  s.tasks.forEach((t, i) => t.key !== "" && samplesByKey.set(t.key, (samplesByKey.get(t.key) ?? 0) + perTask[i]!))
+  let interval = 0
+  for (let q = 0; q < s.interval.length && interval === 0; q++) interval = s.interval[q]!
+  return { workers, sampled, gc, byFunction, samplesByKey, interval }
 }
 
 /**

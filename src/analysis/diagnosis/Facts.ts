@@ -44,6 +44,9 @@ export interface GcSeconds {
   readonly sampled: number
   readonly gc: number
   readonly byFunction: ReadonlyMap<string, { readonly sampled: number; readonly gc: number }>
+  /** samples taken on each task (by key), and the sampling interval (seconds) */
+  readonly samplesByKey: ReadonlyMap<string, number>
+  readonly interval: number
 }
 
 /**

@@ -424,7 +424,7 @@ const stragglerAndSkew: Rule = (f, t) => {
     // workers were slow too (a load spike slows every thread; a slow task, only itself)
     if (slow.length > 0) {
       const checked = slow.slice().sort((a, b) => f.v.duration[b]! - f.v.duration[a]!).slice(0, 5)
-      for (const r of checked) if (slowedTogether(f, g, r)) slow.splice(slow.indexOf(r), 1)
+      for (const r of checked) if (slowedTogether(f, g, r) || preempted(f, r)) slow.splice(slow.indexOf(r), 1)
     }
     for (const [rule, rows] of [["data-skew", skew], ["straggler", slow]] as const) {
       if (rows.length === 0) continue
@@ -563,6 +563,20 @@ const startupDominated: Rule = (f, t) => {
   }]
 }
 
+/**
+ * Whether a task's thread was off the CPU because the machine did not run it (other
+ * processes), as opposed to waiting in a call (sleep, Atomics.wait, a read): V8's
+ * sampler interrupts a thread waiting in a call and samples it on time, but a thread the
+ * OS does not run takes no sample until it runs again. So a task with less than a
+ * quarter of the samples its duration calls for was preempted. Without samples: false.
+ */
+const preempted = (f: Facts, r: number): boolean => {
+  const gc = f.gc
+  if (gc === undefined || !(gc.interval > 0)) return false
+  const n = gc.samplesByKey.get(str(f.v.key, f.v.key.codes[r]!) ?? "") ?? 0
+  return n < 0.25 * (f.v.duration[r]! / gc.interval)
+}
+
 const offCpu = (f: Facts, r: number): number => {
   const d = f.v.duration[r]!
   const c = f.cpu[r]!
@@ -583,7 +597,7 @@ const blockedAndIo: Rule = (f, t) => {
       if (f.io[r]! > 0) {
         io.push(r)
         ioOff += offCpu(f, r)
-      } else if (d >= t.blockedMinSeconds && c / d < t.blockedCpuShare) {
+      } else if (d >= t.blockedMinSeconds && c / d < t.blockedCpuShare && !preempted(f, r)) {
         blocked.push(r)
         blockedTime += offCpu(f, r)
       }
