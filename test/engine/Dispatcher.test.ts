@@ -342,6 +342,9 @@ class World {
   }
 }
 
+/** property runs: `n`, or TESSERA_DISPATCH_RUNS times that (a longer hunt) */
+const runs = (n: number): number => n * Number(process.env.TESSERA_DISPATCH_RUNS ?? 1)
+
 const runScenario = (sc: Scenario): void => {
   const w = new World(sc)
   for (const op of sc.ops) w.step(op)
@@ -357,11 +360,11 @@ if (process.env.TESSERA_DISPATCH_TALLY === "1") process.on("exit", () => console
 
 describe("Dispatcher (no threads, no processes)", () => {
   it("issue 37: random DAGs, random completions, joins, losses and slow slots: every task once, in order, nothing kept, Finish once", () => {
-    fc.assert(fc.property(scenarioArb(false), runScenario), { numRuns: 400 })
+    fc.assert(fc.property(scenarioArb(false), runScenario), { numRuns: runs(400) })
   })
 
   it("issue 37: with interruptions and kernel failures too, Finish comes exactly once, with the failure asked for", () => {
-    fc.assert(fc.property(scenarioArb(true), runScenario), { numRuns: 200 })
+    fc.assert(fc.property(scenarioArb(true), runScenario), { numRuns: runs(200) })
   })
 
   it("issue 37: a ready task goes to the slot that holds the largest of its inputs", () => {
@@ -415,6 +418,34 @@ describe("Dispatcher (no threads, no processes)", () => {
     d.batchDone(0, run!.batch, 0.001)
     const [again] = d.take() as Array<Run>
     assert.deepEqual([...again!.tasks].map((i) => g.keys[i]), ["c-2", "c-3", "c-4", "c-5"])
+  })
+
+  it("issue 37: while a slot is idle, fusion continues a task's line but widens a batch only by the work a round trip is worth", () => {
+    const specs: Array<TaskGraph.TaskSpec> = [{ key: "root", kernel: k("mix"), args: [0, []] }]
+    for (let q = 0; q < 4; q++) specs.push({ key: `leaf-${q}`, kernel: k("mix"), args: [q, TaskGraph.refs(["root"])] })
+    const g = TaskGraph.makeUnsafe(specs)
+    const all = Int32Array.from({ length: g.size }, (_, i) => i)
+    const batchOf = (fuseWidth?: (idle: number) => number): Array<string> => {
+      const d = new Dispatcher(State.init(g, all), {
+        batchSeconds: 1,
+        maxBatch: 64,
+        maxInflight: 1,
+        initialTaskSeconds: 0.001,
+        maxRetries: 0,
+        shared: false,
+        ...(fuseWidth !== undefined ? { fuseWidth, taskCost: () => 0.01 } : {})
+      })
+      d.join(0)
+      d.join(1)
+      d.start()
+      const runs = d.take().filter((x): x is Run => x._tag === "Run")
+      assert.equal(runs.length, 1, "one ready task, one batch")
+      return [...runs[0]!.tasks].map((i) => g.keys[i]!)
+    }
+    assert.deepEqual(batchOf(), ["root", "leaf-0", "leaf-1", "leaf-2", "leaf-3"])
+    // slot 1 idle: a round trip's worth (0.025 s) lets two more 0.01 s leaves in
+    assert.deepEqual(batchOf((idle) => (idle > 0 ? 0.025 : Infinity)), ["root", "leaf-0", "leaf-1", "leaf-2"])
+    assert.deepEqual(batchOf(() => 0), ["root", "leaf-0"])
   })
 
   it("issue 37: a task blamed for more lost slots than maxRetries fails the compute; unblamed losses never do", () => {

@@ -149,6 +149,15 @@ export interface DispatcherOptions {
    * (the cluster refuses a list argument that mixes batch results with fetched ones)
    */
   readonly fusable?: (d: number, member: Uint8Array) => boolean
+  /** most tasks a batch grows to by fusion (default: the batch's size target) */
+  readonly fuseLimit?: number
+  /**
+   * seconds of work fusion may add to a batch beyond continuing its lines (a task's first
+   * fused dependent), while `idle` slots get nothing this round (default: no limit). With
+   * `taskCost`, the seconds a task is expected to take.
+   */
+  readonly fuseWidth?: (idle: number) => number
+  readonly taskCost?: (task: number) => number
 }
 
 interface SlotState {
@@ -184,6 +193,12 @@ export class Dispatcher {
   taskSeconds: number
   /** true once `Finish` was emitted */
   finished = false
+  /**
+   * true once it ended with a failure: every later event is ignored. After a success,
+   * results that live on slots are still tracked (lost ones recomputed) until the shell
+   * has gathered them.
+   */
+  private failed = false
   /** true once `start` ran: slots joined before it get work then */
   private started = false
   private readonly slots = new Map<number, SlotState>()
@@ -290,7 +305,7 @@ export class Dispatcher {
     const s: SlotState = { id: slot, kind, alive: true, slow: false, inflight: [] }
     this.slots.set(slot, s)
     this.order.push(s)
-    if (this.finished) return
+    if (this.failed) return
     this.recoverLost()
     this.dispatch()
   }
@@ -307,7 +322,7 @@ export class Dispatcher {
     this.order = this.order.filter((x) => x !== sl)
     const lost = sl.inflight.splice(0)
     this.current = null
-    if (this.finished) {
+    if (this.failed) {
       for (const b of lost) this.batches.delete(b)
       return
     }
@@ -321,7 +336,7 @@ export class Dispatcher {
           this.recovering[i] = 0
           continue
         }
-        if (!s.running[i]) continue
+        if (!s.running[i] || this.finished) continue
         if (blame !== undefined && blame.batch === id && blame.index === q) {
           const a = ++this.attempts[i]!
           if (a > (retry ? this.options.maxRetries : 0)) {
@@ -358,7 +373,7 @@ export class Dispatcher {
    * {@link batchDone}.
    */
   taskDone(slot: number, batch: number, index: number, result: unknown, bytes = 0): void {
-    if (this.finished) return
+    if (this.failed) return
     // a batch's tasks are reported one after another: look it up once
     let b = this.current
     if (b === null || b.id !== batch) b = this.current = this.batches.get(batch) ?? null
@@ -401,7 +416,7 @@ export class Dispatcher {
       const k = sl.inflight.indexOf(batch)
       if (k >= 0) sl.inflight.splice(k, 1)
     }
-    if (this.finished) return
+    if (this.failed) return
     const s = this.state
     const done = b.done
     if (b.recover) {
@@ -416,13 +431,14 @@ export class Dispatcher {
     }
     if (b.recover && !this.options.shared) this.recoverLost()
     this.flushReleases()
-    if (State.isDone(s) && !this.recoveringAny()) this.end(null)
+    if (this.finished) return
+    if (State.isDone(s) && !this.recoveringAny() && !this.anyLost()) this.end(null)
     else this.dispatch()
   }
 
   /** A copy of `task`'s result now also lives on `slot` (a peer fetch). */
   arrived(slot: number, task: number): void {
-    if (this.options.shared || this.finished) return
+    if (this.options.shared || this.failed) return
     const s = this.state
     if (!s.finished[task] || s.released[task]) {
       this.queueRelease(slot, task)
@@ -430,6 +446,18 @@ export class Dispatcher {
     }
     const hs = this.holders[task] ??= []
     if (!hs.includes(slot)) hs.push(slot)
+  }
+
+  /**
+   * No slot can give `task`'s result any more (every holder a batch was sent to failed to
+   * give it): its holders are forgotten, and it is recomputed if still needed.
+   */
+  dataLost(task: number): void {
+    if (this.options.shared || this.failed) return
+    const hs = this.holders[task]
+    if (hs === undefined || hs.length === 0) return
+    this.holders[task] = []
+    this.recoverLost()
   }
 
   /** The compute fails (a kernel error, interruption): `Finish` with `failure`. */
@@ -511,7 +539,11 @@ export class Dispatcher {
       if (queue === null) State.requeue(s, i)
       else queue.push(i)
     }
-    for (const [sl, list] of lists) this.send(sl, list, target)
+    // free slots with nothing running that this round gives nothing either
+    let idle = 0
+    for (const sl of free) if (sl.inflight.length === 0 && !lists.has(sl)) idle++
+    const width = this.options.fuseWidth?.(idle) ?? Infinity
+    for (const [sl, list] of lists) this.send(sl, list, target, width)
   }
 
   /**
@@ -552,10 +584,10 @@ export class Dispatcher {
     return true
   }
 
-  /** Emits a batch of `list` (popped, running) for `sl`, fused up to `limit` tasks. */
-  private send(sl: SlotState, list: Array<number>, limit: number): void {
+  /** Emits a batch of `list` (popped, running) for `sl`, fused up to `limit` tasks (and `width` seconds wider). */
+  private send(sl: SlotState, list: Array<number>, limit: number, width = Infinity): void {
     const fusedFrom = list.length
-    if (this.options.fuse !== false) this.fuse(sl, list, Math.max(limit, fusedFrom))
+    if (this.options.fuse !== false) this.fuse(sl, list, Math.max(this.options.fuseLimit ?? limit, fusedFrom), width)
     const id = this.nextBatch++
     const tasks = Int32Array.from(list)
     this.batches.set(id, { id, slot: sl.id, tasks, recover: false, done: 0 })
@@ -571,9 +603,11 @@ export class Dispatcher {
 
   /**
    * Appends to `list` the tasks not ready yet all of whose unfinished inputs are in it,
-   * of the slot's kind, up to `limit` tasks.
+   * of the slot's kind, up to `limit` tasks. A member's first fused dependent continues
+   * its line (a chain, a reduction); each further one widens the batch, which idle slots
+   * could have shared: those take from `width` seconds (`taskCost` each) while it lasts.
    */
-  private fuse(sl: SlotState, list: Array<number>, limit: number): void {
+  private fuse(sl: SlotState, list: Array<number>, limit: number, width: number): void {
     const s = this.state
     const { hits, member } = this
     const dependents = s.dependents
@@ -581,16 +615,21 @@ export class Dispatcher {
     const fusable = this.options.fusable
     for (const i of list) member[i] = 1
     const touched: Array<number> = []
+    const costOf = this.options.taskCost
     for (let q = 0; q < list.length && list.length < limit; q++) {
       const i = list[q]!
+      let continued = false
       for (let j = dependents.start[i]!, e = dependents.start[i + 1]!; j < e && list.length < limit; j++) {
         const d = dependents.list[j]!
         if (!s.needed[d] || s.running[d] || s.finished[d]) continue
         if (kindOf !== null && kindOf[d] !== sl.kind) continue
         if (hits[d] === 0) touched.push(d)
         if (++hits[d]! !== s.waiting[d]) continue
+        if (continued && width !== Infinity && (width <= 0 || (costOf?.(d) ?? 0) > width)) continue
         if (!this.options.shared && !this.finishedInputsLive(d)) continue
         if (fusable !== undefined && !fusable(d, member)) continue
+        if (continued && width !== Infinity) width -= costOf?.(d) ?? 0
+        continued = true
         State.markFused(s, d)
         list.push(d)
         member[d] = 1
@@ -635,6 +674,16 @@ export class Dispatcher {
     this.pendingRelease.clear()
   }
 
+  /** Whether a result still needed has no live holder (not yet being recomputed: no slot to do it). */
+  private anyLost(): boolean {
+    if (this.options.shared) return false
+    const s = this.state
+    for (let i = 0; i < s.graph.size; i++) {
+      if (s.finished[i] && !s.released[i] && (this.holders[i]?.length ?? 0) === 0) return true
+    }
+    return false
+  }
+
   private recoveringAny(): boolean {
     for (let i = 0; i < this.recovering.length; i++) if (this.recovering[i]) return true
     return false
@@ -646,7 +695,7 @@ export class Dispatcher {
    * live slot of kind 0.
    */
   private recoverLost(): void {
-    if (this.options.shared || this.finished) return
+    if (this.options.shared || this.failed) return
     const s = this.state
     const g = s.graph
     const todo: Array<number> = []
@@ -692,6 +741,7 @@ export class Dispatcher {
   private end(failure: Failure | null): void {
     if (this.finished) return
     this.finished = true
+    this.failed = failure !== null
     this.flushReleases()
     this.out.push({ _tag: "Finish", failure })
   }
