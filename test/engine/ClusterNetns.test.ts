@@ -30,13 +30,14 @@
  */
 import assert from "node:assert/strict"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { connect } from "node:net"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, before, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
-import { Effect, ManagedRuntime } from "effect"
+import { Effect, ManagedRuntime, Redacted } from "effect"
 import * as Cluster from "../../src/engine/Cluster.ts"
 import * as Engine from "../../src/engine/Engine.ts"
 import * as Executor from "../../src/engine/Executor.ts"
@@ -127,19 +128,23 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
   const net = { ...vh, hosts: vh.hosts.slice(0, 2) }
   const bridgeIp = net.bridgeIp
   const dir = mkdtempSync(join(tmpdir(), "tessera-cluster-netns-"))
+  const tokenFile = join(dir, "cluster.token")
+  const token = "tessera-token-v1:" + randomBytes(32).toString("base64url")
   const workers: Array<Started> = []
   let rt: ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never> | undefined
   let port = 0
 
   before(async () => {
     port = await Cluster.freePort(bridgeIp)
-    rt = ManagedRuntime.make(Cluster.layerLocal({ local: 0, host: bridgeIp, port, minWorkers: 2, startTimeout: 120 }))
+    // off loopback every link is TLS keyed by the cluster's token (issue 33): the workers get its file
+    writeFileSync(tokenFile, token + "\n", { mode: 0o600 })
+    rt = ManagedRuntime.make(Cluster.layerLocal({ local: 0, host: bridgeIp, port, minWorkers: 2, startTimeout: 120, token: Redacted.make(token) }))
     const ready = rt.runPromise(Effect.void)
     await listening(bridgeIp, port)
     for (const [i, h] of net.hosts.entries()) {
       // worker 1 listens on every interface of its namespace; worker 2 is given no address
       const extra = i === 0 ? ["--listen", "0.0.0.0:9001"] : []
-      workers.push(tessera(["worker", "--scheduler", `${bridgeIp}:${port}`, ...extra], (argv) => net.exec(h, argv)))
+      workers.push(tessera(["worker", "--scheduler", `${bridgeIp}:${port}`, "--token-file", tokenFile, ...extra], (argv) => net.exec(h, argv)))
     }
     await ready.catch((e: unknown) => {
       throw new Error(`${String(e)}\n${workers.map((w) => w.out()).join("\n")}`)
@@ -150,6 +155,19 @@ describe("a cluster across network namespaces (driver in the root namespace, a w
     await rt?.dispose()
     await stopAll(workers)
     rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("issue 33: a worker in a namespace without the token, or with another cluster's, cannot join: told so, exit 1", async () => {
+    const wrong = join(dir, "wrong.token")
+    writeFileSync(wrong, "tessera-token-v1:" + "C".repeat(43) + "\n", { mode: 0o600 })
+    for (const extra of [[], ["--insecure"], ["--token-file", wrong]]) {
+      const w = tessera(["worker", "--scheduler", `${bridgeIp}:${port}`, "--connect-timeout", "5", ...extra], (argv) => net.exec(net.hosts[0]!, argv))
+      const code = await new Promise<number | null>((resolve) => w.proc.once("exit", resolve))
+      assert.notEqual(code, 0, w.out())
+      assert.match(w.out(), /not a loopback address|serves TLS|refused this process's cluster token/, w.out())
+    }
+    const joined = await rt!.runPromise(Effect.map(Cluster.Cluster, (c) => c.workers().filter((x) => x.alive).length))
+    assert.equal(joined, 2, "only the two workers with the token")
   })
 
   it("each worker is reached at its namespace's address (its route to the scheduler), not loopback", async () => {
@@ -254,20 +272,22 @@ describe("tessera scheduler, workers and a driver on three hosts (the docs' seve
 
   it("tessera run --cluster from a third namespace runs on the workers of the scheduler in the root namespace; the workers' hosts' files hold the tasks, the driver's host's its events", async () => {
     const port = await Cluster.freePort(net.bridgeIp)
-    const sched = tessera(["scheduler", "--host", net.bridgeIp, "--port", String(port)])
+    // the docs' recipe: the scheduler makes the token file, each machine gets a copy (here: the same file)
+    const tokenFile = join(dir, "cluster.token")
+    const sched = tessera(["scheduler", "--host", net.bridgeIp, "--port", String(port), "--token-file", tokenFile])
     procs.push(sched)
     await listening(net.bridgeIp, port)
     const addr = `${net.bridgeIp}:${port}`
-    const workers = [b, c].map((h) => tessera(["worker", "--scheduler", addr], (argv) => net.exec(h, argv)))
+    const workers = [b, c].map((h) => tessera(["worker", "--scheduler", addr, "--token-file", tokenFile], (argv) => net.exec(h, argv)))
     procs.push(...workers)
     // both workers up before the driver starts (else the first may run the whole pipeline)
     for (let t = 0; t < 600 && !workers.every((w) => /tessera worker at /.test(w.out())); t++) await new Promise((r) => setTimeout(r, 50))
     const before = net.counters(a)
-    const run = tessera(["run", fixture, "--cluster", addr, "--profile", "p"], (argv) => net.exec(a, argv), dir)
+    const run = tessera(["run", fixture, "--cluster", addr, "--token-file", tokenFile, "--profile", "p"], (argv) => net.exec(a, argv), dir)
     const status = await new Promise<number | null>((resolve) => run.proc.once("exit", resolve))
     const moved = { rx: net.counters(a).rx - before.rx, tx: net.counters(a).tx - before.tx }
     assert.equal(status, 0, run.out() + procs.map((p) => p.out()).join("\n"))
-    assert.match(sched.out(), new RegExp(literally(`workers join with  tessera worker --scheduler ${addr}`)))
+    assert.match(sched.out(), new RegExp(literally(`workers join with  tessera worker --scheduler ${addr} --token-file ${tokenFile}`)))
     assert.match(run.out(), new RegExp(literally(`on the cluster of scheduler ${addr}`)))
     // the workers' tasks in their hosts' files (none for a worker that ran no task: the
     // scheduler may place a small pipeline on one worker, as a CI run saw); the driver's
