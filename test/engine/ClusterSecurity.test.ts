@@ -18,6 +18,7 @@ import * as Engine from "../../src/engine/Engine.ts"
 import type * as Executor from "../../src/engine/Executor.ts"
 import * as Kernel from "../../src/engine/Kernel.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
+import { encodeRequest } from "../../src/engine/internal/cluster/frames.ts"
 import { k } from "./graphs.ts"
 
 const floats = new URL("../fixtures/kernels/floats.ts", import.meta.url).href
@@ -105,6 +106,17 @@ const tlsAttempt = (port: number, token: string | undefined) =>
     })
   })
 
+/** The bytes a plain-TCP data-plane request for a result's key gets back before the connection ends (or 3 s). */
+const plainRequest = (port: number) =>
+  new Promise<number>((resolve) => {
+    let got = 0
+    const s = connect({ host: "127.0.0.1", port }, () => s.write(encodeRequest(["floats-0"])))
+    s.on("data", (d: Buffer) => void (got += d.length))
+    s.on("error", () => {})
+    s.once("close", () => resolve(got))
+    setTimeout(() => s.destroy(), 3000)
+  })
+
 /** Opens `n` connections to `port` that say nothing (a half-open flood); resolves once all are connected or failed. */
 const halfOpen = async (port: number, n: number): Promise<Array<Socket>> => {
   const out: Array<Socket> = []
@@ -165,6 +177,10 @@ describe("a local cluster keyed by a token (TLS on every link)", { timeout: 300_
         // … a wrong one, or a certificate-seeking client with none, does not
         assert.notEqual(await tlsAttempt(port, WRONG), "connected", `${what} port ${port} with a wrong token`)
         assert.notEqual(await tlsAttempt(port, undefined), "connected", `${what} port ${port} without a token`)
+      }
+      // a well-formed data-plane request over plain TCP gets not one byte back from any port
+      for (const { what, port } of (await portsOf(rt)).slice(1)) {
+        assert.equal(await plainRequest(port), 0, `${what} port ${port} answered a plain data-plane request`)
       }
       await abuseEveryPort(rt, expected)
     } finally {
