@@ -1,11 +1,12 @@
 /**
  * Calibration of `tessera diff` (issue 36; BENCHMARKS.md "issue 36"): runs, not timed tests.
  *
- *   node bench/diff/calibrate.ts [--pairs 20] [--runs 10] [--comparisons 10] [--workers 2] [--only demo|slowable] [--out FILE.json]
+ *   node bench/diff/calibrate.ts [--pairs 20] [--demo-runs 1] [--runs 10] [--comparisons 10] [--workers 2] [--only demo|slowable] [--out FILE.json]
  *   (CALIBRATE_FACTORS=1,1.05,1.1,1.2: the slowdowns of part 2)
  *
  * 1. `--pairs` pairs of demo runs (DASF tutorial 5, in this process on one warm pool),
- *    one run a side, compared with the defaults: how many comparisons flag anything.
+ *    `--demo-runs` runs a side (default 1), compared with the defaults: how many
+ *    comparisons flag anything (one run a side: the indicative `slower?`/`faster?` too).
  * 2. The test pipeline (test/bench/fixtures/slowable.ts) with its `sharpen` function
  *    slowed by 0% (runs of the same code), 5%, 10% and 20%: `--comparisons` comparisons of
  *    `--runs` runs a side each (interleaved), on task time and on CPU time: how often
@@ -28,12 +29,13 @@ const out = (() => {
   return i < 0 ? "/tmp/tessera-diff-calibration.json" : process.argv[i + 1]!
 })()
 const pairs = arg("pairs", 20)
+const demoRuns = arg("demo-runs", 1)
 const runs = arg("runs", 10)
 const comparisons = arg("comparisons", 10)
 const factors = (process.env.CALIBRATE_FACTORS ?? "1,1.05,1.1,1.2").split(",").map(Number)
 const rt = pool(arg("workers", 2))
 const started = Date.now()
-const flaggedOf = (d: Diff.DiffResult) => d.groups.filter((g) => g.verdict === "slower" || g.verdict === "faster").map(Diff.groupName)
+const flaggedOf = (d: Diff.DiffResult) => d.groups.filter((g) => g.verdict !== "same" && g.verdict !== "untested").map((g) => `${Diff.groupName(g)}: ${g.verdict}`)
 const results: Record<string, unknown> = { pairs, runs, comparisons, factors }
 
 // 1. same-code demo pairs, one run a side
@@ -49,7 +51,7 @@ const demoFlags: Array<Array<string>> = []
 // per pair, the tested groups' ratios and q-values: the minimum effect that keeps same-code pairs quiet
 const demoTested: Array<Array<{ readonly group: string; readonly ratio: number; readonly lo: number; readonly hi: number; readonly q: number }>> = []
 for (let k = 0; k < (only === "slowable" ? 0 : pairs); k++) {
-  const [a, b] = await measuredRuns(rt, [{ build: demo }, { build: demo }], 1, k === 0 ? 1 : 0)
+  const [a, b] = await measuredRuns(rt, [{ build: demo }, { build: demo }], demoRuns, k === 0 ? 1 : 0)
   const d = Diff.compare(a!, b!)
   demoFlags.push(flaggedOf(d))
   demoTested.push(d.groups.filter((g) => Number.isFinite(g.q)).map((g) => ({ group: Diff.groupName(g), ratio: g.ratio, lo: g.lo, hi: g.hi, q: g.q })))
@@ -58,7 +60,7 @@ for (let k = 0; k < (only === "slowable" ? 0 : pairs); k++) {
 results.demoPairs = demoFlags
 results.demoTested = demoTested
 if (only !== "slowable") {
-  console.log(`demo, same code, 1 run a side: ${demoFlags.filter((f) => f.length > 0).length} of ${pairs} comparisons flag anything (${demoFlags.flat().length} groups in all)`)
+  console.log(`demo, same code, ${demoRuns} run(s) a side: ${demoFlags.filter((f) => f.length > 0).length} of ${pairs} comparisons flag anything (${demoFlags.flat().length} groups in all)`)
   // the smallest minimum effect under which at most 1 pair in 20 would flag anything (q ≤ 5% and the interval excluding 1)
   const worst = demoTested.map((gs) => Math.max(0, ...gs.filter((g) => g.q <= 0.05 && (g.lo > 1 || g.hi < 1)).map((g) => Math.abs(g.ratio - 1)))).sort((x, y) => y - x)
   console.log(`demo pairs' largest called effect per pair, descending: ${worst.map((w) => w.toFixed(3)).join(" ")}`)
@@ -76,7 +78,7 @@ for (const f of only === "demo" ? [] : factors) {
     const [a, b] = await measuredRuns(rt, [{ env: { TESSERA_TEST_SLOWDOWN: "" }, build }, { env: { TESSERA_TEST_SLOWDOWN: `sharpen:${f}` }, build }], runs, k === 0 ? 1 : 0)
     for (const measure of ["time", "cpu"] as const) {
       const d = Diff.compare(a!, b!, { measure })
-      const flagged = flaggedOf(d).filter((g) => g !== "(pipeline)")
+      const flagged = flaggedOf(d).filter((g) => !g.startsWith("(pipeline)"))
       const sharpen = d.groups.find((g) => g.fn === "sharpen")!
       tally[measure].ratios.push(sharpen.ratio)
       if (sharpen.verdict === "slower") tally[measure].found++
