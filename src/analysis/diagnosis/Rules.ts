@@ -839,7 +839,7 @@ const clockSkew: Rule = (f, t) => {
       if (gap > worstGap) (worstGap = gap, worstRow = r)
     }
   }
-  if (worstRow >= 0 && worstGap >= Math.max(t.clockOffset, 0.001)) {
+  if (worstRow >= 0 && worstGap >= t.clockOffset && worstGap > 0) {
     out.push({
       rule: "clock-skew",
       message: `task ${str(f.v.key, f.v.key.codes[worstRow]!)} started ${fmtS(worstGap)} before an input from another host ended: the hosts' clocks disagree and the trace does not correct it`,
@@ -847,7 +847,8 @@ const clockSkew: Rule = (f, t) => {
       fix: "synchronise the hosts' clocks (chrony, NTP), or record with Tessera's cluster, which measures and applies each worker's offset",
       seconds: 0,
       assumptions: "saves no time: cross-host orderings and the critical path are unreliable by this much",
-      severity: worstGap >= 0.01 ? "high" : "medium"
+      // high where the error is as long as a typical task: orderings across hosts are then unknown
+      severity: worstGap >= f.groups.reduce((a, g) => Math.min(a, g.medianDuration || Infinity), Infinity) ? "high" : "medium"
     })
   }
   return out
@@ -973,7 +974,7 @@ export const rules: ReadonlyArray<Rule> = [
 
 /**
  * Run the rules over the facts: drafts with too small a saving dropped (memory and clock
- * findings kept), severities from the saving's share, sorted by saving (then severity,
+ * findings, stragglers and skewed tasks kept), severities from the saving's share, sorted by saving (then severity,
  * then rule id). `scheduling-latency` is left out where tasks-too-small and driver-bound
  * already explain at least half of the latency it would save; `event-loop-blocked` and
  * `straggler` where the same function is GC-bound (V8's collector keeps it waiting, and
@@ -995,7 +996,8 @@ export const runRules = (f: Facts, t: Thresholds = defaultThresholds): Array<Fin
     if ((d.rule === "event-loop-blocked" || d.rule === "straggler") && gcBound.has(d.evidence.function)) continue
     const seconds = Math.min(Math.max(0, d.seconds), wall)
     const share = seconds / wall
-    if (d.severity === undefined && seconds < t.minSeconds && share < t.minShare) continue
+    // a straggler or a skewed task is evidence even where the run did not wait for it
+    if (d.severity === undefined && seconds < t.minSeconds && share < t.minShare && d.rule !== "straggler" && d.rule !== "data-skew") continue
     const high = d.rule === "driver-bound" ? Math.max(t.severity.high, t.driverHigh) : t.severity.high
     const bySaving: Severity = share >= high ? "high" : share >= t.severity.medium ? "medium" : "low"
     const severity: Severity = d.rule === "startup-dominated"
