@@ -24,7 +24,7 @@ import { hostname } from "node:os"
 import { Worker } from "node:worker_threads"
 import { Effect, Layer, type Scope } from "effect"
 import * as Hooks from "../engine/Hooks.ts"
-import { maxStreamColours } from "../report/Charts.ts"
+import * as Charts from "../report/Charts.ts"
 import { type LiveOptions, LiveState } from "./LiveState.ts"
 import { DashboardError, type DashboardServer, type ServerOptions, startServer } from "./Server.ts"
 
@@ -67,23 +67,25 @@ export interface LiveDashboard {
 const natural = (a: string, b: string): number => a.localeCompare(b, "en", { numeric: true })
 
 /**
- * The report's chart definitions (report/Charts.ts) for the state's current shape,
- * compiled to Vega in a worker thread (`SpecWorker.ts`: never on the engine's thread),
- * cached per shape; the worker ends with `close`.
+ * The report's chart definitions (report/Charts.ts) for the state's current shape:
+ * compiled to Vega once per page width in a worker thread (`SpecWorker.ts`: never on
+ * the engine's thread), the task stream reshaped for the run's rows, functions and
+ * activities (`Charts.reshapeStreamVega`: a copy with new domains, no compile); the
+ * worker ends with `close`.
  */
 const specMaker = () => {
-  const cache = new Map<string, unknown>()
-  const waiting = new Map<number, { resolve: (u: unknown) => void; reject: (e: Error) => void }>()
+  const templates = new Map<number, Promise<{ readonly stream: unknown; readonly timelines: unknown }>>()
+  const waiting = new Map<number, { resolve: (u: never) => void; reject: (e: Error) => void }>()
   let worker: Worker | undefined
   let next = 0
   const start = () => {
     const self = import.meta.url
     const w = new Worker(new URL(`./SpecWorker${self.slice(self.lastIndexOf("."))}`, self))
     w.unref()
-    w.on("message", (m: { id: number; ok: boolean; specs?: unknown; error?: string }) => {
+    w.on("message", (m: { id: number; ok: boolean; specs?: never; error?: string }) => {
       const p = waiting.get(m.id)
       waiting.delete(m.id)
-      if (p !== undefined) m.ok ? p.resolve(m.specs) : p.reject(new Error(m.error))
+      if (p !== undefined) m.ok ? p.resolve(m.specs!) : p.reject(new Error(m.error))
     })
     w.on("error", (e) => {
       for (const p of waiting.values()) p.reject(e)
@@ -92,26 +94,37 @@ const specMaker = () => {
     })
     return w
   }
+  const template = (width: number) => {
+    let t = templates.get(width)
+    if (t === undefined) {
+      worker ??= start()
+      const id = next++
+      t = new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject })
+        worker!.postMessage({ id, width })
+      })
+      t.catch(() => templates.delete(width))
+      if (templates.size > 16) templates.clear()
+      templates.set(width, t)
+    }
+    return t
+  }
   const make = async (state: LiveState, width: number): Promise<unknown> => {
+    const t = await template(width)
     const workers = state.rows.names.filter((r) => r !== "driver").sort(natural)
     const rows = [...state.rows.names.filter((r) => r === "driver"), ...workers]
     const functions = [...state.functions.names]
-    const top = functions.length > maxStreamColours ? Int32Array.from({ length: maxStreamColours - 1 }, (_, i) => i) : undefined
-    // the axis is set by the page (`xdom`); wall only seeds it
-    const shape = { functions, activities: [...state.activities.names], rows, wall: Math.max(1, state.latest), moved: state.transfers > 0, failed: state.tasksErred > 0, top }
-    const hosts = [...state.hosts.names]
-    const key = JSON.stringify([rows, functions, shape.activities, shape.moved, shape.failed, hosts, width])
-    const hit = cache.get(key)
-    if (hit !== undefined) return hit
-    worker ??= start()
-    const id = next++
-    const out = await new Promise<unknown>((resolve, reject) => {
-      waiting.set(id, { resolve, reject })
-      worker!.postMessage({ id, shape, workers, hosts, width })
-    })
-    if (cache.size > 64) cache.clear()
-    cache.set(key, out)
-    return out
+    const top = functions.length > Charts.maxStreamColours ? Int32Array.from({ length: Charts.maxStreamColours - 1 }, (_, i) => i) : undefined
+    // the axis is set by the page (`xdom`)
+    const shape = { functions, activities: [...state.activities.names], rows, wall: 1, moved: state.transfers > 0, failed: state.tasksErred > 0, top }
+    return {
+      rows,
+      functions,
+      top: top === undefined ? null : Array.from(top),
+      labels: { transfer: Charts.transferLabel, dataTransfer: Charts.dataTransferLabel, erred: Charts.erredLabel, other: Charts.otherFunctionsLabel, driver: Charts.driverLabel("") },
+      stream: Charts.reshapeStreamVega(t.stream as never, shape),
+      timelines: t.timelines
+    }
   }
   return { make, close: () => void worker?.terminate() }
 }

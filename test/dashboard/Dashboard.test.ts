@@ -20,6 +20,8 @@ import { LiveState } from "../../src/dashboard/LiveState.ts"
 import { pageHtml } from "../../src/dashboard/Page.ts"
 import { parseAddress, startServer } from "../../src/dashboard/Server.ts"
 import { chain, fanout } from "../../bench/engine/BenchGraphs.ts"
+import { reshapeStreamVega, taskStreamVegaOf } from "../../src/report/Charts.ts"
+import { templateShape } from "../../src/dashboard/SpecWorker.ts"
 
 const task = (i: number, start: number, end: number, extra: Partial<TaskRecord> = {}): TaskRecord => ({
   key: `k-${i}`,
@@ -159,6 +161,30 @@ describe("issue 34: live state", () => {
     assert.equal(state.rect(30)?.key, "k-30")
     assert.equal(state.detailIn(0, 10, 100).complete, false)
     assert.equal(state.detailIn(30, 35, 100).complete, true)
+  })
+})
+
+describe("issue 34: one chart definition", () => {
+  it("issue 34: the task stream reshaped from the compiled template equals the report's compile of that shape (property)", () => {
+    const template = taskStreamVegaOf(templateShape, 900)
+    const name = fc.string({ minLength: 1, maxLength: 12 })
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(name, { minLength: 1, maxLength: 70 }),
+        fc.uniqueArray(fc.constantFrom("setup", "submit", "wait", "worker start", "between computes"), { maxLength: 5 }),
+        fc.uniqueArray(name, { minLength: 1, maxLength: 30 }),
+        fc.boolean(),
+        fc.boolean(),
+        (functions, activities, rows, moved, failed) => {
+          const top = functions.length > 60 ? Int32Array.from({ length: 59 }, (_, i) => i) : undefined
+          const shape = { functions, activities, rows, wall: 1, moved, failed, top }
+          // as the page gets them: JSON
+          const json = (u: unknown) => JSON.parse(JSON.stringify(u)) as unknown
+          assert.deepEqual(json(reshapeStreamVega(template, shape)), json(taskStreamVegaOf(shape, 900)))
+        }
+      ),
+      { numRuns: 12 }
+    )
   })
 })
 
