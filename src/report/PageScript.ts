@@ -371,7 +371,9 @@ document.querySelectorAll("table.sortable th").forEach(function(th){
     trs.forEach(function(tr){ body.appendChild(tr); });
   });
 });
-window.tessera = { data: D, views: views, ready: ready, idle: idle, stream: state, errors: errors, tooltip: tooltip, onZoom: function(f){ zoomListeners.push(f); } };
+// zoom every timeline to [a, b] (seconds from the run's start), as a brush on the stream does (Findings.ts's evidence links)
+function zoomTo(a, b){ dom = [Math.max(0, Math.min(a, b)), Math.min(WALL, Math.max(a, b))]; schedule(); zoomListeners.forEach(function(f){ f(dom); }); }
+window.tessera = { data: D, views: views, ready: ready, idle: idle, stream: state, errors: errors, tooltip: tooltip, onZoom: function(f){ zoomListeners.push(f); }, zoomTo: zoomTo };
 })();
 `
 }
