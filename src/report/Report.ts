@@ -7,6 +7,8 @@
  * @since 0.1.0
  */
 import { loadProfilePromise } from "../analysis/Profile.ts"
+import { diagnoseTables } from "../analysis/Diagnose.ts"
+import { findingsSection, withFindingsFirst } from "./Findings.ts"
 import { flameSection } from "./FlameGraph.ts"
 import { findInputAsOutput, OutputIsInput, writeOutputFile } from "../trace/OutputFile.ts"
 import { Effect } from "effect"
@@ -182,12 +184,17 @@ export const writeReport = (
         catch: (e) => (e as { _tag?: unknown })._tag === "DiffRefused" ? ReportInputError.invalidArgument("--baseline", (e as Error).message) : ReportInputError.unexpected(e)
       })
     ]
-    const html = yield* Effect.promise(() =>
-      renderHtml(input.data, {
-        tables: [...(options.tables ?? analysisTables(input.tables)), ...user.map((u) => fromArrow(u.title, u.table))],
-        transferTables: transferTables(input.tables),
-        sections: [flameSection(profile, input.data.t0), ...baseline]
-      })
+    // the diagnosis's findings, first (Findings.ts); its script after the page's
+    const findings = findingsSection(diagnoseTables(input.tables, profile.samples.time.length > 0 ? { profile } : {}), input.data.t0)
+    const html = withFindingsFirst(
+      yield* Effect.promise(() =>
+        renderHtml(input.data, {
+          tables: [...(options.tables ?? analysisTables(input.tables)), ...user.map((u) => fromArrow(u.title, u.table))],
+          transferTables: transferTables(input.tables),
+          sections: [flameSection(profile, input.data.t0), ...baseline, { html: "", script: findings.script }]
+        })
+      ),
+      findings.html
     )
     // `-o runs/today/report.html`: the folder is made, as `plot -o` makes its own; the
     // page goes to a file beside it, renamed over it once whole (trace/OutputFile.ts)
