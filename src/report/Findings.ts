@@ -79,9 +79,10 @@ document.querySelectorAll("a.finding-zoom").forEach(function(a){
 }
 
 /**
- * The page with the findings' section first, before the charts: after the header, with
- * a link first in the header's navigation (the page is Html.ts's; its header ends with
- * `</nav></header>`). A page without that header gets the section at its start.
+ * The page with the findings' section first, before the charts: after the header (and
+ * after a failed run's failure section, which stays first), with a link first in the
+ * header's navigation (the page is Html.ts's; its header ends with `</nav></header>`).
+ * A page without that header gets the section at its start.
  *
  * @since 0.1.0
  * @category rendering
@@ -92,5 +93,10 @@ export const withFindingsFirst = (page: string, sectionHtml: string): string => 
   if (at < 0) return page.replace("<main>", `<main>${sectionHtml}`)
   const nav = page.lastIndexOf("<nav>", at)
   const head = nav < 0 ? page.slice(0, at) : `${page.slice(0, nav)}<nav><a href="#findings">Findings</a> · ${page.slice(nav + 5, at)}`
-  return `${head}${end}\n${sectionHtml}${page.slice(at + end.length)}`
+  const rest = page.slice(at + end.length)
+  // a failed run's failure section stays first: the findings follow it
+  const failure = rest.indexOf('<section id="failure">')
+  const close = failure < 0 ? -1 : rest.indexOf("</section>", failure)
+  if (close >= 0) return `${head}${end}${rest.slice(0, close + 10)}\n${sectionHtml}${rest.slice(close + 10)}`
+  return `${head}${end}\n${sectionHtml}${rest}`
 }

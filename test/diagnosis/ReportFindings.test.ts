@@ -54,6 +54,8 @@ describe("issue 35: the report's findings", () => {
     const page = withFindingsFirst("<main><header><h1>t</h1><nav><a href=\"#time\">Time</a></nav></header>\n<section id=\"time\"></section></main>", s.html)
     assert.ok(page.indexOf("id=\"findings\"") < page.indexOf("id=\"time\""))
     assert.match(page, /<nav><a href="#findings">Findings<\/a> · <a href="#time">/)
+    const failed = withFindingsFirst("<main><header><nav></nav></header><section id=\"failure\">x</section><section id=\"time\"></section></main>", s.html)
+    assert.ok(failed.indexOf("id=\"failure\"") < failed.indexOf("id=\"findings\"") && failed.indexOf("id=\"findings\"") < failed.indexOf("id=\"time\""))
   })
 })
 
