@@ -3,15 +3,14 @@
 // stderr line, failures exit 1 with one line naming what and where, --verbose stacks,
 // --log-level honoured by the pipeline's log lines, progress on stderr, --overwrite.
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
+import { runTessera, type TesseraResult } from "./tesseraProcess.ts"
 import { commandPath, normalizeArgv, runsBundled } from "../../src/cli/argv.ts"
 
-const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 const data = fileURLToPath(new URL("../fixtures/dasf-small/", import.meta.url))
 const fixture = fileURLToPath(new URL("./fixtures/twoStages.ts", import.meta.url))
 const trace = join(data, "small-TracePlugin.msgpack")
@@ -28,23 +27,10 @@ const tempDir = () => {
   return d
 }
 
-interface Result {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
+type Result = TesseraResult
 
 const tessera = (args: ReadonlyArray<string>, options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Result> =>
-  new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = { ...process.env, TESSERA_PROGRESS: undefined, ...options.env }
-    const child = spawn(process.execPath, [main, ...args], { cwd: options.cwd ?? tmpdir(), env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s))
-    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+  runTessera(args, { ...options })
 
 const lines = (s: string) => s.split("\n").filter((l) => l.length > 0)
 /** stderr without the loader's note on recomputed keys (the DASF fixture has some: DASF N15) */

@@ -3,12 +3,12 @@
 // results, log lines and progress on stderr, --json, lazy outputs said so (11), analyses
 // that refuse empty or merged input (13), usage exits and small fixes (14).
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, before, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
+import { runTessera, type TesseraResult } from "./tesseraProcess.ts"
 import fc from "fast-check"
 import { Float64, Table, vectorFromArray } from "apache-arrow"
 import type { TraceTables } from "../../src/analysis/Load.ts"
@@ -17,7 +17,6 @@ import { minGapSeconds, runsOf } from "../../src/analysis/Runs.ts"
 import { dawnFilter, needsFilter } from "../../src/cli/nativeLog.ts"
 import { describeOutput, formatOutput } from "../../src/cli/commands/run.ts"
 
-const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 const checkout = fileURLToPath(new URL("../../", import.meta.url))
 const fixture = fileURLToPath(new URL("./fixtures/twoStages.ts", import.meta.url))
 const host = hostname()
@@ -32,23 +31,10 @@ const tempDir = (parent = tmpdir()) => {
   return d
 }
 
-interface Result {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
+type Result = TesseraResult
 
 const tessera = (args: ReadonlyArray<string>, options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Result> =>
-  new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = { ...process.env, TESSERA_PROGRESS: "0", ...options.env }
-    const child = spawn(process.execPath, [main, ...args], { cwd: options.cwd ?? tmpdir(), env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s))
-    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+  runTessera(args, { ...options, progress: "0" })
 
 const show = (r: Result) => `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`
 const lines = (s: string) => s.split("\n").filter((l) => l.length > 0)

@@ -5,6 +5,7 @@
  * process exits first. Each process is added to `procs`, for the test file to kill.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { tmpdir } from "node:os"
 import { fileURLToPath } from "node:url"
 
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
@@ -52,3 +53,30 @@ export const startTessera = (
     })
   return { p, out, exited, wait }
 }
+
+/** What a finished `tessera` process left: its exit code and its whole output. */
+export interface TesseraResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs `tessera ARGS…` to its end (in `cwd`, default the temporary folder), with `env`
+ * over this process's environment; `progress` sets `TESSERA_PROGRESS` (undefined: unset,
+ * so the command decides by whether stderr is a terminal).
+ */
+export const runTessera = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string | undefined; readonly env?: Record<string, string> | undefined; readonly progress?: string | undefined } = {}
+): Promise<TesseraResult> =>
+  new Promise((resolve, reject) => {
+    const env: Record<string, string | undefined> = { ...process.env, TESSERA_PROGRESS: options.progress, ...options.env }
+    const child = spawn(process.execPath, [main, ...args], { cwd: options.cwd ?? tmpdir(), env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s))
+    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
