@@ -18,12 +18,14 @@
  * @since 0.1.0
  */
 import { readFileSync } from "node:fs"
-import { writeFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { availableParallelism } from "node:os"
 import type { TopLevelSpec } from "vega-lite"
 import { renderSvg } from "../report/Figure.ts"
 import { toVega } from "./Charts.ts"
+import { scriptJson } from "./Html.ts"
+import { esc } from "./TableHtml.ts"
+import { writeOutputFile } from "../trace/OutputFile.ts"
 
 /**
  * Profiler result rows (dask's `TaskData`).
@@ -254,15 +256,16 @@ export const visualize = async (
   const spec = visualizeSpec(profilers, 800, out.cores)
   const written: Array<string> = []
   if (out.svg !== undefined) {
-    await writeFile(out.svg, await renderSvg(spec))
+    await writeOutputFile(out.svg, await renderSvg(spec))
     written.push(out.svg)
   }
   if (out.html !== undefined) {
     const entry = require.resolve("vega")
     const vegaJs = readFileSync(`${entry.slice(0, entry.lastIndexOf("/vega/") + 6)}build/vega.min.js`, "utf8")
-    const vg = JSON.stringify(toVega(spec)).replace(/</g, "\\u003c")
-    const title = (out.title ?? "Tessera profile").replace(/</g, "&lt;")
-    await writeFile(
+    // the spec and the title are data in the page (the shared escapes: `<`, U+2028/2029, `&`, quotes)
+    const vg = scriptJson(toVega(spec))
+    const title = esc(out.title ?? "Tessera profile")
+    await writeOutputFile(
       out.html,
       `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <style>body{font:14px system-ui,sans-serif;margin:16px}</style></head><body><h1>${title}</h1><div id="vis"></div>
