@@ -167,6 +167,8 @@ function applyDelta(d){
   var first = addRects(d.rects, before);
   S.counts = d.counts; S.t = d.t; S.over = d.over;
   if (first >= 0) pending.push({ at: performance.now(), ids: d.rects.id.length, ends: d.rects.e.slice(-200) });
+  var grew = ["rows","functions","stages","activities","hosts"].some(function(k){ return d[k].length > 0; });
+  return first >= 0 || grew || d.bins !== null || d.groups.length > 0 || d.pairs.length > 0 || d.resources.some(function(r){ return r.t.length > 0; }) && tab === "memory";
 }
 
 // ---- rows for the charts -------------------------------------------------------------------
@@ -405,9 +407,11 @@ function connect(){
   var es = new EventSource(api("/api/events"));
   es.addEventListener("delta", function(ev){
     T.deltas++; T.bytes += ev.data.length;
-    try { applyDelta(JSON.parse(ev.data)); } catch (e) { T.errors.push(String(e)); }
+    var changed = true;
+    try { changed = applyDelta(JSON.parse(ev.data)); } catch (e) { T.errors.push(String(e)); }
     T.lost = false;
-    dirty = true; kick();
+    // nothing new (a finished run, an idle one): no redraw, the counts only
+    if (changed) { dirty = true; kick(); } else drawCounts();
   });
   es.onerror = function(){ T.lost = !S.over; drawCounts(); };
   return es;
