@@ -16,7 +16,7 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Command, Flag } from "effect/cli"
-import { clusterFlag, executorFor } from "../cluster.ts"
+import { clusterFlag, executorFor, insecureFlag, tokenFileFlag } from "../cluster.ts"
 import { withDashboard } from "../liveDashboard.ts"
 import { dashboardFlag, intAtLeast, noSampleFlag, overwriteFlag, profileFlag, reportFlag, sampleDriverFlag, withDefaultShown, workersFlag } from "../flags.ts"
 import { gpuFlag } from "../gpu.ts"
@@ -36,6 +36,8 @@ export const demo = Command.make(
     workers: workersFlag,
     gpu: gpuFlag,
     cluster: clusterFlag,
+    tokenFile: tokenFileFlag("with --cluster HOST:PORT or postgres://…: the file holding the cluster's token (tessera scheduler prints where it is); default: TESSERA_CLUSTER_TOKEN"),
+    insecure: insecureFlag,
     samples: intAtLeast("samples", 3, "rows of blobs", 100_000),
     chunkRows: intAtLeast("chunk-rows", 1, "rows per chunk", 5_000),
     profile: profileFlag,
