@@ -47,12 +47,13 @@ import { executorFor } from "./cluster.ts"
 import * as Output from "./output.ts"
 
 /**
- * A benchmark that cannot run as asked: names what.
+ * A benchmark that cannot run as asked: names what. `usage`: the command line is wrong
+ * (exit 2), not the run.
  *
  * @since 0.1.0
  * @category errors
  */
-export class BenchFailed extends Data.TaggedError("BenchFailed")<{ readonly message: string }> {}
+export class BenchFailed extends Data.TaggedError("BenchFailed")<{ readonly message: string; readonly usage?: boolean }> {}
 
 /**
  * What `tessera bench FILE…` was asked.
@@ -116,7 +117,7 @@ export interface GroupSummary {
 const parseSetting = (s: string): Array<readonly [string, string]> =>
   s === "" ? [] : s.split(",").map((kv) => {
     const i = kv.indexOf("=")
-    if (i <= 0) throw new BenchFailed({ message: `--env ${s}: "${kv}" is not NAME=VALUE` })
+    if (i <= 0) throw new BenchFailed({ message: `--env ${s}: "${kv}" is not NAME=VALUE`, usage: true })
     return [kv.slice(0, i), kv.slice(i + 1)] as const
   })
 
@@ -302,7 +303,7 @@ const summarizeSeries = async (s: Omit<SeriesResult, "wall" | "groups" | "warnin
  */
 export const benchPipelines = (o: PipelineBenchOptions, log: (line: string) => void) =>
   Effect.gen(function*() {
-    if (o.files.length === 0) return yield* new BenchFailed({ message: "no pipeline file given (tessera bench FILE…, or tessera bench engine|cluster)" })
+    if (o.files.length === 0) return yield* new BenchFailed({ message: "no pipeline file given (tessera bench FILE…, or tessera bench engine|cluster)", usage: true })
     const settings = yield* Effect.try({
       try: () => (o.env.length === 0 ? [""] : [...o.env]).map((s) => ({ text: s, pairs: parseSetting(s) })),
       catch: (e) => (e instanceof BenchFailed ? e : new BenchFailed({ message: String(e) }))
@@ -317,7 +318,7 @@ export const benchPipelines = (o: PipelineBenchOptions, log: (line: string) => v
       }))
     )
     const names = new Set(series.map((s) => s.name))
-    if (names.size < series.length) return yield* new BenchFailed({ message: "two series have the same name: give each file once, and each --env setting once" })
+    if (names.size < series.length) return yield* new BenchFailed({ message: "two series have the same name: give each file once, and each --env setting once", usage: true })
     const dir = mkdtempSync(NodePath.join(Os.tmpdir(), "tessera-bench-"))
     const loadBefore = Os.loadavg()
     const started = new Date().toISOString()

@@ -112,9 +112,9 @@ export const bench = Command.make(
     Effect.gen(function*() {
       const B = yield* Effect.promise(() => import("../benchPipeline.ts"))
       if (c.files.length === 0) {
-        return yield* new B.BenchFailed({ message: "give pipeline files (tessera bench FILE…) or a subcommand (tessera bench engine|cluster)" })
+        return yield* new B.BenchFailed({ message: "give pipeline files (tessera bench FILE…) or a subcommand (tessera bench engine|cluster)", usage: true })
       }
-      if (c.processes && c.warm) return yield* new B.BenchFailed({ message: "--processes and --warm: choose one" })
+      if (c.processes && c.warm) return yield* new B.BenchFailed({ message: "--processes and --warm: choose one", usage: true })
       const log = RunLog.make("bench")
       const r = yield* B.benchPipelines({ ...c, processes: c.processes }, log.info)
       const { formatDiff, diffJson } = yield* Effect.promise(() => import("../../analysis/Diff.ts"))
