@@ -45,6 +45,8 @@ export const commandPath = (argv: ReadonlyArray<string>): { readonly path: Array
       i += globalsWithValue.has(w) ? 2 : 1
       continue
     }
+    // `bench FILE…`: a pipeline file, not a subcommand (those are engine and cluster)
+    if (path.length === 1 && path[0] === "bench" && w !== "engine" && w !== "cluster") break
     path.push(w)
     i++
     // only `plot` and `bench` have subcommands; `help` is followed by the command it explains
