@@ -1,0 +1,54 @@
+import assert from "node:assert/strict"
+import { describe, it } from "node:test"
+import * as Diff from "../../src/analysis/Diff.ts"
+import { type FlameDiffNode, topSelfChanges } from "../../src/analysis/FlameDiff.ts"
+import { baselineHtml, flameDiffSvg } from "../../src/report/Baseline.ts"
+
+const evil = `<script>alert("x")</script>`
+const node = (name: string, oldShare: number, newShare: number, children: Array<FlameDiffNode> = [], self = 0): FlameDiffNode => ({
+  name,
+  location: `${name}.ts:1:1`,
+  oldShare,
+  newShare,
+  oldSelf: self === 0 ? 0 : oldShare,
+  newSelf: self === 0 ? 0 : newShare,
+  children
+})
+
+const run = (label: string, t: number): Diff.RunMeasures => {
+  const g: Diff.GroupRun = { taskTime: t, cpuTime: NaN, tasks: 4, onPath: t, bytes: 0, peakMemory: NaN, wall: NaN, items: NaN }
+  return {
+    label,
+    pipeline: evil,
+    wall: t + 0.1,
+    parts: { tasks: t, transfers: 0, driver: 0.05, latency: 0.03, other: 0.02 },
+    groups: { [Diff.groupKey("stage", evil)]: g, [Diff.groupKey("function", evil, evil)]: g },
+    peakMemory: 1e8,
+    transfers: 0,
+    transferBytes: 0,
+    transferSeconds: 0
+  }
+}
+
+describe("Baseline section", () => {
+  it("issue 36: strings from traces are escaped in the section and its flame graph (data, never markup)", () => {
+    const d = Diff.compare([1, 2, 3, 4, 5].map((i) => run(`o${i}`, 1 + i / 100)), [1, 2, 3, 4, 5].map((i) => run(`n${i}`, 1.5 + i / 100)))
+    const tree = node("all", 1, 1, [node(evil, 0.5, 0.8, [node("leaf", 0.5, 0.8, [], 1)]), node("other", 0.5, 0.2, [], 1)])
+    const html = baselineHtml(d, tree)
+    assert.ok(!html.includes("<script>"), "no raw markup from the trace")
+    assert.ok(html.includes("&lt;script&gt;"))
+    assert.match(html, /<tr class="slower"><td>&lt;script&gt;/)
+    const svg = flameDiffSvg(tree, 500)
+    assert.ok(!svg.includes("<script>"))
+    // widths are NEW's share; the grown box is red, the shrunk one blue
+    assert.match(svg, /<rect x="0\.0" y="16" width="400\.0" height="15" fill="rgb\(255,/)
+    assert.match(svg, /<rect x="400\.0" y="16" width="100\.0" height="15" fill="rgb\(\d+,\d+,255\)"/)
+  })
+
+  it("issue 36: the frames whose self share moved most come first", () => {
+    const tree = node("all", 1, 1, [node("fn", 1, 1, [node("a", 0.6, 0.3, [], 1), node("b", 0.3, 0.65, [], 1), node("c", 0.1, 0.05, [], 1)])])
+    const top = topSelfChanges(tree, 2)
+    assert.deepEqual(top.map((t) => t.name), ["b", "a"])
+    assert.ok(Math.abs(top[0]!.newSelf - 0.65) < 1e-12)
+  })
+})
