@@ -6,7 +6,10 @@
  * who holds what (`holders`) and sends each batch with the holders of its inputs, so
  * workers fetch inputs from each other.
  *
- * Placement: a ready task goes to the free worker holding the most bytes of its inputs,
+ * What runs where is the dispatcher's (dispatch/dispatcher.ts, the state machine every
+ * executor shares; a worker is its slot `index`): this module carries its instructions
+ * out over RPC and reports replies, joins and deaths to it. Its settings here:
+ * placement: a ready task goes to the free worker holding the most bytes of its inputs,
  * ties to the worker the previous task went to while its batch has room (siblings
  * together), else to the least loaded one; at most `MAX_INFLIGHT` batches per worker,
  * each of about `BATCH_SECONDS` of work by the seconds per task the workers measured so
@@ -50,6 +53,7 @@ import type { Job } from "../job.ts"
 import { erredInfo, execKeyOf, MemoryBook, post, pre, record, taskLineage } from "../job.ts"
 import { shareResult, unsendable } from "../kernels.ts"
 import { CLOCK_FIELDS, copyRow, hasRow, newRows, TIMING_FLOATS } from "../taskTiming.ts"
+import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
 import { decodeValue, encodeValue, parseAddress, ROW_STRIDE, TesseraWorker, workerRow } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
@@ -91,7 +95,15 @@ const BATCH_SECONDS = 0.1
 
 /** `wall`: seconds from sending the batch to its reply (the round trip and the work) */
 type Msg =
-  | { readonly kind: "run" | "recover"; readonly w: string; readonly tasks: ReadonlyArray<number>; readonly exit: Exit.Exit<Uint8Array, unknown>; readonly wall: number }
+  | {
+    readonly kind: "run" | "recover"
+    readonly w: string
+    /** the dispatcher's id of the batch */
+    readonly batch: number
+    readonly tasks: ReadonlyArray<number>
+    readonly exit: Exit.Exit<Uint8Array, unknown>
+    readonly wall: number
+  }
   | { readonly kind: "dead"; readonly w: string }
   | { readonly kind: "joined" }
 
@@ -448,11 +460,6 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       /** the driver's outputs: their values come back with the batch that makes them */
       const isRequested = new Uint8Array(g.size)
       for (const i of s.requested) isRequested[i] = 1
-      const holders: Array<Array<string> | undefined> = new Array(g.size)
-      const nbytes = new Float64Array(g.size)
-      const running = new Map<string, Set<number>>()
-      const inflight = new Map<string, number>()
-      const recovering = new Uint8Array(g.size)
       // hooks with a worker plugin get the workers' records there, not here
       const hooked = pluginHooks(job)
       const pluginIds = hooked.length > 0 ? yield* startPlugins(job, [...workers.values()]) : []
@@ -475,15 +482,34 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       const localRecords = view.taskCbs.length > 0 || view.memoryCbs.length > 0
       const book = job.profile && localRecords ? new MemoryBook(view, STRIDE * workers.size, host) : null
       const releases = new Map<string, Array<string>>()
-      const before = s.onRelease
-      s.onRelease = (i) => {
-        if (before !== null) before(i)
-        const hs = holders[i]
-        if (hs === undefined) return
-        for (const h of hs) push(releases, h, g.keys[i]!)
-        holders[i] = undefined
-      }
+      /**
+       * What runs where (readiness, placement by inputs held, fusion, batch sizes, releases,
+       * recovery): the dispatcher decides, this loop carries it out over RPC. A worker is
+       * its slot `index`. Made after the MemoryBook (it chains the state's onRelease).
+       */
+      const d = new Dispatcher(s, {
+        batchSeconds: BATCH_SECONDS,
+        maxBatch: BATCH_MAX,
+        maxInflight: MAX_INFLIGHT,
+        initialTaskSeconds: perTask,
+        smoothing: 0.3,
+        maxRetries: 0,
+        shared: false,
+        fuseLimit: BATCH_MAX,
+        fusable: (t, member) => !mixedRefs(t, member),
+        fuseWidth: (idle) => widthFor(idle),
+        taskCost: (t) => kernelCost.get(kernelOf(g.specs[t]!)) ?? BATCH_SECONDS / 16
+      })
       const alive = () => [...workers.values()].filter((w) => w.alive)
+      /** the worker of dispatcher slot `index` */
+      const workerAt = (index: number): WorkerView | undefined => {
+        for (const w of workers.values()) if (w.index === index) return w
+        return undefined
+      }
+      /** every live worker takes work (joining is idempotent for one already in) */
+      const joinAlive = () => {
+        for (const w of alive()) d.join(w.index)
+      }
       const now = EngineClock.nowSeconds()
       for (const w of alive()) {
         for (const cb of job.clockCbs) {
@@ -501,23 +527,31 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       const isAlive = (name: string) => workers.get(name)?.alive === true
       busy = () => {
         let n = 0
-        for (const x of inflight.values()) if (x > 0) n++
+        for (const w of workers.values()) if (w.alive && d.inflight(w.index) > 0) n++
         return n
       }
-      const liveHolder = (i: number) => holders[i]?.some(isAlive) === true
+      /** the live workers holding task `i`'s result */
+      const holderNames = (i: number): Array<string> => {
+        const out: Array<string> = []
+        for (const h of d.holdersOf(i)) {
+          const w = workerAt(h)
+          if (w !== undefined && w.alive) out.push(w.name)
+        }
+        return out
+      }
       let outstanding = 0
       /** `LiteralsMissing` answers this compute (a batch overtaken, a worker restarted) */
       let literalRetries = 0
 
-      const send = (kind: "run" | "recover", w: WorkerView, tasks: ReadonlyArray<number>, profile: boolean) => {
+      const send = (kind: "run" | "recover", w: WorkerView, batch: number, tasks: ReadonlyArray<number>, profile: boolean) => {
         const inBatch = new Set(tasks)
         const inputs = new Map<string, ReadonlyArray<string>>()
         for (const i of tasks) {
           for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) {
-            const d = g.depList[j]!
-            if (inBatch.has(d)) continue
-            const hs = (holders[d] ?? []).filter(isAlive)
-            inputs.set(g.keys[d]!, hs.includes(w.name) ? [w.name] : hs)
+            const dep = g.depList[j]!
+            if (inBatch.has(dep)) continue
+            const hs = holderNames(dep)
+            inputs.set(g.keys[dep]!, hs.includes(w.name) ? [w.name] : hs)
           }
         }
         const want: Array<string> = []
@@ -557,14 +591,13 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           // an argument the wire cannot carry (a function, ...): the task named, never sent
           return Effect.fail(notSendable(g, tasks, e))
         }
-        inflight.set(w.name, (inflight.get(w.name) ?? 0) + 1)
         outstanding++
         const sent = performance.now()
         return Effect.forkIn(
           clientFor(w.name).Run({ blob }).pipe(
             Effect.raceFirst(Effect.andThen(Deferred.await(w.lost), Effect.fail("worker lost" as const))),
             Effect.exit,
-            Effect.flatMap((exit) => Queue.offer(queue, { kind, w: w.name, tasks, exit, wall: (performance.now() - sent) / 1000 }))
+            Effect.flatMap((exit) => Queue.offer(queue, { kind, w: w.name, batch, tasks, exit, wall: (performance.now() - sent) / 1000 }))
           ),
           inner
         )
@@ -590,95 +623,22 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         }
       }
 
-      /** Recomputes the results of `lost` (and the released inputs they need). */
-      const recover = (lost: ReadonlyArray<number>) =>
-        Effect.gen(function*() {
-          const todo = lost.filter((i) => !recovering[i])
-          if (todo.length === 0) return
-          const closure = new Set<number>()
-          const stack = [...todo]
-          while (stack.length > 0) {
-            const i = stack.pop()!
-            if (closure.has(i)) continue
-            closure.add(i)
-            for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) {
-              const d = g.depList[j]!
-              if (!liveHolder(d)) stack.push(d)
-            }
-          }
-          const ws = alive()
-          if (ws.length === 0) return
-          for (const i of todo) recovering[i] = 1
-          const w = ws.reduce((a, b) => (inflight.get(a.name) ?? 0) <= (inflight.get(b.name) ?? 0) ? a : b)
-          yield* send("recover", w, [...closure].sort((a, b) => a - b), false)
-        })
-
-      /** Results only dead workers held that are still needed. */
-      const lostResults = (): Array<number> => {
-        const out: Array<number> = []
-        for (let i = 0; i < g.size; i++) {
-          if (s.finished[i] && !s.released[i] && !recovering[i] && !liveHolder(i)) out.push(i)
-        }
-        return out
-      }
-
-      /** per task: how many of its unfinished inputs are in the batch being built (fusing) */
-      const hits = new Int32Array(g.size)
-
-      const member = new Uint8Array(g.size)
       /**
-       * True when a list argument of `d` (`TaskGraph.refs`) names tasks both in the batch
-       * and outside it: the worker's batch graph cannot mix results it makes with fetched
-       * values in one list, so `d` waits for its own round.
+       * True when a list argument of `t` (`TaskGraph.refs`) names tasks both in the batch
+       * (flagged in `member`) and outside it: the worker's batch graph cannot mix results
+       * it makes with fetched values in one list, so `t` is not fused (it waits for its
+       * own round).
        */
-      const mixedRefs = (d: number) => {
-        const plan = g.argPlan[d]
+      const mixedRefs = (t: number, member: Uint8Array) => {
+        const plan = g.argPlan[t]
         if (plan === null || plan === undefined) return false
         for (const slot of plan) {
           if (typeof slot === "number") continue
           let inside = 0
-          for (const t of slot) inside += member[t]!
+          for (const x of slot) inside += member[x]!
           if (inside > 0 && inside < slot.length) return true
         }
         return false
-      }
-      /**
-       * Adds to `list` (a batch for one worker) the tasks that are not ready yet but all of
-       * whose unfinished inputs are in it ("fused", as the worker-thread pool does): the
-       * worker runs the batch in order, so a chain or a subtree costs one round trip
-       * instead of one per level. Their finished inputs must have a live holder (fetched
-       * by the worker like any input).
-       */
-      const fuse = (list: Array<number>, widen: number) => {
-        const costOf = (d: number) => kernelCost.get(kernelOf(g.specs[d]!)) ?? BATCH_SECONDS / 16
-        for (const i of list) member[i] = 1
-        const touched: Array<number> = []
-        for (let q = 0; q < list.length && list.length < BATCH_MAX; q++) {
-          const i = list[q]!
-          let continued = false
-          for (let j = s.dependents.start[i]!, e = s.dependents.start[i + 1]!; j < e && list.length < BATCH_MAX; j++) {
-            const d = s.dependents.list[j]!
-            if (!s.needed[d] || s.running[d] || s.finished[d]) continue
-            if (hits[d] === 0) touched.push(d)
-            if (++hits[d]! !== s.waiting[d]) continue
-            // i's first fused dependent continues its line (a chain, a reduction); each
-            // further one widens the batch, which idle workers could have shared
-            if (continued && (widen <= 0 || costOf(d) > widen)) continue
-            let inputsLive = true
-            for (let k = g.depStart[d]!; k < g.depStart[d + 1]!; k++) {
-              const x = g.depList[k]!
-              if (s.finished[x] && !liveHolder(x)) inputsLive = false
-            }
-            if (!inputsLive || mixedRefs(d)) continue
-            if (continued && widen !== Infinity) widen -= costOf(d)
-            continued = true
-            State.markFused(s, d)
-            list.push(d)
-            member[d] = 1
-          }
-        }
-        for (const d of touched) hits[d] = 0
-        for (const i of list) member[i] = 0
       }
 
       /**
@@ -700,76 +660,30 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         return tripCost * (idle + 1) / idle
       }
 
-      const dispatch = Effect.gen(function*() {
-        const ws = alive()
-        const free = ws.filter((w) => (inflight.get(w.name) ?? 0) < MAX_INFLIGHT)
-        if (free.length === 0 || s.readyCount === 0) return
-        // batches of about BATCH_SECONDS of work each (from the measured seconds per task),
-        // so that long tasks stay spread and a worker that joins finds work left
-        const cap = Math.max(1, Math.min(BATCH_MAX, Math.ceil(s.readyCount / free.length), Math.floor(BATCH_SECONDS / perTask)))
-        const batches = new Map<string, Array<number>>()
-        const back: Array<number> = []
-        // the worker the previous task went to: ties go to it while its batch has room, so
-        // tasks next to each other in graph order (siblings) land together and their
-        // dependents can be fused into the same batch
-        let last: string | undefined
-        while (s.readyCount > 0) {
-          const i = State.popReady(s)
-          let missing = false
-          let best: string | undefined
-          let bestBytes = -1
-          const inputBytes = new Map<string, number>()
-          for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) {
-            const d = g.depList[j]!
-            if (!liveHolder(d)) {
-              missing = true
-              continue
-            }
-            // +1: inputs of 0 bytes (no-op results) still count, so ties go to the worker
-            // holding more of them (fewer fetches)
-            for (const h of holders[d]!) inputBytes.set(h, (inputBytes.get(h) ?? 0) + nbytes[d]! + 1)
-          }
-          if (missing) {
-            back.push(i)
+      /**
+       * Carries out the dispatcher's instructions: batches sent (`pretask` for each of a
+       * batch's tasks; a worker that joined since the compute began starts its plugins
+       * first), releases queued for their workers (they ride with the next batch, or
+       * `flushReleases`).
+       */
+      const carryOut = Effect.gen(function*() {
+        for (const x of d.take()) {
+          if (x._tag === "Finish") continue
+          const w = workerAt(x.slot)
+          if (w === undefined || !w.alive) continue
+          if (x._tag === "Release") {
+            for (const i of x.tasks) push(releases, w.name, g.keys[i]!)
             continue
           }
-          const sizeOf = (name: string | undefined) => name === undefined ? 0 : batches.get(name)?.length ?? 0
-          for (const w of free) {
-            const b = sizeOf(w.name)
-            if (b >= cap) continue
-            const bytes = inputBytes.get(w.name) ?? 0
-            if (
-              bytes > bestBytes ||
-              bytes === bestBytes && best !== last && (w.name === last || b < sizeOf(best))
-            ) {
-              best = w.name
-              bestBytes = bytes
-            }
+          const tasks = [...x.tasks]
+          if (x.recover) {
+            yield* send("recover", w, x.batch, tasks, false)
+            continue
           }
-          if (best === undefined) {
-            back.push(i)
-            break
-          }
-          push(batches, best, i)
-          last = best
-        }
-        for (const i of back) State.requeue(s, i)
-        // free workers with nothing running that this round gives nothing either
-        let idle = 0
-        for (const w of free) if ((inflight.get(w.name) ?? 0) === 0 && !batches.has(w.name)) idle++
-        const widen = widthFor(idle)
-        for (const [name, tasks] of batches) {
-          fuse(tasks, widen)
-          const set = running.get(name) ?? new Set<number>()
-          running.set(name, set)
-          for (const i of tasks) {
-            set.add(i)
-            if (job.pre.length > 0) pre(job, i)
-          }
-          // a worker that joined since the compute began starts its plugins first (checked
-          // here, not in startPlugins: an Effect per batch for nothing to start was measurable, docs/engine.md)
-          if (hooked.length > 0 && !pluginsStarted(hooked, name)) yield* startPlugins(job, [workers.get(name)!])
-          yield* send("run", workers.get(name)!, tasks, job.profile)
+          if (job.pre.length > 0) for (const i of tasks) pre(job, i)
+          // checked here, not in startPlugins: an Effect per batch for nothing to start was measurable (docs/engine.md)
+          if (hooked.length > 0 && !pluginsStarted(hooked, w.name)) yield* startPlugins(job, [w])
+          yield* send("run", w, x.batch, tasks, job.profile)
         }
       })
 
@@ -777,23 +691,17 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
 
       const handle = (m: Msg): Effect.Effect<void, EngineError.ComputeError> =>
         Effect.gen(function*() {
-          if (m.kind === "joined") return
+          if (m.kind === "joined") return joinAlive()
           if (m.kind === "dead") {
-            const lost = lostResults()
-            if (lost.length > 0) yield* recover(lost)
+            // its batches go back to ready; results only it held are recomputed
+            const dead = workers.get(m.w)
+            if (dead !== undefined) d.lose(dead.index)
             return
           }
           outstanding--
-          inflight.set(m.w, (inflight.get(m.w) ?? 1) - 1)
           const w = workers.get(m.w)!
-          const set = running.get(m.w)
-          const requeue = (i: number) => {
-            set?.delete(i)
-            if (m.kind === "run" && s.running[i] && !s.finished[i]) State.requeue(s, i)
-          }
           if (Exit.isFailure(m.exit)) {
-            if (m.kind === "recover") for (const i of m.tasks) recovering[i] = 0
-            else for (const i of m.tasks) requeue(i)
+            d.lose(w.index)
             yield* markDead(w)
             return
           }
@@ -819,7 +727,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             }
             for (const k of t.keys) {
               const i = g.index.get(k)
-              if (i !== undefined && holders[i] !== undefined && !holders[i]!.includes(m.w)) holders[i]!.push(m.w)
+              if (i !== undefined) d.arrived(w.index, i)
             }
           }
           const values = reply.values
@@ -840,44 +748,37 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
             const trip = Math.max(0, m.wall - reply.seconds)
             tripCost = tripCost < 0 ? trip : 0.7 * tripCost + 0.3 * trip
           }
-          const temps: Array<string> = []
           const rec = newRows(1)
           const recs = reply.recs
+          // each completed task by its position in the batch (what the dispatcher knows it by)
+          const position = new Map<number, number>()
+          for (let q = 0; q < m.tasks.length; q++) position.set(m.tasks[q]!, q)
           for (let j = 0; j < reply.done.length; j++) {
-            const d = reply.done[j]!
-            const i = g.index.get(d.key)!
-            if (m.kind === "recover") {
-              if (s.finished[i] && !s.released[i] && recovering[i]) {
-                recovering[i] = 0
-                holders[i] = [m.w]
-              } else if (!(s.finished[i] && !s.released[i] && holders[i]?.includes(m.w))) temps.push(d.key)
+            const done = reply.done[j]!
+            const i = g.index.get(done.key)!
+            const q = position.get(i)!
+            // a recomputed result, or one made twice (its copy here released): the dispatcher sorts it out
+            if (m.kind === "recover" || s.finished[i]) {
+              d.taskDone(w.index, m.batch, q, REMOTE, done.nbytes)
               continue
             }
-            set?.delete(i)
-            if (s.finished[i]) {
-              temps.push(d.key)
-              continue
-            }
-            nbytes[i] = d.nbytes
-            holders[i] = [m.w]
-            const workerId = w.index * STRIDE + d.thread
+            const workerId = w.index * STRIDE + done.thread
             if (book !== null) {
               const p = j * TIMING_FLOATS
               // a task the worker did not record: no timings (phases at 0, amounts absent)
               if (recs !== undefined && hasRow(recs, p)) copyRow(recs, p, rec, 0, -w.offset)
               else rec.fill(NaN).fill(0, 0, CLOCK_FIELDS)
               record(view, book, i, undefined, workerId, w.host, rec, 0, "memory", {
-                nbytes: d.nbytes,
-                chunks: d.chunks,
-                shape: d.shape,
-                dtype: d.dtype,
-                type: d.type
+                nbytes: done.nbytes,
+                chunks: done.chunks,
+                shape: done.shape,
+                dtype: done.dtype,
+                type: done.type
               })
             }
-            State.finishTask(s, i, values !== undefined && Object.hasOwn(values, d.key) ? shareResult(values[d.key]) : REMOTE)
+            d.taskDone(w.index, m.batch, q, values !== undefined && Object.hasOwn(values, done.key) ? shareResult(values[done.key]) : REMOTE, done.nbytes)
             if (job.post.length > 0) post(job, i, undefined, workerId)
           }
-          if (temps.length > 0) push(releases, m.w, ...temps)
           const err = reply.error
           // sent again, with the literals, by the next dispatch (or recovery)
           if (err?.tag === "LiteralsMissing") {
@@ -893,14 +794,16 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
               return yield* fail(new EngineError.ComputeError({ reason, message: reason.message }))
             }
           }
-          if (m.kind === "recover") {
-            for (const i of m.tasks) if (recovering[i] && !liveHolder(i)) recovering[i] = 0
-            if (err !== null && TASK_FAILURES.has(err.tag)) return yield* fail(toComputeError(err))
-            const lost = lostResults()
-            if (lost.length > 0) yield* recover(lost)
-            return
+          if (err?.tag === "InputLost") {
+            // every holder it was sent to failed to give these: they hold them no more
+            // (else the batch would come back to the same answer forever)
+            for (const k of err.lost) {
+              const i = g.index.get(k)
+              if (i !== undefined) d.dataLost(i)
+            }
           }
-          for (const i of m.tasks) if (!s.finished[i]) requeue(i)
+          // what did not complete goes back to ready (a recover batch: what is still lost, again)
+          d.batchDone(w.index, m.batch, m.kind === "run" && reply.done.length > 0 ? reply.seconds : -1)
           if (err === null) return
           if (TASK_FAILURES.has(err.tag)) {
             const e = toComputeError(err)
@@ -914,16 +817,6 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
               })
             }
             return yield* fail(e)
-          }
-          if (err.tag === "InputLost") {
-            // every holder it was sent to failed to give these: they hold them no more
-            // (else the batch would come back to the same answer forever)
-            for (const k of err.lost) {
-              const i = g.index.get(k)
-              if (i !== undefined && holders[i] !== undefined) holders[i] = []
-            }
-            const lost = lostResults()
-            if (lost.length > 0) yield* recover(lost)
           }
         })
 
@@ -964,22 +857,23 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
 
       const loop = Effect.gen(function*() {
         if (s.total > 0) yield* waitForWorker
+        joinAlive()
+        d.start()
         while (!State.isDone(s)) {
-          yield* dispatch
-          // what the dispatch did not carry to its workers
+          yield* carryOut
+          // what the batches did not carry to their workers
           yield* flushReleases
           if (outstanding === 0) {
             if (alive().length === 0) {
               yield* waitForWorker
-              const lost = lostResults()
-              if (lost.length > 0) yield* recover(lost)
+              joinAlive()
               continue
             }
-            if (s.readyCount === 0 && lostResults().length === 0) {
+            if (s.readyCount === 0 && !d.hasLost()) {
               return yield* Effect.die(new Error("cluster scheduler stalled: nothing ready, nothing running"))
             }
-            const lost = lostResults()
-            if (lost.length > 0) yield* recover(lost)
+            d.dispatch()
+            yield* carryOut
             if (outstanding === 0) {
               yield* Effect.sleep("20 millis")
               continue
@@ -989,21 +883,25 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           yield* handle(m)
           for (const more of yield* Queue.clear(queue)) yield* handle(more)
         }
+        // the batch-size estimate outlives the compute
+        perTask = d.taskSeconds
         // the requested results, from their holders
         for (let attempt = 0;; attempt++) {
           const byHolder = new Map<string, Array<number>>()
           for (const i of s.requested) {
             if (s.cache[i] !== REMOTE) continue
-            const h = holders[i]?.find(isAlive)
+            const h = holderNames(i)[0]
             if (h !== undefined) push(byHolder, h, i)
           }
           const want = s.requested.filter((i) => s.cache[i] === REMOTE).length
           if (want === 0) break
           if (byHolder.size === 0 || attempt > 20) {
+            // lost ones are being recomputed (the dispatcher keeps results on workers recovered until gathered)
             yield* waitForWorker
-            const lost = lostResults()
-            if (lost.length > 0) yield* recover(lost)
+            joinAlive()
+            yield* carryOut
             if (outstanding > 0) yield* handle(yield* Queue.take(queue))
+            yield* carryOut
             continue
           }
           yield* Effect.forEach(byHolder, ([name, idx]) =>
@@ -1016,12 +914,11 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
               for (const i of idx) if (Object.hasOwn(values, g.keys[i]!)) s.cache[i] = shareResult(values[g.keys[i]!])
             }), { concurrency: "unbounded", discard: true })
           for (const more of yield* Queue.clear(queue)) yield* handle(more)
+          yield* carryOut
         }
         // nothing of this compute stays on the workers
-        for (let i = 0; i < g.size; i++) {
-          const hs = holders[i]
-          if (hs !== undefined) for (const h of hs) push(releases, h, g.keys[i]!)
-        }
+        yield* carryOut
+        for (let i = 0; i < g.size; i++) for (const h of holderNames(i)) push(releases, h, g.keys[i]!)
         yield* flushReleases
       })
 

@@ -674,6 +674,11 @@ export class Dispatcher {
     this.pendingRelease.clear()
   }
 
+  /** Whether a result still needed has no live holder (being recomputed, or waiting for a slot to do it). */
+  hasLost(): boolean {
+    return this.anyLost()
+  }
+
   /** Whether a result still needed has no live holder (not yet being recomputed: no slot to do it). */
   private anyLost(): boolean {
     if (this.options.shared) return false
