@@ -1,5 +1,5 @@
 /**
- * A cluster worker's plugin runner (src/engine/internal/cluster/workerPlugins.ts), without
+ * A cluster worker's plugin runner (src/engine/internal/cluster/pluginRunner.ts), without
  * processes: a batch's records (the pool's, kept as timing rows: batchTimings.ts) reach the
  * worker plugins as the scheduler would have made them — rows, clock, execution keys,
  * lineage, stage — and a plugin that reads records only during the call
@@ -13,7 +13,7 @@ import type { TaskRecord } from "../../src/engine/EngineEvents.ts"
 import { describeResult } from "../../src/engine/internal/kernels.ts"
 import type { RunTrace } from "../../src/engine/internal/cluster/protocol.ts"
 import { BatchTimings } from "../../src/engine/internal/cluster/batchTimings.ts"
-import { PluginRunner } from "../../src/engine/internal/cluster/workerPlugins.ts"
+import { PluginRunner } from "../../src/engine/internal/cluster/pluginRunner.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import { seen } from "../fixtures/plugins/recording.ts"
 

@@ -1,7 +1,7 @@
 /**
  * The one place a TaskRecord is built: from a task's timing row (`taskTiming.ts`), its
  * result's description and the keys around it. The driver's executors (job.ts `record`)
- * and a cluster worker's plugins (cluster/workerPlugins.ts) both call {@link buildTaskRecord},
+ * and a cluster worker's plugins (cluster/pluginRunner.ts) both call {@link buildTaskRecord},
  * so a record reads the same wherever it is made.
  *
  * Two shapes: a new object per task, its optional fields absent when unset (a callback may

@@ -15,7 +15,7 @@
  * ran on another host.
  *
  * Worker plugins (the profiler layers' per-host files) run here, fed by `PluginRunner`
- * (workerPlugins.ts) with this worker's records.
+ * (pluginRunner.ts) with this worker's records.
  *
  * What it holds is counted (`HeldStore`): said to the scheduler's registry when it
  * changes, bounded by `maxHeldBytes` (a result past it is refused: `HeldBytesExceeded`),
@@ -49,7 +49,7 @@ import { decodeValue, encodeValue, storeKey, TesseraWorker } from "./protocol.ts
 import type { PluginsRequest, RunReply, RunRequest, WireTransfer } from "./protocol.ts"
 import { BatchTimings } from "./batchTimings.ts"
 import { copyRow, newRows, TIMING_FLOATS } from "../taskTiming.ts"
-import { PluginRunner } from "./workerPlugins.ts"
+import { PluginRunner } from "./pluginRunner.ts"
 
 /**
  * How to start a worker process.
