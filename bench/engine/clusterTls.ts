@@ -8,6 +8,9 @@
  * - `bench cluster`'s no-op graphs (fan-out 10,000, tree 4,096): tasks/s, median of
  *   `--repeats` computes a side after a warm-up, alternating.
  *
+ * - a connection's set-up to the registry port: TCP connect, and TCP connect plus the
+ *   TLS 1.3 PSK handshake (ECDHE), median of 50 each (what a new link costs once).
+ *
  * Goals: TLS keeps ≥ 80% of the fetch's bandwidth and ≥ 90% of the tasks/s.
  *
  * Usage: node bench/engine/clusterTls.ts [--mib 64] [--repeats 7] [--json]
@@ -22,6 +25,9 @@ import * as Engine from "../../src/engine/Engine.ts"
 import type * as Executor from "../../src/engine/Executor.ts"
 import * as Kernel from "../../src/engine/Kernel.ts"
 import * as TaskGraph from "../../src/engine/TaskGraph.ts"
+import { connect } from "node:net"
+import * as Tls from "node:tls"
+import { clientTls } from "../../src/engine/internal/cluster/security.ts"
 import { build } from "./BenchGraphs.ts"
 import { median } from "../stats.ts"
 
@@ -62,6 +68,18 @@ const tasksPerSecond = async (rt: Rt, shape: "fanout" | "tree", tasks: number): 
   return g.graph.size / ((performance.now() - t0) / 1000)
 }
 
+/** Milliseconds to open a connection to `port` that may talk (plain: connected; TLS: handshake done). */
+const setUp = (port: number, tls: boolean) =>
+  new Promise<number>((resolve, reject) => {
+    const t0 = performance.now()
+    const s = tls ? Tls.connect({ ...clientTls(token), host: "127.0.0.1", port }) : connect({ host: "127.0.0.1", port })
+    s.once(tls ? "secureConnect" : "connect", () => {
+      resolve(performance.now() - t0)
+      s.destroy()
+    })
+    s.once("error", reject)
+  })
+
 const token = Redacted.make("tessera-token-v1:" + randomBytes(32).toString("base64url"))
 const sides = {
   plain: ManagedRuntime.make(Cluster.layerLocal({ local: 2, heartbeatTimeout: 120 })) as Rt,
@@ -91,6 +109,18 @@ try {
     const m = { plain: median(t.plain), tls: median(t.tls) }
     results[`bench cluster ${shape} ${tasks}`] = { ...m, ratio: m.tls / m.plain, unit: "tasks/s" }
   }
+  const portOf = async (rt: Rt) => {
+    const a = (await rt.runPromise(Effect.map(Cluster.Cluster, (c) => c.address)))
+    return Number(a.slice(a.lastIndexOf(":") + 1))
+  }
+  const ms = { plain: [] as Array<number>, tls: [] as Array<number> }
+  const ports = { plain: await portOf(sides.plain), tls: await portOf(sides.tls) }
+  for (let i = 0; i < 50; i++) {
+    ms.plain.push(await setUp(ports.plain, false))
+    ms.tls.push(await setUp(ports.tls, true))
+  }
+  const c = { plain: median(ms.plain), tls: median(ms.tls) }
+  results["connection set-up"] = { ...c, ratio: c.tls / c.plain, unit: "ms" }
 } finally {
   await Promise.all([sides.plain.dispose(), sides.tls.dispose()])
 }
@@ -98,6 +128,8 @@ if (argv.includes("--json")) console.log(JSON.stringify({ repeats, mib, cpus: cp
 else {
   console.log(`TLS against plain TCP, 2 local worker processes a side, ${repeats} alternating runs a side (median); ${cpus().length} cores`)
   for (const [k, v] of Object.entries(results)) {
-    console.log(`  ${k}: plain ${v.plain.toFixed(0)} ${v.unit}, TLS ${v.tls.toFixed(0)} ${v.unit}: TLS keeps ${(100 * v.ratio).toFixed(1)}%`)
+    console.log(v.unit === "ms"
+      ? `  ${k}: plain ${v.plain.toFixed(2)} ms, TLS ${v.tls.toFixed(2)} ms (${v.ratio.toFixed(1)}x)`
+      : `  ${k}: plain ${v.plain.toFixed(0)} ${v.unit}, TLS ${v.tls.toFixed(0)} ${v.unit}: TLS keeps ${(100 * v.ratio).toFixed(1)}%`)
   }
 }

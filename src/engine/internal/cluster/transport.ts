@@ -206,7 +206,9 @@ export const layerClientProtocol = (security: LinkSecurity): Layer.Layer<Runners
       return {
         codecFor: serialization.codecFor,
         make: Effect.fnUntraced(function*(address) {
-          const socket = yield* socketTo(security, address.host, address.port, { openTimeout: 1000, timeout: 5500 })
+          // Effect's own 1 s to open, 3 s where a TLS handshake comes with it (a loaded machine
+          // took over 1 s for one, and the client gave up and started again)
+          const socket = yield* socketTo(security, address.host, address.port, { openTimeout: security._tag === "tls" ? 3000 : 1000, timeout: 5500 })
           return yield* RpcClient.makeProtocolSocket().pipe(
             Effect.provideService(Socket.Socket, socket),
             Effect.provideService(RpcSerialization.RpcSerialization, serialization)
