@@ -66,6 +66,10 @@ describe("issue 35: the seeded-fault gallery", { timeout: 240_000 }, () => {
     }
     const precision = tp / Math.max(1, tp + fp)
     const recall = tp / Math.max(1, tp + fn)
+    for (const [fault, rules] of fired) {
+      const extra = rules.filter((r) => r !== expected.get(fault))
+      if (extra.length > 0) console.log(`gallery: ${fault}: also ${extra.join(", ")}`)
+    }
     console.log(`gallery: ${fired.size} runs, precision ${(100 * precision).toFixed(0)}% (${tp} of ${tp + fp} medium/high findings expected), recall ${(100 * recall).toFixed(0)}% (${tp} of ${tp + fn} faults found)`)
   })
 
