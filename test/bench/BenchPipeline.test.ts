@@ -39,7 +39,7 @@ describe("Bench.pipeline (tinybench)", () => {
 describe("tessera bench FILE and tessera diff (command line)", () => {
   it("issue 36: bench saves comparable results; diff flags nothing of a result against itself, exits 1 under --fail-on regression naming what got slower, and refuses traces with nothing in common", () => {
     // two interleaved series of the test pipeline: sharpen doing 3x the work in the second (an option of the test pipeline)
-    const b = tessera(["bench", fixture, "--rounds", "5", "--warmup", "1", "--workers", "2", "--env", "TESSERA_TEST_SLOWDOWN=", "--env", "TESSERA_TEST_SLOWDOWN=sharpen:3", "--save", join(dir, "ab"), "--log-level", "warn"], { TESSERA_TEST_ROUNDS: "1000" })
+    const b = tessera(["bench", fixture, "--rounds", "5", "--warmup", "1", "--workers", "2", "--env", "TESSERA_TEST_SLOWDOWN=", "--env", "TESSERA_TEST_SLOWDOWN=sharpen:3", "--save", join(dir, "ab"), "--log-level", "warn"], { TESSERA_TEST_ROUNDS: "600" })
     assert.equal(b.status, 0, b.stderr)
     assert.match(b.stdout, /slowable\[TESSERA_TEST_SLOWDOWN=\] \(.*slowable\.ts, TESSERA_TEST_SLOWDOWN=\): 5 rounds, warm, after 1 warm-up/)
     assert.match(b.stdout, /wall time: median [\d.]+ s, 95% interval [\d.]+\.\.[\d.]+ s/)
