@@ -729,12 +729,13 @@ export interface RunFiles {
   readonly samples: ReadonlyArray<string>
 }
 
-const profilerFile = /^(.*)-(TracePlugin|ResourceMonitor|StatisticalProfiler)-[^/\\]*\.msgpack$/
+const profilerFile = /^(.*)-(TracePlugin|ResourceMonitor|StatisticalProfiler)(?:-[^/\\]*)?\.msgpack$/
 
 /**
  * Groups trace database paths into runs: the files one `--profile NAME` wrote
  * (`NAME-TracePlugin-{host}.msgpack`, `NAME-ResourceMonitor-…`,
- * `NAME-StatisticalProfiler-…`, every host's) are one run; any other file is a run of its
+ * `NAME-StatisticalProfiler-…`, every host's; DASF's `NAME-TracePlugin.msgpack` without a
+ * host too) are one run; any other file is a run of its
  * own. In the order the runs' first files were given.
  *
  * @since 0.1.0

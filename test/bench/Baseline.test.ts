@@ -1,5 +1,9 @@
 import assert from "node:assert/strict"
-import { describe, it } from "node:test"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { after, describe, it } from "node:test"
+import { writeReportPromise } from "../../src/report/Report.ts"
 import * as Diff from "../../src/analysis/Diff.ts"
 import { type FlameDiffNode, topSelfChanges } from "../../src/analysis/FlameDiff.ts"
 import { baselineHtml, flameDiffSvg } from "../../src/report/Baseline.ts"
@@ -50,5 +54,27 @@ describe("Baseline section", () => {
     const top = topSelfChanges(tree, 2)
     assert.deepEqual(top.map((t) => t.name), ["b", "a"])
     assert.ok(Math.abs(top[0]!.newSelf - 0.65) < 1e-12)
+  })
+})
+
+describe("tessera report --baseline", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tessera-baseline-"))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+  const dasf = ["small-TracePlugin.msgpack", "small-ResourceMonitor.msgpack"].map((f) => new URL(`../fixtures/dasf-small/${f}`, import.meta.url).pathname)
+
+  it("issue 36: the report of a run against itself holds the comparison section, nothing called a change", async () => {
+    const out = join(dir, "r.html")
+    await writeReportPromise(dasf, out, { baseline: dasf })
+    const html = readFileSync(out, "utf8")
+    assert.match(html, /<section id="baseline"><h2>Against the baseline<\/h2>/)
+    assert.match(html, /no significant change/)
+    assert.match(html, /<h3>Wall time of the critical path, explained<\/h3>/)
+  })
+
+  it("issue 36: a baseline with nothing in common is refused with a sentence naming --baseline", async () => {
+    const saved = join(dir, "other.json")
+    writeFileSync(saved, JSON.stringify({ format: "tessera-bench", version: 1, created: "", machine: {}, settings: {}, series: [{ name: "s", file: "f.ts", runs: [run("r", 1)] }] }))
+    await assert.rejects(writeReportPromise(dasf, join(dir, "x.html"), { baseline: [saved] }), (e: Error) =>
+      /^--baseline: NEW and the baseline have no stage or function in common/.test(e.message))
   })
 })

@@ -94,8 +94,8 @@ describe("Diff on synthetic runs", () => {
   })
 
   it("issue 36: files of one --profile name are one run; saved bench results are read, and several series refused", () => {
-    const g = Diff.runFileGroups(["r/a-TracePlugin-h1.msgpack", "r/a-ResourceMonitor-h1.msgpack", "r/a-StatisticalProfiler-h1.msgpack", "r/a-TracePlugin-h2.msgpack", "r/b-TracePlugin-h1.msgpack", "other.msgpack"])
-    assert.deepEqual(g.map((x) => [x.label, x.traces.length, x.samples.length]), [["r/a-*", 3, 1], ["r/b-*", 1, 0], ["other.msgpack", 1, 0]])
+    const g = Diff.runFileGroups(["r/a-TracePlugin-h1.msgpack", "r/a-ResourceMonitor-h1.msgpack", "r/a-StatisticalProfiler-h1.msgpack", "r/a-TracePlugin-h2.msgpack", "r/b-TracePlugin-h1.msgpack", "other.msgpack", "d/small-TracePlugin.msgpack", "d/small-ResourceMonitor.msgpack"])
+    assert.deepEqual(g.map((x) => [x.label, x.traces.length, x.samples.length]), [["r/a-*", 3, 1], ["r/b-*", 1, 0], ["other.msgpack", 1, 0], ["d/small-*", 2, 0]])
     const saved = (series: number) => JSON.stringify({ format: "tessera-bench", version: 1, created: "", machine: {}, settings: {}, series: Array.from({ length: series }, (_, i) => ({ name: `s${i}`, file: "f.ts", runs: [run("r", { "x/f": 1 })] })) })
     assert.equal(Diff.benchRuns("one.json", saved(1)).length, 1)
     assert.throws(() => Diff.benchRuns("two.json", saved(2)), /two.json: holds 2 series \(s0, s1\)/)
