@@ -56,7 +56,7 @@ export interface Diagnosis {
  * @category models
  */
 export interface DiagnoseOptions {
-  readonly thresholds?: Partial<Thresholds>
+  readonly thresholds?: ThresholdSettings
   readonly profile?: ProfileData
   /**
    * worker threads the run had, where the trace cannot say: a pool started before the
@@ -86,7 +86,7 @@ export class DiagnoseError extends Data.TaggedError("DiagnoseError")<{ readonly 
  * @since 0.1.0
  * @category parsing
  */
-export const parseThresholds = (settings: ReadonlyArray<string>): Partial<Thresholds> => {
+export const parseThresholds = (settings: ReadonlyArray<string>): ThresholdSettings => {
   const out: Record<string, unknown> = {}
   for (const s of settings) {
     const m = /^([A-Za-z.]+)=(.*)$/.exec(s)
@@ -98,9 +98,18 @@ export const parseThresholds = (settings: ReadonlyArray<string>): Partial<Thresh
     if (name.startsWith("severity.")) out.severity = { ...(out.severity as object ?? {}), [name.slice(9)]: value }
     else out[name] = value
   }
-  thresholdsOf(out as Partial<Thresholds>)
-  return out as Partial<Thresholds>
+  thresholdsOf(out as ThresholdSettings)
+  return out as ThresholdSettings
 }
+
+/**
+ * Thresholds to change: any of them (the rest keep their defaults), `severity`'s two
+ * each on its own.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ThresholdSettings = Partial<Omit<Thresholds, "severity">> & { readonly severity?: Partial<Thresholds["severity"]> }
 
 const gcFrame = "(garbage collector)"
 
@@ -145,7 +154,7 @@ export const gcSeconds = (d: ProfileData): GcSeconds => {
  * @since 0.1.0
  * @category constructors
  */
-export const thresholdsOf = (given: Partial<Thresholds> | undefined): Thresholds => {
+export const thresholdsOf = (given: ThresholdSettings | undefined): Thresholds => {
   if (given === undefined) return defaultThresholds
   const out: Record<string, unknown> = { ...defaultThresholds }
   for (const [k, v] of Object.entries(given)) {
@@ -202,7 +211,7 @@ export const diagnoseTables = (tables: DiagnosisTables, options: DiagnoseOptions
  */
 export const diagnoseFilesPromise = async (
   files: ReadonlyArray<string>,
-  options: { readonly thresholds?: Partial<Thresholds>; readonly workers?: number; readonly tables?: TraceTables } = {}
+  options: { readonly thresholds?: ThresholdSettings; readonly workers?: number; readonly tables?: TraceTables } = {}
 ): Promise<Diagnosis & { readonly warnings: ReadonlyArray<string> }> => {
   const thresholds = thresholdsOf(options.thresholds) // a bad threshold fails before any load
   const tables = options.tables ?? await loadPromise(files)
@@ -224,7 +233,7 @@ export const diagnoseFilesPromise = async (
  */
 export const diagnoseFiles = (
   files: ReadonlyArray<string>,
-  options: { readonly thresholds?: Partial<Thresholds>; readonly workers?: number } = {}
+  options: { readonly thresholds?: ThresholdSettings; readonly workers?: number } = {}
 ): Effect.Effect<Diagnosis & { readonly warnings: ReadonlyArray<string> }, TraceFormatError | DiagnoseError> =>
   Effect.tryPromise({
     try: () => diagnoseFilesPromise(files, options),

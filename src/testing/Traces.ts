@@ -58,8 +58,8 @@ export interface ScheduledTask extends GraphTask {
 
 /**
  * Faults a trace can be seeded with: `straggler` (one task 10x its function's duration,
- * data unchanged), `skew` (one `load` or `transform` task with 20x the data and 20x the
- * duration),
+ * data unchanged), `skew` (one `load` or `transform` task with 40x the data, more than
+ * 5x what any other task handles in and out, and 20x the duration),
  * `clock-skew` (the second host's clock 50 ms ahead).
  *
  * @since 0.1.0
@@ -223,7 +223,7 @@ export const schedule = (
   }
   if (faults.includes("straggler")) seed("straggler", (t) => ({ ...t, duration: t.duration * 10 }))
   // skew: of a function whose chunks are data (not a reduction's few bytes)
-  if (faults.includes("skew")) seed("skew", (t) => ({ ...t, duration: t.duration * 20, size: t.size * 20 }), (t) => t.fn !== "reduce")
+  if (faults.includes("skew")) seed("skew", (t) => ({ ...t, duration: t.duration * 20, size: t.size * 40 }), (t) => t.fn !== "reduce")
   const workers = hosts.flatMap((h) => Array.from({ length: perHost }, (_, i) => ({ host: h, worker: `worker-${h}-${i}`, free: 0 })))
   const out: Array<ScheduledTask> = []
   let bytesMoved = 0

@@ -96,7 +96,7 @@ describe("issue 35: diagnose", { timeout: 180_000 }, () => {
     bad(() => parseThresholds(["stragglerFactor=abc"]), "stragglerFactor=abc", /expected NAME=NUMBER/)
     bad(() => diagnoseTables(tables, { workers: 0 }), "workers", /at least 1, got 0/)
     assert.deepEqual(parseThresholds(["stragglerFactor=4", "severity.high=0.3"]), { stragglerFactor: 4, severity: { high: 0.3 } })
-    assert.equal(thresholdsOf({ severity: { high: 0.3 } as never }).severity.medium, defaultThresholds.severity.medium)
+    assert.equal(thresholdsOf({ severity: { high: 0.3 } }).severity.medium, defaultThresholds.severity.medium)
   })
 
   it("issue 35: tessera diagnose --json, and a bad --threshold exits 2 naming it", async () => {

@@ -97,7 +97,10 @@ export interface Facts {
   readonly cpu: Float64Array
   readonly io: Float64Array
   readonly peak: Float64Array
-  /** per task: bytes in plus bytes out (the data it handled) */
+  /**
+   * per task: the bytes of its result, else (no size recorded) of its inputs: the
+   * chunk's own data (a consumer of a large chunk reads it, but is not skewed by it)
+   */
   readonly bytes: Float64Array
   readonly path: CriticalPathSteps
   /** per task row: the compute it ran in (the driver's `wait` segment around its start), -1 where none */
@@ -148,7 +151,7 @@ export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds, poolSize?: numb
   const io = floatsOf(tables.tasks.getChild("io_bytes"), n)
   const peak = floatsOf(tables.tasks.getChild("peak_memory"), n)
   const bytes = new Float64Array(n)
-  for (let i = 0; i < n; i++) bytes[i] = (input.bytesIn[i]! || 0) + (v.size[i]! > 0 ? v.size[i]! : 0)
+  for (let i = 0; i < n; i++) bytes[i] = v.size[i]! > 0 ? v.size[i]! : input.bytesIn[i]! || 0
   const path = criticalPathSteps(tables, { by: "end" })
   const waits = input.segments.filter((s) => s.activity === "wait").slice().sort((a, b) => a.start - b.start)
   const computeOf = new Int32Array(n).fill(-1)

@@ -322,9 +322,18 @@ const tasksTooSmall: Rule = (f, t) => {
     for (const e of spans.values()) capacity += Math.min(W, e.n) * Math.max(0, e.b - e.a)
     const perTask = Math.max(0, capacity - g.taskTime) / g.rows.length
     if (!(perTask > 0) || !(g.medianDuration < t.overheadRatio * perTask)) return
-    // fusable: the tasks of one compute (a later compute's tasks wait for the driver)
+    // fusable: the tasks of one compute (a later compute's tasks wait for the driver), of
+    // one array (the chunks of one key name: `('name-token', i, ...)`; an iteration's
+    // array cannot be fused with the next one's)
     const perCompute = g.rows.length / Math.max(1, spans.size)
-    const factor = Math.min(Math.ceil(perTask / (t.targetOverhead * Math.max(g.medianDuration, 1e-6))), Math.floor(perCompute / W))
+    const arrays = new Set<string>()
+    for (const r of g.rows) {
+      const k = str(f.v.key, f.v.key.codes[r]!) ?? ""
+      const comma = k.indexOf(",")
+      arrays.add(comma < 0 ? k : k.slice(0, comma))
+    }
+    const perArray = g.rows.length / Math.max(1, arrays.size)
+    const factor = Math.min(Math.ceil(perTask / (t.targetOverhead * Math.max(g.medianDuration, 1e-6))), Math.floor(Math.min(perCompute, perArray) / W))
     if (factor < 2) return
     const seconds = saving(f.v, f.path, (s, i, d) => (s._tag === "Latency" && next[i]! >= 0 && groupOf[next[i]!] === gi ? d / factor : undefined))
     const mid = g.rows[g.rows.length >> 1]!
@@ -349,7 +358,7 @@ const tasksTooSmall: Rule = (f, t) => {
     evidence: evidenceOf(f, top.g.rows, sameGroup(top.g)),
     fix: top.fix,
     seconds,
-    assumptions: `the latency before each small task ${lead} divided by its group's fusion factor (${found.slice(0, 4).map((x) => `${x.factor}x`).join(", ")}${found.length > 4 ? ", …" : ""}; at least one task per worker per compute); task time unchanged`
+    assumptions: `the latency before each small task ${lead} divided by its group's fusion factor (${found.slice(0, 4).map((x) => `${x.factor}x`).join(", ")}${found.length > 4 ? ", …" : ""}; tasks fused within one array and one compute, at least one per worker); task time unchanged`
   }]
 }
 
@@ -364,14 +373,16 @@ const latencyFloor = (f: Facts): number => {
 const schedulingLatency: Rule = (f, t) => {
   const p = f.path
   if (!(p.length > 0) || p.latency / p.length < t.latencyShare) return []
+  // the hand-over before the first task is start-up's (startup-dominated)
+  const first = firstTaskStep(f)
   const lat: Array<number> = []
-  for (const s of p.steps) if (s._tag === "Latency") lat.push(s.end - s.start)
+  p.steps.forEach((s, i) => void (s._tag === "Latency" && i > first && lat.push(s.end - s.start)))
   const count = lat.length
   lat.sort((a, b) => a - b)
   // hand-overs slower than this run's usual one (its median): stalls, not the cost of
   // handing over (that, tasks-too-small and driver-bound weigh)
   const floor = lat[lat.length >> 1] ?? 0
-  const seconds = saving(f.v, p, (s, _i, d) => (s._tag === "Latency" ? Math.min(d, floor) : undefined))
+  const seconds = saving(f.v, p, (s, i, d) => (s._tag === "Latency" && i > first ? Math.min(d, floor) : undefined))
   const taskSteps = p.steps.filter((s) => s._tag === "Task").length
   return [{
     rule: "scheduling-latency",
@@ -506,25 +517,32 @@ const workerImbalance: Rule = (f, t) => {
 
 const drivenActivities = new Set(["between computes", "graph build", "submit"])
 
+// the index of the path's first task step (-1: none): the hand-over before it is start-up
+const firstTaskStep = (f: Facts): number => f.path.steps.findIndex((s) => s._tag === "Task")
+
 const driverBound: Rule = (f, t) => {
   const segs = f.input.segments
   const computes = new Set(segs.map((s) => s.compute).filter((c) => c === c)).size
   let own = 0
   let back = 0
   let out = 0
-  for (const s of f.path.steps) {
+  const first = firstTaskStep(f)
+  f.path.steps.forEach((s, i) => {
+    if (i < first) return // start-up's (startup-dominated)
     if (s._tag === "Driver" && drivenActivities.has(s.segment.activity)) own += s.segment.end - s.segment.start
     if (s._tag === "Latency" && s.kind === "result") back += s.end - s.start
     if (s._tag === "Latency" && s.kind === "dispatch") out += s.end - s.start
-  }
+  })
   if (computes < 2 || (own + back + out) / Math.max(f.wall, 1e-9) < t.driverShare) return []
   const keep = 1 / computes
   // one graph: the driver's work between computes once; a result going back to the
   // driver and the next compute's tasks handed out become one hand-over between tasks,
   // as fast as the run's fastest tenth of hand-overs
   const floor = latencyFloor(f)
-  const seconds = saving(f.v, f.path, (s, _i, d) =>
-    s._tag === "Driver" && drivenActivities.has(s.segment.activity)
+  const seconds = saving(f.v, f.path, (s, i, d) =>
+    i < first
+      ? undefined
+      : s._tag === "Driver" && drivenActivities.has(s.segment.activity)
       ? d * keep
       : s._tag === "Latency" && s.kind === "result"
       ? 0
@@ -544,21 +562,30 @@ const driverBound: Rule = (f, t) => {
 const startupDominated: Rule = (f, t) => {
   let start = 0
   let boot = 0
+  let firstHandOver = 0
   for (const s of f.path.steps) {
     if (s._tag === "Task") break
     const d = stepDuration(f.v, s)
     start += d
     if (s._tag === "Driver" && s.segment.activity === "worker start") boot += d
+    if (s._tag === "Latency" && s.kind === "dispatch") firstHandOver += d
   }
   if (start / Math.max(f.wall, 1e-9) < t.startupShare) return []
   const share = start / Math.max(f.wall, 1e-9)
+  // the first hand-over beyond the run's usual one: workers (and their profilers) getting ready
+  const lat: Array<number> = []
+  for (const s of f.path.steps) if (s._tag === "Latency" && s.kind === "dispatch") lat.push(s.end - s.start)
+  lat.sort((a, b) => a - b)
+  const usual = lat[lat.length >> 1] ?? 0
+  const slowFirst = Math.max(0, firstHandOver - usual)
+  if (boot + slowFirst <= 0) return []
   return [{
     rule: "startup-dominated",
-    message: `${fmtPct(share)} of the run (${fmtS(start)}) passed before its first task, ${fmtS(boot)} of it booting worker threads`,
+    message: `${fmtPct(share)} of the run (${fmtS(start)}) passed before its first task: ${fmtS(boot)} booting worker threads, ${fmtS(firstHandOver)} handing the first task out (${fmtS(usual)} is this run's usual hand-over)`,
     evidence: { keys: [], start: 0, end: start, worker: "driver" },
     fix: "keep one executor for several pipelines (the pool boots once), or run more work per run",
-    seconds: boot,
-    assumptions: "worker threads already started (a pool kept from an earlier run); the rest of start-up unchanged",
+    seconds: boot + slowFirst,
+    assumptions: "worker threads already started and ready (a pool kept from an earlier run): no boot, and the first hand-over as fast as the run's usual one; the rest of start-up unchanged",
     severity: share >= t.startupHigh ? "high" : "medium"
   }]
 }
