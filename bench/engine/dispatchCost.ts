@@ -20,10 +20,11 @@ import { Effect, ManagedRuntime } from "effect"
 
 const [rootArg = ".", shape = "fanout", nArg = "100000", repsArg = "6"] = process.argv.slice(2)
 const root = pathToFileURL(resolve(rootArg)).href
-const B = await import(`${root}/bench/engine/BenchGraphs.ts`)
-const Executor = await import(`${root}/src/engine/Executor.ts`)
-const Engine = await import(`${root}/src/engine/Engine.ts`)
-const g = B.build(shape, Number(nArg))
+// the other checkout's modules, typed as this one's (the same API)
+const B = (await import(`${root}/bench/engine/BenchGraphs.ts`)) as typeof import("./BenchGraphs.ts")
+const Executor = (await import(`${root}/src/engine/Executor.ts`)) as typeof import("../../src/engine/Executor.ts")
+const Engine = (await import(`${root}/src/engine/Engine.ts`)) as typeof import("../../src/engine/Engine.ts")
+const g = B.build(shape as "fanout" | "tree" | "chain", Number(nArg))
 const reps = Number(repsArg)
 
 /** Best main-thread CPU µs and wall µs a task over `reps` computes (after one warm-up). */
@@ -46,7 +47,7 @@ const rt = ManagedRuntime.make(Executor.layerWorkers({ workers: 2 }))
 const [poolCpu, poolWall] = await best(() => rt.runPromise(Engine.compute(g.graph, { keys: g.keys })), () => process.threadCpuUsage())
 await rt.dispose()
 const [syncCpu, syncWall] = await best(
-  () => Effect.runPromise(Effect.provide(Engine.compute(g.graph, { keys: g.keys }), Executor.layerSync)),
+  () => Effect.runPromise(Engine.compute(g.graph, { keys: g.keys }).pipe(Effect.provide(Executor.layerSync))),
   () => process.threadCpuUsage()
 )
 const round = (x: number) => Math.round(x * 1000) / 1000
