@@ -28,6 +28,14 @@ import { loadPromise } from "../../src/analysis/Load.ts"
 import * as Tutorial5 from "../../examples/tutorial5/Tutorial5.ts"
 import { dataset, even, K } from "../../examples/faults/common.ts"
 import { closePool, runAndDiagnose, sharedPool, show } from "./gallery.ts"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as fc from "fast-check"
+import * as Cluster from "../../src/engine/Cluster.ts"
+import * as Executor from "../../src/engine/Executor.ts"
+import { chain, perChunk } from "../../examples/faults/common.ts"
+import { toBytes, traceArb } from "../../src/testing/index.ts"
 
 const run = promisify(execFile)
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
@@ -99,15 +107,43 @@ describe("issue 35: diagnose", { timeout: 180_000 }, () => {
     assert.equal(thresholdsOf({ severity: { high: 0.3 } }).severity.medium, defaultThresholds.severity.medium)
   })
 
+  it("issue 35: a cluster run whose worker clock is 0.5 s ahead: clock-skew, naming the worker", async () => {
+    // two local worker processes, the first's clock shifted (Cluster's test-only option):
+    // the offset is measured and applied, and the diagnosis reports it
+    const d = await runAndDiagnose("shifted-clock", () => chain("shifted", dataset("shift_X", even(4, 1_000), 2), [perChunk("scaled", K.scale, [2])]), {
+      executor: Cluster.layerLocal({ local: 2, clockShift: [0.5, 0] }) as unknown as import("effect").Layer.Layer<Executor.Executor, unknown>
+    })
+    const f = d.findings.find((x) => x.rule === "clock-skew")
+    assert.ok(f !== undefined, show(d))
+    assert.match(f.message, /tessera-worker@.*'s clock was 50\d ms ahead of the scheduler's|tessera-worker@.*'s clock was 4\d\d ms ahead/)
+  })
+
+  it("issue 35: databases of several runs are refused, naming how many", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tessera-diagnose-runs-"))
+    try {
+      const [a, b] = fc.sample(traceArb({ minTasks: 5, maxTasks: 5 }), { numRuns: 2, seed: 35 })
+      const later = { ...b!, events: b!.events.map((e) => ({ ...e, timestamp: e.timestamp + 3_600 })) }
+      writeFileSync(join(dir, "a.msgpack"), toBytes(a!))
+      writeFileSync(join(dir, "b.msgpack"), toBytes(later))
+      await assert.rejects(diagnoseFilesPromise([join(dir, "a.msgpack"), join(dir, "b.msgpack")]), (e: unknown) =>
+        e instanceof DiagnoseError && e.what === "databases" && !e.usage && /hold 2 runs/.test(e.message))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("issue 35: tessera diagnose --json, and a bad --threshold exits 2 naming it", async () => {
-    const { stdout } = await run(process.execPath, [main, "diagnose", "-d", ...dasf, "--json"], { timeout: 60_000 })
+    // the two commands at once (each a process start)
+    const [{ stdout }, e] = await Promise.all([
+      run(process.execPath, [main, "diagnose", "-d", ...dasf, "--json"], { timeout: 60_000 }),
+      run(process.execPath, [main, "diagnose", "-d", ...dasf, "--threshold", "nope=1"], { timeout: 60_000 }).then(
+        () => assert.fail("should exit 2"),
+        (err: { code: number; stderr: string }) => err
+      )
+    ])
     const j = JSON.parse(stdout) as { findings: Array<{ rule: string }>; tasks: number }
     assert.equal(j.tasks, 409)
     assert.equal(j.findings[0]!.rule, "tasks-too-small")
-    const e = await run(process.execPath, [main, "diagnose", "-d", ...dasf, "--threshold", "nope=1"], { timeout: 60_000 }).then(
-      () => assert.fail("should exit 2"),
-      (err: { code: number; stderr: string }) => err
-    )
     assert.equal(e.code, 2)
     assert.match(e.stderr, /unknown threshold nope/)
   })
