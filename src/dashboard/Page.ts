@@ -319,12 +319,24 @@ function draw(){
     });
   });
 }
+// The page's own budget: after a draw that took d ms, the next waits at least 9 d, so
+// drawing takes at most a tenth of this tab's thread (and of a core the engine may need);
+// on an idle machine a draw takes 10-20 ms and every delta is drawn.
+var lastDrawEnd = 0, lastDrawMs = 0;
 function kick(){
   if (drawing || !dirty) return;
-  drawing = true; dirty = false;
-  requestAnimationFrame(function(){
-    draw().catch(function(e){ T.errors.push(String(e)); }).then(function(){ drawing = false; if (dirty) kick(); });
-  });
+  drawing = true;
+  var wait = Math.max(0, lastDrawEnd + 9 * lastDrawMs - performance.now());
+  setTimeout(function(){
+    dirty = false;
+    requestAnimationFrame(function(){
+      var t0 = performance.now();
+      draw().catch(function(e){ T.errors.push(String(e)); }).then(function(){
+        lastDrawEnd = performance.now(); lastDrawMs = Math.min(200, T.lastRenderMs === undefined ? lastDrawEnd - t0 : T.lastRenderMs);
+        drawing = false; if (dirty) kick();
+      });
+    });
+  }, wait);
 }
 
 // ---- text: counts, progress, tables ---------------------------------------------------------

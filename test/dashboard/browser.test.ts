@@ -2,7 +2,7 @@
  * Issue 34: the live dashboard in a real headless browser (Debian's chromium driven by
  * playwright-core).
  *
- * - a demo run (`tessera demo --dashboard 127.0.0.1:0 --profile …`, 200,000 samples on 2
+ * - a demo run (`tessera demo --dashboard 127.0.0.1:0 --profile …`, 100,000 samples on 2
  *   workers): the page, opened while the run goes, shows the task count growing; at the
  *   end it equals the trace's Compute events (the engine's own count) exactly, every
  *   progress bar is done, and the page says the run is over (the process holds it up
@@ -32,6 +32,10 @@ import type { Browser, Page } from "playwright-core"
 import * as Dashboard from "../../src/dashboard/Dashboard.ts"
 import { LiveState } from "../../src/dashboard/LiveState.ts"
 import { loadReportDataPromise } from "../../src/report/Report.ts"
+
+// page-side code (evaluated in the browser) names its globals
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+declare const window: any, document: any, requestAnimationFrame: any
 
 const CHROMIUM = "/usr/bin/chromium"
 const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
@@ -141,7 +145,7 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
   })
 
   it("issue 34: during a demo run the count grows; at the end it equals the engine's count and every bar is done", async () => {
-    const run = serve(["demo", "--samples", "200000", "--workers", "2", "--dashboard", "127.0.0.1:0", "--profile", join(dir, "live"), "--log-level", "warn"], dir)
+    const run = serve(["demo", "--samples", "100000", "--workers", "2", "--dashboard", "127.0.0.1:0", "--profile", join(dir, "live"), "--log-level", "warn"], dir)
     cleanups.push(run.stop)
     const url = await run.url
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/, "loopback, no token")
@@ -257,7 +261,7 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
     await page.waitForTimeout(500)
     // hover a bar: the tooltip fetches the key and shows it as text
     const box = await page.locator("#stream canvas").boundingBox()
-    if (box !== null) for (let x = 0.2; x < 0.9; x += 0.05) await page.mouse.move(box.x + box.width * x, box.y + 60)
+    if (box !== null) for (let x = 0.2; x < 0.9; x += 0.1) await page.mouse.move(box.x + box.width * x, box.y + 60)
     for (const tab of tabs) {
       await page.click(`#tabs button[data-tab=${tab}]`)
       await page.waitForTimeout(300)
