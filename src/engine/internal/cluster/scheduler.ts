@@ -51,13 +51,14 @@ import * as State from "../../State.ts"
 import * as WorkerPlugin from "../../WorkerPlugin.ts"
 import type { Job } from "../job.ts"
 import { erredInfo, execKeyOf, MemoryBook, post, pre, record, taskLineage } from "../job.ts"
-import { shareResult, unsendable } from "../kernels.ts"
+import { shareResult } from "../kernels.ts"
 import { CLOCK_FIELDS, copyRow, hasRow, newRows, TIMING_FLOATS } from "../taskTiming.ts"
 import { Dispatcher } from "../dispatch/dispatcher.ts"
 import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localCluster.ts"
 import { decodeValue, encodeValue, parseAddress, ROW_STRIDE, TesseraWorker, workerRow } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
 import { LiteralBook } from "./literals.ts"
+import { notSendable, TASK_FAILURES, toComputeError } from "./workerErrors.ts"
 import * as Registry from "./registry.ts"
 import * as Security from "./security.ts"
 import * as Transport from "./transport.ts"
@@ -1004,61 +1005,4 @@ const push = <K, V>(m: Map<K, Array<V>>, k: K, ...v: Array<V>): void => {
   const a = m.get(k)
   if (a === undefined) m.set(k, v)
   else a.push(...v)
-}
-
-/** ArgumentNotSendable for the first argument of `tasks` that cannot be serialised (`cause`: the serialiser's error). */
-const notSendable = (g: Job["graph"], tasks: ReadonlyArray<number>, cause: unknown): EngineError.ComputeError => {
-  const detail = cause instanceof Error ? cause.message : String(cause)
-  for (const i of tasks) {
-    const sp = g.specs[i]!
-    for (let a = 0; a < sp.args.length; a++) {
-      const what = unsendable(sp.args[a])
-      if (what !== undefined) return EngineError.argumentNotSendable(sp.key, Kernel.describe(sp.kernel), sp.stage, a, what, detail)
-    }
-  }
-  const sp = g.specs[tasks[0]!]!
-  return EngineError.argumentNotSendable(sp.key, Kernel.describe(sp.kernel), sp.stage, 0, "a value that cannot be serialised", detail)
-}
-
-/** A worker's failures that fail the compute as themselves (the task's own fault, not the cluster's). */
-const TASK_FAILURES: ReadonlySet<string> = new Set(["KernelFailed", "KernelNotFound", "BadOutput", "ArgumentNotSendable", "ModuleRefused", "WorkerMemoryExceeded", "HeldBytesExceeded"])
-
-/**
- * The worker's typed error, rebuilt from its fields (`RunReply.error.fields`): the same
- * class and message as the worker's; a KernelFailed names the kernel's `file:line`.
- */
-const toComputeError = (err: NonNullable<RunReply["error"]>): EngineError.ComputeError => {
-  const f = (err.fields ?? {}) as Record<string, never>
-  const kernel = typeof f.kernel === "string" ? f.kernel as string : Kernel.describe({ module: err.module, name: err.name })
-  const stage = typeof f.stage === "string" ? { stage: f.stage as string } : {}
-  let reason: EngineError.ComputeError["reason"]
-  switch (err.tag) {
-    case "KernelNotFound":
-      reason = new EngineError.KernelNotFound({ key: err.key, module: err.module, name: err.name, message: err.message })
-      break
-    case "BadOutput":
-      reason = new EngineError.BadOutput({ key: err.key, kernel, ...stage, declared: String(f.declared ?? "?"), actual: String(f.actual ?? "?"), message: err.message })
-      break
-    case "ArgumentNotSendable":
-      reason = new EngineError.ArgumentNotSendable({ key: err.key, kernel, ...stage, argument: Number(f.argument ?? 0), what: String(f.what ?? "?"), message: err.message })
-      break
-    case "HeldBytesExceeded":
-      reason = new EngineError.HeldBytesExceeded({ key: err.key, worker: String(f.worker ?? ""), limit: Number(f.limit ?? 0), held: Number(f.held ?? 0), message: err.message })
-      break
-    case "ModuleRefused":
-      reason = new EngineError.ModuleRefused({ key: err.key, module: err.module, name: err.name, why: String(f.why ?? ""), message: err.message })
-      break
-    case "WorkerMemoryExceeded":
-      reason = new EngineError.WorkerMemoryExceeded({ key: err.key, kernel, limit: Number(f.limit ?? 0), held: Number(f.held ?? 0), message: err.message })
-      break
-    default: {
-      // the worker's message names the kernel's file:line already; one from an older
-      // worker (no fields) is rebuilt with the kernel's module, so it does too
-      if (typeof f.message === "string") {
-        const at = typeof f.at === "string" ? f.at as string : EngineError.kernelFrame(err.stack, err.module)
-        reason = new EngineError.KernelFailed({ key: err.key, kernel, stack: err.stack, ...(at !== undefined ? { at } : {}), message: err.message })
-      } else return EngineError.kernelFailed(err.key, kernel, err.message, err.stack, err.module)
-    }
-  }
-  return new EngineError.ComputeError({ reason, message: reason.message })
 }
