@@ -73,7 +73,7 @@ export interface DiagnoseOptions {
  * @category errors
  */
 export class DiagnoseError extends Data.TaggedError("DiagnoseError")<{ readonly what: string; readonly message: string }> {
-  /** a bad threshold is a usage error (`tessera diagnose` exits 2); several runs a failure */
+  /** a bad threshold is a usage error (`tessera diagnose` exits 2); databases without a task or of several runs, a failure */
   get usage(): boolean {
     return this.what !== "databases"
   }
@@ -204,7 +204,8 @@ export const diagnoseTables = (tables: DiagnosisTables, options: DiagnoseOptions
 /**
  * Load databases and diagnose them: the stack samples are read too when a database
  * holds some. Rejects with the trace layer's `TraceFormatError` for a file that cannot
- * be read, `DiagnoseError` for a bad threshold or databases of several runs.
+ * be read, `DiagnoseError` for a bad threshold, databases without a task, or databases
+ * of several runs.
  *
  * @since 0.1.0
  * @category analysis
@@ -215,6 +216,9 @@ export const diagnoseFilesPromise = async (
 ): Promise<Diagnosis & { readonly warnings: ReadonlyArray<string> }> => {
   const thresholds = thresholdsOf(options.thresholds) // a bad threshold fails before any load
   const tables = options.tables ?? await loadPromise(files)
+  if (tables.tasks.numRows === 0) {
+    throw new DiagnoseError({ what: "databases", message: `the databases hold no task (${files.join(", ")}): nothing to diagnose` })
+  }
   const runs = runsOf(tables)
   if (runs.length > 1) {
     throw new DiagnoseError({ what: "databases", message: `the databases hold ${runs.length} runs; diagnose one at a time (tessera analyze names them)` })

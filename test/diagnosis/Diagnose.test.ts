@@ -118,7 +118,7 @@ describe("issue 35: diagnose", { timeout: 180_000 }, () => {
     assert.match(f.message, /tessera-worker@.*'s clock was 50\d ms ahead of the scheduler's|tessera-worker@.*'s clock was 4\d\d ms ahead/)
   })
 
-  it("issue 35: databases of several runs are refused, naming how many", async () => {
+  it("issue 35: databases of several runs, or without a task, are refused, saying so", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tessera-diagnose-runs-"))
     try {
       const [a, b] = fc.sample(traceArb({ minTasks: 5, maxTasks: 5 }), { numRuns: 2, seed: 35 })
@@ -127,6 +127,10 @@ describe("issue 35: diagnose", { timeout: 180_000 }, () => {
       writeFileSync(join(dir, "b.msgpack"), toBytes(later))
       await assert.rejects(diagnoseFilesPromise([join(dir, "a.msgpack"), join(dir, "b.msgpack")]), (e: unknown) =>
         e instanceof DiagnoseError && e.what === "databases" && !e.usage && /hold 2 runs/.test(e.message))
+      // an empty database: nothing to diagnose, said so (not "no findings")
+      writeFileSync(join(dir, "empty.msgpack"), new Uint8Array(0))
+      await assert.rejects(diagnoseFilesPromise([join(dir, "empty.msgpack")]), (e: unknown) =>
+        e instanceof DiagnoseError && e.what === "databases" && /hold no task .*empty\.msgpack/.test(e.message))
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
