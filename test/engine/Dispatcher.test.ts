@@ -56,6 +56,8 @@ interface Scenario {
   readonly slots: number
   readonly maxBatch: number
   readonly fetchKeeps: ReadonlyArray<boolean>
+  /** seconds fusion may widen a batch while a slot idles (the cluster's rule), or none */
+  readonly width: number | null
   readonly ops: ReadonlyArray<Op>
 }
 
@@ -67,6 +69,7 @@ const scenarioArb = (rare: boolean): fc.Arbitrary<Scenario> =>
     slots: fc.integer({ min: 1, max: 4 }),
     maxBatch: fc.integer({ min: 1, max: 8 }),
     fetchKeeps: fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }),
+    width: fc.option(fc.double({ min: 0, max: 0.05, noNaN: true }), { nil: null }),
     ops: rare
       ? fc.array(fc.oneof({ weight: 20, arbitrary: opArb }, { weight: 1, arbitrary: rareArb }), { maxLength: 80 })
       : fc.array(opArb, { maxLength: 80 })
@@ -106,7 +109,8 @@ class World {
       initialTaskSeconds: 0.0001,
       maxRetries: 2,
       shared: sc.shared,
-      kindOf: this.kindOf
+      kindOf: this.kindOf,
+      ...(sc.width !== null ? { fuseWidth: (idle: number) => (idle > 0 ? sc.width! : Infinity), taskCost: () => 0.01 } : {})
     })
     for (let q = 0; q < sc.slots; q++) this.addSlot(q % 2 === 1 && sc.kinds ? 1 : 0, false)
     if (sc.kinds && sc.slots === 1) this.addSlot(1, false)
