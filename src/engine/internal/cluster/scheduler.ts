@@ -36,7 +36,7 @@
  * @since 0.1.0
  * @internal
  */
-import { Context, Deferred, Effect, Exit, Layer, Queue } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Layer, Queue } from "effect"
 import { MessageStorage, type RunnerAddress, RunnerStorage } from "effect/cluster"
 import { hostname } from "node:os"
 import * as EngineClock from "../../EngineClock.ts"
@@ -285,9 +285,11 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
 
   // local worker processes
   const locals: Array<LocalWorker> = []
+  // a child process's exit (a Node callback) marks its worker dead with this scope's services
+  const runFork = Effect.runForkWith(yield* Effect.context<never>())
   const onExit = (lw: LocalWorker) => {
     const name = [...workers.values()].find((w) => w.address === `${lw.options.listen.host}:${lw.options.listen.port}`)
-    if (name !== undefined) Effect.runFork(markDead(name))
+    if (name !== undefined) runFork(markDead(name))
   }
   const addLocal = Effect.promise(async () => {
     const k = locals.length
@@ -830,9 +832,9 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       })
 
       const waitForWorker = Effect.gen(function*() {
-        const until = Date.now() + (options.noWorkerWait ?? 5) * 1000
+        const until = (yield* Clock.currentTimeMillis) + (options.noWorkerWait ?? 5) * 1000
         while (alive().length === 0) {
-          if (Date.now() > until) {
+          if ((yield* Clock.currentTimeMillis) > until) {
             return yield* fail(EngineError.noWorkers(
               registryDown !== undefined && postgres === undefined
                 ? `the cluster has no live worker: its scheduler at ${bindHost}:${port} does not answer (for ${
