@@ -78,16 +78,20 @@ const specMaker = () => {
   const waiting = new Map<number, { resolve: (u: never) => void; reject: (e: Error) => void }>()
   let worker: Worker | undefined
   let next = 0
+  let markReady = () => {}
+  const ready = new Promise<void>((resolve) => (markReady = resolve))
   const start = () => {
     const self = import.meta.url
     const w = new Worker(new URL(`./SpecWorker${self.slice(self.lastIndexOf("."))}`, self))
     w.unref()
-    w.on("message", (m: { id: number; ok: boolean; specs?: never; error?: string }) => {
+    w.on("message", (m: { id: number; ok: boolean; specs?: never; error?: string; ready?: boolean }) => {
+      if (m.ready === true) return markReady()
       const p = waiting.get(m.id)
       waiting.delete(m.id)
       if (p !== undefined) m.ok ? p.resolve(m.specs!) : p.reject(new Error(m.error))
     })
     w.on("error", (e) => {
+      markReady()
       for (const p of waiting.values()) p.reject(e)
       waiting.clear()
       worker = undefined
@@ -126,7 +130,9 @@ const specMaker = () => {
       timelines: t.timelines
     }
   }
-  return { make, close: () => void worker?.terminate() }
+  // started with the server, its modules loaded before the run starts
+  worker = start()
+  return { make, ready, close: () => void worker?.terminate() }
 }
 
 /**
@@ -140,7 +146,12 @@ export const serve = (state: LiveState, options: DashboardOptions = {}): Effect.
     Effect.tryPromise({
       try: () => {
         const specs = specMaker()
-        return startServer(state, options, specs.make).then((server) => ({ ...server, close: () => (specs.close(), server.close()) }))
+        const started = startServer(state, options, specs.make).then((server) => ({ ...server, close: () => (specs.close(), server.close()) }))
+        // the charts' compiler loaded (at most 30 s) before the caller's run starts
+        return Promise.all([started, Promise.race([specs.ready, new Promise((r) => setTimeout(r, 30_000).unref())])]).then(([s]) => s, (e: unknown) => {
+          specs.close()
+          throw e
+        })
       },
       catch: (e) => e instanceof DashboardError ? e : new DashboardError({ address: `${options.host ?? ""}:${options.port ?? ""}`, reason: String(e) })
     }),

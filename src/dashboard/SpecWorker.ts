@@ -51,6 +51,10 @@ export const compileSpecs = (width: number) => {
   return { stream: Charts.taskStreamVegaOf(templateShape, width), timelines: Charts.toVega(timelines, { wall }) }
 }
 
+// loaded: the server waits for this before the run starts (Vega-Lite's modules take a
+// core for a second on a loaded machine: not during the run)
+parentPort?.postMessage({ ready: true })
+
 parentPort?.on("message", (r: SpecRequest) => {
   try {
     parentPort!.postMessage({ id: r.id, ok: true, specs: compileSpecs(r.width) })
