@@ -348,17 +348,6 @@ export const runWorker = (
           })
       }))
     const host = listenHost ?? advertise
-    // TLS where a token is given; plain only where every address is loopback, or --insecure
-    const security = yield* Effect.promise(() => import("./internal/cluster/security.ts"))
-    const decided = security.decide({
-      hosts: [host, advertise, ...(target !== undefined ? [target.host] : [])],
-      token: options.token,
-      insecure: options.insecure
-    })
-    if ("problem" in decided) return yield* new ClusterAddressError({ message: decided.problem })
-    if (decided._tag === "plain" && decided.insecure) {
-      process.stderr.write("tessera worker: --insecure: plain TCP beyond loopback; anyone who reaches this worker's ports can run code on it and read its results\n")
-    }
     const listen = {
       host,
       // port 0 (`--listen HOST:0`), or none given: a free one, said by onAddress
@@ -371,6 +360,17 @@ export const runWorker = (
             message: `--advertise: cannot listen on ${host} (${(e as Error).message}); give --listen HOST:PORT for the local address`
           })
       }))
+    }
+    // then TLS where a token is given; plain only where every address is loopback, or --insecure
+    const security = yield* Effect.promise(() => import("./internal/cluster/security.ts"))
+    const decided = security.decide({
+      hosts: [host, advertise, ...(target !== undefined ? [target.host] : [])],
+      token: options.token,
+      insecure: options.insecure
+    })
+    if ("problem" in decided) return yield* new ClusterAddressError({ message: decided.problem })
+    if (decided._tag === "plain" && decided.insecure) {
+      process.stderr.write("tessera worker: --insecure: plain TCP beyond loopback; anyone who reaches this worker's ports can run code on it and read its results\n")
     }
     // the addresses checked first (none needs the scheduler); then whether it answers
     if (target !== undefined) yield* reach.reach(target.host, target.port, probe)

@@ -7,10 +7,13 @@
  */
 import assert from "node:assert/strict"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { hostname } from "node:os"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { hostname, tmpdir } from "node:os"
+import { join } from "node:path"
 import { after, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
-import { Effect, Exit, ManagedRuntime } from "effect"
+import { Effect, Exit, ManagedRuntime, Redacted } from "effect"
 import * as fc from "fast-check"
 import * as Cluster from "../../src/engine/Cluster.ts"
 import * as Engine from "../../src/engine/Engine.ts"
@@ -98,7 +101,11 @@ describe("Cluster.runWorker's address errors", () => {
 describe("tessera scheduler --host 0.0.0.0", { timeout: 120_000 }, () => {
   it("tells workers this machine's name to join at, not the wildcard", async () => {
     const port = await Cluster.freePort("0.0.0.0")
-    const p = spawn(process.execPath, [main, "scheduler", "--host", "0.0.0.0", "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"] })
+    // off loopback the scheduler makes its token file in ~/.tessera (issue 33): a HOME of the test's own
+    const home = mkdtempSync(join(tmpdir(), "tessera-addresses-home-"))
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: home }
+    delete env.TESSERA_CLUSTER_TOKEN
+    const p = spawn(process.execPath, [main, "scheduler", "--host", "0.0.0.0", "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"], env })
     try {
       const line = await new Promise<string>((resolve, reject) => {
         let out = ""
@@ -108,9 +115,10 @@ describe("tessera scheduler --host 0.0.0.0", { timeout: 120_000 }, () => {
         })
         p.once("exit", (code) => reject(new Error(`exited ${code}: ${out}`)))
       })
-      assert.equal(line.trim(), `tessera scheduler: workers join with  tessera worker --scheduler ${hostname()}:${port}`)
+      assert.equal(line.trim(), `tessera scheduler: workers join with  tessera worker --scheduler ${hostname()}:${port} --token-file ${join(home, ".tessera", "cluster.token")}`)
     } finally {
       p.kill("SIGTERM")
+      rmSync(home, { recursive: true, force: true })
     }
   })
 })
@@ -125,11 +133,14 @@ describe("a worker listening on every interface, reached at loopback", { timeout
 
   it("joins under its contact address and computes", async () => {
     const port = await Cluster.freePort("127.0.0.1")
-    rt = ManagedRuntime.make(Cluster.layerLocal({ local: 0, port, minWorkers: 1, startTimeout: 120 }))
+    // listening on every interface takes the cluster's token (issue 33): TLS on every link
+    const token = "tessera-token-v1:" + randomBytes(32).toString("base64url")
+    rt = ManagedRuntime.make(Cluster.layerLocal({ local: 0, port, minWorkers: 1, startTimeout: 120, token: Redacted.make(token) }))
     const ready = rt.runPromise(Effect.void)
     const wport = await Cluster.freePort("0.0.0.0")
     const p = spawn(process.execPath, [main, "worker", "--scheduler", `127.0.0.1:${port}`, "--listen", `0.0.0.0:${wport}`, "--advertise", "127.0.0.1"], {
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, TESSERA_CLUSTER_TOKEN: token }
     })
     procs.push(p)
     let out = ""
