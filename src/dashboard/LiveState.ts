@@ -185,6 +185,8 @@ export class LiveState {
   transferBytes = 0
   computesStarted = 0
   computesFinished = 0
+  /** computes that failed (a task erred, or interrupted): the light hooks see no erred task itself */
+  computesFailed = 0
   /** the latest time seen, seconds since t0 */
   latest = 0
   /** the run is over (no compute in flight since `finished` was called) */
@@ -428,8 +430,9 @@ export class LiveState {
     this.over = false
   }
 
-  /** A compute finished. */
-  finish(_graph: TaskGraph, state: SchedulerState): void {
+  /** A compute finished (`failed`: a task erred or it was interrupted). */
+  finish(_graph: TaskGraph, state: SchedulerState, failed = false): void {
+    if (failed) this.computesFailed++
     for (const c of this.computes) {
       if (c.state !== state) continue
       this.countTotals(c)
@@ -540,7 +543,7 @@ export class LiveState {
       this.light = true
       return {
         startState: (g, s) => this.startState(g, s),
-        finish: (g, s) => this.finish(g, s),
+        finish: (g, s, f) => this.finish(g, s, f),
         posttask: (k, _r, g, _s, w) => this.posttask(k, g, w),
         driver: (d) => this.driver(d),
         transfer: (x) => this.transfer(x)
@@ -548,7 +551,7 @@ export class LiveState {
     }
     return {
       startState: (g, s) => this.startState(g, s),
-      finish: (g, s) => this.finish(g, s),
+      finish: (g, s, f) => this.finish(g, s, f),
       task: (t) => this.task(t),
       memory: (m) => this.memory(m),
       driver: (d) => this.driver(d),
@@ -746,6 +749,7 @@ export class LiveState {
       transferBytes: this.transferBytes,
       computes: this.computesStarted,
       computesDone: this.computesFinished,
+      computesFailed: this.computesFailed,
       running: [...this.computes].reduce((a, c) => a + c.state.runningCount, 0),
       capacity: this.capacity,
       light: this.light
@@ -842,6 +846,7 @@ export interface Counts {
   readonly transferBytes: number
   readonly computes: number
   readonly computesDone: number
+  readonly computesFailed: number
   readonly running: number
   readonly capacity: number
   /** fed by the light hooks (the driver's view) */

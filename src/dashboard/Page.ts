@@ -359,6 +359,7 @@ function drawCounts(){
   text($("n-transfers"), c.transfers.toLocaleString("en-US") + " (" + fmtB(c.transferBytes) + ")"); text($("n-time"), S.t.toFixed(1) + " s");
   var st = $("status");
   if (T.lost) { st.className = "lost"; text(st, "disconnected: reconnecting"); }
+  else if (c.computesFailed > 0) { st.className = "lost"; text(st, (S.over ? "run over: " : "running: ") + c.computesFailed + " compute" + (c.computesFailed === 1 ? "" : "s") + " failed" + (c.light ? " (tasks that never ran stay waiting; --profile names the erred task)" : "")); }
   else if (S.over) { st.className = "over"; text(st, "run finished: final state"); }
   else { st.className = "running"; text(st, "running"); }
   var note = "task stream: " + (T.mode === "detail" ? T.shown.toLocaleString("en-US") + " rectangles, one per task" : "per-worker time buckets (opacity: busy share); zoom in for single tasks") +

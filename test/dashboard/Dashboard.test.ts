@@ -15,6 +15,8 @@ import * as Engine from "../../src/engine/Engine.ts"
 import type { TaskRecord } from "../../src/engine/EngineEvents.ts"
 import * as Executor from "../../src/engine/Executor.ts"
 import * as Hooks from "../../src/engine/Hooks.ts"
+import * as Kernel from "../../src/engine/Kernel.ts"
+import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as Dashboard from "../../src/dashboard/Dashboard.ts"
 import { LiveState } from "../../src/dashboard/LiveState.ts"
 import { pageHtml } from "../../src/dashboard/Page.ts"
@@ -91,6 +93,21 @@ describe("issue 34: live state", () => {
     const busy = s.bins.busy.reduce((a, row) => a + row.reduce((x, y) => x + y, 0), 0)
     const rows = s.workers.reduce((a, w) => a + w.busy, 0)
     assert.ok(Math.abs(busy - rows) < 1e-3 * Math.max(1, rows), `${busy} vs ${rows}`)
+  })
+
+  it("issue 34: a failed compute is counted, with both hook sets", async () => {
+    const explode = Kernel.ref(new URL("../fixtures/kernels/outputs.ts", import.meta.url).href, "explode")
+    for (const records of [false, true]) {
+      const state = new LiveState()
+      const graph = TaskGraph.makeUnsafe([{ key: "boom-0", kernel: explode, args: [null] }])
+      const exit = await Effect.runPromiseExit(Engine.compute(graph).pipe(Hooks.provide(state.callbacks({ records })), Effect.provide(Executor.layerSync)))
+      assert.equal(exit._tag, "Failure")
+      const c = state.snapshot().counts
+      assert.equal(c.computesFailed, 1, `records: ${records}`)
+      assert.equal(c.computesDone, 1)
+      // the task records name the erred task; the light hooks cannot
+      assert.equal(c.erred, records ? 1 : 0)
+    }
   })
 
   it("issue 34: the layer composes with the engine like any hook layer, and starts its server on loopback", async () => {
