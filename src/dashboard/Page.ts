@@ -426,7 +426,14 @@ function connect(){
     // nothing new (a finished run, an idle one): no redraw, the counts only
     if (changed) { dirty = true; kick(); } else drawCounts();
   });
-  es.onerror = function(){ T.lost = !S.over; drawCounts(); };
+  es.onerror = function(){ T.lost = true; drawCounts(); };
+  // back after a disconnection (the server restarted the stream, or dropped a page that
+  // stopped reading): what changed meanwhile is in a new snapshot, not in the deltas
+  es.onopen = function(){
+    if (!T.lost) return;
+    fetch(api("/api/snapshot")).then(function(r){ return r.json(); }).then(function(s){ applySnapshot(s); T.lost = false; T.resyncs = (T.resyncs || 0) + 1; dirty = true; kick(); })
+      .catch(function(e){ T.errors.push(String(e)); });
+  };
   return es;
 }
 T.ready = fetch(api("/api/snapshot")).then(function(r){ if (!r.ok) throw new Error("snapshot: HTTP " + r.status); return r.json(); }).then(function(s){
