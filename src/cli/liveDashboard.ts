@@ -23,17 +23,22 @@ import type * as Scope from "effect/Scope"
 export const withDashboard = <A, E, R>(
   address: Option.Option<string>,
   options: { readonly title: string; readonly records: boolean },
-  body: (provide: <X, Y, Z>(self: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>) => Effect.Effect<A, E, R>
+  body: (
+    provide: <X, Y, Z>(self: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
+    /** the pipeline whose stage DAG the Stages tab draws (its `visualize()`, read when a page asks) */
+    stages: (pipeline: { visualize(): string }) => void
+  ) => Effect.Effect<A, E, R>
 ) =>
   Option.isNone(address)
-    ? body((self) => self)
+    ? body((self) => self, () => undefined)
     : Effect.scoped(
       Effect.gen(function*() {
         const [Dashboard, Hooks] = yield* Effect.promise(() => Promise.all([import("../dashboard/Dashboard.ts"), import("../engine/Hooks.ts")]))
         const parsed = Dashboard.parseAddress(address.value)
         if (parsed instanceof Dashboard.DashboardError) return yield* parsed
-        const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records })
-        const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks))))
+        let pipeline: { visualize(): string } | undefined
+        const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records, dot: () => pipeline?.visualize() })
+        const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks)), (p) => void (pipeline = p)))
         yield* hold(d.state, d.url)
         return yield* exit
       })

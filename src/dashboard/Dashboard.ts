@@ -49,6 +49,8 @@ export interface DashboardOptions extends ServerOptions {
    * `LiveState.callbacks`)
    */
   readonly records?: boolean
+  /** the pipeline's stage DAG (Graphviz DOT, or how to get it: `pipeline.visualize`), drawn on the Stages tab coloured by state */
+  readonly dot?: string | (() => string | undefined)
 }
 
 /**
@@ -132,7 +134,24 @@ const specMaker = () => {
   }
   // started with the server, its modules loaded before the run starts
   worker = start()
-  return { make, ready, close: () => void worker?.terminate() }
+  // the stage DAG laid out once per DOT text
+  const dags = new Map<string, Promise<string>>()
+  const dag = (dot: string): Promise<string> => {
+    let d = dags.get(dot)
+    if (d === undefined) {
+      worker ??= start()
+      const id = next++
+      d = new Promise<string>((resolve, reject) => {
+        waiting.set(id, { resolve: resolve as (u: never) => void, reject })
+        worker!.postMessage({ id, dot })
+      })
+      d.catch(() => dags.delete(dot))
+      if (dags.size > 8) dags.clear()
+      dags.set(dot, d)
+    }
+    return d
+  }
+  return { make, dag, ready, close: () => void worker?.terminate() }
 }
 
 /**
@@ -146,7 +165,11 @@ export const serve = (state: LiveState, options: DashboardOptions = {}): Effect.
     Effect.tryPromise({
       try: () => {
         const specs = specMaker()
-        const started = startServer(state, options, specs.make).then((server) => ({ ...server, close: () => (specs.close(), server.close()) }))
+        const dot = options.dot
+        const started = startServer(state, options, specs.make, dot === undefined ? undefined : () => {
+          const text = typeof dot === "string" ? dot : dot()
+          return text === undefined ? Promise.resolve(undefined) : specs.dag(text)
+        }).then((server) => ({ ...server, close: () => (specs.close(), server.close()) }))
         // the charts' compiler loaded (at most 30 s) before the caller's run starts
         return Promise.all([started, Promise.race([specs.ready, new Promise((r) => setTimeout(r, 30_000).unref())])]).then(([s]) => s, (e: unknown) => {
           specs.close()

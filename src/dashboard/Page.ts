@@ -76,7 +76,7 @@ th{background:#f0f2f5} td.n{text-align:right;font-variant-numeric:tabular-nums;w
 <section id="tab-workers" hidden><h2>Workers</h2><table id="workers"></table></section>
 <section id="tab-memory" hidden><h2>Memory and resources</h2><p class="note" id="memory-note"></p><div id="timelines" class="chart"></div></section>
 <section id="tab-transfers" hidden><h2>Transfers by worker pair</h2><p class="note" id="pairs-note"></p><table id="pairs"></table></section>
-<section id="tab-stages" hidden><h2>Stages</h2><table id="stages"></table></section>
+<section id="tab-stages" hidden><h2>Stages</h2><p class="note" id="dag-note"></p><div id="dag" class="chart"></div><table id="stages"></table></section>
 </main>
 <div id="tooltip"></div>
 <script src="/vega.js${q}"></script>
@@ -395,9 +395,44 @@ function drawTables(){
     var st = {};
     S.groups.forEach(function(g){ if (!g) return; var s = st[g.stage] || (st[g.stage] = { total: 0, done: 0, running: 0, erred: 0, groups: 0 }); s.total += g.total; s.done += g.done; s.running += g.running; s.erred += g.erred; s.groups++; });
     table($("stages"), ["stage", "groups", "progress", "done", "total", "running", "erred"], Object.keys(st).map(function(k){ var s = st[k]; return [k === "" ? "(no stage)" : k, s.groups, bar(s), s.done, s.total, s.running, s.erred]; }));
+    drawDag(st);
   } else if (tab === "memory") {
     text($("memory-note"), "managed memory and busy share are the server's time bins (" + fmtS(S.binWidth) + " each, the peak per bin); CPU and memory per host sampled every 0.5 s on the dashboard's host");
   }
+}
+
+// the stage DAG (the server's Graphviz layout, inert SVG), each stage's node coloured by state
+var dagFor = -1, dagSvg = null;
+function drawDag(st){
+  if (dagFor !== S.stages.length) {
+    dagFor = S.stages.length;
+    fetch(api("/api/dag")).then(function(r){ return r.json(); }).then(function(d){
+      var box = $("dag");
+      while (box.firstChild) box.removeChild(box.firstChild);
+      if (d.svg === null) { text($("dag-note"), "no stage graph: the run gave none (a pipeline run has one)"); box.hidden = true; dagSvg = null; return; }
+      var doc = new DOMParser().parseFromString(d.svg, "image/svg+xml");
+      var svg = doc.documentElement;
+      if (svg.nodeName.toLowerCase() !== "svg") return;
+      box.hidden = false;
+      dagSvg = document.importNode(svg, true);
+      box.appendChild(dagSvg);
+      text($("dag-note"), "stages coloured by state: green done, blue running or partly done, grey waiting, red erred");
+      drawDag(st);
+    }).catch(function(e){ T.errors.push(String(e)); });
+    return;
+  }
+  if (dagSvg === null) return;
+  Array.prototype.forEach.call(dagSvg.querySelectorAll("g"), function(g){
+    var t = g.firstElementChild;
+    if (t === null || t.nodeName.toLowerCase() !== "title") return;
+    var s = st[t.textContent];
+    if (s === undefined) return;
+    var shape = g.querySelector("polygon, ellipse, path");
+    if (shape === null) return;
+    var fill = s.erred > 0 ? "#f4a6a6" : s.total > 0 && s.done >= s.total ? "#a8d5a2" : s.running > 0 || s.done > 0 ? "#9ecae9" : "#eeeeee";
+    shape.setAttribute("fill", fill);
+    g.setAttribute("data-state", s.erred > 0 ? "erred" : s.total > 0 && s.done >= s.total ? "done" : s.running > 0 || s.done > 0 ? "running" : "waiting");
+  });
 }
 
 // ---- wiring ------------------------------------------------------------------------

@@ -10,6 +10,7 @@
  * - `/api/specs?w=W` the charts' compiled Vega specs for the run's current rows,
  *   functions and activities (the report's chart definitions, `report/Charts.ts`),
  *   cached per shape;
+ * - `/api/dag` the pipeline's stage DAG as inert SVG (Graphviz, the report's allow-list), when known;
  * - `/api/detail?from=S&to=S&limit=N` the rectangles the server holds in a window
  *   (zooming into the past), `/api/task?id=N` one rectangle with its key.
  *
@@ -159,7 +160,7 @@ type SpecMaker = (state: LiveState, width: number) => Promise<unknown>
  * @since 0.1.0
  * @category constructors
  */
-export const startServer = (state: LiveState, options: ServerOptions, specs: SpecMaker): Promise<DashboardServer> => {
+export const startServer = (state: LiveState, options: ServerOptions, specs: SpecMaker, dag?: () => Promise<string | undefined>): Promise<DashboardServer> => {
   const host = options.host ?? defaultAddress.host
   const port = options.port ?? defaultAddress.port
   const loopback = isLoopback(host)
@@ -220,6 +221,11 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
       case "/api/specs": {
         const w = Math.min(4000, Math.max(300, Math.round(num("w", 940))))
         specs(state, w).then((s) => json(res, s), (e) => refuse(res, 500, `specs: ${e instanceof Error ? e.message : String(e)}`))
+        return
+      }
+      case "/api/dag": {
+        if (dag === undefined) return json(res, { svg: null })
+        dag().then((svg) => json(res, { svg: svg ?? null }), (e) => json(res, { svg: null, error: e instanceof Error ? e.message : String(e) }))
         return
       }
       case "/api/detail": {

@@ -10,6 +10,8 @@
  */
 import { parentPort } from "node:worker_threads"
 import * as Charts from "../report/Charts.ts"
+import { renderDotPromise } from "../report/Graphviz.ts"
+import { sanitize } from "../report/SafeSvg.ts"
 
 /**
  * What the server asks for: the charts at one width.
@@ -19,7 +21,9 @@ import * as Charts from "../report/Charts.ts"
  */
 export interface SpecRequest {
   readonly id: number
-  readonly width: number
+  readonly width?: number
+  /** a stage DAG to lay out (Graphviz), instead of the charts */
+  readonly dot?: string
 }
 
 /**
@@ -56,9 +60,12 @@ export const compileSpecs = (width: number) => {
 parentPort?.postMessage({ ready: true })
 
 parentPort?.on("message", (r: SpecRequest) => {
+  const fail = (e: unknown) => parentPort!.postMessage({ id: r.id, ok: false, error: e instanceof Error ? e.message : String(e) })
+  // the stage DAG: the report's layout and its allow-list (SafeSvg: a DOT from a run is data)
+  if (r.dot !== undefined) return void renderDotPromise(r.dot).then((svg) => parentPort!.postMessage({ id: r.id, ok: true, specs: sanitize(svg) }), fail)
   try {
-    parentPort!.postMessage({ id: r.id, ok: true, specs: compileSpecs(r.width) })
+    parentPort!.postMessage({ id: r.id, ok: true, specs: compileSpecs(r.width ?? 940) })
   } catch (e) {
-    parentPort!.postMessage({ id: r.id, ok: false, error: e instanceof Error ? e.message : String(e) })
+    fail(e)
   }
 })

@@ -5,8 +5,8 @@
  * - a demo run (`tessera demo --dashboard 127.0.0.1:0 --profile …`, 100,000 samples on 2
  *   workers): the page, opened while the run goes, shows the task count growing; at the
  *   end it equals the trace's Compute events (the engine's own count) exactly, every
- *   progress bar is done, and the page says the run is over (the process holds it up
- *   until SIGINT);
+ *   progress bar is done, the stage DAG's stages are coloured done, and the page says
+ *   the run is over (the process holds it up until SIGINT);
  * - a 2-process cluster run (`--cluster local:2`): both worker processes have rows and
  *   tasks, transfers are drawn and tabled by worker pair;
  * - `tessera dashboard -d` over the demo's databases: the page's numbers are the
@@ -175,6 +175,13 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
     const cells = await page.$$eval("#progress-table tr", (trs) => trs.slice(1).map((tr) => tr.children[3]!.textContent))
     for (const c of cells) assert.match(c ?? "", /^(\d+) \/ \1$/)
     await shootTabs(page, dir, "live")
+    // the stage DAG (the pipeline's, laid out by the server), its stages coloured done
+    await page.click(`#tabs button[data-tab=stages]`)
+    await page.waitForFunction(() => document.querySelectorAll("#dag svg g[data-state=done]").length >= 3, undefined, { timeout: 30_000 })
+    const states = await page.$$eval("#dag svg g[data-state]", (gs) => gs.map((g) => [g.firstElementChild!.textContent, g.getAttribute("data-state")]))
+    assert.deepEqual(states.filter(([, st]) => st !== "done"), [], "every stage with tasks done")
+    assert.ok(states.some(([n]) => n === "KMeans.fitPredict"))
+    await page.click(`#tabs button[data-tab=status]`)
     assert.match(await page.textContent("#status") ?? "", /run finished/)
     assert.deepEqual(errors, [])
     assert.deepEqual(external, [])

@@ -35,7 +35,7 @@ export const dashboard = Command.make(
       if (address instanceof Dashboard.DashboardError) return yield* address
       const data = yield* Output.tracked("dashboard", c.db, "loading", () => loadReportDataPromise(c.db, c.title._tag === "Some" ? c.title.value : undefined))
       const state = fromReportData(data)
-      const server = yield* Dashboard.serve(state, { ...address, title: data.title, sampleHost: false, ...(c.token._tag === "Some" ? { token: c.token.value } : {}) })
+      const server = yield* Dashboard.serve(state, { ...address, title: data.title, sampleHost: false, ...(data.dot !== undefined ? { dot: data.dot } : {}), ...(c.token._tag === "Some" ? { token: c.token.value } : {}) })
       process.stderr.write(`dashboard: ${server.url} (${data.tasks.start.length.toLocaleString("en-US")} tasks of ${c.db.length} database${c.db.length === 1 ? "" : "s"}); serving until Ctrl-C\n`)
       return yield* Effect.never
     }))

@@ -181,10 +181,11 @@ export const run = Command.make(
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object with the results only", false))
   },
   (c) =>
-    withDashboard(c.dashboard, { title: "tessera run", records: c.profile._tag === "Some" || c.report._tag === "Some" || c.cluster._tag === "Some" }, (provide) => Effect.gen(function*() {
+    withDashboard(c.dashboard, { title: "tessera run", records: c.profile._tag === "Some" || c.report._tag === "Some" || c.cluster._tag === "Some" }, (provide, stages) => Effect.gen(function*() {
       const log = RunLog.make("run")
       const out = (line: string) => Effect.sync(() => void process.stdout.write(line + "\n"))
       const p = yield* log.around(loadPipeline(c.file))
+      stages(p)
       const { profiled } = yield* Effect.promise(() => import("../profiling.ts"))
       const executor = yield* executorFor(c, log.info)
       const r = yield* log.around(profiled(p.run().pipe(Effect.provide(log.layer), Effect.provide(executor.layer), provide), {
