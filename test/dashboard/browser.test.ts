@@ -32,6 +32,7 @@ import type { Browser, Page } from "playwright-core"
 import * as Dashboard from "../../src/dashboard/Dashboard.ts"
 import { LiveState } from "../../src/dashboard/LiveState.ts"
 import { loadReportDataPromise } from "../../src/report/Report.ts"
+import { hostileDot } from "../fixtures/hostile.ts"
 
 // page-side code (evaluated in the browser) names its globals
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -262,8 +263,13 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
     state.close()
     const scope = await Effect.runPromise(Scope.make())
     cleanups.push(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-    const local = await Effect.runPromise(Dashboard.serve(state, { port: 0, title: evil, sampleHost: false }).pipe(Scope.provide(scope)))
+    const local = await Effect.runPromise(Dashboard.serve(state, { port: 0, title: evil, sampleHost: false, dot: hostileDot }).pipe(Scope.provide(scope)))
     const { page, errors } = await open(browser, local.url)
+    const dialogs: Array<string> = []
+    page.on("dialog", (d) => {
+      dialogs.push(d.message())
+      void d.dismiss()
+    })
     await waitOver(page, 30_000)
     await page.waitForTimeout(500)
     // hover a bar: the tooltip fetches the key and shows it as text
@@ -273,9 +279,16 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
       await page.click(`#tabs button[data-tab=${tab}]`)
       await page.waitForTimeout(300)
     }
+    // a stage DAG whose DOT tries every way to put a link or script in its SVG: drawn inert
+    await page.click(`#tabs button[data-tab=stages]`)
+    await page.waitForSelector("#dag svg", { timeout: 30_000 })
+    assert.equal(await page.locator("#dag a, #dag script, #dag foreignObject, #dag [onclick], #dag [href]").count(), 0)
+    await page.locator("#dag svg text").first().click({ force: true }).catch(() => undefined)
+    await page.screenshot({ path: join(dir, "hostile-stages.png"), fullPage: true })
     await page.click(`#tabs button[data-tab=status]`)
     await page.waitForTimeout(300)
     await page.screenshot({ path: join(dir, "hostile-status.png"), fullPage: true })
+    assert.deepEqual(dialogs, [], "no alert ran")
     console.log(`# hostile screenshot: ${join(dir, "hostile-status.png")}`)
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, "no script ran")
     assert.equal(await page.locator("img").count(), 0, "no element from a string")
