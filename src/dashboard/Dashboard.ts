@@ -151,7 +151,8 @@ const specMaker = () => {
     }
     return d
   }
-  return { make, dag, ready, close: () => void worker?.terminate() }
+  // ended by a message, not terminate(): the thread finishes what it runs and exits
+  return { make, dag, ready, close: () => void worker?.postMessage({ quit: true }) }
 }
 
 /**

@@ -59,7 +59,9 @@ export const compileSpecs = (width: number) => {
 // core for a second on a loaded machine: not during the run)
 parentPort?.postMessage({ ready: true })
 
-parentPort?.on("message", (r: SpecRequest) => {
+parentPort?.on("message", (r: SpecRequest | { readonly quit: true }) => {
+  // the server closed: the thread ends by itself (terminate() mid-import crashed V8 once)
+  if ("quit" in r) return void parentPort!.close()
   const fail = (e: unknown) => parentPort!.postMessage({ id: r.id, ok: false, error: e instanceof Error ? e.message : String(e) })
   // the stage DAG: the report's layout and its allow-list (SafeSvg: a DOT from a run is data)
   if (r.dot !== undefined) return void renderDotPromise(r.dot).then((svg) => parentPort!.postMessage({ id: r.id, ok: true, specs: sanitize(svg) }), fail)

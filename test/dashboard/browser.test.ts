@@ -172,9 +172,11 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
     assert.equal(s.counts!.erred, 0)
     assert.ok(s.groups.length > 5)
     for (const g of s.groups) assert.deepEqual([g.name, g.done, g.running, g.erred], [g.name, g.total, 0, 0], `${g.stage}/${g.name} done`)
-    // the page's progress table says so too
-    const cells = await page.$$eval("#progress-table tr", (trs) => trs.slice(1).map((tr) => tr.children[3]!.textContent))
-    for (const c of cells) assert.match(c ?? "", /^(\d+) \/ \1$/)
+    // the page's progress table says so too, once drawn (the page's drawing budget may hold the last draw on a loaded machine)
+    await page.waitForFunction(() => {
+      const trs = [...document.querySelectorAll("#progress-table tr")].slice(1)
+      return trs.length > 0 && trs.every((tr) => /^(\d+) \/ \1$/.test(tr.children[3]!.textContent ?? ""))
+    }, undefined, { timeout: 30_000 })
     await shootTabs(page, dir, "live")
     // the stage DAG (the pipeline's, laid out by the server), its stages coloured done
     await page.click(`#tabs button[data-tab=stages]`)
