@@ -214,7 +214,10 @@ export const schedule = (
     const counts = new Map<string, number>()
     for (const t of g) if (eligible(t)) counts.set(t.fn, (counts.get(t.fn) ?? 0) + 1)
     if (counts.size === 0) return
-    const fn = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]![0]
+    const [fn, count] = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!
+    // the diagnosis judges a task against a group of at least 4 (Rules' minGroup): a
+    // smaller one is not seeded, and traceArb draws again
+    if (count < 4) return
     const of = g.filter((t) => t.fn === fn && faultKeys.straggler !== t.key && faultKeys.skew !== t.key)
     if (of.length === 0) return
     const victim = of[pick % of.length]!
@@ -371,7 +374,7 @@ export const traceArb = (options: TraceOptions = {}): fc.Arbitrary<GeneratedTrac
       workers: hosts.length * perHost,
       truth: { criticalPath: chain.length, criticalKeys: chain.keys, busy, bytesMoved, wall, offsets, faults, faultKeys }
     }
-  })
+  }).filter((t) => faults.every((f) => f === "clock-skew" || t.truth.faultKeys[f] !== undefined))
 }
 
 /**
