@@ -23,12 +23,11 @@ import { Effect, ManagedRuntime, Redacted } from "effect"
 import * as Cluster from "../../src/engine/Cluster.ts"
 import * as Engine from "../../src/engine/Engine.ts"
 import type * as Executor from "../../src/engine/Executor.ts"
-import * as Kernel from "../../src/engine/Kernel.ts"
-import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import { connect } from "node:net"
 import * as Tls from "node:tls"
 import { clientTls } from "../../src/engine/internal/cluster/security.ts"
 import { build } from "./BenchGraphs.ts"
+import { peerFetch } from "./peerFetch.ts"
 import { median } from "../stats.ts"
 
 const argv = process.argv.slice(2)
@@ -36,29 +35,13 @@ const arg = (name: string, d: number) => argv.includes(name) ? Number(argv[argv.
 const mib = arg("--mib", 64)
 const repeats = arg("--repeats", 7)
 const n = (mib * 2 ** 20) / 8
-const peers = new URL("./transferPeers.ts", import.meta.url)
-const filled = Kernel.ref(peers.href, "filled")
-const ends = Kernel.ref(peers.href, "ends")
 
 type Rt = ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never>
 
 /** One peer fetch's MiB/s (the transfer's own start and stop), or null when nothing moved. */
 const fetchOnce = async (rt: Rt, r: number): Promise<number | null> => {
-  const c = await rt.runPromise(Effect.gen(function*() {
-    return yield* Cluster.Cluster
-  }))
-  const seen: Array<Cluster.TransferInfo> = []
-  const off = c.onTransfer((t) => seen.push(t))
-  const g = TaskGraph.makeUnsafe([
-    { key: `x-${r}`, kernel: filled, args: [n, r] },
-    { key: `y-${r}`, kernel: filled, args: [n + 1024, r] },
-    { key: `f-${r}`, kernel: ends, args: [TaskGraph.ref(`x-${r}`), TaskGraph.ref(`y-${r}`)] }
-  ])
-  const out = await rt.runPromise(Engine.compute(g, { keys: [`f-${r}`] }))
-  off()
-  if (out.get(`f-${r}`) !== 3 * r + n - 1) throw new Error(`wrong result ${String(out.get(`f-${r}`))}`)
-  const t = seen.find((t) => t.bytes >= n * 8)
-  return t === undefined ? null : t.bytes / 2 ** 20 / (t.stop - t.start)
+  const p = await peerFetch(rt, n, r)
+  return p === null ? null : p.bytes / 2 ** 20 / p.seconds
 }
 
 const tasksPerSecond = async (rt: Rt, shape: "fanout" | "tree", tasks: number): Promise<number> => {

@@ -31,12 +31,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { Effect, ManagedRuntime } from "effect"
 import * as Cluster from "../../src/engine/Cluster.ts"
-import * as Engine from "../../src/engine/Engine.ts"
-import type * as Executor from "../../src/engine/Executor.ts"
-import * as Kernel from "../../src/engine/Kernel.ts"
-import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import { type VirtualHost, virtualHosts } from "../netns.ts"
 import { median } from "../stats.ts"
+import { peerFetch } from "./peerFetch.ts"
 
 const argv = process.argv.slice(2)
 const mib = argv.includes("--mib") ? Number(argv[argv.indexOf("--mib") + 1]) : 64
@@ -45,30 +42,6 @@ const netns = argv.includes("--netns")
 const n = mib * 2 ** 20 / 8
 const bytes = n * 8
 const peers = new URL("./transferPeers.ts", import.meta.url)
-const filled = Kernel.ref(peers.href, "filled")
-const ends = Kernel.ref(peers.href, "ends")
-
-/**
- * One peer fetch of a chunk (seconds, encoded bytes, the sender's and receiver's codec
- * seconds), or null when the scheduler put both producers on one worker (nothing moved).
- */
-const peerFetch = async (rt: ManagedRuntime.ManagedRuntime<Cluster.Cluster | Executor.Executor, never>, r: number) => {
-  const c = await rt.runPromise(Effect.gen(function*() {
-    return yield* Cluster.Cluster
-  }))
-  const seen: Array<Cluster.TransferInfo> = []
-  const off = c.onTransfer((t) => seen.push(t))
-  const g = TaskGraph.makeUnsafe([
-    { key: `x-${r}`, kernel: filled, args: [n, r] },
-    { key: `y-${r}`, kernel: filled, args: [n + 1024, r] },
-    { key: `f-${r}`, kernel: ends, args: [TaskGraph.ref(`x-${r}`), TaskGraph.ref(`y-${r}`)] }
-  ])
-  const out = await rt.runPromise(Engine.compute(g, { keys: [`f-${r}`] }))
-  off()
-  if (out.get(`f-${r}`) !== 3 * r + n - 1) throw new Error(`wrong result ${String(out.get(`f-${r}`))}`)
-  const t = seen.find((t) => t.bytes >= bytes)
-  return t === undefined ? null : { seconds: t.stop - t.start, bytes: t.bytes, serialize: t.serialize, deserialize: t.deserialize }
-}
 
 /** `[command, args]` running `argv` on a host: here, or in a virtual host's namespace. */
 type Place = (argv: ReadonlyArray<string>) => readonly [string, ReadonlyArray<string>]
@@ -179,12 +152,12 @@ const desers: Array<number> = []
 let encoded = 0
 let missed = 0
 try {
-  await peerFetch(rt, 0)
+  await peerFetch(rt, n, 0)
   await raw.once()
   for (let r = 1; r <= repeats; r++) {
     let p = null
     for (let attempt = 0; p === null && attempt < 3; attempt++) {
-      p = await peerFetch(rt, r * 10 + attempt)
+      p = await peerFetch(rt, n, r * 10 + attempt)
       if (p === null) missed++
     }
     if (p !== null) {
