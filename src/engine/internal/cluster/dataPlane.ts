@@ -25,7 +25,7 @@
  * @internal
  */
 import { Data, Effect } from "effect"
-import { connect, type Server, type Socket } from "node:net"
+import type { Server, Socket } from "node:net"
 import { handshakeProblem, type LinkSecurity, plain, RefusalLog } from "./security.ts"
 import { connectNode, nodeServer } from "./transport.ts"
 import { type Decoded, Decoder, encode, encodeRequest, FrameError, MAX_REQUEST_BYTES, RequestReader, setKey } from "./frames.ts"
@@ -171,28 +171,8 @@ export class DataClient {
   private open(host: string, port: number): Conn {
     const spare = new Uint8Array(65536)
     const now: Reader = { decoder: undefined, read: undefined }
-    if (this.security._tag === "tls") {
-      // TLS has no reads into a buffer of ours: each decrypted chunk is copied into the
-      // decoder's target (bytes past the end of a reply break the protocol: closed)
-      const socket = connectNode(this.security, host, port)
-      socket.on("data", (chunk: Buffer) => {
-        let off = 0
-        while (off < chunk.length && now.read !== undefined && now.decoder !== undefined) {
-          const into = now.decoder.target()
-          const n = Math.min(into.length, chunk.length - off)
-          into.set(chunk.subarray(off, off + n))
-          off += n
-          now.read(n, into)
-        }
-        if (off < chunk.length) socket.destroy()
-      })
-      socket.setNoDelay(true)
-      socket.on("error", () => {})
-      return { socket, now }
-    }
-    const socket = connect({
-      port,
-      host,
+    // decrypted (TLS) or not, each read lands in the decoder's buffer: no copy
+    const socket = connectNode(this.security, host, port, {
       onread: {
         // never empty (a read into no room fails with ENOBUFS)
         buffer: () => now.decoder?.target() ?? spare,

@@ -162,8 +162,12 @@ const IDENTITY = "tessera-cluster-v1"
 const pskOf = (token: Redacted.Redacted<string>): Buffer =>
   Buffer.from(hkdfSync("sha256", Buffer.from(Redacted.value(token), "utf8"), Buffer.alloc(0), "tessera cluster psk v1", 32))
 
-/** TLS 1.3 only; a PSK made with SHA-256 admits only the SHA-256 suites */
-const CIPHERS = "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256"
+/** TLS 1.3 only, both ends; a PSK made with SHA-256 admits only the SHA-256 suites */
+const TLS13 = {
+  minVersion: "TLSv1.3",
+  maxVersion: "TLSv1.3",
+  ciphers: "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256"
+} as const
 
 /**
  * Seconds a connection may take to prove the token before it is closed.
@@ -182,9 +186,7 @@ export const HANDSHAKE_SECONDS = 10
 export const serverTls = (token: Redacted.Redacted<string>): Tls.TlsOptions => {
   const psk = pskOf(token)
   return {
-    minVersion: "TLSv1.3",
-    maxVersion: "TLSv1.3",
-    ciphers: CIPHERS,
+    ...TLS13,
     handshakeTimeout: HANDSHAKE_SECONDS * 1000,
     pskCallback: (_socket, identity) => {
       if (identity.length !== IDENTITY.length) return null
@@ -203,9 +205,7 @@ export const serverTls = (token: Redacted.Redacted<string>): Tls.TlsOptions => {
 export const clientTls = (token: Redacted.Redacted<string>): Tls.ConnectionOptions => {
   const psk = pskOf(token)
   return {
-    minVersion: "TLSv1.3",
-    maxVersion: "TLSv1.3",
-    ciphers: CIPHERS,
+    ...TLS13,
     checkServerIdentity: () => undefined,
     pskCallback: () => ({ psk, identity: IDENTITY })
   }
@@ -249,14 +249,14 @@ export class RefusalLog {
     const k = `${from}: ${why}`
     if (this.by.size < 8 || this.by.has(k)) this.by.set(k, (this.by.get(k) ?? 0) + 1)
     if (this.timer === undefined) {
-      // the first refusal is said at once, the rest summed up per period
-      this.flush(false)
-      this.timer = setTimeout(() => this.flush(true), this.everySeconds * 1000)
+      // the first refusal is said at once, the rest summed up when the period ends
+      this.flush()
+      this.timer = setTimeout(() => this.flush(), this.everySeconds * 1000)
       this.timer.unref()
     }
   }
 
-  private flush(rearm: boolean): void {
+  private flush(): void {
     if (this.count > 0) {
       const parts = [...this.by].map(([k, n]) => `${n.toLocaleString("en-US")} from ${k}`).join("; ")
       this.log(`refused ${this.count.toLocaleString("en-US")} connection${this.count === 1 ? "" : "s"} on the ${this.what} (${parts})`)
@@ -264,7 +264,6 @@ export class RefusalLog {
     this.count = 0
     this.by.clear()
     this.timer = undefined
-    if (rearm && this.count > 0) this.timer = setTimeout(() => this.flush(true), this.everySeconds * 1000)
   }
 
   close(): void {

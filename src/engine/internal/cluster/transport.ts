@@ -35,6 +35,20 @@ import { clientTls, handshakeProblem, type LinkSecurity, RefusalLog, serverTls }
  */
 export const MAX_CONNECTIONS = 8192
 
+/** A TLS server keyed by `token`; each failed handshake goes to `refusals` with the peer's address. */
+const tlsServer = (token: Parameters<typeof serverTls>[0], refusals: RefusalLog, onSocket: (socket: Net.Socket) => void): Tls.Server => {
+  const server = Tls.createServer(serverTls(token), (s) => onSocket(s))
+  // the peer's address, kept while the raw connection lives (gone from a socket once reset)
+  server.on("connection", (raw: Net.Socket & { tesseraFrom?: string | undefined }) => {
+    raw.tesseraFrom = raw.remoteAddress
+  })
+  server.on("tlsClientError", (e: Error & { code?: string }, s: Tls.TLSSocket & { _parent?: { tesseraFrom?: string | undefined } }) => {
+    refusals.refuse(s.remoteAddress ?? s._parent?.tesseraFrom ?? "?", handshakeProblem(e))
+    s.destroy()
+  })
+  return server
+}
+
 /**
  * A Node server for `security`: `net` for plain links, `tls` keyed by the token, whose
  * refused handshakes (and connections past `MAX_CONNECTIONS`) go to `refusals`;
@@ -48,20 +62,10 @@ export const nodeServer = (
   refusals: RefusalLog,
   onSocket: (socket: Net.Socket) => void
 ): Net.Server => {
-  const server = security._tag === "plain"
-    ? Net.createServer(onSocket)
-    : Tls.createServer(serverTls(security.token), (s) => onSocket(s))
+  const server = security._tag === "plain" ? Net.createServer(onSocket) : tlsServer(security.token, refusals, onSocket)
   server.maxConnections = MAX_CONNECTIONS
   server.on("drop", (d?: { remoteAddress?: string }) =>
     refusals.refuse(d?.remoteAddress ?? "?", `more than ${MAX_CONNECTIONS.toLocaleString("en-US")} connections open`))
-  // the peer's address, kept while the raw connection lives (gone from a socket once reset)
-  server.on("connection", (raw: Net.Socket & { tesseraFrom?: string | undefined }) => {
-    raw.tesseraFrom = raw.remoteAddress
-  })
-  server.on("tlsClientError", (e: Error & { code?: string }, s: Tls.TLSSocket & { _parent?: { tesseraFrom?: string | undefined } }) => {
-    refusals.refuse(s.remoteAddress ?? s._parent?.tesseraFrom ?? "?", handshakeProblem(e))
-    s.destroy()
-  })
   return server
 }
 
@@ -72,10 +76,10 @@ export const nodeServer = (
  * @since 0.1.0
  * @internal
  */
-export const connectNode = (security: LinkSecurity, host: string, port: number, extra: Net.NetConnectOpts = { port }): Net.Socket =>
+export const connectNode = (security: LinkSecurity, host: string, port: number, extra: Pick<Net.TcpNetConnectOpts, "onread"> = {}): Net.Socket =>
   security._tag === "plain"
     ? Net.connect({ ...extra, host, port })
-    : Tls.connect({ ...clientTls(security.token), host, port, servername: undefined })
+    : Tls.connect({ ...extra, ...clientTls(security.token), host, port })
 
 /**
  * An Effect `SocketServer` on `host:port` whose connections are secured by `security`
