@@ -68,14 +68,17 @@ export const insecureFlag = Flag.Boolean("insecure").pipe(
   withDefaultShown("plain TCP links beyond loopback without the cluster's token: anyone who reaches the ports can join, read results and run code (said at every start; docs/cluster.md)", false)
 )
 
+/** `Cluster.clusterToken`, its problem a usage error of `--token-file` */
+export const tokenOrUsage = (file: string | undefined, create = false) =>
+  Effect.flatMap(Effect.promise(() => import("../engine/Cluster.ts")), (Cluster) =>
+    Cluster.clusterToken({ file, create }).pipe(
+      Effect.mapError((e) => new UsageError({ flag: "--token-file", value: file ?? "", expected: e.message.replace(/^--token-file: /, "") }))
+    ))
+
 /** the token a driver or worker was given (`--token-file`, else TESSERA_CLUSTER_TOKEN), as layer options */
 export const securityOptions = (c: { readonly tokenFile?: Option.Option<string>; readonly insecure?: boolean }) =>
   Effect.gen(function*() {
-    const Cluster = yield* Effect.promise(() => import("../engine/Cluster.ts"))
-    const file = c.tokenFile !== undefined ? Option.getOrUndefined(c.tokenFile) : undefined
-    const t = yield* Cluster.clusterToken({ file }).pipe(
-      Effect.mapError((e) => new UsageError({ flag: "--token-file", value: file ?? "", expected: e.message.replace(/^--token-file: /, "") }))
-    )
+    const t = yield* tokenOrUsage(c.tokenFile !== undefined ? Option.getOrUndefined(c.tokenFile) : undefined)
     return { ...(t !== undefined ? { token: t.token } : {}), ...(c.insecure === true ? { insecure: true } : {}) }
   })
 

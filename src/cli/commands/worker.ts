@@ -25,7 +25,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
-import { insecureFlag, securityOptions, tokenFileFlag, workerPlugins } from "../cluster.ts"
+import { insecureFlag, securityOptions, tokenFileFlag, tokenOrUsage, workerPlugins } from "../cluster.ts"
 import { UsageError } from "../errors.ts"
 import { intAtLeast, threadsFlag, withDefaultShown } from "../flags.ts"
 import { info, warn } from "../output.ts"
@@ -132,9 +132,7 @@ export const scheduler = Command.make(
         ? (yield* Effect.promise(() => import("node:path"))).join(os.homedir(), ".tessera", "cluster.token")
         : undefined
       if (Option.isSome(c.tokenFile) && c.insecure) return yield* usage("--insecure", "with --token-file", "one of --token-file (TLS) and --insecure (plain TCP)")
-      const t = yield* Cluster.clusterToken({ file, create: true }).pipe(
-        Effect.mapError((e) => new UsageError({ flag: "--token-file", value: file ?? "", expected: e.message.replace(/^--token-file: /, "") }))
-      )
+      const t = yield* tokenOrUsage(file, true)
       if (c.insecure && !loopback) warn("tessera scheduler: --insecure: plain TCP beyond loopback; anyone who reaches this port can join the cluster, and through it run code and read results")
       const join = (port: string) =>
         t === undefined
