@@ -378,6 +378,8 @@ const gatingChain = (
     for (let i = 1; i < a.length && sorted; i++) if (endOf(a[i]!) < endOf(a[i - 1]!)) sorted = false
     if (!sorted) a.sort((x, y) => endOf(x) - endOf(y))
   }
+  const chain: Array<number> = [last]
+  const seen = new Set<number>([last])
   const previousOnWorker = (k: number): number => {
     const a = byWorker.get(workerOf(k))!
     const t = startOf(k) + EPS
@@ -388,11 +390,15 @@ const gatingChain = (
       if (endOf(a[mid]!) <= t) lo = mid + 1
       else hi = mid
     }
-    for (let i = lo - 1; i >= 0; i--) if (a[i] !== k) return a[i]!
+    // the latest to end that started no later than k and is not on the chain yet: tasks
+    // of no duration end at the instant the next one starts, so the last to end by then
+    // may be one that started after k (a few are skipped, never a whole worker's list)
+    for (let i = lo - 1, tries = 0; i >= 0 && tries < 64; i--, tries++) {
+      const d = a[i]!
+      if (d !== k && startOf(d) <= startOf(k) && !seen.has(d)) return d
+    }
     return -1
   }
-  const chain: Array<number> = [last]
-  const seen = new Set<number>([last])
   for (let x = last;;) {
     const t = startOf(x) + EPS
     let best = -1
