@@ -225,8 +225,13 @@ export const openOutput = async (path: string, options: OutputOptions = {}): Pro
   const { path: final, stats } = await target(path)
   const temporary = join(dirname(final), `.${basename(final)}.tmp-${process.pid}-${random()}`)
   hookExit()
-  const handle = await open(temporary, "wx", 0o666).catch((e: unknown) => Promise.reject(ofOutput(e, path, temporary)))
+  // known before it exists: the file is on disk before `open` resolves, and a signal in
+  // between ends the process with the exit hook as the only clean-up
   live.add(temporary)
+  const handle = await open(temporary, "wx", 0o666).catch((e: unknown) => {
+    live.delete(temporary)
+    return Promise.reject(ofOutput(e, path, temporary))
+  })
   let written = 0
   let state: "open" | "committed" | "aborted" = "open"
   const abort = async () => {
