@@ -3,7 +3,8 @@
  * `tessera run`): starts the live dashboard (src/dashboard/Dashboard.ts) before the
  * program, gives its hooks to the program's computes, and after the program (whatever
  * its outcome: its results and errors are printed first) keeps the page up with the
- * final state until Ctrl-C, saying so on stderr.
+ * final state until Ctrl-C, saying so on stderr. With trace databases that outlive the
+ * run (`--profile`), the Findings tab then shows `tessera diagnose`'s findings of them.
  *
  * @since 0.1.0
  */
@@ -26,19 +27,27 @@ export const withDashboard = <A, E, R>(
   body: (
     provide: <X, Y, Z>(self: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
     /** the pipeline whose stage DAG the Stages tab draws (its `visualize()`, read when a page asks) */
-    stages: (pipeline: { visualize(): string }) => void
+    stages: (pipeline: { visualize(): string }) => void,
+    /** the trace databases the run wrote and keeps (`--profile`): diagnosed after the run for the Findings tab */
+    traces: (files: ReadonlyArray<string>) => void
   ) => Effect.Effect<A, E, R>
 ) =>
   Option.isNone(address)
-    ? body((self) => self, () => undefined)
+    ? body((self) => self, () => undefined, () => undefined)
     : Effect.scoped(
       Effect.gen(function*() {
         const [Dashboard, Hooks] = yield* Effect.promise(() => Promise.all([import("../dashboard/Dashboard.ts"), import("../engine/Hooks.ts")]))
         const parsed = Dashboard.parseAddress(address.value)
         if (parsed instanceof Dashboard.DashboardError) return yield* parsed
         let pipeline: { visualize(): string } | undefined
+        let files: ReadonlyArray<string> = []
         const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records, dot: () => pipeline?.visualize() })
-        const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks)), (p) => void (pipeline = p)))
+        const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks)), (p) => void (pipeline = p), (f) => void (files = f)))
+        // the run is over and its databases flushed: diagnosed now (the tab says "diagnosing" meanwhile)
+        if (files.length > 0) {
+          const { diagnoseInto } = yield* Effect.promise(() => import("../dashboard/Diagnosis.ts"))
+          void diagnoseInto(d.state, files, d.state.t0)
+        }
         yield* hold(d.state, d.url)
         return yield* exit
       })

@@ -30,6 +30,7 @@ import type { Callbacks } from "../engine/Hooks.ts"
 import type { DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "../engine/EngineEvents.ts"
 import type { SchedulerState } from "../engine/State.ts"
 import type { TaskGraph } from "../engine/TaskGraph.ts"
+import { type FindingsPanel, noTraces } from "./Diagnosis.ts"
 
 /**
  * Options of a live state.
@@ -195,6 +196,8 @@ export class LiveState {
   light = false
   /** this host's name (the light hooks' worker rows) */
   host: string
+  /** the Findings tab: tessera diagnose's findings once the run is over (`Diagnosis.ts` `diagnoseInto`) */
+  findings: FindingsPanel = noTraces
   private totalBytes = 0
   private readonly memTotal: Float64Array
   /** host resource samples: time, cpu %, memory bytes used, per host (bounded: decimated) */

@@ -9,8 +9,10 @@
  * waiting, erred), **Workers** (tasks, busy and CPU seconds, held bytes, chunks, device
  * bytes, peak task memory), **Memory & resources** (managed memory per worker and for
  * all workers, busy share per worker, CPU and memory per host, over time), **Transfers**
- * (bytes, count and bandwidth per worker pair), **Stages** (per stage). Only the visible
- * tab draws.
+ * (bytes, count and bandwidth per worker pair), **Stages** (per stage), **Findings**
+ * (`tessera diagnose`'s, `/api/findings`, asked for once the run is over; a finding's
+ * evidence, clicked, zooms the task stream to its range: `window.tessera.zoomTo`). Only
+ * the visible tab draws.
  *
  * Bounded: the page holds at most 30,000 detailed rectangles (the newest); the task
  * stream draws single rectangles when the window's are all held and at most 4,000,
@@ -59,12 +61,15 @@ th{background:#f0f2f5} td.n{text-align:right;font-variant-numeric:tabular-nums;w
 .bar span{display:block;height:100%} .done{background:#54a24b} .running{background:#4c78a8} .erred{background:#d62728}
 #tooltip{position:fixed;pointer-events:none;background:rgba(255,255,255,.97);border:1px solid #999;border-radius:3px;padding:4px 8px;font-size:12px;display:none;z-index:10;max-width:560px;box-shadow:0 1px 4px rgba(0,0,0,.2)}
 #tooltip td{border:0;padding:0 6px 0 0} #tooltip td.k{color:#666}
+#findings{padding-left:22px} .finding{margin:0 0 10px;background:#fff;border:1px solid #e4e4e4;border-radius:4px;padding:6px 10px;font-size:13px}
+.finding .sev{color:#fff;border-radius:3px;padding:0 6px;font-size:11px;text-transform:uppercase} .sev.high{background:#b00020} .sev.medium{background:#a15c00} .sev.low{background:#52606d}
+.finding .ev{color:#444} .finding button.zoom{font:inherit;font-size:12.5px;color:#2a5db0;background:none;border:0;padding:0;text-decoration:underline;cursor:pointer}
 </style></head><body>
 <header><h1 id="title"></h1>
 <div class="counts"><span id="status" class="running">connecting</span>
 <span>tasks <b id="n-tasks">0</b></span><span>erred <b id="n-erred">0</b></span><span>running <b id="n-running">0</b></span>
 <span>computes <b id="n-computes">0</b></span><span>transfers <b id="n-transfers">0</b></span><span>time <b id="n-time">0.0 s</b></span></div>
-<nav id="tabs"><button data-tab="status" class="on">Status</button><button data-tab="workers">Workers</button><button data-tab="memory">Memory &amp; resources</button><button data-tab="transfers">Transfers</button><button data-tab="stages">Stages</button></nav>
+<nav id="tabs"><button data-tab="status" class="on">Status</button><button data-tab="workers">Workers</button><button data-tab="memory">Memory &amp; resources</button><button data-tab="transfers">Transfers</button><button data-tab="stages">Stages</button><button data-tab="findings">Findings</button></nav>
 </header>
 <main>
 <section id="tab-status">
@@ -76,6 +81,7 @@ th{background:#f0f2f5} td.n{text-align:right;font-variant-numeric:tabular-nums;w
 <section id="tab-workers" hidden><h2>Workers</h2><table id="workers"></table></section>
 <section id="tab-memory" hidden><h2>Memory and resources</h2><p class="note" id="memory-note"></p><div id="timelines" class="chart"></div></section>
 <section id="tab-transfers" hidden><h2>Transfers by worker pair</h2><p class="note" id="pairs-note"></p><table id="pairs"></table></section>
+<section id="tab-findings" hidden><h2>Findings</h2><p class="note" id="findings-note"></p><p id="findings-summary"></p><ol id="findings"></ol></section>
 <section id="tab-stages" hidden><h2>Stages</h2><p class="note" id="dag-note"></p><div id="dag" class="chart"></div><table id="stages"></table></section>
 </main>
 <div id="tooltip"></div>
@@ -105,7 +111,7 @@ var R = { id: [], s: [], e: [], r: [], f: [], k: [] };
 var coverFrom = 0, lastId = -1, fetched = null;
 var T = window.tessera = { state: S, rects: R, ready: false, deltas: 0, bytes: 0, renders: 0, latencies: [], errors: [], mode: "", shown: 0, renderMs: 0, window: [0, 1], clicks: [] };
 var tab = "status", follow = true, span = Infinity, dom = [0, 1];
-var specs = null, specKey = "", streamView = null, timeView = null, building = null, dirty = true, drawing = false;
+var ownDom = false, specs = null, specKey = "", streamView = null, timeView = null, building = null, dirty = true, drawing = false;
 var pending = [];
 
 function fmtS(v){ return v < 1e-3 ? (v * 1e6).toFixed(0) + " µs" : v < 1 ? (v * 1e3).toFixed(1) + " ms" : v.toFixed(2) + " s"; }
@@ -267,6 +273,8 @@ function ensureSpecs(){
     streamView = new vega.View(vega.parse(s.stream), { renderer: "canvas", container: "#stream", hover: true });
     streamView.tooltip(tooltip);
     streamView.addSignalListener("zoom", function(name, v){
+      // the page's own xdom (a draw, a view's first run) is no user's zoom
+      if (ownDom) return;
       if (v && v.start) { follow = false; dom = [v.start[0], v.start[1]]; maybeFetch(); }
       else { follow = true; span = Infinity; }
       dirty = true; kick();
@@ -301,7 +309,8 @@ function draw(){
       T.mode = r.detail ? "detail" : "aggregate"; T.shown = r.rows.length;
       streamView.signal("xdom", dom);
       replace(streamView, "tasks", r.rows);
-      p = streamView.runAsync();
+      ownDom = true;
+      p = streamView.runAsync().finally(function(){ ownDom = false; });
     } else {
       timeView.signal("xdom", dom);
       ["memory","memtotal","busy","res_cpu","res_mem"].forEach(function(src){ replace(timeView, src, series(src, dom[0], dom[1])); });
@@ -370,6 +379,7 @@ function drawCounts(){
 }
 function drawTables(){
   drawCounts();
+  if (S.over && findings === null) askFindings();
   if (tab === "status") {
     var p = $("progress");
     var stages = {};
@@ -396,6 +406,8 @@ function drawTables(){
     S.groups.forEach(function(g){ if (!g) return; var s = st[g.stage] || (st[g.stage] = { total: 0, done: 0, running: 0, erred: 0, groups: 0 }); s.total += g.total; s.done += g.done; s.running += g.running; s.erred += g.erred; s.groups++; });
     table($("stages"), ["stage", "groups", "progress", "done", "total", "running", "erred"], Object.keys(st).map(function(k){ var s = st[k]; return [k === "" ? "(no stage)" : k, s.groups, bar(s), s.done, s.total, s.running, s.erred]; }));
     drawDag(st);
+  } else if (tab === "findings") {
+    drawFindings();
   } else if (tab === "memory") {
     text($("memory-note"), "managed memory and busy share are the server's time bins (" + fmtS(S.binWidth) + " each, the peak per bin); CPU and memory per host sampled every 0.5 s on the dashboard's host");
   }
@@ -432,6 +444,61 @@ function drawDag(st){
     var fill = s.erred > 0 ? "#f4a6a6" : s.total > 0 && s.done >= s.total ? "#a8d5a2" : s.running > 0 || s.done > 0 ? "#9ecae9" : "#eeeeee";
     shape.setAttribute("fill", fill);
     g.setAttribute("data-state", s.erred > 0 ? "erred" : s.total > 0 && s.done >= s.total ? "done" : s.running > 0 || s.done > 0 ? "running" : "waiting");
+  });
+}
+
+// ---- findings (tessera diagnose's, once the run is over) ---------------------------------
+var findings = null, findingsAsked = false;
+function fmtSaving(f){ return "~" + fmtS(f.saving.seconds) + " (" + (100 * f.saving.share).toFixed(f.saving.share >= 0.1 ? 0 : 1) + "% of the wall time)"; }
+function zoomTo(a, b){
+  follow = false; dom = [a, b];
+  var btn = document.querySelector("#tabs button[data-tab=status]"); if (btn && tab !== "status") btn.click();
+  maybeFetch(); dirty = true; kick();
+}
+T.zoomTo = zoomTo;
+function askFindings(){
+  if (findingsAsked) return;
+  findingsAsked = true;
+  fetch(api("/api/findings")).then(function(r){ return r.json(); }).then(function(p){
+    findings = T.findings = p;
+    drawFindings();
+    // a diagnosis under way: asked again in a second
+    if (p.status === "pending") setTimeout(function(){ findingsAsked = false; askFindings(); }, 1000);
+  }).catch(function(e){ findingsAsked = false; T.errors.push(String(e)); });
+}
+function drawFindings(){
+  var note = $("findings-note"), sum = $("findings-summary"), ol = $("findings");
+  while (ol.firstChild) ol.removeChild(ol.firstChild);
+  text(sum, "");
+  if (!S.over && (findings === null || findings.status === "none")) { text(note, "tessera diagnose's findings come when the run is over."); return; }
+  if (findings === null) { text(note, "asking for the findings…"); return; }
+  if (findings.status === "none") { text(note, findings.reason); return; }
+  if (findings.status === "pending") { text(note, "diagnosing (" + findings.source + ")…"); return; }
+  if (findings.status === "error") { text(note, "the diagnosis failed: " + findings.message + " (" + findings.source + ")"); return; }
+  text(note, "from " + findings.source + "; thresholds and the what-if behind each saving: docs/diagnosis.md");
+  text(sum, findings.headline);
+  findings.findings.forEach(function(f, i){
+    var li = el("li", "finding " + f.severity); li.dataset.rule = f.rule;
+    var head = el("div");
+    head.appendChild(el("span", "sev " + f.severity, f.severity)); head.appendChild(document.createTextNode(" "));
+    head.appendChild(el("code", "rule", f.rule)); head.appendChild(document.createTextNode(" " + f.message));
+    li.appendChild(head);
+    var e = f.evidence, where = [];
+    if (e.stage !== undefined) where.push("stage " + e.stage);
+    if (e.function !== undefined && e.function !== e.stage) where.push("function " + e.function);
+    if (e.worker !== undefined) where.push("worker " + e.worker);
+    if (e.keys.length > 0) where.push("keys " + e.keys.slice(0, 3).join(", ") + (e.keys.length > 3 ? " and " + (e.keys.length - 3) + (e.keys.length === 20 ? "+" : "") + " more" : ""));
+    var ev = el("div", "ev", "evidence: " + where.join(" · ") + (where.length > 0 ? " · " : ""));
+    var z = el("button", "zoom", f.from.toFixed(3) + "–" + f.to.toFixed(3) + " s");
+    z.title = "zoom the task stream to it"; z.dataset.index = String(i);
+    z.addEventListener("click", function(){ zoomTo(f.from, f.to); });
+    ev.appendChild(z);
+    li.appendChild(ev);
+    li.appendChild(el("div", "", "fix: " + f.fix));
+    var sv = el("div", "", "saving: " + fmtSaving(f) + " ");
+    sv.appendChild(el("span", "note", "· assumes " + f.assumptions));
+    li.appendChild(sv);
+    ol.appendChild(li);
   });
 }
 

@@ -11,6 +11,8 @@
  *   functions and activities (the report's chart definitions, `report/Charts.ts`),
  *   cached per shape;
  * - `/api/dag` the pipeline's stage DAG as inert SVG (Graphviz, the report's allow-list), when known;
+ * - `/api/findings` the Findings tab: `tessera diagnose`'s findings once the run is over
+ *   (`Diagnosis.ts`), or why there are none (yet);
  * - `/api/detail?from=S&to=S&limit=N` the rectangles the server holds in a window
  *   (zooming into the past), `/api/task?id=N` one rectangle with its key.
  *
@@ -223,6 +225,8 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
         specs(state, w).then((s) => json(res, s), (e) => refuse(res, 500, `specs: ${e instanceof Error ? e.message : String(e)}`))
         return
       }
+      case "/api/findings":
+        return json(res, state.findings)
       case "/api/dag": {
         if (dag === undefined) return json(res, { svg: null })
         dag().then((svg) => json(res, { svg: svg ?? null }), (e) => json(res, { svg: null, error: e instanceof Error ? e.message : String(e) }))

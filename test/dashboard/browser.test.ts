@@ -32,6 +32,7 @@ import type { Browser, Page } from "playwright-core"
 import * as Dashboard from "../../src/dashboard/Dashboard.ts"
 import { LiveState } from "../../src/dashboard/LiveState.ts"
 import { loadReportDataPromise } from "../../src/report/Report.ts"
+import { diagnoseFilesPromise } from "../../src/analysis/Diagnose.ts"
 import { hostileDot } from "../fixtures/hostile.ts"
 
 // page-side code (evaluated in the browser) names its globals
@@ -44,7 +45,7 @@ const hasChromium = existsSync(CHROMIUM)
 const skip = hasChromium ? false : `${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium; .ci/run does) to run the browser tests`
 if (!hasChromium) console.log(`# skipping dashboard browser tests: ${skip}`)
 
-const tabs = ["status", "workers", "memory", "transfers", "stages"] as const
+const tabs = ["status", "workers", "memory", "transfers", "stages", "findings"] as const
 
 /** A `tessera` process serving a dashboard: its URL once printed, its stderr, and a way to stop it. */
 const serve = (args: ReadonlyArray<string>, cwd: string) => {
@@ -191,6 +192,18 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
     assert.deepEqual(s.errors, [])
     assert.match(run.stderr(), /the page stays up with its final state at http:\/\/127\.0\.0\.1:\d+\/ until Ctrl-C/)
     assert.match(run.stdout(), /wall time: /, "the results come first")
+    // after the run: the Findings tab diagnoses the databases --profile wrote
+    await page.click(`#tabs button[data-tab=findings]`)
+    await page.waitForFunction(() => {
+      const f = (window as unknown as { tessera: { findings?: { status: string } } }).tessera.findings
+      return f !== undefined && f.status !== "pending"
+    }, undefined, { timeout: 120_000 })
+    const live = await page.evaluate(() => (window as unknown as { tessera: { findings: { status: string; source: string; findings?: Array<{ rule: string }> } } }).tessera.findings)
+    assert.equal(live.status, "ready", JSON.stringify(live))
+    assert.match(live.source, /live-TracePlugin/)
+    const expected = await diagnoseFilesPromise(dbs)
+    assert.deepEqual(live.findings!.map((f) => f.rule), expected.findings.map((f) => f.rule), "tessera diagnose's findings of the same databases")
+    await page.click(`#tabs button[data-tab=status]`)
     await page.close()
     const code = await run.stop()
     assert.notEqual(code, null)
@@ -225,6 +238,55 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
     }, data.wall)
     assert.ok(zoomed.complete)
     await shootTabs(page, dir, "replay")
+    assert.deepEqual(errors, [])
+    assert.deepEqual(external, [])
+    await page.close()
+    await replay.stop()
+  })
+
+  it("issue 35: the Findings tab of a replay shows tessera diagnose's findings, in its order; a finding's evidence zooms the task stream", async () => {
+    const dbs = (await readdir(dir)).filter((f) => f.startsWith("live-") && f.endsWith(".msgpack")).map((f) => join(dir, f))
+    assert.ok(dbs.length >= 2, "the live run's databases")
+    const [expected, data] = await Promise.all([diagnoseFilesPromise(dbs), loadReportDataPromise(dbs)])
+    const replay = serve(["dashboard", "--address", "127.0.0.1:0", "-d", ...dbs], dir)
+    cleanups.push(replay.stop)
+    const { page, errors, external } = await open(browser, await replay.url)
+    await page.click(`#tabs button[data-tab=findings]`)
+    await page.waitForFunction(() => {
+      const f = (window as unknown as { tessera: { findings?: { status: string } } }).tessera.findings
+      return f !== undefined && f.status !== "pending"
+    }, undefined, { timeout: 120_000 })
+    const shown = await page.$$eval("#findings li.finding", (lis) => lis.map((li) => ({ rule: li.getAttribute("data-rule"), text: li.textContent ?? "" })))
+    assert.deepEqual(shown.map((f) => f.rule), expected.findings.map((f) => f.rule), "the same rule ids in the same order")
+    expected.findings.forEach((f, i) => {
+      assert.ok(shown[i]!.text.includes(f.message), `finding ${i}: its sentence`)
+      assert.ok(shown[i]!.text.includes(f.fix), `finding ${i}: its fix`)
+      assert.ok(shown[i]!.text.includes(f.severity), `finding ${i}: its severity`)
+    })
+    const headline = expected.findings.length === 0 ? /No findings/ : expected.clean ? /A clean run/ : /of high severity/
+    assert.match(await page.textContent("#findings-summary") ?? "", headline)
+    await page.screenshot({ path: join(dir, "replay-findings.png"), fullPage: true })
+    console.log(`# findings screenshot: ${join(dir, "replay-findings.png")}`)
+    if (expected.findings.length > 0) {
+      // the evidence's range on the page's axis: seconds from the trace's start
+      const f = expected.findings[0]!
+      const from = expected.runStart + f.evidence.start - data.t0
+      const to = expected.runStart + f.evidence.end - data.t0
+      await page.click(`#findings li.finding button.zoom[data-index="0"]`)
+      // drawn once the page's drawing budget allows (after a draw of d ms it waits 9 d: seconds on a loaded machine)
+      const mid = (from + to) / 2
+      await page.waitForFunction((m) => {
+        const w = (window as unknown as { tessera: { window: [number, number] } }).tessera.window
+        return w[0] <= m + 1e-9 && w[1] >= m - 1e-9 && w[1] - w[0] < 0.999 * (window as unknown as { tessera: { state: { t: number } } }).tessera.state.t
+      }, mid, { timeout: 60_000 }).catch(() => undefined)
+      const [win, visible] = await page.evaluate(() => [(window as unknown as { tessera: { window: [number, number] } }).tessera.window, !document.getElementById("tab-status")!.hidden])
+      assert.ok(visible, "the Status tab is shown")
+      assert.ok(win[0] <= mid + 1e-9 && win[1] >= mid - 1e-9, `the window ${win} shows the evidence ${from}-${to}`)
+      if (to - from >= 1e-3) {
+        assert.ok(Math.abs(win[0] - from) < 1e-6 && Math.abs(win[1] - to) < 1e-6, `the window ${win} is the evidence ${from}-${to}`)
+      }
+      await page.screenshot({ path: join(dir, "replay-findings-zoomed.png"), fullPage: true })
+    }
     assert.deepEqual(errors, [])
     assert.deepEqual(external, [])
     await page.close()
