@@ -1,7 +1,7 @@
 // The kernels of the seeded-fault gallery (docs/diagnosis.md, "The gallery"): plain
 // functions worker threads import by URL, each with its fault built in where a pipeline
 // asks for it. They import nothing of Tessera but types and TaskIo (which imports nothing).
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import type { Chunk } from "tessera/engine/Chunk"
 import { reportBytesRead } from "../../src/engine/TaskIo.ts"
 
@@ -36,6 +36,21 @@ export const fillAndWork = (i: number, rows: number, columns: number, seconds: n
 /** `fill`, but chunk `slowChunk` sleeps `seconds` first (the straggler's fault). */
 export const fillOrSleep = (i: number, rows: number, columns: number, slowChunk: number, seconds: number): Chunk => {
   if (i === slowChunk) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000 * seconds)
+  return fill(i, rows, columns)
+}
+
+/**
+ * `fill` after `seconds` of computing, but the first worker to make chunk `crashChunk`
+ * dies half-way (`process.exit` ends its thread), once: `marker` (a file) says it has.
+ * The worker killed mid-run's fault: the engine replaces the worker and runs the task again.
+ */
+export const fillOrDie = (i: number, rows: number, columns: number, seconds: number, crashChunk: number, marker: string): Chunk => {
+  if (i === crashChunk && !existsSync(marker)) {
+    writeFileSync(marker, "died once\n")
+    spin(seconds / 2)
+    process.exit(1)
+  }
+  spin(seconds)
   return fill(i, rows, columns)
 }
 

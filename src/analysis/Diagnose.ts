@@ -8,8 +8,10 @@
  * the recorded critical path estimates (`diagnosis/WhatIf.ts`). `tessera diagnose` is
  * this plus argument parsing; the HTML report shows the same findings first.
  *
- * Leaves out: `memory-pressure` (the trace records no host memory total to compare with
- * yet: the id is reserved); GPU rules fire only on traces of GPU workers.
+ * `memory-pressure` reads the hosts' memory from the resource samples (Tessera's
+ * ResourceMonitor adds the host's total and available memory to DASF's args; DASF's traces
+ * have neither, and get no such finding); GPU rules fire only on traces of GPU workers.
+ * Leaves out: a worker near its V8 heap limit (the trace does not record the limit).
  *
  * @since 0.1.0
  */
@@ -17,6 +19,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { TraceFormatError } from "../trace/TraceFormat.ts"
 import { type DiagnosisTables, factsOf, type GcSeconds } from "./diagnosis/Facts.ts"
+import { hostMemoryOfTable, readHostMemory } from "./diagnosis/HostMemory.ts"
 import { defaultThresholds, type Finding, format, ruleIds, runRules, type Severity, type Thresholds } from "./diagnosis/Rules.ts"
 import { loadPromise, type TraceTables } from "./Load.ts"
 import { loadProfilePromise, type ProfileData } from "./Profile.ts"
@@ -26,6 +29,7 @@ import { SampleEventNames } from "../trace/SampleEvents.ts"
 export { defaultThresholds, ruleIds } from "./diagnosis/Rules.ts"
 export type { Evidence, Finding, RuleId, Severity, Thresholds } from "./diagnosis/Rules.ts"
 export type { DiagnosisTables } from "./diagnosis/Facts.ts"
+export type { HostMemory } from "./diagnosis/HostMemory.ts"
 
 /**
  * A diagnosis: the findings, by estimated saving (largest first); the run's wall time
@@ -225,7 +229,11 @@ export const diagnoseFilesPromise = async (
   }
   const hasSamples = (tables.eventCounts[SampleEventNames.samples] ?? 0) > 0
   const profile = hasSamples ? await loadProfilePromise(files) : undefined
-  const d = diagnoseTables(tables, { thresholds, ...(profile !== undefined ? { profile } : {}), ...(options.workers !== undefined ? { workers: options.workers } : {}) })
+  // the hosts' memory: from the resource table where the loader keeps its columns, else
+  // read again from the resource monitor's files (HostMemory.ts)
+  const hostMemory = hostMemoryOfTable(tables.resources) ??
+    ((tables.eventCounts["Resource Usage"] ?? 0) > 0 ? await readHostMemory(files, new Map(tables.clocks.map((c) => [c.file, c.shift]))) : [])
+  const d = diagnoseTables({ ...tables, hostMemory }, { thresholds, ...(profile !== undefined ? { profile } : {}), ...(options.workers !== undefined ? { workers: options.workers } : {}) })
   return { ...d, warnings: tables.warnings }
 }
 

@@ -4,7 +4,10 @@
  * host_net_io.read_bps, host_net_io.write_bps, host_disk_io.read_bps,
  * host_disk_io.write_bps, num_fds, gpu_utilization, gpu_memory_used — measured for the
  * whole process (main thread and worker threads), with the cluster worker processes this
- * process runs on its host (`processes`), and the host (internal/hostSampler).
+ * process runs on its host (`processes`), and the host (internal/hostSampler). Beyond
+ * DASF's, two args a DASF reader ignores: `host_memory.total` and `host_memory.available`
+ * (bytes: the host's memory, and what it can still give without swapping, Linux's
+ * MemAvailable through `os.freemem()`), which the diagnosis's `memory-pressure` reads.
  *
  * The first sample is taken immediately when the layer starts, a last one when its scope
  * closes; sampling stops with the scope. `timestamp` is on the engine clock
@@ -14,7 +17,7 @@
  *
  * @since 0.1.0
  */
-import { hostname } from "node:os"
+import { freemem, hostname, totalmem } from "node:os"
 import { Clock, Duration, Effect, Layer } from "effect"
 import * as EngineClock from "../engine/EngineClock.ts"
 import * as WorkerPlugin from "../engine/WorkerPlugin.ts"
@@ -57,12 +60,32 @@ export interface SamplingOptions {
 export type ResourceMonitorOptions = TraceOptions & SamplingOptions
 
 /**
+ * The args Tessera adds to DASF's in each sample: the host's memory (bytes), in total and
+ * available (what it can still give without swapping: Linux's MemAvailable).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type HostMemoryArgs = {
+  readonly "host_memory.total": number
+  readonly "host_memory.available": number
+}
+
+/**
+ * The host's memory now (`os.totalmem()`, `os.freemem()`: MemAvailable on Linux).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const hostMemoryArgs = (): HostMemoryArgs => ({ "host_memory.total": totalmem(), "host_memory.available": freemem() })
+
+/**
  * The `Resource Usage` event for one sample.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const resourceEvent = (timestamp: number, host: string, args: ResourceArgs): TraceEvent => ({
+export const resourceEvent = (timestamp: number, host: string, args: ResourceArgs | (ResourceArgs & HostMemoryArgs)): TraceEvent => ({
   name: EventNames.resourceUsage,
   timestamp,
   phase: "I",
@@ -92,7 +115,7 @@ export const run = Effect.fnUntraced(function*(
     processes: options.processes ?? WorkerPlugin.hostProcesses
   })
   const tick = Effect.flatMap(Clock.currentTimeMillis, (ms) =>
-    Effect.sync(() => db.record(resourceEvent(now(), host, sampler.sampleUnsafe(ms / 1000)))))
+    Effect.sync(() => db.record(resourceEvent(now(), host, { ...sampler.sampleUnsafe(ms / 1000), ...hostMemoryArgs() }))))
   yield* Effect.addFinalizer(() => Effect.ignore(tick).pipe(Effect.ensuring(Effect.sync(() => sampler.close()))))
   yield* tick
   yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(interval), tick)))

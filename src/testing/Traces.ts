@@ -13,7 +13,8 @@
  * scheduler on `hosts × workersPerHost` workers (a task starts when its inputs are there,
  * 0.2 ms after they end, plus a transfer when one comes from another host, and its
  * worker is free). Events: `Compute` per task; with `memory`, `Managed Memory` after each
- * task; with `resources`, `Resource Usage` every 50 ms per host; `Transfer` per input
+ * task; with `resources`, `Resource Usage` every 50 ms per host (with the host's memory:
+ * 16 GiB in total, a quarter in use); `Transfer` per input
  * fetched from another host (Tessera's format); a `Clock Offset` per shifted host
  * (Tessera's format, whose times are corrected), or shifted times (DASF's, uncorrected).
  *
@@ -60,12 +61,22 @@ export interface ScheduledTask extends GraphTask {
  * Faults a trace can be seeded with: `straggler` (one task 10x its function's duration,
  * data unchanged), `skew` (one `load` or `transform` task with 40x the data, more than
  * 5x what any other task handles in and out, and 20x the duration),
- * `clock-skew` (the second host's clock 50 ms ahead).
+ * `clock-skew` (the second host's clock 50 ms ahead), `memory-pressure` (the first
+ * host's memory in use at 97% of its total in the samples of the run's middle fifth;
+ * resource samples are written whatever `resources` says).
  *
  * @since 0.1.0
  * @category models
  */
-export type Fault = "straggler" | "skew" | "clock-skew"
+export type Fault = "straggler" | "skew" | "clock-skew" | "memory-pressure"
+
+/**
+ * The generated hosts' memory: 16 GiB each, a quarter in use; 97% under `memory-pressure`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const hostMemoryTotal = 16 * 2 ** 30
 
 /**
  * What is true of a generated trace, computed from the graph and the schedule, not from
@@ -87,6 +98,8 @@ export interface GroundTruth {
   readonly wall: number
   /** seconds a host's clock runs ahead (only hosts shifted) */
   readonly offsets: Readonly<Record<string, number>>
+  /** the host whose memory was under pressure (`memory-pressure`), its peak bytes in use */
+  readonly memoryPressure?: { readonly host: string; readonly peak: number }
   readonly faults: ReadonlyArray<Fault>
   /** the seeded faults' tasks, by fault */
   readonly faultKeys: Readonly<Partial<Record<Fault, string>>>
@@ -261,7 +274,15 @@ export const schedule = (
  */
 export const eventsOf = (
   tasks: ReadonlyArray<ScheduledTask>,
-  options: { readonly format: "tessera" | "dasf"; readonly origin: number; readonly offsets: Readonly<Record<string, number>>; readonly memory: boolean; readonly resources: boolean }
+  options: {
+    readonly format: "tessera" | "dasf"
+    readonly origin: number
+    readonly offsets: Readonly<Record<string, number>>
+    readonly memory: boolean
+    readonly resources: boolean
+    /** the host whose samples in the run's middle fifth show 97% of its memory in use */
+    readonly pressured?: string
+  }
 ): Array<TraceEvent> => {
   const { format, origin, offsets } = options
   // DASF's times are each host's own clock (uncorrected); Tessera's are corrected
@@ -332,8 +353,22 @@ export const eventsOf = (
   if (options.resources && tasks.length > 0) {
     const end = Math.max(...tasks.map((t) => t.end))
     for (const host of [...new Set(tasks.map((t) => t.host))]) {
-      for (let t = 0; t <= end + 1e-9; t += 0.05) {
-        events.push({ name: "Resource Usage", timestamp: at(host, t), phase: "I", scope: "g", process_id: host, thread_id: null, args: { cpu: 100, memory: 1 << 28, time: origin + t } })
+      // under pressure, at least ten samples over the run (a short run has few at 50 ms)
+      const step = options.pressured !== undefined ? Math.max(1e-4, Math.min(0.05, end / 10)) : 0.05
+      for (let t = 0; t <= end + 1e-9; t += step) {
+        const pressed = host === options.pressured && t >= 0.4 * end && t <= 0.6 * end
+        const used = (pressed ? 0.97 : 0.25) * hostMemoryTotal
+        const args = { cpu: 100, memory: 1 << 28, time: origin + t }
+        events.push({
+          name: "Resource Usage",
+          timestamp: at(host, t),
+          phase: "I",
+          scope: "g",
+          process_id: host,
+          thread_id: null,
+          // DASF writes no host memory; Tessera's ResourceMonitor adds it
+          args: format === "dasf" ? args : { ...args, "host_memory.total": hostMemoryTotal, "host_memory.available": hostMemoryTotal - used }
+        })
       }
     }
   }
@@ -365,16 +400,34 @@ export const traceArb = (options: TraceOptions = {}): fc.Arbitrary<GeneratedTrac
     for (const t of tasks) busy[`${t.host}/${t.worker}`] = (busy[`${t.host}/${t.worker}`] ?? 0) + t.duration
     const chain = longestChain(tasks)
     const wall = tasks.length === 0 ? 0 : Math.max(...tasks.map((t) => t.end)) - Math.min(...tasks.map((t) => t.start))
-    const events = eventsOf(tasks, { format, origin: options.origin ?? 1.7e9, offsets, memory: options.memory ?? true, resources: options.resources ?? false })
+    const pressured = faults.includes("memory-pressure") && format === "tessera" ? tasks[0]?.host : undefined
+    const events = eventsOf(tasks, {
+      format,
+      origin: options.origin ?? 1.7e9,
+      offsets,
+      memory: options.memory ?? true,
+      resources: options.resources === true || pressured !== undefined,
+      ...(pressured !== undefined ? { pressured } : {})
+    })
     return {
       format,
       events,
       tasks,
       hosts,
       workers: hosts.length * perHost,
-      truth: { criticalPath: chain.length, criticalKeys: chain.keys, busy, bytesMoved, wall, offsets, faults, faultKeys }
+      truth: {
+        criticalPath: chain.length,
+        criticalKeys: chain.keys,
+        busy,
+        bytesMoved,
+        wall,
+        offsets,
+        faults,
+        faultKeys,
+        ...(pressured !== undefined ? { memoryPressure: { host: pressured, peak: 0.97 * hostMemoryTotal } } : {})
+      }
     }
-  }).filter((t) => faults.every((f) => f === "clock-skew" || t.truth.faultKeys[f] !== undefined))
+  }).filter((t) => faults.every((f) => f === "clock-skew" || f === "memory-pressure" || t.truth.faultKeys[f] !== undefined))
 }
 
 /**

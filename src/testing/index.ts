@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { type HostMemory, hostMemoryOfEvents, hostMemoryOfTable } from "../analysis/diagnosis/HostMemory.ts"
 import { loadBytesUnsafe, type TraceTables } from "../analysis/Load.ts"
 import { type GeneratedTrace, toBytes } from "./Traces.ts"
 
@@ -13,9 +14,14 @@ export * as Reference from "./Reference.ts"
 export * from "./Traces.ts"
 
 /**
- * Load a generated trace into the tables every analysis reads (as one database file).
+ * Load a generated trace into the tables every analysis reads (as one database file),
+ * with the hosts' memory samples the diagnosis reads (`hostMemory`: from the resource
+ * table, or the events where the table does not keep those args).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const tablesOf = (trace: Pick<GeneratedTrace, "events">): TraceTables => loadBytesUnsafe([{ file: "generated.msgpack", bytes: toBytes(trace) }])
+export const tablesOf = (trace: Pick<GeneratedTrace, "events">): TraceTables & { readonly hostMemory: ReadonlyArray<HostMemory> } => {
+  const tables = loadBytesUnsafe([{ file: "generated.msgpack", bytes: toBytes(trace) }])
+  return { ...tables, hostMemory: hostMemoryOfTable(tables.resources) ?? hostMemoryOfEvents(trace.events) }
+}

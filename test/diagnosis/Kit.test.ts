@@ -59,12 +59,36 @@ describe("issue 35: the test kit", () => {
     }), runs)
   })
 
-  it("issue 35: straggler, data-skew and clock-skew never fire on traces generated without their fault", () => {
-    fc.assert(fc.property(fc.constantFrom("dasf", "tessera") as fc.Arbitrary<"dasf" | "tessera">, fc.integer({ min: 10, max: 40 }), (format, n) =>
-      fc.assert(fc.property(traceArb({ format, minTasks: n, maxTasks: n, maxHosts: 3 }), (t) => {
+  it("issue 35: straggler, data-skew, clock-skew and memory-pressure never fire on traces generated without their fault", () => {
+    fc.assert(fc.property(fc.constantFrom("dasf", "tessera") as fc.Arbitrary<"dasf" | "tessera">, fc.integer({ min: 10, max: 40 }), fc.boolean(), (format, n, resources) =>
+      fc.assert(fc.property(traceArb({ format, minTasks: n, maxTasks: n, maxHosts: 3, resources }), (t) => {
         const rules = diagnoseTables(tablesOf(t)).findings.map((f) => f.rule)
-        for (const r of ["straggler", "data-skew", "clock-skew", "recomputation", "memory-growth"]) assert.ok(!rules.includes(r as never), `${r} in ${rules}`)
+        for (const r of ["straggler", "data-skew", "clock-skew", "recomputation", "memory-growth", "memory-pressure"]) assert.ok(!rules.includes(r as never), `${r} in ${rules}`)
       }), { numRuns: 4 })), { numRuns: 8 })
+  })
+
+  it("issue 35: a host's memory at 97% of its total is memory-pressure, naming the host and the peak; DASF's traces (no host memory) never get it", () => {
+    fc.assert(fc.property(traceArb({ format: "tessera", faults: ["memory-pressure"], maxHosts: 3 }), (t) => {
+      const truth = t.truth.memoryPressure!
+      const tables = tablesOf(t)
+      const found = diagnoseTables(tables).findings.filter((x) => x.rule === "memory-pressure")
+      assert.equal(found.length, 1, "one host under pressure, one finding")
+      const f = found[0]!
+      assert.equal(f.evidence.host, truth.host)
+      assert.equal(f.severity, "high") // 97% >= memoryPressureHigh (95%)
+      assert.equal(f.saving.seconds, 0)
+      assert.match(f.message, new RegExp(`^host ${truth.host}'s memory in use peaked at ${(truth.peak / 2 ** 30).toFixed(1)} GiB of 16\\.0 GiB \\(97%\\)`))
+      assert.ok(f.evidence.start <= f.evidence.end && f.evidence.end <= t.truth.wall + 1e-6)
+      // the evidence span is the pressured middle fifth (samples every wall/10 or 50 ms)
+      assert.ok(f.evidence.start >= 0.4 * t.truth.wall - 1e-6 && f.evidence.end <= 0.6 * t.truth.wall + 1e-6, JSON.stringify(f.evidence))
+      // the thresholds: above the peak, nothing; a higher bar for high, medium
+      assert.ok(!diagnoseTables(tables, { thresholds: { memoryPressure: 0.98 } }).findings.some((x) => x.rule === "memory-pressure"))
+      assert.equal(diagnoseTables(tables, { thresholds: { memoryPressureHigh: 0.99 } }).findings.find((x) => x.rule === "memory-pressure")?.severity, "medium")
+    }), runs)
+    fc.assert(fc.property(traceArb({ format: "dasf", faults: ["memory-pressure"], resources: true }), (t) => {
+      assert.equal(t.truth.memoryPressure, undefined)
+      assert.ok(!diagnoseTables(tablesOf(t)).findings.some((x) => x.rule === "memory-pressure"))
+    }), runs)
   })
 
   it("issue 35: a seeded straggler, skew or shifted clock is found, naming the seeded task", () => {
@@ -94,7 +118,7 @@ describe("issue 35: the test kit", () => {
       diagnoseTables(tablesOf(t), { thresholds: floors }).findings.map((f) => `${f.rule}:${f.severity}`).sort()
     fc.assert(fc.property(
       traceArb({ format: "tessera", faults: [] }),
-      fc.subarray(["straggler", "skew", "clock-skew"] as const),
+      fc.subarray(["straggler", "skew", "clock-skew", "memory-pressure"] as const),
       fc.constantFrom(2, 10),
       (_, faults, k) =>
         fc.assert(fc.property(traceArb({ format: "tessera", faults }), (t) => {

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { type Diagnosis, diagnoseFilesPromise } from "../../src/analysis/Diagnose.ts"
+import { type Diagnosis, diagnoseFilesPromise, type ThresholdSettings } from "../../src/analysis/Diagnose.ts"
 import type * as Pipeline from "../../src/dsl/Pipeline.ts"
 import * as Executor from "../../src/engine/Executor.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
@@ -39,7 +39,7 @@ export const closePool = async (): Promise<void> => {
 export const runAndDiagnose = async (
   name: string,
   make: () => Pipeline.Pipeline | Promise<Pipeline.Pipeline>,
-  options: { readonly executor?: Layer.Layer<Executor.Executor, unknown>; readonly sampleInterval?: number } = {}
+  options: { readonly executor?: Layer.Layer<Executor.Executor, unknown>; readonly sampleInterval?: number; readonly thresholds?: ThresholdSettings } = {}
 ): Promise<Diagnosis & { readonly files: ReadonlyArray<string> }> => {
   const dir = mkdtempSync(join(tmpdir(), `tessera-fault-${name}-`))
   try {
@@ -50,7 +50,7 @@ export const runAndDiagnose = async (
     else await sharedPool().runPromise(run.pipe(Effect.provide(profiler)))
     const files = readdirSync(dir).filter((f) => f.endsWith(".msgpack")).map((f) => join(dir, f))
     // the shared pool started before the profiler: its size is not in the trace
-    const d = await diagnoseFilesPromise(files, options.executor === undefined ? { workers: 2 } : {})
+    const d = await diagnoseFilesPromise(files, { ...(options.executor === undefined ? { workers: 2 } : {}), ...(options.thresholds !== undefined ? { thresholds: options.thresholds } : {}) })
     return { ...d, files }
   } finally {
     if (process.env.TESSERA_KEEP_FAULTS === undefined) rmSync(dir, { recursive: true, force: true })

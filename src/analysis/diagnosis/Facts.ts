@@ -4,7 +4,7 @@
  * into tasks / driver / scheduling latency (`criticalPathSteps` by end: every gap on it is
  * hand-over, not a task queued behind another), per-group duration and size
  * statistics (a group: one function within one stage), per-worker busy time, the memory
- * each worker held, transfers and clock offsets. Rules (Rules.ts) never read the tables
+ * each worker held, the hosts' memory (HostMemory.ts), transfers and clock offsets. Rules (Rules.ts) never read the tables
  * themselves, so every rule costs time proportional to the groups it looks at, not to
  * the trace.
  *
@@ -16,6 +16,7 @@ import { codesOf, floatsOf } from "../internal/access.ts"
 import { str, type Tables, type TaskView, taskView } from "../internal/taskView.ts"
 import { stageInputOf, type StageInput } from "../StageSummary.ts"
 import type { TraceEvent } from "../../trace/TraceEvent.ts"
+import { type HostMemory, hostMemoryOfTable } from "./HostMemory.ts"
 
 /**
  * The tables a diagnosis reads: a loaded trace's (`Load.TraceTables` is one), all but
@@ -29,6 +30,13 @@ export interface DiagnosisTables extends Tables {
   readonly metadata?: ReadonlyArray<TraceEvent>
   /** keys computed more than once (Load.ts `recomputed`) */
   readonly recomputed?: number
+  /** `Resource Usage` samples: the hosts' memory is read from them when they carry it */
+  readonly resources?: Table
+  /**
+   * the hosts' memory samples, where the caller read them (`HostMemory.readHostMemory`);
+   * else they are read from `resources`
+   */
+  readonly hostMemory?: ReadonlyArray<HostMemory>
 }
 
 /**
@@ -112,6 +120,8 @@ export interface Facts {
   readonly wall: number
   readonly groups: ReadonlyArray<Group>
   readonly workers: ReadonlyArray<WorkerBusy>
+  /** per host, its memory over time (none where the samples do not carry it) */
+  readonly hostMemory: ReadonlyArray<HostMemory>
   readonly gc?: GcSeconds
   /** the pool's size as the caller knows it (a pool started before the profiler leaves no start-ups in the trace) */
   readonly poolSize?: number
@@ -259,6 +269,7 @@ export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds, poolSize?: numb
     wall: Math.max(0, runEnd - runStart),
     groups,
     workers,
+    hostMemory: tables.hostMemory ?? hostMemoryOfTable(tables.resources) ?? [],
     ...(gc !== undefined ? { gc } : {}),
     ...(poolSize !== undefined ? { poolSize } : {}),
     tables

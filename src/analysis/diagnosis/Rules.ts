@@ -38,7 +38,8 @@ export const ruleIds = [
   "io-bound",
   "serial-stage",
   "recomputation",
-  "clock-skew"
+  "clock-skew",
+  "worker-lost"
 ] as const
 
 /**
@@ -158,6 +159,13 @@ export interface Thresholds {
   readonly blockedMinSeconds: number
   /** gc-pressure: GC above this share of sampled task time (Clinic.js Doctor flags GC) */
   readonly gcShare: number
+  /**
+   * memory-pressure: a host's memory in use (total − available) at least this share of
+   * its total (Dask pauses a worker at 80% of its memory limit)
+   */
+  readonly memoryPressure: number
+  /** memory-pressure: high from this share (Dask terminates a worker at 95%; Linux's OOM killer is near) */
+  readonly memoryPressureHigh: number
   /** memory-growth: a worker's heap grows by at least this many bytes over the run */
   readonly growthBytes: number
   /** memory-growth: over at least this many of its tasks (fewer make no trend: a heap grows before its first full GC) */
@@ -204,6 +212,8 @@ export const defaultThresholds: Thresholds = {
   blockedCpuShare: 0.1,
   blockedMinSeconds: 0.05,
   gcShare: 0.1,
+  memoryPressure: 0.8,
+  memoryPressureHigh: 0.95,
   growthBytes: 64 * 1024 * 1024,
   growthMinTasks: 24,
   growthRising: 0.75,
@@ -560,12 +570,18 @@ const driverBound: Rule = (f, t) => {
 }
 
 const startupDominated: Rule = (f, t) => {
+  // start-up is what passed before the run's first task started: where the path reaches
+  // its first task later (a worker lost and replaced mid-run, its start-up on the path),
+  // only the steps' part before that counts (worker-lost names the rest)
+  let firstStart = Infinity
+  for (let r = 0; r < f.v.n; r++) if (f.v.start[r]! < firstStart) firstStart = f.v.start[r]!
   let start = 0
   let boot = 0
   let firstHandOver = 0
   for (const s of f.path.steps) {
     if (s._tag === "Task") break
-    const d = stepDuration(f.v, s)
+    const [a, b] = s._tag === "Driver" ? [s.segment.start, s.segment.end] : [s.start, s.end]
+    const d = Math.min(stepDuration(f.v, s), Math.max(0, Math.min(b, firstStart) - a))
     start += d
     if (s._tag === "Driver" && s.segment.activity === "worker start") boot += d
     if (s._tag === "Latency" && s.kind === "dispatch") firstHandOver += d
@@ -765,6 +781,57 @@ const recomputation: Rule = (f) => {
   }]
 }
 
+// a worker that started again during the run (a second start-up of its thread, or one
+// after it had run tasks): it died (a kernel that exits, a native crash) and the pool
+// replaced it; its task was run again, but the attempt that died leaves no task event
+const workerLost: Rule = (f) => {
+  const starts = f.input.segments
+    .filter((s) => s.activity === "worker start")
+    .map((s) => s as unknown as { readonly host?: string; readonly worker?: string; readonly start: number; readonly end: number })
+    .sort((a, b) => a.start - b.start)
+  if (starts.length === 0) return []
+  // per worker, its tasks' (start, end), to find its last task before a restart
+  const tasksOf = new Map<string, Array<number>>()
+  for (let r = 0; r < f.v.n; r++) {
+    const id = `${str(f.v.host, f.v.host.codes[r]!) ?? ""}\t${str(f.v.worker, f.v.worker.codes[r]!) ?? ""}`
+    let a = tasksOf.get(id)
+    if (a === undefined) tasksOf.set(id, a = [])
+    a.push(r)
+  }
+  const seen = new Map<string, number>() // worker -> end of its latest start-up
+  const lost: Array<{ host: string; worker: string; from: number; to: number; after: Array<number> }> = []
+  for (const s of starts) {
+    const id = `${s.host ?? ""}\t${s.worker ?? ""}`
+    const rows = tasksOf.get(id) ?? []
+    let lastEnd = -Infinity
+    for (const r of rows) if (f.v.end[r]! <= s.start && f.v.end[r]! > lastEnd) lastEnd = f.v.end[r]!
+    const previous = seen.get(id)
+    seen.set(id, s.end)
+    if (previous === undefined && lastEnd === -Infinity) continue // its first start-up
+    const from = Math.max(previous ?? -Infinity, lastEnd)
+    lost.push({ host: s.host ?? "", worker: s.worker ?? "", from, to: s.end, after: rows.filter((r) => f.v.start[r]! >= s.end).slice(0, 20) })
+  }
+  if (lost.length === 0) return []
+  const W = Math.max(1, workerCount(f))
+  const gone = lost.reduce((a, l) => a + Math.max(0, l.to - l.from), 0)
+  const first = lost[0]!
+  const names = [...new Set(lost.map((l) => l.worker))]
+  return [{
+    rule: "worker-lost",
+    message: `${lost.length === 1 ? `worker ${first.worker} died and was replaced` : `${fmtN(lost.length)} workers died and were replaced (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", …" : ""})`}: ${fmtS(gone)} without ${lost.length === 1 ? "it" : "them"}, from ${lost.length === 1 ? "its" : "their"} last finished task (or start-up) to ${lost.length === 1 ? "its" : "their"} replacement's being ready; the task ${lost.length === 1 ? "it was" : "they were"} running was run again`,
+    evidence: {
+      keys: lost.flatMap((l) => l.after.map((r) => str(f.v.key, f.v.key.codes[r]!) ?? "")).slice(0, 20),
+      start: Math.min(Math.max(0, first.from - f.runStart), f.wall),
+      end: Math.min(Math.max(0, first.to - f.runStart), f.wall),
+      host: first.host,
+      worker: first.worker
+    },
+    fix: "find why the worker died: a kernel that calls process.exit or throws outside its task, a native crash, or its memory bound (the run's log names the cause)",
+    seconds: gone / W,
+    assumptions: `the dead workers' time from their last finished task to their replacements' start-up done, spread over ${W} workers (the attempt that died, and its partial work, leave no task event)`
+  }]
+}
+
 const memoryGrowth: Rule = (f, t) => {
   const byWorker = new Map<number, Array<number>>()
   const nw = f.v.worker.size + 1
@@ -804,6 +871,50 @@ const memoryGrowth: Rule = (f, t) => {
     assumptions: "saves memory, not time: the run fails once the growth reaches the worker's memory bound",
     severity: worst.growth >= 4 * t.growthBytes ? "high" : "medium"
   }]
+}
+
+const memoryPressure: Rule = (f, t) => {
+  const out: Array<Draft> = []
+  for (const h of f.hostMemory) {
+    if (!(h.total > 0) || h.used.length === 0) continue
+    let peak = 0
+    for (let i = 1; i < h.used.length; i++) if (h.used[i]! > h.used[peak]!) peak = i
+    const share = h.used[peak]! / h.total
+    if (share < t.memoryPressure) continue
+    // the span above the threshold around the peak, and the tasks of that host running in it
+    const bar = t.memoryPressure * h.total
+    let a = peak
+    let b = peak
+    while (a > 0 && h.used[a - 1]! >= bar) a--
+    while (b + 1 < h.used.length && h.used[b + 1]! >= bar) b++
+    const from = h.time[a]!
+    const to = h.time[b]!
+    const rows: Array<number> = []
+    for (let r = 0; r < f.v.n && rows.length < 20; r++) {
+      if (f.v.start[r]! <= to && f.v.end[r]! >= from && (str(f.v.host, f.v.host.codes[r]!) ?? "") === h.host) rows.push(r)
+    }
+    const own = h.own[peak]!
+    const ours = own === own && own >= 0.5 * h.used[peak]!
+    const at = Math.min(Math.max(0, h.time[peak]! - f.runStart), f.wall)
+    out.push({
+      rule: "memory-pressure",
+      message: `host ${h.host}'s memory in use peaked at ${fmtBytes(h.used[peak]!)} of ${fmtBytes(h.total)} (${fmtPct(share)}) at ${at.toFixed(2)} s` +
+        (own === own ? `; the traced processes held ${fmtBytes(own)} of it` : ""),
+      evidence: {
+        keys: rows.map((r) => str(f.v.key, f.v.key.codes[r]!) ?? ""),
+        start: Math.min(Math.max(0, from - f.runStart), f.wall),
+        end: Math.min(Math.max(0, to - f.runStart), f.wall),
+        host: h.host
+      },
+      fix: ours
+        ? "hold less at once: unpersist arrays later stages no longer read, fewer chunks in flight (fewer workers, smaller chunks), or a host with more memory"
+        : `other processes held most of it (${fmtBytes(Math.max(0, h.used[peak]! - (own === own ? own : 0)))}): run where memory is free, or give the run fewer workers`,
+      seconds: 0,
+      assumptions: "saves no time until the host swaps or its OOM killer stops a worker: memory in use is the host's total less what it can still give without swapping (Linux's MemAvailable)",
+      severity: share >= t.memoryPressureHigh ? "high" : "medium"
+    })
+  }
+  return out
 }
 
 const gcPressure: Rule = (f, t) => {
@@ -881,24 +992,41 @@ const clockSkew: Rule = (f, t) => {
   return out
 }
 
+// the GPU workers: those that copied to or from a device (transfers with a direction)
+const gpuWorkerRows = (f: Facts): Uint8Array => {
+  const tr = f.tables.transfers
+  const out = new Uint8Array(f.v.n)
+  if (tr === undefined || tr.numRows === 0) return out
+  const dir = columnCodes(tr, "direction")
+  const host = columnCodes(tr, "host")
+  const worker = columnCodes(tr, "worker")
+  const gpus = new Set<string>()
+  for (let i = 0; i < tr.numRows; i++) {
+    if (dir.codes[i]! >= 0 && worker.codes[i]! >= 0) gpus.add(`${host.codes[i]! >= 0 ? host.at(host.codes[i]!) : ""}\t${worker.at(worker.codes[i]!)}`)
+  }
+  if (gpus.size === 0) return out
+  for (let r = 0; r < f.v.n; r++) out[r] = gpus.has(`${str(f.v.host, f.v.host.codes[r]!) ?? ""}\t${str(f.v.worker, f.v.worker.codes[r]!) ?? ""}`) ? 1 : 0
+  return out
+}
+
 const transfers: Rule = (f, t) => {
   const out: Array<Draft> = []
   const tr = f.tables.transfers
-  // transfer-bound: the tasks' gather/transfer phases on the path
+  // transfer-bound: the tasks' gather/transfer phases on the path; a GPU task's phases are
+  // its copies to and from the device (host-device-copies weighs those)
+  const onGpu = gpuWorkerRows(f)
+  const phaseOf = (r: number) => (onGpu[r] === 1 ? 0 : (f.input.gather[r]! || 0) + (f.input.transfer[r]! || 0))
   let phase = 0
-  let pathPhase = 0
-  for (let r = 0; r < f.v.n; r++) phase += (f.input.gather[r]! || 0) + (f.input.transfer[r]! || 0)
-  const pathRows = pathTasksOf(f, () => true)
-  for (const r of pathRows) pathPhase += (f.input.gather[r]! || 0) + (f.input.transfer[r]! || 0)
+  for (let r = 0; r < f.v.n; r++) phase += phaseOf(r)
   const busy = f.workers.reduce((a, w) => a + w.busy, 0)
   if (phase > 0 && phase / Math.max(busy, 1e-9) >= t.transferShare) {
-    const seconds = saving(f.v, f.path, (s, _i, d) => (s._tag === "Task" ? d - (f.input.gather[s.row]! || 0) - (f.input.transfer[s.row]! || 0) : undefined))
+    const seconds = saving(f.v, f.path, (s, _i, d) => (s._tag === "Task" ? d - phaseOf(s.row) : undefined))
     out.push({
       rule: "transfer-bound",
       message: `${fmtPct(phase / busy)} of the task time (${fmtS(phase)}) went to fetching inputs from other workers and copying results`,
       evidence: { keys: [], start: 0, end: f.wall },
       fix: "keep dependent tasks on the worker holding their inputs (fewer hosts, larger workers), or move less: reduce before gathering",
-      seconds: Math.max(seconds, pathPhase > 0 ? 0 : 0),
+      seconds,
       assumptions: `the tasks ${lead} without their gather and transfer phases`
     })
   }
@@ -926,15 +1054,36 @@ const transfers: Rule = (f, t) => {
       assumptions: "serialisation free; transfers spread over the workers",
     })
   }
-  if (copies >= 4 && copyTime >= t.transferShare * f.wall) {
-    out.push({
-      rule: "host-device-copies",
-      message: `${fmtN(copies)} host↔device copies took ${fmtS(copyTime)}, ${fmtPct(copyTime / Math.max(f.wall, 1e-9))} of the run`,
-      evidence: { keys: [], start: 0, end: f.wall },
-      fix: "keep intermediate results on the device: chain GPU kernels without reading back each step",
-      seconds: copyTime * (1 - 2 / copies),
-      assumptions: "one copy in and one out instead of every step's",
-    })
+  if (copies >= 4) {
+    // against the GPU workers' task time (their copies are their tasks' gather and
+    // transfer phases), not the wall time: a GPU worker's start-up (a device to open)
+    // is no copy's
+    let gpuTime = 0
+    const perGroup = new Map<string, number>()
+    const rows: Array<number> = []
+    for (let r = 0; r < f.v.n; r++) {
+      if (onGpu[r] !== 1) continue
+      gpuTime += Math.max(0, f.v.duration[r]! || 0)
+      const g = `${f.input.stage[r]}\t${f.v.fn.codes[r]}`
+      perGroup.set(g, (perGroup.get(g) ?? 0) + 1)
+      if (rows.length < 20) rows.push(r)
+    }
+    // kept on the device, each chain of GPU steps copies its chunk in once and out once:
+    // as many chains as the largest step (group) has tasks
+    const chains = Math.max(1, ...perGroup.values())
+    const keep = Math.min(1, (2 * chains) / copies)
+    if (copies > 2 * chains && copyTime >= t.transferShare * Math.max(gpuTime, 1e-9)) {
+      const seconds = saving(f.v, f.path, (s, _i, d) =>
+        s._tag === "Task" && onGpu[s.row] === 1 ? d - ((f.input.gather[s.row]! || 0) + (f.input.transfer[s.row]! || 0)) * (1 - keep) : undefined)
+      out.push({
+        rule: "host-device-copies",
+        message: `${fmtN(copies)} host↔device copies took ${fmtS(copyTime)}, ${fmtPct(copyTime / Math.max(gpuTime, 1e-9))} of the GPU tasks' time; ${fmtN(chains)} chains of GPU steps would need ${fmtN(2 * chains)}`,
+        evidence: evidenceOf(f, rows),
+        fix: "keep intermediate results on the device: chain GPU kernels (give the steps between them GPU versions) so that no step reads back",
+        seconds: Math.min(seconds, copyTime * (1 - keep)),
+        assumptions: `the GPU tasks ${lead} with their copies cut to one in and one out per chain (${fmtN(2 * chains)} of ${fmtN(copies)})`
+      })
+    }
   }
   return out
 }
@@ -942,12 +1091,14 @@ const transfers: Rule = (f, t) => {
 const gpuIdle: Rule = (f, t) => {
   const out: Array<Draft> = []
   const byWorker = new Map<string, Array<number>>()
+  // a GPU worker: one that copied to or from a device, or one named so
+  const onGpu = gpuWorkerRows(f)
   const isGpu = new Int8Array(f.v.worker.size).fill(-1)
   for (let i = 0; i < f.v.n; i++) {
     const c = f.v.worker.codes[i]!
     if (c < 0) continue
     if (isGpu[c] === -1) isGpu[c] = /gpu/i.test(f.v.worker.at(c)) ? 1 : 0
-    if (isGpu[c] === 0) continue
+    if (isGpu[c] === 0 && onGpu[i] === 0) continue
     const w = f.v.worker.at(c)
     let a = byWorker.get(w)
     if (a === undefined) byWorker.set(w, a = [])
@@ -992,7 +1143,9 @@ export const rules: ReadonlyArray<Rule> = [
   blockedAndIo,
   serialStage,
   recomputation,
+  workerLost,
   memoryGrowth,
+  memoryPressure,
   gcPressure,
   clockSkew,
   transfers,
@@ -1003,7 +1156,8 @@ export const rules: ReadonlyArray<Rule> = [
  * Run the rules over the facts: drafts with too small a saving dropped (memory and clock
  * findings, stragglers and skewed tasks kept), severities from the saving's share, sorted by saving (then severity,
  * then rule id). `scheduling-latency` is left out where tasks-too-small and driver-bound
- * already explain at least half of the latency it would save; `event-loop-blocked` and
+ * already explain at least half of the latency it would save; `worker-imbalance` where a
+ * lost worker's time explains half of it; `event-loop-blocked` and
  * `straggler` where the same function is GC-bound (V8's collector keeps it waiting, and
  * makes one task of it slower than the rest: the GC is the finding).
  *
@@ -1017,9 +1171,12 @@ export const runRules = (f: Facts, t: Thresholds = defaultThresholds): Array<Fin
   const wall = Math.max(f.wall, 1e-12)
   // V8 collects on helper threads: a GC-heavy function's thread waits off the CPU
   const gcBound = new Set(drafts.filter((d) => d.rule === "gc-pressure").map((d) => d.evidence.function))
+  // a worker lost for a while leaves the others busier: that imbalance is the loss's
+  const lost = drafts.filter((d) => d.rule === "worker-lost").reduce((a, d) => a + d.seconds, 0)
   const out: Array<Finding> = []
   for (const d of drafts) {
     if (d.rule === "scheduling-latency" && small + driver >= 0.5 * d.seconds) continue
+    if (d.rule === "worker-imbalance" && lost >= 0.5 * d.seconds) continue
     if ((d.rule === "event-loop-blocked" || d.rule === "straggler") && gcBound.has(d.evidence.function)) continue
     const seconds = Math.min(Math.max(0, d.seconds), wall)
     const share = seconds / wall
