@@ -81,12 +81,16 @@ export interface Callbacks {
    */
   readonly lineage?: Run
   /**
-   * Set when `task` and `memory` read each record only during the call (encode it, copy
-   * what they keep) and keep no reference to it or its arrays: the engine may then pass
-   * one TaskRecord and one MemoryRecord, refilled for each task, instead of new objects
-   * (the Trace layer writing a file does; what it saves: docs/engine.md). Only used when
-   * every task and memory callback of the compute sets it. In such a record an absent
-   * optional field (`stage`, `gpuTime`, `device`, ...) is present with the value undefined.
+   * Accepted and ignored: every record `task` and `memory` receive is a new object the
+   * hook may keep, with its own arrays, whatever this says.
+   *
+   * It used to let the engine pass one TaskRecord and one MemoryRecord, refilled for each
+   * task, when every task and memory callback of a compute set it; a hook that set it
+   * and kept a record (or its `dependencies` or `phases`) then read a later task's values,
+   * with nothing to tell it so. What dropping it costs: docs/engine.md, "Records
+   * a hook may keep".
+   *
+   * @deprecated records are always the hook's to keep; this flag changes nothing
    */
   readonly transientRecords?: boolean
   /**
