@@ -36,129 +36,19 @@
  * each shell calls them where it always did (`pretask` for a batch's first `fusedFrom`
  * tasks as it sends the batch, for fused ones as their results arrive; `finish` always).
  *
- * Tested with no threads and no processes: `test/engine/Dispatcher.test.ts`.
+ * Its parts: the events and instructions (instructions.ts), who holds which result
+ * (holders.ts: readiness, placement and recovery where results stay on slots), fusion
+ * (fusion.ts). Tested with no threads and no processes: `test/engine/Dispatcher.test.ts`.
  *
  * @since 0.1.0
  * @internal
  */
 import * as State from "../../State.ts"
+import { fuse, type Fuser } from "./fusion.ts"
+import { Holders, Releases } from "./holders.ts"
+import { deliver, type DispatcherOptions, type Event, type Failure, type Instruction } from "./instructions.ts"
 
-/**
- * Runs `tasks` on `slot`, in order; positions from `fusedFrom` on were fused (not ready
- * when sent: their inputs are earlier in the batch). A `recover` batch recomputes
- * results a lost slot held (their tasks are finished already in the state record).
- *
- * @since 0.1.0
- * @internal
- */
-export interface Run {
-  readonly _tag: "Run"
-  readonly slot: number
-  readonly batch: number
-  readonly tasks: Int32Array
-  readonly fusedFrom: number
-  readonly recover: boolean
-}
-
-/**
- * Drops the results of `tasks` held on `slot` (nobody needs them any more). Only where
- * results live on slots (`shared: false`).
- *
- * @since 0.1.0
- * @internal
- */
-export interface Release {
-  readonly _tag: "Release"
-  readonly slot: number
-  readonly tasks: ReadonlyArray<number>
-}
-
-/**
- * Why a compute stopped early.
- *
- * @since 0.1.0
- * @internal
- */
-export type Failure =
-  | { readonly _tag: "TaskFailed"; readonly task: number; readonly cause: unknown }
-  | { readonly _tag: "RetriesExhausted"; readonly task: number; readonly attempts: number; readonly cause: unknown }
-  | { readonly _tag: "Interrupted" }
-
-/**
- * The compute is over: `failure` null when every needed task finished. Emitted once.
- *
- * @since 0.1.0
- * @internal
- */
-export interface Finish {
-  readonly _tag: "Finish"
-  readonly failure: Failure | null
-}
-
-/** @since 0.1.0 @internal */
-export type Instruction = Run | Release | Finish
-
-/**
- * Events, for shells (and tests) that hand them over as values; each is one method of
- * {@link Dispatcher}.
- *
- * @since 0.1.0
- * @internal
- */
-export type Event =
-  | { readonly _tag: "SlotJoined"; readonly slot: number; readonly kind?: number }
-  | { readonly _tag: "SlotLost"; readonly slot: number; readonly blame?: { readonly batch: number; readonly index: number }; readonly retry?: boolean; readonly cause?: unknown }
-  | { readonly _tag: "SlotSlow"; readonly slot: number; readonly slow: boolean }
-  | { readonly _tag: "TaskDone"; readonly slot: number; readonly batch: number; readonly index: number; readonly result?: unknown; readonly bytes?: number }
-  | { readonly _tag: "BatchDone"; readonly slot: number; readonly batch: number; readonly seconds: number }
-  | { readonly _tag: "TaskFailed"; readonly task: number; readonly cause: unknown }
-  | { readonly _tag: "DataArrived"; readonly slot: number; readonly task: number }
-  | { readonly _tag: "Interrupt" }
-  | { readonly _tag: "Tick" }
-
-/**
- * Dispatcher options.
- *
- * @since 0.1.0
- * @internal
- */
-export interface DispatcherOptions {
-  /** seconds of work a batch aims at */
-  readonly batchSeconds: number
-  /** most tasks in a batch */
-  readonly maxBatch: number
-  /** most batches a slot holds at once */
-  readonly maxInflight: number
-  /** seconds per task assumed before any batch came back */
-  readonly initialTaskSeconds: number
-  /** retries of a task whose slot was lost while it ran */
-  readonly maxRetries: number
-  /**
-   * true: results live where every slot reads them (worker threads' shared memory): no
-   * holders, no releases, nothing lost with a slot but its running batches
-   */
-  readonly shared: boolean
-  /** merge one batch's seconds per task into the estimate with this weight (0..1) */
-  readonly smoothing?: number
-  /** false: no fusion (default true) */
-  readonly fuse?: boolean
-  /** per task, the kind of slot that runs it (default: every task kind 0) */
-  readonly kindOf?: Uint8Array | null
-  /**
-   * whether task `d` may be fused into a batch whose members are flagged in `member`
-   * (the cluster refuses a list argument that mixes batch results with fetched ones)
-   */
-  readonly fusable?: (d: number, member: Uint8Array) => boolean
-  /** most tasks a batch grows to by fusion (default: the batch's size target) */
-  readonly fuseLimit?: number
-  /**
-   * seconds of work fusion may add to a batch beyond continuing its lines (a task's first
-   * fused dependent), while `idle` slots get nothing this round (default: no limit). With
-   * `taskCost`, the seconds a task is expected to take.
-   */
-  readonly fuseWidth?: (idle: number) => number
-  readonly taskCost?: (task: number) => number
-}
+export type { DispatcherOptions, Event, Failure, Finish, Instruction, Release, Run } from "./instructions.ts"
 
 interface SlotState {
   readonly id: number
@@ -177,8 +67,6 @@ interface BatchState {
   /** positions reported done that finished their task (`taskDone`) */
   done: number
 }
-
-const noHolders: ReadonlyArray<number> = []
 
 /**
  * The state machine of one compute (see the module header).
@@ -209,21 +97,17 @@ export class Dispatcher {
   private current: BatchState | null = null
   private nextBatch = 1
   private out: Array<Instruction> = []
-  /** per task, the live slots holding its result (shared: unused) */
-  private readonly holders: Array<Array<number> | undefined>
-  /** per task, its result's bytes (placement weight) */
-  private readonly bytes: Float64Array
+  /** per task, the live slots holding its result (shared: none are tracked) */
+  private readonly holders: Holders
   private readonly attempts: Uint8Array
   /** per task: 1 while a recover batch recomputes it */
   private readonly recovering: Uint8Array
-  /** per task: inputs of it in the batch being built (fusion scratch, 0 outside `fuse`) */
-  private readonly hits: Int32Array
-  /** per task: 1 while in the batch being built */
-  private readonly member: Uint8Array
+  /** what fusion reads (fusion.ts) */
+  private readonly fuser: Fuser
   /** ready tasks by kind, when tasks have kinds (popped from the state's stack) */
   private readonly queues: Array<Array<number>> | null
   /** releases to emit, by slot */
-  private readonly pendingRelease = new Map<number, Array<number>>()
+  private readonly releases = new Releases()
   private readonly kindOf: Uint8Array | null
 
   constructor(state: State.SchedulerState, options: DispatcherOptions) {
@@ -231,13 +115,19 @@ export class Dispatcher {
     this.state = state
     this.options = options
     this.taskSeconds = options.initialTaskSeconds
-    this.holders = options.shared ? [] : new Array(n)
-    this.bytes = new Float64Array(options.shared ? 0 : n)
+    this.holders = new Holders(options.shared ? 0 : n)
     this.attempts = new Uint8Array(n)
     this.recovering = new Uint8Array(options.shared ? 0 : n)
-    this.hits = new Int32Array(n)
-    this.member = new Uint8Array(n)
     this.kindOf = options.kindOf ?? null
+    this.fuser = {
+      state,
+      hits: new Int32Array(n),
+      member: new Uint8Array(n),
+      kindOf: this.kindOf,
+      fusable: options.fusable,
+      taskCost: options.taskCost,
+      inputsHeld: options.shared ? null : (d) => this.holders.finishedInputsLive(state, d)
+    }
     this.queues = this.kindOf === null ? null : []
     if (!options.shared) {
       const before = state.onRelease
@@ -259,35 +149,7 @@ export class Dispatcher {
 
   /** One event, by value (each is also a method); returns the instructions so far. */
   handle(e: Event): Array<Instruction> {
-    switch (e._tag) {
-      case "SlotJoined":
-        this.join(e.slot, e.kind ?? 0)
-        break
-      case "SlotLost":
-        this.lose(e.slot, e.blame, e.retry ?? true, e.cause)
-        break
-      case "SlotSlow":
-        this.slow(e.slot, e.slow)
-        break
-      case "TaskDone":
-        this.taskDone(e.slot, e.batch, e.index, e.result, e.bytes ?? 0)
-        break
-      case "BatchDone":
-        this.batchDone(e.slot, e.batch, e.seconds)
-        break
-      case "TaskFailed":
-        this.fail({ _tag: "TaskFailed", task: e.task, cause: e.cause })
-        break
-      case "DataArrived":
-        this.arrived(e.slot, e.task)
-        break
-      case "Interrupt":
-        this.fail({ _tag: "Interrupted" })
-        break
-      case "Tick":
-        this.dispatch()
-        break
-    }
+    deliver(this, e)
     return this.take()
   }
 
@@ -348,11 +210,8 @@ export class Dispatcher {
       }
     }
     if (!this.options.shared) {
-      for (let i = 0; i < this.holders.length; i++) {
-        const hs = this.holders[i]
-        if (hs !== undefined && hs.includes(slot)) this.holders[i] = hs.filter((h) => h !== slot)
-      }
-      this.pendingRelease.delete(slot)
+      this.holders.dropSlot(slot)
+      this.releases.take(slot)
       this.recoverLost()
     }
     this.dispatch()
@@ -384,20 +243,16 @@ export class Dispatcher {
       // a recomputed result: held here again (unless it was released meanwhile)
       if (this.recovering[i] && s.finished[i] && !s.released[i]) {
         this.recovering[i] = 0
-        this.holders[i] = [slot]
-        this.bytes[i] = bytes
-      } else if (!(this.holders[i]?.includes(slot) ?? false)) this.queueRelease(slot, i)
+        this.holders.made(i, slot, bytes)
+      } else if (!this.holders.of(i).includes(slot)) this.releases.queue(slot, i)
       return
     }
     if (s.finished[i]) {
       // made twice (a batch sent again after its slot looked lost): this copy is not needed
-      if (!this.options.shared) this.queueRelease(slot, i)
+      if (!this.options.shared) this.releases.queue(slot, i)
       return
     }
-    if (!this.options.shared) {
-      this.holders[i] = [slot]
-      this.bytes[i] = bytes
-    }
+    if (!this.options.shared) this.holders.made(i, slot, bytes)
     b.done++
     State.finishTask(s, i, result)
   }
@@ -432,7 +287,7 @@ export class Dispatcher {
     if (b.recover && !this.options.shared) this.recoverLost()
     this.flushReleases()
     if (this.finished) return
-    if (State.isDone(s) && !this.recoveringAny() && !this.anyLost()) this.end(null)
+    if (State.isDone(s) && !this.recovering.includes(1) && !this.hasLost()) this.end(null)
     else this.dispatch()
   }
 
@@ -441,11 +296,10 @@ export class Dispatcher {
     if (this.options.shared || this.failed) return
     const s = this.state
     if (!s.finished[task] || s.released[task]) {
-      this.queueRelease(slot, task)
+      this.releases.queue(slot, task)
       return
     }
-    const hs = this.holders[task] ??= []
-    if (!hs.includes(slot)) hs.push(slot)
+    this.holders.add(task, slot)
   }
 
   /**
@@ -454,9 +308,8 @@ export class Dispatcher {
    */
   dataLost(task: number): void {
     if (this.options.shared || this.failed) return
-    const hs = this.holders[task]
-    if (hs === undefined || hs.length === 0) return
-    this.holders[task] = []
+    if (this.holders.count(task) === 0) return
+    this.holders.clear(task, true)
     this.recoverLost()
   }
 
@@ -546,152 +399,46 @@ export class Dispatcher {
     for (const [sl, list] of lists) this.send(sl, list, target, width)
   }
 
-  /**
-   * The slot for ready task `i`: the one with room holding the most bytes of its inputs
-   * (+1 an input, so empty results count), ties to `last` then to the smaller batch;
-   * null when no slot has room or an input has no live holder.
-   */
+  /** The slot for ready task `i` (see `Holders.place`); null when no slot has room or an input has no live holder. */
   private place(i: number, free: ReadonlyArray<SlotState>, lists: Map<SlotState, Array<number>>, cap: number, last: SlotState | undefined): SlotState | null {
-    if (!this.inputsLive(i)) return null
-    const g = this.state.graph
-    let best: SlotState | null = null
-    let bestBytes = -1
-    const sizeOf = (sl: SlotState | null) => (sl === null ? 0 : lists.get(sl)?.length ?? 0)
-    for (const sl of free) {
-      const b = sizeOf(sl)
-      if (b >= cap) continue
-      let bytes = 0
-      for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) {
-        const d = g.depList[j]!
-        if (this.holders[d]!.includes(sl.id)) bytes += this.bytes[d]! + 1
-      }
-      if (bytes > bestBytes || (bytes === bestBytes && best !== last && (sl === last || b < sizeOf(best)))) {
-        best = sl
-        bestBytes = bytes
-      }
-    }
-    return best
+    return this.inputsLive(i) ? this.holders.place(this.state.graph, i, free, lists, cap, last) : null
   }
 
   /** Whether every input of `i` has a live holder (always, with shared results). */
   private inputsLive(i: number): boolean {
-    if (this.options.shared) return true
-    const g = this.state.graph
-    for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) {
-      const hs = this.holders[g.depList[j]!]
-      if (hs === undefined || hs.length === 0) return false
-    }
-    return true
+    return this.options.shared || this.holders.inputsLive(this.state.graph, i)
   }
 
   /** Emits a batch of `list` (popped, running) for `sl`, fused up to `limit` tasks (and `width` seconds wider). */
   private send(sl: SlotState, list: Array<number>, limit: number, width = Infinity): void {
     const fusedFrom = list.length
-    if (this.options.fuse !== false) this.fuse(sl, list, Math.max(this.options.fuseLimit ?? limit, fusedFrom), width)
+    if (this.options.fuse !== false) fuse(this.fuser, sl.kind, list, Math.max(this.options.fuseLimit ?? limit, fusedFrom), width)
     const id = this.nextBatch++
     const tasks = Int32Array.from(list)
     this.batches.set(id, { id, slot: sl.id, tasks, recover: false, done: 0 })
     sl.inflight.push(id)
-    const rel = this.pendingRelease.get(sl.id)
-    if (rel !== undefined) {
-      // releases travel ahead of the batch (the cluster sends them with it)
-      this.pendingRelease.delete(sl.id)
-      this.out.push({ _tag: "Release", slot: sl.id, tasks: rel })
-    }
+    // releases travel ahead of the batch (the cluster sends them with it)
+    const rel = this.releases.take(sl.id)
+    if (rel !== undefined) this.out.push({ _tag: "Release", slot: sl.id, tasks: rel })
     this.out.push({ _tag: "Run", slot: sl.id, batch: id, tasks, fusedFrom, recover: false })
-  }
-
-  /**
-   * Appends to `list` the tasks not ready yet all of whose unfinished inputs are in it,
-   * of the slot's kind, up to `limit` tasks. A member's first fused dependent continues
-   * its line (a chain, a reduction); each further one widens the batch, which idle slots
-   * could have shared: those take from `width` seconds (`taskCost` each) while it lasts.
-   */
-  private fuse(sl: SlotState, list: Array<number>, limit: number, width: number): void {
-    const s = this.state
-    const { hits, member } = this
-    const dependents = s.dependents
-    const kindOf = this.kindOf
-    const fusable = this.options.fusable
-    for (const i of list) member[i] = 1
-    const touched: Array<number> = []
-    const costOf = this.options.taskCost
-    for (let q = 0; q < list.length && list.length < limit; q++) {
-      const i = list[q]!
-      let continued = false
-      for (let j = dependents.start[i]!, e = dependents.start[i + 1]!; j < e && list.length < limit; j++) {
-        const d = dependents.list[j]!
-        if (!s.needed[d] || s.running[d] || s.finished[d]) continue
-        if (kindOf !== null && kindOf[d] !== sl.kind) continue
-        if (hits[d] === 0) touched.push(d)
-        if (++hits[d]! !== s.waiting[d]) continue
-        if (continued && width !== Infinity && (width <= 0 || (costOf?.(d) ?? 0) > width)) continue
-        if (!this.options.shared && !this.finishedInputsLive(d)) continue
-        if (fusable !== undefined && !fusable(d, member)) continue
-        if (continued && width !== Infinity) width -= costOf?.(d) ?? 0
-        continued = true
-        State.markFused(s, d)
-        list.push(d)
-        member[d] = 1
-      }
-    }
-    for (const d of touched) hits[d] = 0
-    for (const i of list) member[i] = 0
-  }
-
-  /** Whether every finished input of `d` has a live holder (fusing `d` fetches them). */
-  private finishedInputsLive(d: number): boolean {
-    const s = this.state
-    const g = s.graph
-    for (let k = g.depStart[d]!; k < g.depStart[d + 1]!; k++) {
-      const x = g.depList[k]!
-      if (s.finished[x] && (this.holders[x]?.length ?? 0) === 0) return false
-    }
-    return true
   }
 
   // ---------------------------------------------------------------- memory and recovery
 
   /** State released `i`: every slot holding it drops it (sent with the slot's next batch, or now). */
   private released(i: number): void {
-    const hs = this.holders[i]
-    if (hs === undefined) return
-    this.holders[i] = undefined
-    for (const h of hs) this.queueRelease(h, i)
-  }
-
-  private queueRelease(slot: number, i: number): void {
-    const l = this.pendingRelease.get(slot)
-    if (l === undefined) this.pendingRelease.set(slot, [i])
-    else l.push(i)
+    const hs = this.holders.clear(i, false)
+    if (hs !== undefined) for (const h of hs) this.releases.queue(h, i)
   }
 
   /** Emits the releases still waiting (a batch came back: nothing may be sent to carry them). */
   private flushReleases(): void {
-    for (const [slot, tasks] of this.pendingRelease) {
-      if (this.slots.get(slot)?.alive === true) this.out.push({ _tag: "Release", slot, tasks })
-    }
-    this.pendingRelease.clear()
+    this.releases.flush((slot) => this.slots.get(slot)?.alive === true, this.out)
   }
 
   /** Whether a result still needed has no live holder (being recomputed, or waiting for a slot to do it). */
   hasLost(): boolean {
-    return this.anyLost()
-  }
-
-  /** Whether a result still needed has no live holder (not yet being recomputed: no slot to do it). */
-  private anyLost(): boolean {
-    if (this.options.shared) return false
-    const s = this.state
-    for (let i = 0; i < s.graph.size; i++) {
-      if (s.finished[i] && !s.released[i] && (this.holders[i]?.length ?? 0) === 0) return true
-    }
-    return false
-  }
-
-  private recoveringAny(): boolean {
-    for (let i = 0; i < this.recovering.length; i++) if (this.recovering[i]) return true
-    return false
+    return !this.options.shared && this.holders.anyLost(this.state)
   }
 
   /**
@@ -701,39 +448,12 @@ export class Dispatcher {
    */
   private recoverLost(): void {
     if (this.options.shared || this.failed) return
-    const s = this.state
-    const g = s.graph
-    const todo: Array<number> = []
-    for (let i = 0; i < g.size; i++) {
-      if (s.finished[i] && !s.released[i] && !this.recovering[i] && (this.holders[i]?.length ?? 0) === 0) todo.push(i)
-    }
+    const todo = this.holders.lost(this.state, this.recovering)
     if (todo.length === 0) return
     let target: SlotState | undefined
     for (const sl of this.order) if (sl.kind === 0 && (target === undefined || sl.inflight.length < target.inflight.length)) target = sl
     if (target === undefined) return
-    // each lost result with the lost inputs it needs; one whose closure meets a result
-    // being recomputed already waits for that batch (its end calls this again), so no
-    // result is recomputed by two batches at once
-    const closure = new Set<number>()
-    const taken: Array<number> = []
-    for (const t of todo) {
-      const mine = new Set<number>()
-      const stack = [t]
-      let blocked = false
-      while (stack.length > 0 && !blocked) {
-        const i = stack.pop()!
-        if (mine.has(i) || closure.has(i)) continue
-        mine.add(i)
-        for (let j = g.depStart[i]!; j < g.depStart[i + 1]!; j++) {
-          const d = g.depList[j]!
-          if (this.recovering[d]) blocked = true
-          else if ((this.holders[d]?.length ?? 0) === 0) stack.push(d)
-        }
-      }
-      if (blocked) continue
-      for (const i of mine) closure.add(i)
-      taken.push(t)
-    }
+    const { closure, taken } = this.holders.recovery(this.state.graph, todo, this.recovering)
     if (taken.length === 0) return
     for (const i of taken) this.recovering[i] = 1
     const id = this.nextBatch++
@@ -755,7 +475,7 @@ export class Dispatcher {
 
   /** The live slots holding `task`'s result (with shared results: none are tracked). */
   holdersOf(task: number): ReadonlyArray<number> {
-    return this.holders[task] ?? noHolders
+    return this.holders.of(task)
   }
 
   /** Batches `slot` holds. */
