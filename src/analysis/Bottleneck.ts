@@ -15,7 +15,7 @@
 import type { Table } from "apache-arrow"
 import { attributeSamples } from "./Attribution.ts"
 import { buildTable, codesFromArray, floatsOf } from "./internal/access.ts"
-import { type TaskBottleneckRows, type TaskColumns, taskBottleneckRows, type TaskStrings } from "./internal/taskRows.ts"
+import { type BottleneckTaskColumns, type TaskBottleneckRows, taskBottleneckRows, type TaskStrings } from "./internal/taskRows.ts"
 import { pct, workerTotals } from "./internal/grouping.ts"
 import { cmpStr, gpuLabel, groupBy, inputBytes, str, type Tables, type TaskView, taskView } from "./internal/taskView.ts"
 
@@ -110,7 +110,7 @@ export const perTaskBottleneck = (tables: Tables): Table => {
 }
 
 /** The task view's columns that {@link perTaskBottleneck} reads (views, not copies). */
-const taskColumnsOf = (v: TaskView): TaskColumns => ({
+const taskColumnsOf = (v: TaskView): BottleneckTaskColumns => ({
   n: v.n,
   host: v.host.codes,
   worker: v.worker.codes,

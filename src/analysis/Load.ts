@@ -83,7 +83,7 @@ import { alwaysLoaded, argSkipOf, type DecodeOptions, decodePromise, type Decodi
 import { codesOf, utf8Strings } from "./internal/access.ts"
 import type { Utf8Strings } from "./internal/csvWriter.ts"
 import { sharedColumnRows } from "./internal/parallelDecode.ts"
-import type { TaskColumns } from "./internal/taskRows.ts"
+import type { BottleneckTaskColumns } from "./internal/taskRows.ts"
 
 export { argSkipOf, decodeThreads, parallelMinBytes } from "./Decoding.ts"
 import { extraTables } from "./internal/transferTables.ts"
@@ -355,7 +355,7 @@ export interface LoadOptions extends DecodeOptions {
  * @internal
  */
 export interface EarlyTaskColumns {
-  readonly columns: TaskColumns
+  readonly columns: BottleneckTaskColumns
   readonly hosts: Utf8Strings
   readonly workers: ReadonlyArray<string>
   readonly keys: Utf8Strings

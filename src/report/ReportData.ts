@@ -29,7 +29,7 @@ import type { TraceEvent } from "../trace/TraceEvent.ts"
  * @since 0.1.0
  * @category models
  */
-export interface TaskColumns {
+export interface ReportTaskColumns {
   readonly start: Float64Array
   readonly end: Float64Array
   readonly worker: Int32Array
@@ -187,7 +187,7 @@ export interface ReportData {
   readonly workers: ReadonlyArray<string>
   readonly functions: ReadonlyArray<string>
   readonly eventCounts: Readonly<Record<string, number>>
-  readonly tasks: TaskColumns
+  readonly tasks: ReportTaskColumns
   readonly memory: MemoryColumns
   readonly resources: ResourceColumns
   readonly dot: string | undefined
@@ -530,7 +530,7 @@ export const fromEvents = (
     t1 = 0
   }
   const nan = () => new Float64Array(nTask).fill(NaN)
-  const tasks: TaskColumns = {
+  const tasks: ReportTaskColumns = {
     start: new Float64Array(nTask),
     end: new Float64Array(nTask),
     worker: new Int32Array(nTask),

@@ -64,7 +64,7 @@ export {
   /** @since 0.1.0 @category models */
   shapeText,
   /** @since 0.1.0 @category models */
-  TaskColumns
+  DecodedTaskColumns
 } from "./internal/columns.ts"
 export {
   /**

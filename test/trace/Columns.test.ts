@@ -5,7 +5,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import * as fc from "fast-check"
-import { F64, I32, MemoryColumns, TaskColumns } from "../../src/trace/internal/columns.ts"
+import { DecodedTaskColumns, F64, I32, MemoryColumns } from "../../src/trace/internal/columns.ts"
 
 describe("decoder columns", () => {
   it("reserve keeps rows and length, wherever it happens, and pushing goes on past it", () => {
@@ -27,7 +27,7 @@ describe("decoder columns", () => {
   })
 
   it("a reserved task or memory table fills up to its reservation without a new array", () => {
-    const t = new TaskColumns()
+    const t = new DecodedTaskColumns()
     t.reserve(5000, 10000)
     const m = new MemoryColumns()
     m.reserve(5000)

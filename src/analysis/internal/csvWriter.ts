@@ -13,7 +13,7 @@
  * @since 0.1.0
  * @internal
  */
-import type { TaskBottleneckRows, TaskColumns } from "./taskRows.ts"
+import type { BottleneckTaskColumns, TaskBottleneckRows } from "./taskRows.ts"
 
 /**
  * One column's cells: numbers (NaN: empty), dictionary codes into UTF-8 entries (-1:
@@ -260,7 +260,7 @@ export interface Utf8Strings {
  * @internal
  */
 export interface TaskBottleneckRequest {
-  readonly columns: TaskColumns
+  readonly columns: BottleneckTaskColumns
   readonly hosts: Utf8Strings
   readonly workers: ReadonlyArray<string>
   readonly keys: Utf8Strings

@@ -20,7 +20,7 @@ import { argsortDesc } from "./sort.ts"
  * @since 0.1.0
  * @internal
  */
-export interface TaskColumns {
+export interface BottleneckTaskColumns {
   readonly n: number
   readonly host: Int32Array
   readonly worker: Int32Array
@@ -31,8 +31,9 @@ export interface TaskColumns {
 }
 
 /**
- * The dictionaries behind `TaskColumns`' codes: their sizes, and a code's string (asked
- * for every worker, and for hosts and keys only to order rows of equal duration).
+ * The dictionaries behind `BottleneckTaskColumns`' codes: their sizes, and a code's
+ * string (asked for every worker, and for hosts and keys only to order rows of equal
+ * duration).
  *
  * @since 0.1.0
  * @internal
@@ -81,7 +82,7 @@ export type Allocate = (bytes: number) => ArrayBufferLike
  * DASF's "GPU" labels of the worker dictionary (`gpuLabel`), each once, in dictionary
  * order, "" last for rows without a worker: a label code per worker code.
  */
-const gpuOfWorkers = (t: TaskColumns, s: TaskStrings) => {
+const gpuOfWorkers = (t: BottleneckTaskColumns, s: TaskStrings) => {
   const labels: Array<string> = []
   const index = new Map<string, number>()
   const label = (l: string) => {
@@ -101,7 +102,7 @@ const gpuOfWorkers = (t: TaskColumns, s: TaskStrings) => {
  * @since 0.1.0
  * @internal
  */
-export const taskBottleneckRows = (t: TaskColumns, s: TaskStrings, allocate: Allocate = (b) => new ArrayBuffer(b)): TaskBottleneckRows => {
+export const taskBottleneckRows = (t: BottleneckTaskColumns, s: TaskStrings, allocate: Allocate = (b) => new ArrayBuffer(b)): TaskBottleneckRows => {
   const { group, firstRow } = groupBy(t.n, [
     { codes: t.host, size: s.hosts },
     { codes: t.worker, size: s.workers },

@@ -30,7 +30,7 @@
  * @internal
  */
 import { EventNames, type TraceEvent } from "../TraceEvent.ts"
-import { MemoryColumns, phaseNames, resourceArgs, ResourceColumns, shapeText, TaskColumns } from "./columns.ts"
+import { DecodedTaskColumns, MemoryColumns, phaseNames, resourceArgs, ResourceColumns, shapeText } from "./columns.ts"
 import { decodeEventUnsafe, headerBytes, isDuration, isTime, maxNesting } from "./framing.ts"
 import { StringPool } from "./stringPool.ts"
 
@@ -70,7 +70,7 @@ const extraNames = ["Transfer", "Clock Offset"] as const
  */
 export class ColumnDecoder {
   readonly pool: StringPool
-  readonly tasks = new TaskColumns()
+  readonly tasks = new DecodedTaskColumns()
   readonly memory = new MemoryColumns()
   readonly resources = new ResourceColumns()
   /** metadata events (`Pipeline Graph`, any `M` event), in file order */

@@ -109,7 +109,7 @@ export const shapeText = (u: unknown): string | undefined => {
  * @since 0.1.0
  * @category models
  */
-export class TaskColumns {
+export class DecodedTaskColumns {
   readonly host = new I32()
   readonly worker = new I32()
   readonly key = new I32()
@@ -246,7 +246,7 @@ export class MemoryColumns {
   get length(): number {
     return this.timestamp.length
   }
-  /** Room for `rows` rows in all (see `TaskColumns.reserve`). */
+  /** Room for `rows` rows in all (see `DecodedTaskColumns.reserve`). */
   reserve(rows: number): void {
     for (const c of [this.host, this.worker, this.key, this.state]) c.reserve(rows)
     for (const c of [this.timestamp, this.size, this.tasks, this.device]) c.reserve(rows)
