@@ -4,7 +4,8 @@
  * program, gives its hooks to the program's computes, and after the program (whatever
  * its outcome: its results and errors are printed first) keeps the page up with the
  * final state until Ctrl-C, saying so on stderr. With trace databases that outlive the
- * run (`--profile`), the Findings tab then shows `tessera diagnose`'s findings of them.
+ * run (`--profile`), the Profile tab then shows their samples' flame graph and the
+ * Findings tab `tessera diagnose`'s findings of them.
  *
  * @since 0.1.0
  */
@@ -28,7 +29,7 @@ export const withDashboard = <A, E, R>(
     provide: <X, Y, Z>(self: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
     /** the pipeline whose stage DAG the Stages tab draws (its `visualize()`, read when a page asks) */
     stages: (pipeline: { visualize(): string }) => void,
-    /** the trace databases the run wrote and keeps (`--profile`): diagnosed after the run for the Findings tab */
+    /** the trace databases the run wrote and keeps (`--profile`): read after the run for the Profile and Findings tabs */
     traces: (files: ReadonlyArray<string>) => void
   ) => Effect.Effect<A, E, R>
 ) =>
@@ -43,10 +44,12 @@ export const withDashboard = <A, E, R>(
         let files: ReadonlyArray<string> = []
         const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records, dot: () => pipeline?.visualize() })
         const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks)), (p) => void (pipeline = p), (f) => void (files = f)))
-        // the run is over and its databases flushed: diagnosed now (the tab says "diagnosing" meanwhile)
+        // the run is over and its databases flushed: their samples read for the Profile tab,
+        // then diagnosed for the Findings tab (each tab says so meanwhile)
         if (files.length > 0) {
-          const { diagnoseInto } = yield* Effect.promise(() => import("../dashboard/Diagnosis.ts"))
-          void diagnoseInto(d.state, files, d.state.t0)
+          const [{ diagnoseInto }, { profileInto }] = yield* Effect.promise(() => Promise.all([import("../dashboard/Diagnosis.ts"), import("../dashboard/Flame.ts")]))
+          d.state.findings = { status: "pending", source: `tessera diagnose -d ${files.join(" ")}` }
+          void profileInto(d.state, files, d.state.t0).then(() => diagnoseInto(d.state, files, d.state.t0))
         }
         yield* hold(d.state, d.url)
         return yield* exit

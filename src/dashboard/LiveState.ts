@@ -31,6 +31,7 @@ import type { DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "../
 import type { SchedulerState } from "../engine/State.ts"
 import type { TaskGraph } from "../engine/TaskGraph.ts"
 import { type FindingsPanel, noTraces } from "./Diagnosis.ts"
+import { type FlamePanel, noSamples } from "./Flame.ts"
 
 /**
  * Options of a live state.
@@ -198,6 +199,8 @@ export class LiveState {
   host: string
   /** the Findings tab: tessera diagnose's findings once the run is over (`Diagnosis.ts` `diagnoseInto`) */
   findings: FindingsPanel = noTraces
+  /** the Profile tab: the statistical profiler's samples, as the report's flame payload (`Flame.ts` `profileInto`) */
+  flame: FlamePanel = noSamples
   private totalBytes = 0
   private readonly memTotal: Float64Array
   /** host resource samples: time, cpu %, memory bytes used, per host (bounded: decimated) */

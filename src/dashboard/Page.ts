@@ -9,7 +9,9 @@
  * waiting, erred), **Workers** (tasks, busy and CPU seconds, held bytes, chunks, device
  * bytes, peak task memory), **Memory & resources** (managed memory per worker and for
  * all workers, busy share per worker, CPU and memory per host, over time), **Transfers**
- * (bytes, count and bandwidth per worker pair), **Stages** (per stage), **Findings**
+ * (bytes, count and bandwidth per worker pair), **Stages** (per stage), **Profile** (the
+ * statistical profiler's flame graph of a time window, by function or stage: the
+ * report's chart and code, `report/FlameGraph.ts`, over `/api/flame`), **Findings**
  * (`tessera diagnose`'s, `/api/findings`, asked for once the run is over; a finding's
  * evidence, clicked, zooms the task stream to its range: `window.tessera.zoomTo`). Only
  * the visible tab draws.
@@ -27,6 +29,7 @@
  *
  * @since 0.1.0
  */
+import { flameCode, flameRowHeight, flameWidth } from "../report/FlameGraph.ts"
 
 const esc = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;")
@@ -69,7 +72,7 @@ th{background:#f0f2f5} td.n{text-align:right;font-variant-numeric:tabular-nums;w
 <div class="counts"><span id="status" class="running">connecting</span>
 <span>tasks <b id="n-tasks">0</b></span><span>erred <b id="n-erred">0</b></span><span>running <b id="n-running">0</b></span>
 <span>computes <b id="n-computes">0</b></span><span>transfers <b id="n-transfers">0</b></span><span>time <b id="n-time">0.0 s</b></span></div>
-<nav id="tabs"><button data-tab="status" class="on">Status</button><button data-tab="workers">Workers</button><button data-tab="memory">Memory &amp; resources</button><button data-tab="transfers">Transfers</button><button data-tab="stages">Stages</button><button data-tab="findings">Findings</button></nav>
+<nav id="tabs"><button data-tab="status" class="on">Status</button><button data-tab="workers">Workers</button><button data-tab="memory">Memory &amp; resources</button><button data-tab="transfers">Transfers</button><button data-tab="stages">Stages</button><button data-tab="profile">Profile</button><button data-tab="findings">Findings</button></nav>
 </header>
 <main>
 <section id="tab-status">
@@ -81,6 +84,9 @@ th{background:#f0f2f5} td.n{text-align:right;font-variant-numeric:tabular-nums;w
 <section id="tab-workers" hidden><h2>Workers</h2><table id="workers"></table></section>
 <section id="tab-memory" hidden><h2>Memory and resources</h2><p class="note" id="memory-note"></p><div id="timelines" class="chart"></div></section>
 <section id="tab-transfers" hidden><h2>Transfers by worker pair</h2><p class="note" id="pairs-note"></p><table id="pairs"></table></section>
+<section id="tab-profile" hidden><h2>Flame graph (CPU samples)</h2><p class="note" id="flame-note"></p>
+<div class="toolbar"><label>show <select id="flame-pick"><option value="all">whole run</option></select></label> <label>from <input id="flame-from" type="number" step="any" min="0" style="width:7em"> s</label> <label>to <input id="flame-to" type="number" step="any" min="0" style="width:7em"> s</label> <button id="flame-stream">the task stream's window</button><button id="flame-all">whole run</button></div>
+<p class="note" id="flame-window"></p><div id="flame" class="chart"></div></section>
 <section id="tab-findings" hidden><h2>Findings</h2><p class="note" id="findings-note"></p><p id="findings-summary"></p><ol id="findings"></ol></section>
 <section id="tab-stages" hidden><h2>Stages</h2><p class="note" id="dag-note"></p><div id="dag" class="chart"></div><table id="stages"></table></section>
 </main>
@@ -408,6 +414,9 @@ function drawTables(){
     drawDag(st);
   } else if (tab === "findings") {
     drawFindings();
+  } else if (tab === "profile") {
+    if (S.over && flameP === null) askFlame();
+    drawFlame();
   } else if (tab === "memory") {
     text($("memory-note"), "managed memory and busy share are the server's time bins (" + fmtS(S.binWidth) + " each, the peak per bin); CPU and memory per host sampled every 0.5 s on the dashboard's host");
   }
@@ -446,6 +455,61 @@ function drawDag(st){
     g.setAttribute("data-state", s.erred > 0 ? "erred" : s.total > 0 && s.done >= s.total ? "done" : s.running > 0 || s.done > 0 ? "running" : "waiting");
   });
 }
+
+// ---- the flame graph of a window (the report's chart and code: report/FlameGraph.ts) ---------
+${flameCode}
+var flameP = null, flameAsked = false, flameView = null, flameDom = null, flameKey = "";
+function askFlame(){
+  if (flameAsked) return;
+  flameAsked = true;
+  fetch(api("/api/flame")).then(function(r){ return r.json(); }).then(function(p){
+    flameP = T.flameData = p;
+    if (p.status === "pending") setTimeout(function(){ flameAsked = false; askFlame(); }, 1000);
+    if (p.status === "ready") {
+      var pick = $("flame-pick");
+      p.payload.fns.forEach(function(f, i){ var o = el("option", "", "function: " + f); o.value = "f" + i; pick.appendChild(o); });
+      p.payload.stages.forEach(function(s, i){ if (s === "") return; var o = el("option", "", "stage: " + s); o.value = "s" + i; pick.appendChild(o); });
+      flameView = new vega.View(vega.parse(p.spec), { renderer: "canvas", container: "#flame", hover: true });
+      flameView.tooltip(function(h, e, i, v){ if (v == null || typeof v !== "object") { tip.style.display = "none"; return; } showTip(e, Object.keys(v).map(function(k){ return [k, v[k]]; })); });
+    }
+    flameKey = ""; drawFlame();
+  }).catch(function(e){ flameAsked = false; T.errors.push(String(e)); });
+}
+function setFlameWindow(d){
+  flameDom = d;
+  $("flame-from").value = d === null ? "" : String(+d[0].toFixed(6));
+  $("flame-to").value = d === null ? "" : String(+d[1].toFixed(6));
+  drawFlame();
+}
+function drawFlame(){
+  var note = $("flame-note");
+  if (flameP === null || flameP.status === "none" && !S.over) { text(note, S.over ? "asking for the samples…" : "the flame graph comes when the run is over (with --profile: its samples are read from the StatisticalProfiler's database)"); return; }
+  if (flameP.status === "none") { text(note, flameP.reason); return; }
+  if (flameP.status === "pending") { text(note, "reading the samples (" + flameP.source + ")…"); return; }
+  if (flameP.status === "error") { text(note, "the samples could not be read: " + flameP.message + " (" + flameP.source + ")"); return; }
+  var P = flameP.payload, want = $("flame-pick").value, key = want + "/" + JSON.stringify(flameDom);
+  if (key === flameKey) return;
+  flameKey = key;
+  text(note, "where the threads' time went, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples of " + flameP.source + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks; driver: the main thread)" +
+    (P.samples.c ? "; samples binned by " + fmtS(P.bin) + ": a bin counts when its middle is in the window" : ""));
+  var root = flameTree(P, want, flameDom), l = flameBoxes(root, ${flameWidth});
+  text($("flame-window"), (flameDom ? "samples from " + flameDom[0].toFixed(3) + " s to " + flameDom[1].toFixed(3) + " s" : "whole run") + ": " + root.n.toLocaleString("en-US") + " samples, " + root.s.toFixed(3) + " s of thread time");
+  flameView.height((l.depth + 1) * ${flameRowHeight});
+  flameView.change("boxes", vega.changeset().remove(vega.truthy).insert(l.boxes));
+  T.flame = { samples: root.n, seconds: root.s, boxes: l.boxes.length, window: flameDom, pick: want };
+  flameView.runAsync().catch(function(e){ T.errors.push(String(e)); });
+}
+function flameInputs(){
+  var a = parseFloat($("flame-from").value), b = parseFloat($("flame-to").value);
+  flameDom = isFinite(a) || isFinite(b) ? [isFinite(a) ? a : 0, isFinite(b) ? b : Math.max(S.t, 0)] : null;
+  drawFlame();
+}
+$("flame-pick").addEventListener("change", drawFlame);
+$("flame-from").addEventListener("change", flameInputs);
+$("flame-to").addEventListener("change", flameInputs);
+$("flame-stream").addEventListener("click", function(){ setFlameWindow(dom.slice()); });
+$("flame-all").addEventListener("click", function(){ setFlameWindow(null); });
+T.flameWindow = setFlameWindow;
 
 // ---- findings (tessera diagnose's, once the run is over) ---------------------------------
 var findings = null, findingsAsked = false;

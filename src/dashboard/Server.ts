@@ -13,6 +13,8 @@
  * - `/api/dag` the pipeline's stage DAG as inert SVG (Graphviz, the report's allow-list), when known;
  * - `/api/findings` the Findings tab: `tessera diagnose`'s findings once the run is over
  *   (`Diagnosis.ts`), or why there are none (yet);
+ * - `/api/flame` the Profile tab: the statistical profiler's samples as the report's flame
+ *   payload and chart (`Flame.ts`, `report/FlameGraph.ts`), or why there are none (yet);
  * - `/api/detail?from=S&to=S&limit=N` the rectangles the server holds in a window
  *   (zooming into the past), `/api/task?id=N` one rectangle with its key.
  *
@@ -40,6 +42,7 @@ import { cpus, freemem, hostname, totalmem } from "node:os"
 import { Data } from "effect"
 import type { LiveState } from "./LiveState.ts"
 import { vegaSource } from "../report/Html.ts"
+import { flameSpec } from "../report/FlameGraph.ts"
 import { appScript, pageHtml } from "./Page.ts"
 
 /**
@@ -175,6 +178,7 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
   const clients = new Set<ServerResponse>()
   let sent = 0
   let boundPort = port
+  let flameJson: { panel: unknown; text: string } = { panel: undefined, text: "" }
   const known = { rows: 0, functions: 0, stages: 0, activities: 0, hosts: 0, binEpoch: 0, resources: [] as Array<number> }
 
   const refuse = (res: ServerResponse, status: number, why: string) => {
@@ -227,6 +231,11 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
       }
       case "/api/findings":
         return json(res, state.findings)
+      case "/api/flame": {
+        // the payload (up to the report's bound of rows) serialised once per panel
+        if (flameJson.panel !== state.flame) flameJson = { panel: state.flame, text: JSON.stringify({ ...state.flame, spec: state.flame.status === "ready" ? flameSpec() : null }) }
+        return send(res, "application/json; charset=utf-8", flameJson.text)
+      }
       case "/api/dag": {
         if (dag === undefined) return json(res, { svg: null })
         dag().then((svg) => json(res, { svg: svg ?? null }), (e) => json(res, { svg: null, error: e instanceof Error ? e.message : String(e) }))

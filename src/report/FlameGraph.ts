@@ -251,38 +251,37 @@ export const flameSection = (d: ProfileData, t0: number, bounds: FlameBounds = {
   return { html, script: flameScript(scriptJson(flameSpec())) }
 }
 
-/** The page's flame graph script (ES5, after the page script: uses `vega` and `window.tessera`). */
-const flameScript = (specJson: string): string => `
-(function(){
-"use strict";
-var P = JSON.parse(document.getElementById("tessera-flame").textContent), S = P.samples, C = S.c || null, W = ${WIDTH};
-var pick = document.getElementById("flame-pick"), note = document.getElementById("flame-window");
-function opt(v, t){ var o = document.createElement("option"); o.value = v; o.textContent = t; pick.appendChild(o); }
-opt("all", "whole run");
-P.fns.forEach(function(f, i){ opt("f" + i, "function: " + f); });
-P.stages.forEach(function(s, i){ if (s !== "") opt("s" + i, "stage: " + s); });
-var dom = null, view = new vega.View(vega.parse(${specJson}), { renderer: "canvas", container: "#flame", hover: true });
-if (window.tessera) { window.tessera.views.flame = view; window.tessera.flame = { boxes: 0, samples: 0, seconds: 0 }; }
-// tree of the selected samples: node = { name, loc, s (seconds), n (samples), self (seconds), kids: {key: node}, fn }
-function build(){
-  var want = pick.value, root = { name: "all", loc: "", s: 0, n: 0, self: 0, kids: {}, fn: "all" };
+/**
+ * The flame graph's aggregation and layout as ES5 source, one copy for the report's page
+ * and the live dashboard's (src/dashboard/Page.ts): `flameTree(P, want, dom)` sums the
+ * payload's rows (`flamePayload`) whose time is in `dom` (`[from, to]` seconds from the
+ * payload's t0, null: all) and whose function (`want` "f" + index) or stage ("s" +
+ * index) is picked ("all": every row) into a call tree `{ name, loc, s (seconds), n
+ * (samples), self (seconds), kids, fn }` under "all", the tasks' functions first;
+ * `flameBoxes(root, W)` lays it out as the icicle's boxes for `flameSpec` (`W` px wide).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const flameCode = `
+function flameChild(p, name, loc, fn){ var key = name + "\\u0000" + loc, c = p.kids[key]; if (!c) c = p.kids[key] = { name: name, loc: loc, s: 0, n: 0, self: 0, kids: {}, fn: fn }; return c; }
+function flameTree(P, want, dom){
+  var S = P.samples, C = S.c || null, root = { name: "all", loc: "", s: 0, n: 0, self: 0, kids: {}, fn: "all" };
   var path = [];
   for (var k = 0; k < S.t.length; k++) {
     if (dom && (S.t[k] < dom[0] || S.t[k] > dom[1])) continue;
     if (want.charAt(0) === "f" && S.fn[k] !== +want.slice(1)) continue;
     if (want.charAt(0) === "s" && S.stage[k] !== +want.slice(1)) continue;
-    var f = P.fns[S.fn[k]], w = S.w[k], c = C ? C[k] : 1, box = child(root, f, "", f);
+    var f = P.fns[S.fn[k]], w = S.w[k], c = C ? C[k] : 1, box = flameChild(root, f, "", f);
     root.s += w; root.n += c; box.s += w; box.n += c;
     path.length = 0;
     for (var v = S.node[k]; v >= 0; v = P.parent[v]) path.push(P.frame[v]);
-    for (var i = path.length - 1; i >= 0; i--) { box = child(box, P.names[path[i]], P.locs[path[i]], f); box.s += w; box.n += c; }
+    for (var i = path.length - 1; i >= 0; i--) { box = flameChild(box, P.names[path[i]], P.locs[path[i]], f); box.s += w; box.n += c; }
     box.self += w;
   }
   return root;
 }
-function fmtBin(b){ return b >= 1 ? b.toFixed(3) + " s" : b >= 1e-3 ? (b * 1e3).toFixed(3) + " ms" : (b * 1e6).toFixed(0) + " \\u00b5s"; }
-function child(p, name, loc, fn){ var key = name + "\\u0000" + loc, c = p.kids[key]; if (!c) c = p.kids[key] = { name: name, loc: loc, s: 0, n: 0, self: 0, kids: {}, fn: fn }; return c; }
-function layout(root){
+function flameBoxes(root, W){
   var out = [], depth = 0, total = root.s || 1;
   (function place(node, x0, d){
     var w = node.s / total * W;
@@ -294,8 +293,40 @@ function layout(root){
   })(root, 0, 0);
   return { boxes: out, depth: depth };
 }
+`
+
+/**
+ * The icicle's row height, px (the dashboard sizes its view as the report does).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const flameRowHeight = ROW
+
+/**
+ * The icicle's width, px (`flameSpec`'s; `flameBoxes(root, W)` lays out to it).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const flameWidth = WIDTH
+
+/** The page's flame graph script (ES5, after the page script: uses `vega` and `window.tessera`). */
+const flameScript = (specJson: string): string => `
+(function(){
+"use strict";
+var P = JSON.parse(document.getElementById("tessera-flame").textContent), C = P.samples.c || null, W = ${WIDTH};
+var pick = document.getElementById("flame-pick"), note = document.getElementById("flame-window");
+function opt(v, t){ var o = document.createElement("option"); o.value = v; o.textContent = t; pick.appendChild(o); }
+opt("all", "whole run");
+P.fns.forEach(function(f, i){ opt("f" + i, "function: " + f); });
+P.stages.forEach(function(s, i){ if (s !== "") opt("s" + i, "stage: " + s); });
+var dom = null, view = new vega.View(vega.parse(${specJson}), { renderer: "canvas", container: "#flame", hover: true });
+if (window.tessera) { window.tessera.views.flame = view; window.tessera.flame = { boxes: 0, samples: 0, seconds: 0 }; }
+function fmtBin(b){ return b >= 1 ? b.toFixed(3) + " s" : b >= 1e-3 ? (b * 1e3).toFixed(3) + " ms" : (b * 1e6).toFixed(0) + " \\u00b5s"; }
+${flameCode}
 function draw(){
-  var root = build(), l = layout(root);
+  var root = flameTree(P, pick.value, dom), l = flameBoxes(root, W);
   note.textContent = (dom ? "samples from " + dom[0].toFixed(3) + " s to " + dom[1].toFixed(3) + " s (the task stream's selection)" : "whole run") + ": " + root.n + " samples, " + root.s.toFixed(3) + " s of thread time" + (C ? " (samples binned by " + fmtBin(P.bin) + ": a bin counts when its middle is in the selection)" : "");
   view.height((l.depth + 1) * ${ROW});
   view.change("boxes", vega.changeset().remove(vega.truthy).insert(l.boxes));

@@ -33,6 +33,7 @@ import * as Dashboard from "../../src/dashboard/Dashboard.ts"
 import { LiveState } from "../../src/dashboard/LiveState.ts"
 import { loadReportDataPromise } from "../../src/report/Report.ts"
 import { diagnoseFilesPromise } from "../../src/analysis/Diagnose.ts"
+import { loadProfilePromise } from "../../src/analysis/Profile.ts"
 import { hostileDot } from "../fixtures/hostile.ts"
 
 // page-side code (evaluated in the browser) names its globals
@@ -45,7 +46,7 @@ const hasChromium = existsSync(CHROMIUM)
 const skip = hasChromium ? false : `${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium; .ci/run does) to run the browser tests`
 if (!hasChromium) console.log(`# skipping dashboard browser tests: ${skip}`)
 
-const tabs = ["status", "workers", "memory", "transfers", "stages", "findings"] as const
+const tabs = ["status", "workers", "memory", "transfers", "stages", "profile", "findings"] as const
 
 /** A `tessera` process serving a dashboard: its URL once printed, its stderr, and a way to stop it. */
 const serve = (args: ReadonlyArray<string>, cwd: string) => {
@@ -203,6 +204,11 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
     assert.match(live.source, /live-TracePlugin/)
     const expected = await diagnoseFilesPromise(dbs)
     assert.deepEqual(live.findings!.map((f) => f.rule), expected.findings.map((f) => f.rule), "tessera diagnose's findings of the same databases")
+    // and the Profile tab: the samples --profile wrote, read after the run
+    await page.click(`#tabs button[data-tab=profile]`)
+    await page.waitForFunction(() => (window as unknown as { tessera: { flame?: unknown } }).tessera.flame !== undefined, undefined, { timeout: 120_000 })
+    const sampled = await page.evaluate(() => (window as unknown as { tessera: { flame: { samples: number } } }).tessera.flame.samples)
+    assert.equal(sampled, (await loadProfilePromise(dbs)).samples.time.length, "every sample of the run")
     await page.click(`#tabs button[data-tab=status]`)
     await page.close()
     const code = await run.stop()
@@ -287,6 +293,81 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
       }
       await page.screenshot({ path: join(dir, "replay-findings-zoomed.png"), fullPage: true })
     }
+    assert.deepEqual(errors, [])
+    assert.deepEqual(external, [])
+    await page.close()
+    await replay.stop()
+  })
+
+  it("issue 34: the Profile tab's flame graph of a window (replay) counts exactly the samples in it, by function too", async () => {
+    const dbs = (await readdir(dir)).filter((f) => f.startsWith("live-") && f.endsWith(".msgpack")).map((f) => join(dir, f))
+    const [profile, data] = await Promise.all([loadProfilePromise(dbs), loadReportDataPromise(dbs)])
+    const s = profile.samples
+    assert.ok(s.time.length > 0, "the live run was sampled")
+    const replay = serve(["dashboard", "--address", "127.0.0.1:0", "-d", ...dbs], dir)
+    cleanups.push(replay.stop)
+    const { page, errors, external } = await open(browser, await replay.url)
+    await page.click(`#tabs button[data-tab=profile]`)
+    await page.waitForFunction(() => (window as unknown as { tessera: { flame?: unknown } }).tessera.flame !== undefined, undefined, { timeout: 120_000 })
+    type Flame = { samples: number; seconds: number; boxes: number; window: [number, number] | null; pick: string }
+    const flame = () => page.evaluate(() => (window as unknown as { tessera: { flame: Flame } }).tessera.flame)
+    // counted here from the samples database, without the page's code: times from the trace's start
+    const count = (a: number, b: number, fn?: string) => {
+      let n = 0, sec = 0
+      for (let q = 0; q < s.time.length; q++) {
+        const t = s.time[q]! - data.t0
+        if (t < a || t > b) continue
+        if (fn !== undefined && s.tasks[s.taskIndex[q]!]!.name !== fn) continue
+        n++
+        sec += s.weight[q]!
+      }
+      return { n, sec }
+    }
+    const whole = await flame()
+    assert.equal(whole.window, null)
+    assert.equal(whole.samples, s.time.length, "the whole run: every sample")
+    // a window whose ends are no sample's time (the page keeps times to the µs)
+    const clear = (x: number) => {
+      for (let k = 0; k < 1000; k++, x += 3.7e-5) if (!Array.from(s.time).some((t) => Math.abs(t - data.t0 - x) < 5e-6)) return x
+      return x
+    }
+    const a = clear(data.wall * 0.3), b = clear(data.wall * 0.7)
+    await page.fill("#flame-from", String(a))
+    await page.fill("#flame-to", String(b))
+    await page.locator("#flame-to").dispatchEvent("change")
+    await page.waitForFunction(() => (window as unknown as { tessera: { flame: Flame } }).tessera.flame.window !== null)
+    const inWindow = await flame()
+    const expected = count(a, b)
+    assert.deepEqual(inWindow.window, [a, b])
+    assert.equal(inWindow.samples, expected.n, `samples in ${a}-${b}`)
+    assert.ok(Math.abs(inWindow.seconds - expected.sec) <= 1e-6 * Math.max(1, expected.n), `seconds ${inWindow.seconds} vs ${expected.sec}`)
+    assert.ok(expected.n > 0 && expected.n < s.time.length, "a window that holds some, not all")
+    // by function: the function most sampled in the window
+    const byFn = new Map<string, number>()
+    for (let q = 0; q < s.time.length; q++) {
+      const t = s.time[q]! - data.t0
+      if (t >= a && t <= b) byFn.set(s.tasks[s.taskIndex[q]!]!.name, (byFn.get(s.tasks[s.taskIndex[q]!]!.name) ?? 0) + 1)
+    }
+    const top = [...byFn].sort((x, y) => y[1] - x[1])[0]![0]
+    const value = await page.$$eval("#flame-pick option", (os, f) => os.find((o) => o.textContent === `function: ${f}`)?.getAttribute("value") ?? "", top)
+    assert.notEqual(value, "", `the select offers ${top}`)
+    await page.selectOption("#flame-pick", value)
+    await page.waitForFunction((v) => (window as unknown as { tessera: { flame: Flame } }).tessera.flame.pick === v, value)
+    const oneFn = await flame()
+    const expectedFn = count(a, b, top)
+    assert.equal(oneFn.samples, expectedFn.n, `${top}'s samples in the window`)
+    assert.ok(Math.abs(oneFn.seconds - expectedFn.sec) <= 1e-6 * Math.max(1, expectedFn.n))
+    assert.ok(oneFn.boxes > 1, "drawn")
+    await page.screenshot({ path: join(dir, "replay-profile.png"), fullPage: true })
+    console.log(`# profile screenshot: ${join(dir, "replay-profile.png")}`)
+    // the task stream's window, taken over by a click
+    const c = clear(data.wall * 0.1), d = clear(data.wall * 0.2)
+    await page.evaluate(([x, y]) => (window as unknown as { tessera: { zoomTo: (a: number, b: number) => void } }).tessera.zoomTo(x!, y!), [c, d])
+    await page.waitForFunction((x) => (window as unknown as { tessera: { window: [number, number] } }).tessera.window[0] === x, c, { timeout: 60_000 })
+    await page.click(`#tabs button[data-tab=profile]`)
+    await page.click("#flame-stream")
+    assert.deepEqual((await flame()).window, [c, d])
+    assert.equal((await flame()).samples, count(c, d, top).n)
     assert.deepEqual(errors, [])
     assert.deepEqual(external, [])
     await page.close()

@@ -4,7 +4,8 @@
  * served until Ctrl-C. The URL goes to stderr (with the token when bound off loopback).
  * A 1M-event run is browsable this way without a 38 MB static report: the page gets
  * aggregates and fetches single tasks for the window it zooms into. The Findings tab
- * shows `tessera diagnose`'s findings of the same databases (src/dashboard/Diagnosis.ts).
+ * shows `tessera diagnose`'s findings of the same databases (src/dashboard/Diagnosis.ts),
+ * the Profile tab their stack samples' flame graph of a window (src/dashboard/Flame.ts).
  *
  * @since 0.1.0
  */
@@ -29,8 +30,8 @@ export const dashboard = Command.make(
   },
   (c) =>
     Effect.scoped(Effect.gen(function*() {
-      const [Dashboard, { loadReportDataPromise }, { fromReportData }, { diagnoseInto }] = yield* Effect.promise(() =>
-        Promise.all([import("../../dashboard/Dashboard.ts"), import("../../report/Report.ts"), import("../../dashboard/Replay.ts"), import("../../dashboard/Diagnosis.ts")])
+      const [Dashboard, { loadReportDataPromise }, { fromReportData }, { diagnoseInto }, { profileInto }] = yield* Effect.promise(() =>
+        Promise.all([import("../../dashboard/Dashboard.ts"), import("../../report/Report.ts"), import("../../dashboard/Replay.ts"), import("../../dashboard/Diagnosis.ts"), import("../../dashboard/Flame.ts")])
       )
       const address = Dashboard.parseAddress(c.address)
       if (address instanceof Dashboard.DashboardError) return yield* address
@@ -38,9 +39,11 @@ export const dashboard = Command.make(
       const state = fromReportData(data)
       // the Findings tab: tessera diagnose of the same databases (the tab says "diagnosing" until then)
       state.findings = { status: "pending", source: `tessera diagnose -d ${c.db.join(" ")}` }
+      state.flame = { status: "pending", source: c.db.join(" ") }
       const server = yield* Dashboard.serve(state, { ...address, title: data.title, sampleHost: false, ...(data.dot !== undefined ? { dot: data.dot } : {}), ...(c.token._tag === "Some" ? { token: c.token.value } : {}) })
       process.stderr.write(`dashboard: ${server.url} (${data.tasks.start.length.toLocaleString("en-US")} tasks of ${c.db.length} database${c.db.length === 1 ? "" : "s"}); serving until Ctrl-C\n`)
-      void diagnoseInto(state, c.db, data.t0)
+      // the Profile tab's samples first (one read), then the Findings tab's diagnosis
+      void profileInto(state, c.db, data.t0).then(() => diagnoseInto(state, c.db, data.t0))
       return yield* Effect.never
     }))
 ).pipe(Command.withDescription("Serve the live dashboard's pages over recorded trace databases, until Ctrl-C."))

@@ -1,0 +1,89 @@
+/**
+ * The dashboard's Profile tab: the statistical profiler's flame graph of a selectable
+ * time window, filterable by function and stage, drawn with the report's chart
+ * (report/FlameGraph.ts: the same Vega spec `flameSpec`, the same aggregation and
+ * layout `flameCode`, the same page payload `flamePayload`; one set of chart
+ * definitions, two data sources).
+ *
+ * Where the samples come from: the StatisticalProfiler's database (`*-StatisticalProfiler-*.msgpack`),
+ * read once —
+ *
+ * - `tessera dashboard -d DB…`: the databases it replays (when one holds samples);
+ * - `tessera demo|run --dashboard … --profile NAME`: after the run, once the profiler's
+ *   layer has closed and flushed its file. Not during the run: V8's sampling profiler
+ *   hands a worker's samples over only when its profile is stopped, and the profiler
+ *   layer writes them straight to its database; getting them to the dashboard while the
+ *   run goes would mean stopping and restarting every thread's profiler (a pause on each
+ *   thread) or reading a file still being written. So a live run's tab says the flame
+ *   graph comes after the run.
+ *
+ * The payload is bounded as the report's is (exact samples up to `maxSamples`, else time
+ * bins), built and serialised once, sent when a page opens the tab.
+ *
+ * @since 0.1.0
+ */
+import type { LiveState } from "./LiveState.ts"
+
+/**
+ * What the Profile tab shows: no samples (and why), a load under way, the report's flame
+ * payload (`flamePayload`: frames, call tree, rows with times in seconds from the
+ * page's `t0`), or why the load failed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FlamePanel =
+  | { readonly status: "none"; readonly reason: string }
+  | { readonly status: "pending"; readonly source: string }
+  | { readonly status: "ready"; readonly source: string; readonly samples: number; readonly payload: unknown }
+  | { readonly status: "error"; readonly source: string; readonly message: string }
+
+/**
+ * The panel of a live run: the flame graph comes after the run, from `--profile`'s samples.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const noSamples: FlamePanel = {
+  status: "none",
+  reason: "no stack samples: run with --profile NAME (sampling on, the default) to get the statistical profiler's flame graph here when the run is over; during a run the samples stay in each thread's profiler until it stops"
+}
+
+/**
+ * The page's payload is at most this many rows (above: time bins, as the report's).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxDashboardSamples = 200_000
+
+/**
+ * Reads the stack samples of `files` and puts the flame payload on `state`'s Profile
+ * tab (pending meanwhile; files without samples: says so; a failure: its message).
+ * `t0`: the page's time origin (epoch seconds). `maxSamples`: rows before binning.
+ * Never rejects.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const profileInto = async (
+  state: LiveState,
+  files: ReadonlyArray<string>,
+  t0: number,
+  maxSamples: number = maxDashboardSamples
+): Promise<FlamePanel> => {
+  const source = files.join(" ")
+  if (files.length === 0) return (state.flame = noSamples)
+  state.flame = { status: "pending", source }
+  try {
+    const [{ loadProfilePromise }, { flamePayload }] = await Promise.all([import("../analysis/Profile.ts"), import("../report/FlameGraph.ts")])
+    const d = await loadProfilePromise(files)
+    const n = d.samples.time.length
+    state.flame = n === 0
+      ? { status: "none", reason: `no stack samples in ${source} (a profile written with --no-sample, or no StatisticalProfiler database)` }
+      : { status: "ready", source, samples: n, payload: flamePayload(d, t0, { maxSamples }) }
+  } catch (e) {
+    state.flame = { status: "error", source, message: e instanceof Error ? e.message : String(e) }
+  }
+  return state.flame
+}
