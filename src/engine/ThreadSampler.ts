@@ -7,14 +7,14 @@
  *
  * Windows, not `Profiler.start`/`stop`: V8's profiler (the inspector creates it with
  * lazy code logging) logs every piece of code the isolate holds when it starts, and
- * throws that away when its last profile stops — 20–90 ms in a worker, more in a main
- * thread that loaded Effect (measured, docs/profiler.md). A window is a console profile
- * (`inspector.console.profile(title)`, delivered by `Profiler.consoleProfileFinished`,
- * synchronously in this thread); the next window is opened *before* the current one is
- * ended, so V8's profiler never has zero profiles, never stops, and never logs the code
- * again: a `take` costs the window's serialisation (well under a ms for a few hundred
- * samples) instead of a restart. A sample that falls in the few µs where two windows
- * overlap is delivered once (by the first).
+ * throws that away when its last profile stops: tens of milliseconds in a worker, more
+ * in a main thread that loaded Effect (measured: docs/profiler.md, BENCHMARKS.md). A
+ * window is a console profile (`inspector.console.profile(title)`, delivered by
+ * `Profiler.consoleProfileFinished`, synchronously in this thread); the next window is
+ * opened *before* the current one is ended, so V8's profiler never has zero profiles,
+ * never stops, and never logs the code again: a `take` costs the window's serialisation
+ * instead of a restart. A sample that falls in the few µs where two windows overlap is
+ * delivered once (by the first).
  *
  * Cost: the first window pays V8's start; from then on each sample costs the thread a
  * signal and a stack walk, and V8's sampling thread the stack's symbolisation.
@@ -170,9 +170,9 @@ let shared: { sampler: ThreadSampler; inUse: boolean; linger: ReturnType<typeof 
 /**
  * A sampler on the calling thread at `intervalMs`, kept running between users: the one
  * a previous user `release`d (its samples taken for nobody dropped) when it is idle and at
- * the same interval, else a new one. The main thread pays V8's start (50–300 ms once it
- * has loaded Effect) once per process instead of once per profiler layer. A second user
- * while the shared one is taken gets a sampler of its own.
+ * the same interval, else a new one. The main thread pays V8's start (its dearest: all
+ * of Effect's code is logged; docs/profiler.md) once per process instead of once per
+ * profiler layer. A second user while the shared one is taken gets a sampler of its own.
  *
  * @since 0.1.0
  * @category constructors
