@@ -2,8 +2,9 @@
  * Kernel loading and result handling shared by the in-process executor and the worker
  * threads: a per-thread module cache (each module is imported once), the move of
  * returned typed arrays / Chunks into shared memory, and the description of a result
- * (bytes, shape, dtype, type) for TaskRecords, and the check of a result against what its
- * task declared (`TaskSpec.output`), made where the kernel ran.
+ * (bytes, shape, dtype, type) for TaskRecords, and what a structured clone refuses. Which
+ * module URLs may be imported is moduleAccess.ts's; the check of a result against what
+ * its task declared, taskOutput.ts's (both re-exported here).
  *
  * @since 0.1.0
  * @internal
@@ -11,7 +12,10 @@
 import * as Chunk from "../Chunk.ts"
 import * as Gpu from "../Gpu.ts"
 import type { KernelFn } from "../Kernel.ts"
-import type { TaskOutput } from "../TaskGraph.ts"
+import { checkModuleUrl, ModuleRefused } from "./moduleAccess.ts"
+
+export { ALLOW_MODULES_ENV, allowModuleDirs, checkModuleUrl, importChecked, ModuleRefused, moduleRoots, type ModuleUse } from "./moduleAccess.ts"
+export { checkOutput, describeOutput, dtypeCodes, encodeOutput, OUT_STRIDE, OutputMismatch, outputMismatch } from "./taskOutput.ts"
 
 /**
  * A kernel could not be loaded: the module failed to import or has no such function.
@@ -29,154 +33,6 @@ export class KernelLoadError extends Error {
     this.kernel = kernel
     this.detail = detail
   }
-}
-
-/**
- * The environment variable that adds folders workers may import modules from (a list,
- * `path.delimiter`-separated): `tessera worker --allow-modules` and
- * `Executor.allowModules` set it, so worker threads and the worker processes of a local
- * cluster, started after, inherit it.
- *
- * @since 0.1.0
- * @internal
- */
-export const ALLOW_MODULES_ENV = "TESSERA_ALLOW_MODULES"
-
-/**
- * `node:` builtins a module URL may name: none. Tessera names no builtin as a kernel, a
- * worker plugin or a preload (its own modules import the builtins they use themselves).
- */
-const allowedBuiltins: ReadonlySet<string> = new Set()
-
-/** The folder above `src/` (the checkout, or the package's `dist/`): Tessera's own modules. */
-const installRoot = new URL("../../../", import.meta.url)
-
-/**
- * What a module URL is for, in {@link ModuleRefused}'s message.
- *
- * @since 0.1.0
- * @internal
- */
-export type ModuleUse = "kernel" | "worker plugin" | "preload"
-
-/**
- * A module URL a worker will not import: not a `file:` URL (`data:`, `http:`, `node:`,
- * a bare name), or a file outside the folders it may import from ({@link moduleRoots}).
- *
- * @since 0.1.0
- * @internal
- */
-export class ModuleRefused extends Error {
-  override readonly name = "ModuleRefused"
-  /** the URL (its first 200 characters) */
-  readonly url: string
-  readonly use: ModuleUse
-  readonly why: string
-  constructor(url: string, use: ModuleUse, why: string) {
-    const shown = url.length > 200 ? `${url.slice(0, 200)}…` : url
-    super(`${use} module ${shown} refused: ${why}`)
-    this.url = shown
-    this.use = use
-    this.why = why
-  }
-}
-
-/**
- * The folders a worker may import kernel, worker-plugin and preload modules from: its
- * working directory, Tessera's own install, the folder of the process's main script (a
- * pipeline script run with `node`), and those in `TESSERA_ALLOW_MODULES`
- * ({@link ALLOW_MODULES_ENV}; `tessera run` adds its file's folder there, `tessera
- * worker --allow-modules` its folders). The same in every thread of a process.
- *
- * @since 0.1.0
- * @internal
- */
-export const moduleRoots = (): ReadonlyArray<string> => {
-  const path = process.getBuiltinModule("node:path")
-  const roots = [process.cwd(), process.getBuiltinModule("node:url").fileURLToPath(installRoot)]
-  const main = process.argv[1]
-  if (main !== undefined && main !== "") roots.push(path.dirname(path.resolve(main)))
-  for (const d of (process.env[ALLOW_MODULES_ENV] ?? "").split(path.delimiter)) if (d !== "") roots.push(d)
-  return [...new Set(roots.map((r) => path.resolve(r)))]
-}
-
-/**
- * Adds `dirs` to the folders workers may import modules from ({@link moduleRoots}), for
- * this process and the worker threads and processes it starts from now on.
- *
- * @since 0.1.0
- * @internal
- */
-export const allowModuleDirs = (dirs: Iterable<string>): void => {
-  const path = process.getBuiltinModule("node:path")
-  const have = (process.env[ALLOW_MODULES_ENV] ?? "").split(path.delimiter).filter((d) => d !== "")
-  for (const d of dirs) if (d !== "" && !have.includes(path.resolve(d))) have.push(path.resolve(d))
-  process.env[ALLOW_MODULES_ENV] = have.join(path.delimiter)
-}
-
-/** `p` with its links resolved, or as given when it does not exist. */
-const realOr = (p: string): string => {
-  try {
-    return process.getBuiltinModule("node:fs").realpathSync(p)
-  } catch {
-    return p
-  }
-}
-
-/** Whether `file` is `root` or inside it. */
-const inside = (file: string, root: string): boolean => {
-  const sep = process.getBuiltinModule("node:path").sep
-  return file === root || file.startsWith(root.endsWith(sep) ? root : root + sep)
-}
-
-/**
- * The one check every module a worker imports by URL passes first (kernels, worker
- * plugins, preloads): returns `url` when it is a `file:` URL of a file inside
- * {@link moduleRoots} (as written, or with links resolved), else throws
- * {@link ModuleRefused} naming the URL and why. So no client of a scheduler can make a
- * worker run code that is not on its disk (a `data:` URL), fetch code (`http:`), or
- * import a builtin as a kernel.
- *
- * @since 0.1.0
- * @internal
- */
-export const checkModuleUrl = (url: string, use: ModuleUse): string => {
-  if (typeof url !== "string" || !URL.canParse(url)) {
-    throw new ModuleRefused(String(url), use, "not a URL (workers import modules by file: URL only)")
-  }
-  const u = new URL(url)
-  if (u.protocol === "node:" && allowedBuiltins.has(u.href)) return url
-  if (u.protocol !== "file:") {
-    throw new ModuleRefused(url, use, `a ${u.protocol} URL: workers import only file: URLs, code on their own disk`)
-  }
-  if (u.host !== "" && u.host !== "localhost") throw new ModuleRefused(url, use, `a file: URL of another host (${u.host})`)
-  const path = process.getBuiltinModule("node:path")
-  const file = path.resolve(process.getBuiltinModule("node:url").fileURLToPath(u))
-  const roots = moduleRoots()
-  if (roots.some((r) => inside(file, r))) return url
-  const real = realOr(file)
-  if (roots.some((r) => inside(real, realOr(r)) || inside(file, realOr(r)))) return url
-  throw new ModuleRefused(
-    url,
-    use,
-    `${file} is outside the folders this worker may import from (${roots.join(", ")}); allow its folder with \`tessera worker --allow-modules DIR\`, Executor.allowModules or ${ALLOW_MODULES_ENV}`
-  )
-}
-
-/**
- * `import(url)` after {@link checkModuleUrl}: how workers import worker plugins and
- * preloads (kernels go through {@link loadKernel}, which checks the same way).
- *
- * @since 0.1.0
- * @internal
- */
-export const importChecked = (url: string, use: ModuleUse): Promise<Record<string, unknown>> => {
-  try {
-    checkModuleUrl(url, use)
-  } catch (e) {
-    return Promise.reject(e)
-  }
-  return import(url) as Promise<Record<string, unknown>>
 }
 
 /**
@@ -413,125 +269,6 @@ export const errorParts = (e: unknown): { message: string; stack: string } =>
   e instanceof Error
     ? { message: e.message, stack: e.stack ?? `${e.name}: ${e.message}` }
     : { message: String(e), stack: String(e) }
-
-/**
- * A task's declared output as four ints (`OUT_STRIDE`), as batches carry it to workers:
- * dtype code (index in `dtypeCodes`; -1: nothing declared, no check), number of
- * dimensions, rows, and elements per row (the product of the other dimensions).
- *
- * @since 0.1.0
- * @internal
- */
-export const OUT_STRIDE = 4
-
-/** @since 0.1.0 @internal */
-export const dtypeCodes: ReadonlyArray<Chunk.DType> = ["float32", "float64", "int32", "int64", "uint8"]
-
-/**
- * Writes `output` (or "nothing declared") at `o` of `into`.
- *
- * @since 0.1.0
- * @internal
- */
-export const encodeOutput = (output: TaskOutput | undefined, into: Int32Array, o: number): void => {
-  if (output === undefined) {
-    into[o] = -1
-    return
-  }
-  let inner = 1
-  for (let d = 1; d < output.shape.length; d++) inner *= output.shape[d]!
-  into[o] = dtypeCodes.indexOf(output.dtype)
-  into[o + 1] = output.shape.length
-  into[o + 2] = output.shape[0] ?? 1
-  into[o + 3] = inner
-}
-
-/**
- * Null when `r` is the chunk declared at `o` of `out` (or nothing is declared there),
- * else a description of what `r` is. Cheap: a few comparisons on a chunk's fields.
- *
- * @since 0.1.0
- * @internal
- */
-export const outputMismatch = (r: unknown, out: Int32Array, o: number): string | null => {
-  const code = out[o]!
-  if (code < 0) return null
-  if (Chunk.isChunk(r)) {
-    const s = r.shape
-    if (r.dtype === dtypeCodes[code] && s.length === out[o + 1] && s[0] === out[o + 2]) {
-      let inner = 1
-      for (let d = 1; d < s.length; d++) inner *= s[d]!
-      if (inner === out[o + 3] && r.data.length === out[o + 2]! * inner) return null
-    }
-  }
-  return describeValue(r)
-}
-
-/**
- * Checks a result against a declared output; null when it matches (or nothing is
- * declared), else what it is. The in-process form of `outputMismatch`, for executors
- * that hold the spec (the sync runner, a cluster worker's local graph).
- *
- * @since 0.1.0
- * @internal
- */
-export const checkOutput = (r: unknown, output: TaskOutput | undefined): string | null => {
-  if (output === undefined) return null
-  if (Chunk.isChunk(r) && r.dtype === output.dtype && r.shape.length === output.shape.length) {
-    let n = 1
-    let same = true
-    for (let d = 0; d < r.shape.length; d++) {
-      if (r.shape[d] !== output.shape[d]) same = false
-      n *= r.shape[d]!
-    }
-    if (same && r.data.length === n) return null
-  }
-  return describeValue(r)
-}
-
-/**
- * A declared output in words: `a Chunk of float64 [300, 4]`.
- *
- * @since 0.1.0
- * @internal
- */
-export const describeOutput = (output: TaskOutput): string => `a Chunk of ${output.dtype} [${output.shape.join(", ")}]`
-
-/** What a kernel returned, in words, for a BadOutput error. */
-const describeValue = (r: unknown): string => {
-  if (r === null || r === undefined) return String(r)
-  if (typeof r !== "object") return `a ${typeof r} (${String(r).slice(0, 40)})`
-  if (Chunk.isChunk(r)) {
-    let n = 1
-    for (const d of r.shape) n *= d
-    return `a Chunk of ${r.dtype} [${r.shape.join(", ")}]${n !== r.data.length ? ` whose data has ${r.data.length} elements` : ""}`
-  }
-  if (ArrayBuffer.isView(r)) {
-    return `a ${r.constructor.name} of ${(r as Chunk.TypedArray).length ?? r.byteLength} elements (not a Chunk: return { dtype, shape, data })`
-  }
-  const c = r as { dtype?: unknown; shape?: unknown; data?: unknown }
-  if ("dtype" in c || "shape" in c || "data" in c) {
-    const data = ArrayBuffer.isView(c.data) ? `a ${c.data.constructor.name}` : typeof c.data
-    return `an object with dtype ${JSON.stringify(c.dtype)}, shape ${JSON.stringify(c.shape)} and data ${data} (not a valid Chunk: the data must be the dtype's typed array)`
-  }
-  if (Array.isArray(r)) return `an Array of ${r.length} elements`
-  return `an object (${(r as object).constructor?.name ?? "Object"})`
-}
-
-/**
- * A kernel's result did not match its declaration: thrown inside a worker's task loop
- * and turned into a `BatchError` with `output` set.
- *
- * @since 0.1.0
- * @internal
- */
-export class OutputMismatch extends Error {
-  readonly actual: string
-  constructor(actual: string) {
-    super(`returned ${actual}`)
-    this.actual = actual
-  }
-}
 
 /**
  * What a structured clone of `value` refuses, in words (`a function`, `an object holding a
