@@ -49,17 +49,19 @@ describe("issue 35: diagnose", { timeout: 180_000 }, () => {
   after(closePool)
 
   for (const chunkRows of [5_000, 20_000]) {
-    // the default 5,000-row chunks sit on the line between medium and high tasks-too-small
-    // (175-285 µs SOM tasks against 330-830 µs of hand-over in CI rehearsals): flagged high
-    // in 2 of 4; a todo until the rule's severity is calibrated (issue 35 stays open for it)
-    const todo = chunkRows === 5_000 ? "tasks-too-small's severity on the default demo is not calibrated yet (issue 35)" : false
-    it(`issue 35: the demo at ${chunkRows}-row chunks gets no high-severity finding`, { todo }, async () => {
+    // the default 5,000-row chunks' SOM tasks (175-285 µs against 330-830 µs of hand-over
+    // under CI's load) are a medium tasks-too-small: its saving counts the median
+    // compute's hand-overs, not the stalls a loaded machine adds (docs/diagnosis.md)
+    it(`issue 35: the demo at ${chunkRows}-row chunks gets no high-severity finding`, async () => {
       const run = () => runAndDiagnose(`demo-${chunkRows}`, () => Tutorial5.make({ chunkRows, log: () => {} }).pipeline)
       let d = await run()
       // once more on a loaded machine: the demo's hand-overs grow with the machine's load,
       // and its tiny SOM tasks' share with them (docs/diagnosis.md, the gallery)
       const firstTry = show(d)
-      if (!d.clean) d = await run()
+      if (!d.clean) {
+        console.log(`demo at ${chunkRows}-row chunks: run again; the first run's findings:\n${firstTry}`)
+        d = await run()
+      }
       assert.ok(d.tasks > 100, "the demo ran")
       assert.ok(d.clean, `${show(d)}\n(first run:\n${firstTry})`)
       assert.ok(toText(d).includes("clean run") || d.findings.length === 0, toText(d))

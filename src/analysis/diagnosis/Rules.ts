@@ -9,7 +9,7 @@
  */
 import type { CriticalStep } from "../CriticalPath.ts"
 import { str } from "../internal/taskView.ts"
-import { columnCodes, columnFloats, type Facts, type Group } from "./Facts.ts"
+import { columnCodes, columnFloats, type Facts, type Group, median } from "./Facts.ts"
 import { nextTaskRow, saving, stepDuration } from "./WhatIf.ts"
 
 /**
@@ -316,21 +316,50 @@ const tasksTooSmall: Rule = (f, t) => {
   f.groups.forEach((g, gi) => g.rows.forEach((r) => (groupOf[r] = gi)))
   const shapes = columnCodes(f.tables.tasks, "shape")
   const found: Array<{ g: Group; perTask: number; factor: number; seconds: number; fix: string }> = []
+  // each compute's task rows (-1: tasks outside any compute, e.g. DASF's)
+  const byComputeLists = new Map<number, Array<number>>()
+  for (let r = 0; r < f.v.n; r++) {
+    const c = f.computeOf[r]!
+    let a = byComputeLists.get(c)
+    if (a === undefined) byComputeLists.set(c, a = [])
+    a.push(r)
+  }
+  const byCompute = new Map<number, ArrayLike<number>>(byComputeLists)
   f.groups.forEach((g, gi) => {
     if (g.rows.length < t.smallMinTasks) return
     // the hand-over per task: per compute, the workers' time over the group's span there
-    // that its tasks did not fill, over the group's tasks (the engine hands tasks out in
-    // batches, so a worker's idle time between two tasks alone undercounts it)
-    const spans = new Map<number, { a: number; b: number; n: number }>()
+    // that its tasks did not fill, over the group's tasks there (the engine hands tasks
+    // out in batches, so a worker's idle time between two tasks alone undercounts it)
+    const spans = new Map<number, { a: number; b: number; n: number; busy: number }>()
     for (const r of g.rows) {
       const c = f.computeOf[r]!
+      const d = Math.max(0, f.v.duration[r]! || 0)
       const e = spans.get(c)
-      if (e === undefined) spans.set(c, { a: f.v.start[r]!, b: f.v.end[r]!, n: 1 })
-      else (e.a = Math.min(e.a, f.v.start[r]!), e.b = Math.max(e.b, f.v.end[r]!), e.n++)
+      if (e === undefined) spans.set(c, { a: f.v.start[r]!, b: f.v.end[r]!, n: 1, busy: d })
+      else (e.a = Math.min(e.a, f.v.start[r]!), e.b = Math.max(e.b, f.v.end[r]!), e.n++, e.busy += d)
     }
-    let capacity = 0
-    for (const e of spans.values()) capacity += Math.min(W, e.n) * Math.max(0, e.b - e.a)
-    const perTask = Math.max(0, capacity - g.taskTime) / g.rows.length
+    let idle = 0
+    const perComputeIdle = new Float64Array(spans.size)
+    let k = 0
+    for (const [c, e] of spans) {
+      // busy: every task of the compute in the span (a tree's combine waits for the
+      // partial tasks between its levels: they are not hand-over)
+      let busy = 0
+      const rows = byCompute.get(c) ?? g.rows
+      for (let j = 0; j < rows.length; j++) {
+        const r = rows[j]!
+        busy += Math.max(0, Math.min(f.v.end[r]!, e.b) - Math.max(f.v.start[r]!, e.a))
+      }
+      const x = Math.max(0, Math.min(W, e.n) * Math.max(0, e.b - e.a) - Math.max(busy, e.busy))
+      idle += x
+      perComputeIdle[k++] = x / e.n
+    }
+    // robust to a loaded machine: the median compute's hand-over per task. Stalls another
+    // process causes hit some computes (the mean over all rises with the load; a loop of
+    // identical computes shows it), and fusing tasks does not remove them
+    const mean = idle / g.rows.length
+    const perTask = Math.min(mean, median(perComputeIdle, Int32Array.from(perComputeIdle.keys())))
+    const robust = mean > 0 ? perTask / mean : 0
     if (!(perTask > 0) || !(g.medianDuration < t.overheadRatio * perTask)) return
     // fusable: the tasks of one compute (a later compute's tasks wait for the driver), of
     // one array (the chunks of one key name: `('name-token', i, ...)`; an iteration's
@@ -345,7 +374,11 @@ const tasksTooSmall: Rule = (f, t) => {
     const perArray = g.rows.length / Math.max(1, arrays.size)
     const factor = Math.min(Math.ceil(perTask / (t.targetOverhead * Math.max(g.medianDuration, 1e-6))), Math.floor(Math.min(perCompute, perArray) / W))
     if (factor < 2) return
-    const seconds = saving(f.v, f.path, (s, i, d) => (s._tag === "Latency" && next[i]! >= 0 && groupOf[next[i]!] === gi ? d / factor : undefined))
+    // the hand-overs before the group's tasks, but a compute's first (after the driver's
+    // segment: one per compute however many tasks it has; driver-bound weighs those),
+    // fewer by the factor, in the share the median compute shows (stalls stay)
+    const seconds = saving(f.v, f.path, (s, i, d) =>
+      s._tag === "Latency" && s.kind !== "dispatch" && next[i]! >= 0 && groupOf[next[i]!] === gi ? d * (1 - (1 - 1 / factor) * robust) : undefined)
     const mid = g.rows[g.rows.length >> 1]!
     // the chunk's rows: the task's first input's (a per-chunk task's chunk), else its own
     const d0 = f.v.depOffsets[mid]! < f.v.depOffsets[mid + 1]! && f.v.deps[f.v.depOffsets[mid]!]! >= 0 ? keyRowOf(f)[f.v.deps[f.v.depOffsets[mid]!]!] : undefined
@@ -363,12 +396,12 @@ const tasksTooSmall: Rule = (f, t) => {
   const seconds = found.reduce((a, x) => a + x.seconds, 0)
   return [{
     rule: "tasks-too-small",
-    message: `${fmtN(top.g.rows.length)} ${groupName(top.g)} tasks take ${fmtS(top.g.medianDuration)} each (median) against ~${fmtS(top.perTask)} of hand-over per task (the workers' time in the group's span its tasks left idle)` +
+    message: `${fmtN(top.g.rows.length)} ${groupName(top.g)} tasks take ${fmtS(top.g.medianDuration)} each (median) against ~${fmtS(top.perTask)} of hand-over per task (the workers' time in the group's span no task filled, median compute)` +
       (others.length > 0 ? `; ${others.length} more group${others.length === 1 ? "" : "s"} of tiny tasks (${others.slice(0, 3).map((x) => groupName(x.g)).join(", ")}${others.length > 3 ? ", …" : ""})` : ""),
     evidence: evidenceOf(f, top.g.rows, sameGroup(top.g)),
     fix: top.fix,
     seconds,
-    assumptions: `the latency before each small task ${lead} divided by its group's fusion factor (${found.slice(0, 4).map((x) => `${x.factor}x`).join(", ")}${found.length > 4 ? ", …" : ""}; tasks fused within one array and one compute, at least one per worker); task time unchanged`
+    assumptions: `the hand-overs before the small tasks ${lead}, but each compute's first, fewer by the group's fusion factor (${found.slice(0, 4).map((x) => `${x.factor}x`).join(", ")}${found.length > 4 ? ", …" : ""}; tasks fused within one array and one compute, at least one per worker), at the median compute's hand-over (stalls of a loaded machine not counted); task time unchanged`
   }]
 }
 
@@ -385,14 +418,22 @@ const schedulingLatency: Rule = (f, t) => {
   if (!(p.length > 0) || p.latency / p.length < t.latencyShare) return []
   // the hand-over before the first task is start-up's (startup-dominated)
   const first = firstTaskStep(f)
-  const lat: Array<number> = []
-  p.steps.forEach((s, i) => void (s._tag === "Latency" && i > first && lat.push(s.end - s.start)))
-  const count = lat.length
-  lat.sort((a, b) => a - b)
-  // hand-overs slower than this run's usual one (its median): stalls, not the cost of
-  // handing over (that, tasks-too-small and driver-bound weigh)
-  const floor = lat[lat.length >> 1] ?? 0
-  const seconds = saving(f.v, p, (s, i, d) => (s._tag === "Latency" && i > first ? Math.min(d, floor) : undefined))
+  // hand-overs slower than this run's usual one of their kind (its median: a task after
+  // another on one worker takes microseconds, a compute's first dispatch or a result's
+  // trip back hundreds): stalls, not the cost of handing over (that, tasks-too-small and
+  // driver-bound weigh)
+  const byKind = new Map<string, Array<number>>()
+  let count = 0
+  p.steps.forEach((s, i) => {
+    if (s._tag !== "Latency" || i <= first) return
+    let a = byKind.get(s.kind)
+    if (a === undefined) byKind.set(s.kind, a = [])
+    a.push(s.end - s.start)
+    count++
+  })
+  const usual = new Map<string, number>()
+  for (const [k, a] of byKind) (a.sort((x, y) => x - y), usual.set(k, a[a.length >> 1]!))
+  const seconds = saving(f.v, p, (s, i, d) => (s._tag === "Latency" && i > first ? Math.min(d, usual.get(s.kind) ?? d) : undefined))
   const taskSteps = p.steps.filter((s) => s._tag === "Task").length
   return [{
     rule: "scheduling-latency",
@@ -400,7 +441,7 @@ const schedulingLatency: Rule = (f, t) => {
     evidence: { keys: [], start: 0, end: f.wall },
     fix: "hand-overs stall: no more worker threads than free cores (other processes on the machine?), and a driver that is not busy while tasks wait",
     seconds,
-    assumptions: `every hand-over ${lead} slower than this run's median one (${fmtS(floor)}) at the median`
+    assumptions: `every hand-over ${lead} slower than this run's median one of its kind (${[...usual].map(([k, x]) => `${k} ${fmtS(x)}`).join(", ")}) at that median`
   }]
 }
 
