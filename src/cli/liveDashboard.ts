@@ -24,7 +24,12 @@ import type * as Scope from "effect/Scope"
  */
 export const withDashboard = <A, E, R>(
   address: Option.Option<string>,
-  options: { readonly title: string; readonly records: boolean },
+  options: {
+    readonly title: string
+    readonly records: boolean
+    /** `--profile NAME`: the trace databases it writes answer zooms older than the ring */
+    readonly profile?: Option.Option<string>
+  },
   body: (
     provide: <X, Y, Z>(self: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
     /** the pipeline whose stage DAG the Stages tab draws (its `visualize()`, read when a page asks) */
@@ -42,7 +47,8 @@ export const withDashboard = <A, E, R>(
         if (parsed instanceof Dashboard.DashboardError) return yield* parsed
         let pipeline: { visualize(): string } | undefined
         let files: ReadonlyArray<string> = []
-        const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records, dot: () => pipeline?.visualize() })
+        const traceFiles = options.profile !== undefined && Option.isSome(options.profile) ? yield* traceFilesOf(options.profile.value) : undefined
+        const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records, dot: () => pipeline?.visualize(), ...(traceFiles !== undefined ? { traceFiles } : {}) })
         const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks)), (p) => void (pipeline = p), (f) => void (files = f)))
         // the run is over and its databases flushed: their samples read for the Profile tab,
         // then diagnosed for the Findings tab (each tab says so meanwhile)
@@ -55,6 +61,15 @@ export const withDashboard = <A, E, R>(
         return yield* exit
       })
     ) as Effect.Effect<A, E | import("../dashboard/Server.ts").DashboardError, Exclude<R, Scope.Scope>>
+
+/** The trace databases `--profile NAME` writes (this host's, and other hosts' beside it once they appear). */
+const traceFilesOf = (name: string) =>
+  Effect.promise(() => Promise.all([import("../profiler/DefaultProfiler.ts"), import("./profiling.ts")])).pipe(
+    Effect.map(([DefaultProfiler, { otherHosts }]) => {
+      const own = DefaultProfiler.files({ name }, 0).traceFile
+      return () => [own, ...otherHosts([own])]
+    })
+  )
 
 const hold = (state: { close(): void }, url: string) =>
   Effect.gen(function*() {

@@ -222,6 +222,7 @@ function bucketRows(a, b, width){
 function streamRows(a, b, width){
   if (a >= coverFrom || fetched !== null && fetched.from <= a && fetched.to >= b) {
     var d = detailRows(a, b);
+    T.detailSource = a >= coverFrom ? "page" : fetched.source;
     if (d !== null) return { rows: d, detail: true };
   }
   return { rows: bucketRows(a, b, width), detail: false };
@@ -297,7 +298,8 @@ function maybeFetch(){
   if (a >= coverFrom) return;
   if (fetched !== null && fetched.from <= a && fetched.to >= b) return;
   fetch(api("/api/detail?from=" + a + "&to=" + b + "&limit=" + MAX_DRAWN)).then(function(r){ return r.json(); }).then(function(d){
-    if (d.complete) { fetched = { from: a, to: b, R: d.rects }; dirty = true; kick(); }
+    if (d.complete) { fetched = { from: a, to: b, R: d.rects, source: d.source }; dirty = true; kick(); }
+    T.lastDetail = { from: a, to: b, count: d.count, cut: d.cut, source: d.source, complete: d.complete };
   }).catch(function(e){ T.errors.push(String(e)); });
 }
 function replace(view, source, rows){ view.change(source, vega.changeset().remove(vega.truthy).insert(rows)); }
@@ -377,7 +379,7 @@ function drawCounts(){
   else if (c.computesFailed > 0) { st.className = "lost"; text(st, (S.over ? "run over: " : "running: ") + c.computesFailed + " compute" + (c.computesFailed === 1 ? "" : "s") + " failed" + (c.light ? " (tasks that never ran stay waiting; --profile names the erred task)" : "")); }
   else if (S.over) { st.className = "over"; text(st, "run finished: final state"); }
   else { st.className = "running"; text(st, "running"); }
-  var note = "task stream: " + (T.mode === "detail" ? T.shown.toLocaleString("en-US") + " rectangles, one per task" : "per-worker time buckets (opacity: busy share); zoom in for single tasks") +
+  var note = "task stream: " + (T.mode === "detail" ? T.shown.toLocaleString("en-US") + " rectangles, one per task" + (T.detailSource === "trace" ? " (read from the trace database: the server's ring no longer holds this window; tasks and transfers, not the driver's segments)" : "") : "per-worker time buckets (opacity: busy share); zoom in for single tasks" + (T.lastDetail && T.lastDetail.cut > 0 && T.lastDetail.from === dom[0] && T.lastDetail.to === dom[1] ? " (" + T.lastDetail.count.toLocaleString("en-US") + " rectangles in this window, more than a page draws)" : "")) +
     ". Detail: " + c.held.toLocaleString("en-US") + " of " + c.rects.toLocaleString("en-US") + " rectangles held by the server (last " + c.capacity.toLocaleString("en-US") + ")";
   if (c.light) note = "Without a profiler the dashboard sees tasks as the driver does (dispatch to result, a batch's round trip; no CPU time or held bytes: run with --profile for each task's own times). " + note;
   note += c.shed > 0 ? "; " + c.shed.toLocaleString("en-US") + " shed from the live feed (above its budget per tick: counted in every aggregate, fetched on zoom)." : "; none shed.";

@@ -15,8 +15,11 @@
  *   (`Diagnosis.ts`), or why there are none (yet);
  * - `/api/flame` the Profile tab: the statistical profiler's samples as the report's flame
  *   payload and chart (`Flame.ts`, `report/FlameGraph.ts`), or why there are none (yet);
- * - `/api/detail?from=S&to=S&limit=N` the rectangles the server holds in a window
- *   (zooming into the past), `/api/task?id=N` one rectangle with its key.
+ * - `/api/detail?from=S&to=S&limit=N` the rectangles of a window (zooming into the
+ *   past): from the ring while it holds the window, else from the run's trace databases
+ *   (`traceFiles`, read in a worker thread: `TraceDetail.ts`); at most N (20,000) an
+ *   answer, `count` of all, `cut` how many were left out, `source` "memory" or "trace";
+ *   `/api/task?id=N` one rectangle of the ring with its key.
  *
  * Safe by default: bound to loopback (127.0.0.1) unless told otherwise; bound to any
  * other address every request needs the token (generated with 128 random bits, or
@@ -40,7 +43,8 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { cpus, freemem, hostname, totalmem } from "node:os"
 import { Data } from "effect"
-import type { LiveState } from "./LiveState.ts"
+import type { LiveState, RectColumns } from "./LiveState.ts"
+import { traceDetail, type TraceWindow } from "./TraceDetail.ts"
 import { vegaSource } from "../report/Html.ts"
 import { flameSpec } from "../report/FlameGraph.ts"
 import { appScript, pageHtml } from "./Page.ts"
@@ -119,6 +123,11 @@ export interface ServerOptions extends Partial<Address> {
   readonly tickMs?: number
   /** sample this host's CPU and memory every 500 ms (default true) */
   readonly sampleHost?: boolean
+  /**
+   * the run's trace databases (or how to get them; `--profile`'s): a window the ring no
+   * longer holds is read from them (`TraceDetail.ts`, off the engine's thread)
+   */
+  readonly traceFiles?: ReadonlyArray<string> | (() => ReadonlyArray<string>)
 }
 
 /**
@@ -179,6 +188,21 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
   let sent = 0
   let boundPort = port
   let flameJson: { panel: unknown; text: string } = { panel: undefined, text: "" }
+  const trace = options.traceFiles === undefined ? undefined : traceDetail(options.traceFiles)
+  // a trace window as the page's rectangles: rows and functions in the state's
+  // dictionaries, times from t0, ids negative (no single-task lookup: /api/task is the ring's)
+  const fromTrace = (w: TraceWindow, limit: number) => {
+    const out: RectColumns = { id: [], s: [], e: [], r: [], f: [], k: [] }
+    w.rects.forEach((x, i) => {
+      out.id.push(-1 - i)
+      out.s.push(Math.round((x.start - state.t0) * 1e4) / 1e4)
+      out.e.push(Math.round((x.end - state.t0) * 1e4) / 1e4)
+      out.r.push(state.rows.id(x.worker))
+      out.f.push(x.kind === 2 ? -1 : state.functions.id(x.function))
+      out.k.push(x.kind)
+    })
+    return { rects: out, count: w.count, complete: w.complete && w.count <= limit, cut: Math.max(0, w.count - limit), source: "trace" }
+  }
   const known = { rows: 0, functions: 0, stages: 0, activities: 0, hosts: 0, binEpoch: 0, resources: [] as Array<number> }
 
   const refuse = (res: ServerResponse, status: number, why: string) => {
@@ -244,8 +268,16 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
       case "/api/detail": {
         state.drain()
         const limit = Math.min(20_000, Math.max(1, Math.round(num("limit", 5000))))
-        const d = state.detailIn(num("from", 0), num("to", Infinity), limit)
-        return json(res, { rects: state.rectColumns(d.ids), count: d.count, complete: d.complete && d.count <= limit })
+        const from = num("from", 0), to = num("to", Infinity)
+        const d = state.detailIn(from, to, limit)
+        const ring = { rects: state.rectColumns(d.ids), count: d.count, complete: d.complete && d.count <= limit, cut: Math.max(0, d.count - limit), source: "memory" }
+        // older than the ring: from the trace database, when the run writes one
+        if (d.complete || trace === undefined) return json(res, ring)
+        trace.window(state.t0 + from, state.t0 + to, limit).then(
+          (w) => json(res, fromTrace(w, limit)),
+          (e) => json(res, { ...ring, traceError: e instanceof Error ? e.message : String(e) })
+        )
+        return
       }
       case "/api/task": {
         const r = state.rect(Math.round(num("id", -1)))
@@ -338,6 +370,7 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
           new Promise<void>((done) => {
             clearInterval(timer)
             if (hostTimer !== undefined) clearInterval(hostTimer)
+            trace?.close()
             // a last delta: the pages see the final state before the streams end
             tick()
             for (const res of clients) res.end()
