@@ -435,11 +435,27 @@ const schedulingLatency: Rule = (f, t) => {
   for (const [k, a] of byKind) (a.sort((x, y) => x - y), usual.set(k, a[a.length >> 1]!))
   const seconds = saving(f.v, p, (s, i, d) => (s._tag === "Latency" && i > first ? Math.min(d, usual.get(s.kind) ?? d) : undefined))
   const taskSteps = p.steps.filter((s) => s._tag === "Task").length
+  // the machine: the share of a core the tasks themselves got (median over tasks of 1 ms
+  // or more). Under half, other processes held the cores: the stalls are theirs, and
+  // the finding says so, at most of medium severity
+  const shares: Array<number> = []
+  for (let r = 0; r < f.v.n; r++) {
+    const d = f.v.duration[r]!
+    const c = f.cpu[r]!
+    if (d >= 1e-3 && c === c) shares.push(Math.min(1, c / d))
+  }
+  shares.sort((a, b) => a - b)
+  const cpuShare = shares.length >= 8 ? shares[shares.length >> 1]! : 1
+  const busyMachine = cpuShare < 0.5
   return [{
     rule: "scheduling-latency",
-    message: `${fmtPct(p.latency / Math.max(f.wall, p.length))} of the run is scheduling latency: ${fmtN(count)} hand-overs on the critical path (${fmtN(taskSteps)} tasks) take ${fmtS(p.latency)} against ${fmtS(p.tasks)} of task time`,
+    message: `${fmtPct(p.latency / Math.max(f.wall, p.length))} of the run is scheduling latency: ${fmtN(count)} hand-overs on the critical path (${fmtN(taskSteps)} tasks) take ${fmtS(p.latency)} against ${fmtS(p.tasks)} of task time` +
+      (busyMachine ? `; the tasks themselves got ${fmtPct(cpuShare)} of a core (median): other processes held the machine's cores` : ""),
     evidence: { keys: [], start: 0, end: f.wall },
-    fix: "hand-overs stall: no more worker threads than free cores (other processes on the machine?), and a driver that is not busy while tasks wait",
+    fix: busyMachine
+      ? "the machine was busy: run where cores are free, or with fewer worker threads"
+      : "hand-overs stall: no more worker threads than free cores (other processes on the machine?), and a driver that is not busy while tasks wait",
+    ...(busyMachine ? { severity: seconds / Math.max(f.wall, 1e-12) >= t.severity.medium ? "medium" as const : "low" as const } : {}),
     seconds,
     assumptions: `every hand-over ${lead} slower than this run's median one of its kind (${[...usual].map(([k, x]) => `${k} ${fmtS(x)}`).join(", ")}) at that median`
   }]
