@@ -34,6 +34,12 @@ import { LiveState } from "../../src/dashboard/LiveState.ts"
 import { loadReportDataPromise } from "../../src/report/Report.ts"
 import { diagnoseFilesPromise } from "../../src/analysis/Diagnose.ts"
 import { loadProfilePromise } from "../../src/analysis/Profile.ts"
+import { loadPromise } from "../../src/analysis/Load.ts"
+import * as Engine from "../../src/engine/Engine.ts"
+import * as Executor from "../../src/engine/Executor.ts"
+import * as Hooks from "../../src/engine/Hooks.ts"
+import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
+import { fanout } from "../../bench/engine/BenchGraphs.ts"
 import { hostileDot } from "../fixtures/hostile.ts"
 
 // page-side code (evaluated in the browser) names its globals
@@ -393,6 +399,44 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () 
     assert.deepEqual(errors, [])
     await page.close()
     await run.stop()
+  })
+
+  it("issue 34: zooming older than a small ring draws the window's tasks read from the trace database", async () => {
+    const scope = await Effect.runPromise(Scope.make())
+    cleanups.push(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+    const options = { name: "ring", directory: dir, log: () => undefined }
+    const traceFile = DefaultProfiler.files(options, 0).traceFile
+    const d = await Effect.runPromise(
+      Dashboard.make({ port: 0, log: () => undefined, records: true, sampleHost: false, live: { detailCapacity: 64 }, traceFiles: [traceFile] }).pipe(Scope.provide(scope))
+    )
+    const f = fanout(3000)
+    await Effect.runPromise(Engine.compute(f.graph, { keys: f.keys }).pipe(Hooks.provide(d.callbacks), Effect.provide(DefaultProfiler.layer(options)), Effect.provide(Executor.layerSync)))
+    d.state.close()
+    const ringStart = d.state.rect(d.state.oldest)!.start
+    // the trace's tasks, counted here: the window from the first task to just before the ring
+    const t = (await loadPromise([traceFile])).tasks
+    const spans: Array<[number, number]> = []
+    for (let i = 0; i < t.numRows; i++) spans.push([(t.getChild("gather_start")!.get(i) as number) - d.state.t0, (t.getChild("transfer_end")!.get(i) as number) - d.state.t0])
+    // from before the first task to the middle of the widest gap between two task starts
+    // before the ring (the page rounds times to 0.1 ms: no task start near the window's ends)
+    const starts = spans.map((x) => x[0]).filter((x) => x < ringStart).sort((x, y) => x - y)
+    let gap = 100
+    for (let k = 100; k + 1 < starts.length; k++) if (starts[k + 1]! - starts[k]! > starts[gap + 1]! - starts[gap]!) gap = k
+    const a = starts[0]! - 0.01, b = (starts[gap]! + starts[gap + 1]!) / 2
+    const expected = spans.filter(([s, e]) => e >= a && s <= b).length
+    assert.ok(expected > 100 && expected <= 4000, `tasks in the window: ${expected}`)
+    const { page, errors } = await open(browser, d.url)
+    await waitOver(page, 30_000)
+    await page.evaluate(([x, y]) => (window as unknown as { tessera: { zoomTo: (a: number, b: number) => void } }).tessera.zoomTo(x!, y!), [a, b])
+    await page.waitForFunction(() => (window as unknown as { tessera: { detailSource?: string; mode: string } }).tessera.detailSource === "trace", undefined, { timeout: 60_000 })
+    await page.waitForFunction(() => (window as unknown as { tessera: { mode: string } }).tessera.mode === "detail", undefined, { timeout: 60_000 })
+    const shown = await page.evaluate(() => (window as unknown as { tessera: { shown: number } }).tessera.shown)
+    assert.equal(shown, expected, "every task of the window, one rectangle each")
+    assert.match(await page.textContent("#detail-note") ?? "", /read from the trace database/)
+    await page.screenshot({ path: join(dir, "ring-trace.png"), fullPage: true })
+    console.log(`# beyond-the-ring screenshot: ${join(dir, "ring-trace.png")}`)
+    assert.deepEqual(errors, [])
+    await page.close()
   })
 
   it("issue 34: hostile strings run no script and show as text; off loopback the token is required", async () => {
