@@ -139,7 +139,7 @@ const waitOver = async (page: Page, ms: number) => {
   }
 }
 
-describe("issue 34: the dashboard in a browser", { skip, timeout: 240_000 }, () => {
+describe("issue 34: the dashboard in a browser", { skip, timeout: 600_000 }, () => {
   let browser: Browser
   let dir: string
   const cleanups: Array<() => Promise<unknown>> = []
