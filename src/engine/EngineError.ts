@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import { kernelFrame as frameOf, mib, shownModule, taskPlace } from "./internal/errorText.ts"
 
 /**
  * A kernel threw (or rejected). `stack` is the worker-side stack.
@@ -350,6 +351,10 @@ export const isComputeError = (u: unknown): u is ComputeError =>
 export const isGraphError = (u: unknown): u is GraphError =>
   typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === "GraphError"
 
+/** A compute's error, and a graph's, with their reason's message. */
+const computeError = (reason: ComputeErrorReason): ComputeError => new ComputeError({ reason, message: reason.message })
+const graphError = (reason: GraphErrorReason): GraphError => new GraphError({ reason, message: reason.message })
+
 /**
  * Constructors that write the messages, so every message has the same shape.
  *
@@ -358,14 +363,13 @@ export const isGraphError = (u: unknown): u is GraphError =>
  */
 export const kernelFailed = (key: string, kernel: string, message: string, stack: string, module?: string): ComputeError => {
   const at = kernelFrame(stack, module)
-  const reason = new KernelFailed({
+  return computeError(new KernelFailed({
     key,
     kernel,
     stack,
     ...(at !== undefined ? { at } : {}),
     message: `task "${key}": kernel ${kernel} threw${at !== undefined ? ` at ${at}` : ""}: ${message}`
-  })
-  return new ComputeError({ reason, message: reason.message })
+  }))
 }
 
 /**
@@ -377,31 +381,12 @@ export const kernelFailed = (key: string, kernel: string, message: string, stack
  * @since 0.1.0
  * @category getters
  */
-export const kernelFrame = (stack: string, module?: string): string | undefined => {
-  const frames: Array<string> = []
-  for (const line of stack.split("\n")) {
-    const m = /^\s+at (?:.*? \()?((?:file|https?|data|node):[^\s)]*?|\/[^\s)]*?):(\d+):(\d+)\)?\s*$/.exec(line)
-    if (m !== null) frames.push(`${m[1]}:${m[2]}:${m[3]}`)
-  }
-  const bare = module?.replace(/[?#].*$/, "")
-  const path = bare?.startsWith("file://") ? decodeURIComponent(new URL(bare).pathname) : bare
-  const inModule = frames.find((f) => bare !== undefined && (f.startsWith(bare + ":") || (path !== undefined && f.startsWith(path + ":"))))
-  const found = inModule ?? frames.find((f) => !f.startsWith("node:") && !/\/engine\/(internal\/)?[A-Za-z]+\.(ts|js):/.test(f))
-  if (found === undefined) return undefined
-  return found.startsWith("file://") ? decodeURIComponent(found.slice("file://".length)) : found
-}
-
-/** The fields naming a task (and its stage, when it has one), and the message's start that names them. */
-const taskPlace = (key: string, kernel: string, stage: string | undefined) => ({
-  fields: stage !== undefined ? { key, kernel, stage } : { key, kernel },
-  where: `${stage !== undefined ? `stage "${stage}": ` : ""}task "${key}"`
-})
+export const kernelFrame: (stack: string, module?: string) => string | undefined = frameOf
 
 /** @since 0.1.0 @category constructors */
 export const badOutput = (key: string, kernel: string, stage: string | undefined, declared: string, actual: string): ComputeError => {
   const { fields, where } = taskPlace(key, kernel, stage)
-  const reason = new BadOutput({ ...fields, declared, actual, message: `${where}: kernel ${kernel} returned ${actual}, but the task declared ${declared}` })
-  return new ComputeError({ reason, message: reason.message })
+  return computeError(new BadOutput({ ...fields, declared, actual, message: `${where}: kernel ${kernel} returned ${actual}, but the task declared ${declared}` }))
 }
 
 /** @since 0.1.0 @category constructors */
@@ -414,106 +399,90 @@ export const argumentNotSendable = (
   detail: string
 ): ComputeError => {
   const { fields, where } = taskPlace(key, kernel, stage)
-  const reason = new ArgumentNotSendable({
+  return computeError(new ArgumentNotSendable({
     ...fields,
     argument,
     what,
     message: `${where}: argument ${argument + 1} of kernel ${kernel} (${what}) cannot be sent to a worker, so the task was not run (${detail}); pass plain data (numbers, strings, arrays, typed arrays, chunks, plain objects), and name functions as kernels`
-  })
-  return new ComputeError({ reason, message: reason.message })
+  }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const kernelNotFound = (key: string, module: string, name: string, detail: string): ComputeError => {
-  const reason = new KernelNotFound({
+  return computeError(new KernelNotFound({
     key,
     module,
     name,
     message: `task "${key}": kernel "${name}" not found in module ${module}: ${detail}`
-  })
-  return new ComputeError({ reason, message: reason.message })
+  }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const workerCrashed = (key: string, attempts: number, detail: string): ComputeError => {
-  const reason = new WorkerCrashed({
+  return computeError(new WorkerCrashed({
     key,
     attempts,
     message: `task "${key}": worker died on each of ${attempts} attempts (last: ${detail})`
-  })
-  return new ComputeError({ reason, message: reason.message })
+  }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const gpuOutOfMemory = (key: string, kernel: string, bytes: number, detail: string): ComputeError => {
-  const reason = new GpuOutOfMemory({ key, kernel, bytes, message: `task "${key}": kernel ${kernel} on a GPU worker: ${detail}` })
-  return new ComputeError({ reason, message: reason.message })
+  return computeError(new GpuOutOfMemory({ key, kernel, bytes, message: `task "${key}": kernel ${kernel} on a GPU worker: ${detail}` }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const interrupted = (detail = "compute interrupted"): ComputeError => {
-  const reason = new Interrupted({ message: detail })
-  return new ComputeError({ reason, message: reason.message })
+  return computeError(new Interrupted({ message: detail }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const noWorkers = (detail: string): ComputeError => {
-  const reason = new NoWorkers({ message: `no workers: ${detail}` })
-  return new ComputeError({ reason, message: reason.message })
+  return computeError(new NoWorkers({ message: `no workers: ${detail}` }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const workerPluginFailed = (worker: string, plugin: string, detail: string): ComputeError => {
-  const reason = new WorkerPluginFailed({ worker, plugin, message: `worker plugin ${plugin} did not start on ${worker}: ${detail}` })
-  return new ComputeError({ reason, message: reason.message })
+  return computeError(new WorkerPluginFailed({ worker, plugin, message: `worker plugin ${plugin} did not start on ${worker}: ${detail}` }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const moduleRefused = (key: string, module: string, name: string, why: string): ComputeError => {
-  const shown = module.length > 200 ? `${module.slice(0, 200)}…` : module
-  const reason = new ModuleRefused({ key, module: shown, name, why, message: `task "${key}": kernel module ${shown} refused (kernel "${name}"): ${why}` })
-  return new ComputeError({ reason, message: reason.message })
+  const shown = shownModule(module)
+  return computeError(new ModuleRefused({ key, module: shown, name, why, message: `task "${key}": kernel module ${shown} refused (kernel "${name}"): ${why}` }))
 }
-
-/** Bytes in MiB, for messages. */
-const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`
 
 /** @since 0.1.0 @category constructors */
 export const workerMemoryExceeded = (key: string, kernel: string, limit: number, held: number): ComputeError => {
-  const reason = new WorkerMemoryExceeded({
+  return computeError(new WorkerMemoryExceeded({
     key,
     kernel,
     limit,
     held,
     message: `task "${key}": kernel ${kernel} held ${mib(held)} of ArrayBuffers on its worker thread, over maxWorkerMemory (${mib(limit)}); the worker was replaced`
-  })
-  return new ComputeError({ reason, message: reason.message })
+  }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const cycleDetected = (cycle: ReadonlyArray<string>): GraphError => {
-  const reason = new CycleDetected({ cycle, message: `task graph has a cycle: ${cycle.join(" -> ")}` })
-  return new GraphError({ reason, message: reason.message })
+  return graphError(new CycleDetected({ cycle, message: `task graph has a cycle: ${cycle.join(" -> ")}` }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const missingDependency = (key: string, missing: string): GraphError => {
-  const reason = new MissingDependency({
+  return graphError(new MissingDependency({
     key,
     missing,
     message: `task "${key}" depends on "${missing}", which is not in the graph`
-  })
-  return new GraphError({ reason, message: reason.message })
+  }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const invalidOutput = (key: string, detail: string): GraphError => {
-  const reason = new InvalidOutput({ key, detail, message: `task "${key}": invalid output declaration: ${detail}` })
-  return new GraphError({ reason, message: reason.message })
+  return graphError(new InvalidOutput({ key, detail, message: `task "${key}": invalid output declaration: ${detail}` }))
 }
 
 /** @since 0.1.0 @category constructors */
 export const duplicateKey = (key: string): GraphError => {
-  const reason = new DuplicateKey({ key, message: `task key "${key}" appears more than once in the graph` })
-  return new GraphError({ reason, message: reason.message })
+  return graphError(new DuplicateKey({ key, message: `task key "${key}" appears more than once in the graph` }))
 }
