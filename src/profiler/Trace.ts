@@ -232,8 +232,6 @@ export const callbacks = (db: EventDatabase, commitInterval = 1000): Hooks.Callb
   let last = -Infinity
   return {
     lineage: Lineage.makeRun(),
-    // a records sink encodes each record in the call (FileDatabase): the engine may refill one
-    transientRecords: db.records !== undefined,
     task,
     memory: sink.memory,
     driver: sink.driver ?? ((d) => db.record(driverEvent(d))),

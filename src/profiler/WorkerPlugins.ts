@@ -94,8 +94,6 @@ export const trace: WorkerPluginFactory = async (raw, ctx) => {
   }
   return {
     callbacks: {
-      // the file encodes each record in the call: the worker may refill one (as Trace.callbacks)
-      transientRecords: true,
       // an erred task's event carries its error and traceback (the fast path writes neither)
       task: (r) => (r.state === "erred" ? db.record(computeEvent(r)) : db.records.task(r)),
       memory: db.records.memory,

@@ -26,13 +26,15 @@ export const seqOf = (p: number, k: number): number => p * 2 ** 32 + k
 /**
  * About how much a decoder meets in `bytes` of trace, for sizing its string pool and
  * columns up front: no rehash and no copy as they fill, and each page touched once (a
- * first touch is a page fault, ~4 µs in this VM: doubling columns and the pool's arena
- * from small cost the 1M-event load ~40k of its ~175k faults). DASF's and Tessera's task
- * events are 250-450 bytes, each with a new key of ~50 bytes, beside one or two `Managed
- * Memory` events of ~190 bytes (the 1M-event bench trace: a task per ~760 bytes, a new
- * string per ~700, a memory event per ~460); the estimates are above those (a share of
- * memory reserved and never touched costs address space only), at most 4M strings and
- * 4M rows a table. An estimate too low only costs growing as before.
+ * first touch of a page is a page fault, paid in system time, and columns and the pool's
+ * arena grown by doubling from small touch fresh pages at each copy; sizing them up front
+ * was one of the changes that cut `tessera analyze`'s faults, BENCHMARKS.md's ninth
+ * session). DASF's and Tessera's task events are 250-450 bytes, each with a new key of
+ * ~50 bytes, beside one or two `Managed Memory` events of ~190 bytes (the 1M-event
+ * bench trace: a task per ~760 bytes, a new string per ~700, a memory event per ~460);
+ * the estimates are above those (a share of memory reserved and never touched costs
+ * address space only), at most 4M strings and 4M rows a table. An estimate too low only
+ * costs growing as before.
  *
  * @since 0.1.0
  * @internal
