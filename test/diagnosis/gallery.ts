@@ -39,7 +39,10 @@ export const closePool = async (): Promise<void> => {
 export const runAndDiagnose = async (
   name: string,
   make: () => Pipeline.Pipeline | Promise<Pipeline.Pipeline>,
-  options: { readonly executor?: Layer.Layer<Executor.Executor, unknown>; readonly sampleInterval?: number; readonly thresholds?: ThresholdSettings } = {}
+  options: { readonly executor?: Layer.Layer<Executor.Executor, unknown>; readonly sampleInterval?: number
+    /** thresholds, or how to decide them from the databases the run wrote */
+    readonly thresholds?: ThresholdSettings | ((files: ReadonlyArray<string>) => Promise<ThresholdSettings>)
+  } = {}
 ): Promise<Diagnosis & { readonly files: ReadonlyArray<string> }> => {
   const dir = mkdtempSync(join(tmpdir(), `tessera-fault-${name}-`))
   try {
@@ -50,7 +53,8 @@ export const runAndDiagnose = async (
     else await sharedPool().runPromise(run.pipe(Effect.provide(profiler)))
     const files = readdirSync(dir).filter((f) => f.endsWith(".msgpack")).map((f) => join(dir, f))
     // the shared pool started before the profiler: its size is not in the trace
-    const d = await diagnoseFilesPromise(files, { ...(options.executor === undefined ? { workers: 2 } : {}), ...(options.thresholds !== undefined ? { thresholds: options.thresholds } : {}) })
+    const thresholds = typeof options.thresholds === "function" ? await options.thresholds(files) : options.thresholds
+    const d = await diagnoseFilesPromise(files, { ...(options.executor === undefined ? { workers: 2 } : {}), ...(thresholds !== undefined ? { thresholds } : {}) })
     return { ...d, files }
   } finally {
     if (process.env.TESSERA_KEEP_FAULTS === undefined) rmSync(dir, { recursive: true, force: true })
