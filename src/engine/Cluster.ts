@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
+import type { MemoryRecord, TaskRecord, TransferRecord } from "./EngineEvents.ts"
 import { Executor } from "./Executor.ts"
 import type { ExecutorShape } from "./Executor.ts"
 import { checkLocalCounts } from "./WorkerCount.ts"
@@ -162,6 +163,48 @@ export interface WorkerStats {
   readonly refused: number
   /** its bound on results and literals held, bytes, when it has one */
   readonly maxHeldBytes?: number | undefined
+}
+
+/**
+ * One compute of a driver as its scheduler's dashboard sees it: its tasks' groups (stage
+ * and function) and how many tasks each has.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FeedCompute {
+  /** the compute's number within its driver's run (from 0) */
+  readonly id: number
+  readonly groups: ReadonlyArray<{ readonly stage: string | undefined; readonly name: string; readonly total: number }>
+}
+
+/**
+ * What a driver forwarded to its scheduler's dashboard in one tick (`serveScheduler`'s
+ * `dashboard`): the records its own hooks saw for its cluster tasks, on the scheduler's
+ * clock. The records are read during the call only.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FeedBatch {
+  /** the driver's run: one id for a driver's cluster, from its start to its close */
+  readonly run: string
+  /** who sent it (`pid N on HOST`) */
+  readonly driver: string
+  /** records this driver did not forward so far (the scheduler slow or failing; see docs/cluster.md) */
+  readonly dropped: number
+  /** the driver's cluster closed: nothing follows from this run */
+  readonly over: boolean
+  /** computes begun since the last batch */
+  readonly computes: ReadonlyArray<FeedCompute>
+  /** each running compute's tasks running now, per group (its `groups`' order) */
+  readonly running: ReadonlyArray<{ readonly id: number; readonly counts: ReadonlyArray<number> }>
+  /** computes ended since the last batch (after their records) */
+  readonly finished: ReadonlyArray<{ readonly id: number; readonly failed: boolean }>
+  /** task records (`shape`, `dtype`, `type`, dependencies and dependents not forwarded: empty) */
+  readonly tasks: ReadonlyArray<TaskRecord>
+  readonly memory: ReadonlyArray<MemoryRecord>
+  readonly transfers: ReadonlyArray<TransferRecord>
 }
 
 /**
@@ -435,6 +478,11 @@ export const serveScheduler = (options: {
   readonly token?: Redacted.Redacted<string>
   /** plain TCP on a host that is not loopback */
   readonly insecure?: boolean
+  /**
+   * the scheduler serves a dashboard: drivers that ask are told so, and forward each
+   * tick's records of their cluster tasks, given here (off: drivers forward nothing)
+   */
+  readonly dashboard?: (batch: FeedBatch) => void
 }): Effect.Effect<never, ClusterAddressError> =>
   Effect.gen(function*() {
     const reg = yield* Effect.promise(() => import("./internal/cluster/registry.ts"))
@@ -443,6 +491,7 @@ export const serveScheduler = (options: {
     if ("problem" in decided) return yield* new ClusterAddressError({ message: decided.problem })
     const port = options.port !== 0 ? options.port : yield* Effect.promise(() => freePort(options.host))
     const registry = new reg.Registry(options.log)
+    if (options.dashboard !== undefined) registry.dashboard = options.dashboard
     // listening first (the layer provided), then said, then swept
     return yield* Effect.orDie(Layer.launch(
       Layer.effectDiscard(Effect.gen(function*() {

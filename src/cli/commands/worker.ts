@@ -1,5 +1,5 @@
 /**
- * `tessera scheduler [--host H] [--port P]` and `tessera worker --scheduler HOST:PORT
+ * `tessera scheduler [--host H] [--port P] [--dashboard [HOST:]PORT]` and `tessera worker --scheduler HOST:PORT
  * [--listen HOST:PORT] [--advertise HOST] [--threads N]`, as dask's `dask scheduler` / `dask worker`: the
  * scheduler process serves the cluster's runner registry; each worker process is an
  * Effect Cluster runner that registers there and runs the tasks drivers send it
@@ -29,6 +29,7 @@ import { insecureFlag, securityOptions, tokenFileFlag, tokenOrUsage, workerPlugi
 import { UsageError } from "../errors.ts"
 import { intAtLeast, threadsFlag, withDefaultShown } from "../flags.ts"
 import { info, warn } from "../output.ts"
+import { schedulerDashboard, schedulerDashboardFlag } from "./scheduler.ts"
 
 const usage = (flag: string, value: string, expected: string) => new UsageError({ flag, value, expected })
 
@@ -106,13 +107,15 @@ export const scheduler = Command.make(
     tokenFile: tokenFileFlag(
       "the cluster's token: read from PATH, or made there (mode 0600) if missing; every link is then TLS keyed by it. Default beyond loopback: ~/.tessera/cluster.token (made if missing); on loopback: none, plain TCP"
     ),
-    insecure: insecureFlag
+    insecure: insecureFlag,
+    dashboard: schedulerDashboardFlag
   },
   (c) =>
     Effect.gen(function*() {
       if (c.port > 65535) return yield* new UsageError({ flag: "--port", value: String(c.port), expected: "a TCP port, 1 to 65535" })
       const Cluster = yield* Effect.promise(() => import("../../engine/Cluster.ts"))
       if (Option.isSome(c.storage)) {
+        if (Option.isSome(c.dashboard)) return yield* usage("--dashboard", c.dashboard.value, "no dashboard with --storage (it only creates the tables); drivers of PostgreSQL storage serve their own (--dashboard on demo/run)")
         const url = yield* checkedStorage(Cluster, c.storage.value)
         yield* Cluster.setupStorage(url)
         const shown = Cluster.hidePassword(url)
@@ -138,7 +141,10 @@ export const scheduler = Command.make(
         t === undefined
           ? `tessera worker --scheduler ${reach}:${port}${c.insecure && !loopback ? " --insecure" : ""}`
           : `tessera worker --scheduler ${reach}:${port} ${file !== undefined ? `--token-file ${file}` : "(with TESSERA_CLUSTER_TOKEN set)"}`
+      // the dashboard's URL said before the scheduler listens; the page stays up with it
+      const dashboard = yield* schedulerDashboard(c.dashboard)
       return yield* Cluster.serveScheduler({
+        ...(dashboard !== undefined ? { dashboard } : {}),
         host: c.host,
         port: c.port,
         ...(t !== undefined ? { token: t.token } : {}),
@@ -152,8 +158,8 @@ export const scheduler = Command.make(
         },
         log: (line) => info(`tessera scheduler: ${line}`)
       }).pipe(Effect.mapError((e) => new UsageError({ flag: "--host", value: c.host, expected: e.message })))
-    })
-).pipe(Command.withDescription("Serve a cluster's runner registry, where workers register and drivers find them."))
+    }).pipe(Effect.scoped)
+).pipe(Command.withDescription("Serve a cluster's runner registry, where workers register and drivers find them (and with --dashboard, the drivers' runs live)."))
 
 /**
  * The `worker` subcommand.

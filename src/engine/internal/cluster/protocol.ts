@@ -175,7 +175,14 @@ export const RunnerStorageRpcs = RpcGroup.make(
   Rpc.make("held", {
     payload: { address: Schema.String, bytes: Schema.Number, results: Schema.Number },
     error: PersistFail
-  })
+  }),
+  /**
+   * a driver asks whether the scheduler serves a dashboard (`tessera scheduler
+   * --dashboard`), and its clock (epoch seconds) to put the records it forwards on it
+   */
+  Rpc.make("dashboard", { success: Schema.Struct({ on: Schema.Boolean, clock: Schema.Number }), error: PersistFail }),
+  /** a driver's records of one tick for the scheduler's dashboard (feed.ts `FeedBatch`, encoded) */
+  Rpc.make("feed", { payload: { blob: Blob }, error: PersistFail })
 )
 
 /**

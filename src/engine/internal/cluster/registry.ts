@@ -25,7 +25,9 @@ import type * as Cause from "effect/Cause"
 import { ClusterError, RunnerStorage, ShardingConfig, SqlRunnerStorage } from "effect/cluster"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { ClusterAddressError, ClusterStorageError, hidePassword, parsePostgres } from "../../Cluster.ts"
-import type { PostgresStorage } from "../../Cluster.ts"
+import type { FeedBatch, PostgresStorage } from "../../Cluster.ts"
+import { nowSeconds } from "../../EngineClock.ts"
+import { type DashboardLink, decodeBatch } from "./feed.ts"
 import { RpcClient, RpcSerialization, RpcServer } from "effect/rpc"
 import * as Socket from "effect/socket/Socket"
 import * as SocketServer from "effect/socket/SocketServer"
@@ -51,8 +53,23 @@ export class Registry {
   private nextId = 0
   /** `log`: told a line when a worker joins or leaves (`tessera scheduler`'s stderr) */
   private readonly log: ((line: string) => void) | undefined
+  /** the scheduler's dashboard, when it serves one: drivers forward their records to it (feed.ts) */
+  dashboard: ((batch: FeedBatch) => void) | undefined
+  /** feed batches refused as malformed (said once in the log) */
+  private refusedFeeds = 0
   constructor(log?: (line: string) => void) {
     this.log = log
+  }
+  /** A driver's feed batch: decoded and given to the dashboard; a malformed one refused (an error for the driver, said once here). */
+  feed(blob: Uint8Array): string | undefined {
+    if (this.dashboard === undefined) return "this scheduler serves no dashboard"
+    const b = decodeBatch(blob)
+    if (typeof b === "string") {
+      if (this.refusedFeeds++ === 0) this.log?.(`dashboard: a driver's records refused: ${b}`)
+      return b
+    }
+    this.dashboard(b)
+    return undefined
   }
   private who(address: string): string {
     const a = this.about.get(address)
@@ -177,7 +194,12 @@ export const serve = (reg: Registry, host: string, port: number, security: LinkS
         release: ({ address, shardId }) => Effect.sync(() => reg.release(address, shardId)),
         releaseAll: ({ address }) => Effect.sync(() => reg.releaseAll(address)),
         announce: ({ address, host, pid, threads }) => Effect.sync(() => reg.announce(address, { pid, host, threads })),
-        held: ({ address, bytes, results }) => Effect.sync(() => reg.holds(address, bytes, results))
+        held: ({ address, bytes, results }) => Effect.sync(() => reg.holds(address, bytes, results)),
+        dashboard: () => Effect.sync(() => ({ on: reg.dashboard !== undefined, clock: nowSeconds() })),
+        feed: ({ blob }) => Effect.suspend(() => {
+          const why = reg.feed(blob)
+          return why === undefined ? Effect.void : Effect.fail(why)
+        })
       })
     ),
     Layer.provide(RpcServer.layerProtocolSocketServer),
@@ -211,7 +233,7 @@ export interface Hello {
  * @since 0.1.0
  * @internal
  */
-export const layerRemote = (host: string, port: number, security: LinkSecurity, hello?: Hello, reporter?: HeldReporter) =>
+export const layerRemote = (host: string, port: number, security: LinkSecurity, hello?: Hello, reporter?: HeldReporter, link?: DashboardLink) =>
   Layer.effect(RunnerStorage.RunnerStorage)(
     Effect.gen(function*() {
       const c = yield* RpcClient.make(RunnerStorageRpcs)
@@ -222,6 +244,11 @@ export const layerRemote = (host: string, port: number, security: LinkSecurity, 
       // what the worker holds, said when it changes (a scheduler that does not know the call logs less)
       if (hello !== undefined && reporter !== undefined) {
         reporter.held = (bytes, results) => Effect.ignore(c.held({ address: hello.address, bytes, results }))
+      }
+      // a driver: its scheduler's dashboard, over this connection (a scheduler that does not know the calls has none)
+      if (link !== undefined) {
+        link.ask = Effect.orElseSucceed(Effect.timeout(c.dashboard(), "5 seconds"), () => undefined)
+        link.send = (blob) => Effect.orElseSucceed(Effect.as(Effect.timeout(c.feed({ blob }), "10 seconds"), true), () => false)
       }
       return RunnerStorage.makeEncoded({
         getRunners: w(Effect.map(c.getRunners(), (xs) => xs.map(([r, h]) => [r, h] as const))),

@@ -58,6 +58,7 @@ import { freePort, type LocalWorker, spawnWorker, stopWorkers } from "./localClu
 import { decodeValue, encodeValue, parseAddress, ROW_STRIDE, TesseraWorker, workerRow } from "./protocol.ts"
 import type { PluginsRequest, RunReply, RunRequest, RunTrace } from "./protocol.ts"
 import { LiteralBook } from "./literals.ts"
+import { type DashboardLink, type Forwarder, startForwarding } from "./feed.ts"
 import { notSendable, TASK_FAILURES, toComputeError } from "./workerErrors.ts"
 import * as Registry from "./registry.ts"
 import * as Security from "./security.ts"
@@ -138,6 +139,8 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
   const say = (line: string) => void process.stderr.write(`tessera cluster: ${line}\n`)
   if (security._tag === "plain" && security.insecure) say("--insecure: plain TCP beyond loopback; anyone who reaches these ports can join, read results and run code")
   let storage: RunnerStorage.RunnerStorage["Service"]
+  /** a standalone scheduler's dashboard, reached over its registry connection (feed.ts) */
+  const link: DashboardLink = {}
   if (postgres !== undefined) {
     const rctx = yield* Layer.buildWithScope(Registry.layerPostgres(postgres, shardingConfig({})), scope)
     storage = Context.get(rctx, RunnerStorage.RunnerStorage)
@@ -156,7 +159,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
       const mismatch = yield* Effect.promise(() => Transport.handshakeWith(security, remote.host, remote.port, "scheduler"))
       if (mismatch !== undefined) return yield* Effect.die(new ClusterStartError({ message: mismatch }))
     }
-    const rctx = yield* Layer.buildWithScope(Registry.layerRemote(remote.host, remote.port, security), scope)
+    const rctx = yield* Layer.buildWithScope(Registry.layerRemote(remote.host, remote.port, security, undefined, undefined, link), scope)
     storage = Context.get(rctx, RunnerStorage.RunnerStorage)
   }
   const ctx = yield* Layer.buildWithScope(
@@ -177,6 +180,12 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
   const workers = new Map<string, WorkerView>()
   /** large literal arguments, sent to each worker once (literals.ts) */
   const literalPrefix = `~tessera/lit/${Math.floor(Math.random() * 2 ** 40).toString(36)}`
+  // the scheduler's dashboard, when it has one: this driver's records forwarded there
+  // (asked once; without one nothing of this runs)
+  const forward: Forwarder | undefined = yield* startForwarding(link, {
+    run: literalPrefix.slice(literalPrefix.lastIndexOf("/") + 1),
+    driver: `pid ${process.pid} on ${hostname()}`
+  })
   const literalBook = new LiteralBook(literalPrefix)
   let current: Queue.Queue<Msg> | null = null
   const notify = (m: Msg) => {
@@ -477,13 +486,26 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
         }
         return r
       }
-      const view: Job = hooked.length === 0
+      // the scheduler's dashboard takes the records the driver's own hooks see
+      const fwd = forward !== undefined && !forward.stopped ? [forward.callbacks] : []
+      const view: Job = hooked.length === 0 && fwd.length === 0
         ? { ...job, rowName }
-        : { ...job, rowName, taskCbs: local(job.taskCbs), memoryCbs: local(job.memoryCbs), transferCbs: local(job.transferCbs) }
+        : {
+          ...job,
+          rowName,
+          taskCbs: [...local(job.taskCbs), ...fwd],
+          memoryCbs: [...local(job.memoryCbs), ...fwd],
+          transferCbs: [...local(job.transferCbs), ...fwd]
+        }
       // the task records come back only for the driver's own task and memory callbacks
       // (those no worker plugin records): with none, a profiled batch's reply leaves them out
       const localRecords = view.taskCbs.length > 0 || view.memoryCbs.length > 0
-      const book = job.profile && localRecords ? new MemoryBook(view, STRIDE * workers.size, host) : null
+      const profiled = job.profile || fwd.length > 0
+      const book = profiled && localRecords ? new MemoryBook(view, STRIDE * workers.size, host) : null
+      if (fwd.length > 0) {
+        const id = forward!.begin(g, s)
+        yield* Effect.addFinalizer((exit) => Effect.sync(() => forward!.end(id, Exit.isFailure(exit))))
+      }
       const releases = new Map<string, Array<string>>()
       /**
        * What runs where (readiness, placement by inputs held, fusion, batch sizes, releases,
@@ -686,7 +708,7 @@ const makeCluster = Effect.fnUntraced(function*(options: ClusterOptions) {
           if (job.pre.length > 0) for (const i of tasks) pre(job, i)
           // checked here, not in startPlugins: an Effect per batch for nothing to start was measurable (docs/engine.md)
           if (hooked.length > 0 && !pluginsStarted(hooked, w.name)) yield* startPlugins(job, [w])
-          yield* send("run", w, x.batch, tasks, job.profile)
+          yield* send("run", w, x.batch, tasks, profiled)
         }
       })
 
