@@ -106,10 +106,10 @@ const sourceOf = (files: ReadonlyArray<string>): string =>
   `tessera diagnose -d ${files.join(" ")}`
 
 /**
- * Diagnoses `files` and puts the findings on `state`'s Findings tab (pending meanwhile;
- * a failure is shown as the error's message). `t0`: the page's time origin in epoch
+ * Diagnoses `files` in a worker thread (`AfterRunWorker.ts`) and puts the findings on
+ * `state`'s Findings tab (pending meanwhile; a failure is shown as the error's message). `t0`: the page's time origin in epoch
  * seconds (the live state's `t0`; a replay's trace start, `ReportData.t0`). Never
- * rejects. The analysis module loads only now.
+ * rejects.
  *
  * @since 0.1.0
  * @category constructors
@@ -119,9 +119,9 @@ export const diagnoseInto = async (state: LiveState, files: ReadonlyArray<string
   if (files.length === 0) return (state.findings = noTraces)
   state.findings = { status: "pending", source }
   try {
-    const { diagnoseFilesPromise } = await import("../analysis/Diagnose.ts")
-    const d = await diagnoseFilesPromise(files)
-    state.findings = panelOf(d, t0, source)
+    // in a worker thread of its own: the server keeps answering meanwhile
+    const { runAfterRun } = await import("./AfterRunWorker.ts")
+    state.findings = await runAfterRun<FindingsPanel>({ kind: "findings", files: [...files], t0 })
   } catch (e) {
     state.findings = { status: "error", source, message: e instanceof Error ? e.message : String(e) }
   }

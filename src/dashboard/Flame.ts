@@ -58,8 +58,8 @@ export const noSamples: FlamePanel = {
 export const maxDashboardSamples = 200_000
 
 /**
- * Reads the stack samples of `files` and puts the flame payload on `state`'s Profile
- * tab (pending meanwhile; files without samples: says so; a failure: its message).
+ * Reads the stack samples of `files` in a worker thread (`AfterRunWorker.ts`) and puts
+ * the flame payload on `state`'s Profile tab (pending meanwhile; files without samples: says so; a failure: its message).
  * `t0`: the page's time origin (epoch seconds). `maxSamples`: rows before binning.
  * Never rejects.
  *
@@ -76,12 +76,9 @@ export const profileInto = async (
   if (files.length === 0) return (state.flame = noSamples)
   state.flame = { status: "pending", source }
   try {
-    const [{ loadProfilePromise }, { flamePayload }] = await Promise.all([import("../analysis/Profile.ts"), import("../report/FlameGraph.ts")])
-    const d = await loadProfilePromise(files)
-    const n = d.samples.time.length
-    state.flame = n === 0
-      ? { status: "none", reason: `no stack samples in ${source} (a profile written with --no-sample, or no StatisticalProfiler database)` }
-      : { status: "ready", source, samples: n, payload: flamePayload(d, t0, { maxSamples }) }
+    // in a worker thread of its own: the server keeps answering meanwhile
+    const { runAfterRun } = await import("./AfterRunWorker.ts")
+    state.flame = await runAfterRun<FlamePanel>({ kind: "flame", files: [...files], t0, maxSamples })
   } catch (e) {
     state.flame = { status: "error", source, message: e instanceof Error ? e.message : String(e) }
   }
