@@ -461,9 +461,11 @@ const schedulingLatency: Rule = (f, t) => {
   }]
 }
 
-// whether the tasks of `g` overlapping task `r` on other workers ran at least twice
-// their median (their median ratio; false when none overlaps)
-const slowedTogether = (f: Facts, g: Group, r: number): boolean => {
+// whether the tasks of `g` overlapping task `r` on other workers were slowed as `r` was:
+// their median ratio to the group's median at least twice, and at least a third of
+// `r`'s own (`factor`: the straggler factor; a load spike that doubles every task does
+// not explain one task 1,000 times its median); false when none overlaps
+const slowedTogether = (f: Facts, g: Group, r: number, factor: number): boolean => {
   const ratios: Array<number> = []
   const a = f.v.start[r]!
   const b = f.v.end[r]!
@@ -475,7 +477,8 @@ const slowedTogether = (f: Facts, g: Group, r: number): boolean => {
   }
   if (ratios.length === 0) return false
   ratios.sort((x, y) => x - y)
-  return ratios[ratios.length >> 1]! >= 2
+  const own = f.v.duration[r]! / Math.max(g.medianDuration, 1e-9)
+  return ratios[ratios.length >> 1]! >= Math.max(2, own / Math.max(1, factor))
 }
 
 const stragglerAndSkew: Rule = (f, t) => {
@@ -502,7 +505,12 @@ const stragglerAndSkew: Rule = (f, t) => {
     // workers were slow too (a load spike slows every thread; a slow task, only itself)
     if (slow.length > 0) {
       const checked = slow.slice().sort((a, b) => f.v.duration[b]! - f.v.duration[a]!).slice(0, 5)
-      for (const r of checked) if (slowedTogether(f, g, r) || preempted(f, r)) slow.splice(slow.indexOf(r), 1)
+      for (const r of checked) {
+        // and the slowness the OS caused: time the task's thread took no samples (it did not
+        // run, where a thread that waits in a call is sampled on time) is not the task's
+        const own = f.v.duration[r]! - g.medianDuration - unsampled(f, r)
+        if (slowedTogether(f, g, r, t.stragglerFactor) || preempted(f, r) || own < minExcess) slow.splice(slow.indexOf(r), 1)
+      }
     }
     for (const [rule, rows] of [["data-skew", skew], ["straggler", slow]] as const) {
       if (rows.length === 0) continue
@@ -600,7 +608,8 @@ const driverBound: Rule = (f, t) => {
     if (s._tag === "Latency" && s.kind === "result") back += s.end - s.start
     if (s._tag === "Latency" && s.kind === "dispatch") out += s.end - s.start
   })
-  if (computes < 2 || (own + back + out) / Math.max(f.wall, 1e-9) < t.driverShare) return []
+  // a loop: at least 3 computes (two are a stage persisted and then used, not a loop)
+  if (computes < 3 || (own + back + out) / Math.max(f.wall, 1e-9) < t.driverShare) return []
   const keep = 1 / computes
   // one graph: the driver's work between computes once; a result going back to the
   // driver and the next compute's tasks handed out become one hand-over between tasks,
@@ -677,6 +686,14 @@ const preempted = (f: Facts, r: number): boolean => {
   return n < 0.25 * (f.v.duration[r]! / gc.interval)
 }
 
+/** Seconds of a task its thread took no stack samples in (0 without samples). */
+const unsampled = (f: Facts, r: number): number => {
+  const gc = f.gc
+  if (gc === undefined || !(gc.interval > 0)) return 0
+  const n = gc.samplesByKey.get(str(f.v.key, f.v.key.codes[r]!) ?? "") ?? 0
+  return Math.max(0, f.v.duration[r]! - n * gc.interval)
+}
+
 const offCpu = (f: Facts, r: number): number => {
   const d = f.v.duration[r]!
   const c = f.cpu[r]!
@@ -697,7 +714,9 @@ const blockedAndIo: Rule = (f, t) => {
       if (f.io[r]! > 0) {
         io.push(r)
         ioOff += offCpu(f, r)
-      } else if (d >= t.blockedMinSeconds && c / d < t.blockedCpuShare && !preempted(f, r)) {
+      } else if (d >= t.blockedMinSeconds && c / d < t.blockedCpuShare && !preempted(f, r) && offCpu(f, r) - unsampled(f, r) >= 0.5 * offCpu(f, r)) {
+        // blocked: off the CPU and sampled there (a thread waiting in a call is sampled on
+        // time; one the OS did not run is not), for most of its time off the CPU
         blocked.push(r)
         blockedTime += offCpu(f, r)
       }
