@@ -8,7 +8,8 @@
  * sum of its tasks' durations), its task count, the seconds its tasks spent on the
  * critical path, its bytes out and its peak task memory; its critical path cut into
  * parts that add up to the wall time (tasks' compute, their transfers, the driver,
- * scheduling latency, and the rest of the wall time off the path); its transfers and
+ * scheduling latency, and the rest of the wall time off the path), and the same stage by
+ * stage along the path (each stage's tasks, transfers and hand-overs); its transfers and
  * its peak host memory. A saved `tessera bench` result is a list of such measures.
  *
  * Each group (the pipeline, a stage, a function of a stage) is compared
@@ -136,6 +137,38 @@ export interface WallParts {
 }
 
 /**
+ * One stage on a run's critical path: the seconds of its tasks on the path (`tasks`, less
+ * their transfer phases; `transfers`, those phases), and its hand-overs (`handOver`): the
+ * scheduling latency into its tasks on the path (from the driver's dispatch, or from the
+ * task whose result it reads) and out of a task to the driver when the path goes on in
+ * the driver. `at`: seconds along the path before its first step of this stage.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PathStage {
+  readonly stage: string
+  readonly at: number
+  readonly tasks: number
+  readonly transfers: number
+  readonly handOver: number
+}
+
+/**
+ * A run's critical path stage by stage, in path order, and the hand-overs between two
+ * driver segments (`driverHandOver`). The stages' `tasks` and `transfers` add up to the
+ * run's `WallParts.tasks` and `transfers`; their `handOver` and `driverHandOver` to its
+ * `latency`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PathByStage {
+  readonly stages: ReadonlyArray<PathStage>
+  readonly driverHandOver: number
+}
+
+/**
  * One run, measured (see the module header). `groups` is keyed by {@link groupKey};
  * `durations` (task durations per group, for the `tasks` mode) is absent in saved
  * bench results.
@@ -148,6 +181,8 @@ export interface RunMeasures {
   readonly pipeline: string | undefined
   readonly wall: number
   readonly parts: WallParts | undefined
+  /** the critical path stage by stage (absent where `parts` is, and in bench results saved before it) */
+  readonly path?: PathByStage
   readonly groups: Readonly<Record<string, GroupRun>>
   readonly durations?: Readonly<Record<string, Float64Array>>
   /** the same for the tasks' thread CPU time */
@@ -286,19 +321,44 @@ export const measureRun = (tables: TraceTables, label: string, sampleFiles: Read
   for (const r of times.rows) stageWall.set(r.stage, r.wall)
   // the critical path and its parts
   let parts: WallParts | undefined
+  let byStage: PathByStage | undefined
   if (n > 0) {
     const path = criticalPathSteps(tables)
     let transfers = 0
     let taskSeconds = 0
-    for (const s of path.steps) {
-      if (s._tag !== "Task") continue
+    // per stage on the path, in path order: [at, task seconds, transfer seconds, hand-over seconds]
+    const stageSums = new Map<string, [number, number, number, number]>()
+    let along = 0
+    let driverHandOver = 0
+    const stageOf = (row: number) => {
+      const name = st.codes[row]! < 0 ? noStage : st.at(st.codes[row]!)
+      let e = stageSums.get(name)
+      if (e === undefined) stageSums.set(name, e = [along, 0, 0, 0])
+      return e
+    }
+    path.steps.forEach((s, i) => {
+      if (s._tag === "Latency") {
+        // a hand-over belongs to the task it hands to, else to the task whose result it hands back
+        const next = path.steps[i + 1]
+        const prev = path.steps[i - 1]
+        const task = next?._tag === "Task" ? next : prev?._tag === "Task" ? prev : undefined
+        if (task === undefined) driverHandOver += s.end - s.start
+        else stageOf(task.row)[3] += s.end - s.start
+        along += s.end - s.start
+        return
+      }
+      if (s._tag === "Driver") return void (along += Math.max(0, s.segment.end - s.segment.start))
       const d = Number.isFinite(dur[s.row]!) ? dur[s.row]! : 0
       const moved = Math.min(d, Math.max(0, (ge[s.row]! - gs[s.row]!) || 0) + Math.max(0, (te[s.row]! - ts[s.row]!) || 0))
+      const e = stageOf(s.row)
+      e[1] += d - moved
+      e[2] += moved
+      along += Math.max(0, d)
       transfers += moved
       taskSeconds += d
       onPath[sg[s.row]!]! += d
       onPath[fg[s.row]!]! += d
-    }
+    })
     // the path's task steps are its `tasks` part (their durations; the path may trim overlaps)
     const pathTasks = path.tasks
     const scale = taskSeconds > 0 ? pathTasks / taskSeconds : 0
@@ -308,6 +368,10 @@ export const measureRun = (tables: TraceTables, label: string, sampleFiles: Read
       driver: path.driver,
       latency: path.latency,
       other: wall - path.length
+    }
+    byStage = {
+      stages: [...stageSums].map(([stage, [at, t, moved, handOver]]) => ({ stage, at, tasks: t * scale, transfers: moved * scale, handOver })),
+      driverHandOver
     }
   }
   const groups: Record<string, GroupRun> = {}
@@ -347,6 +411,7 @@ export const measureRun = (tables: TraceTables, label: string, sampleFiles: Read
     pipeline: runs[0]?.pipeline,
     wall,
     parts,
+    ...(byStage !== undefined ? { path: byStage } : {}),
     groups,
     durations,
     cpuDurations,
@@ -451,6 +516,26 @@ export interface PartDiff {
 }
 
 /**
+ * One row of the critical path stage by stage, on each side (means over runs; a stage
+ * not on a run's path counts 0 in it) and the change: a stage's `tasks`, `transfers` or
+ * `hand-over` (see {@link PathStage}); the driver's `segments` and the `hand-over`
+ * between two of them; `other`, the wall time off the path; last the `wall` time, whose
+ * change the other rows' changes add up to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PathRowDiff {
+  readonly step: "stage" | "driver" | "off path" | "wall"
+  /** the stage (`step` "stage"; else "") */
+  readonly stage: string
+  readonly part: "tasks" | "transfers" | "hand-over" | "segments" | "other" | "wall"
+  readonly old: number
+  readonly new: number
+  readonly change: number
+}
+
+/**
  * A memory or transfer measure on each side (means over runs).
  *
  * @since 0.1.0
@@ -484,6 +569,12 @@ export interface DiffResult {
   readonly groups: ReadonlyArray<GroupDiff>
   /** wall, then its parts; the parts' changes add up to the wall's (absent without critical paths) */
   readonly parts: ReadonlyArray<PartDiff>
+  /**
+   * the critical path stage by stage, every stage on either side's path in path order
+   * (by its mean position along the paths), then the driver, the rest and the wall time:
+   * the rows' changes add up to the wall's (empty where a run has no path by stage)
+   */
+  readonly path: ReadonlyArray<PathRowDiff>
   readonly resources: ReadonlyArray<ResourceDiff>
   readonly warnings: ReadonlyArray<string>
 }
@@ -653,6 +744,7 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
       parts.push({ part, old: a, new: b, change: b - a })
     }
   }
+  const path = pathRows(old, neu)
   const res = (what: string, f: (r: RunMeasures) => number): ResourceDiff => {
     const a = meanOf(old, f)
     const b = meanOf(neu, f)
@@ -678,9 +770,46 @@ export const compare = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunM
     measure: cpuMeasure ? "cpu" : "time",
     groups,
     parts,
+    path,
     resources: resources.filter((r) => Number.isFinite(r.old) || Number.isFinite(r.new)),
     warnings
   }
+}
+
+/**
+ * The critical path stage by stage ({@link DiffResult}'s `path`); empty unless every run
+ * has its path by stage and its wall time's parts.
+ */
+const pathRows = (old: ReadonlyArray<RunMeasures>, neu: ReadonlyArray<RunMeasures>): Array<PathRowDiff> => {
+  const all = [...old, ...neu]
+  if (!all.every((r) => r.parts !== undefined && r.path !== undefined)) return []
+  // path order: each stage by its mean position along the paths it is on
+  const at = new Map<string, { sum: number; n: number }>()
+  for (const r of all) {
+    for (const s of r.path!.stages) {
+      const e = at.get(s.stage) ?? { sum: 0, n: 0 }
+      at.set(s.stage, { sum: e.sum + s.at, n: e.n + 1 })
+    }
+  }
+  const order = [...at].map(([stage, e]) => ({ stage, at: e.sum / e.n }))
+    .sort((x, y) => x.at - y.at || (x.stage < y.stage ? -1 : x.stage > y.stage ? 1 : 0))
+  const rows: Array<PathRowDiff> = []
+  const add = (step: PathRowDiff["step"], stage: string, part: PathRowDiff["part"], f: (r: RunMeasures) => number, always: boolean) => {
+    const a = mean(old.map(f))
+    const b = mean(neu.map(f))
+    if (always || a !== 0 || b !== 0) rows.push({ step, stage, part, old: a, new: b, change: b - a })
+  }
+  const ofStage = (r: RunMeasures, stage: string) => r.path!.stages.find((s) => s.stage === stage)
+  for (const { stage } of order) {
+    add("stage", stage, "tasks", (r) => ofStage(r, stage)?.tasks ?? 0, true)
+    add("stage", stage, "transfers", (r) => ofStage(r, stage)?.transfers ?? 0, false)
+    add("stage", stage, "hand-over", (r) => ofStage(r, stage)?.handOver ?? 0, false)
+  }
+  add("driver", "", "segments", (r) => r.parts!.driver, true)
+  add("driver", "", "hand-over", (r) => r.path!.driverHandOver, false)
+  add("off path", "", "other", (r) => r.parts!.other, true)
+  add("wall", "", "wall", (r) => r.wall, true)
+  return rows
 }
 
 /**
@@ -792,7 +921,25 @@ export const benchRuns = (file: string, text: string): Array<RunMeasures> => {
       message: `${file}: holds ${r.series.length} series (${r.series.map((s) => s.name).join(", ")}): save one pipeline setting per file to compare it`
     })
   }
-  return r.series[0]!.runs.map((run: RunMeasures) => ({ ...run, parts: run.parts ?? undefined, peakMemory: run.peakMemory ?? NaN }))
+  return r.series[0]!.runs.map((run: RunMeasures, i: number) => {
+    const path = run.path as unknown
+    if (path !== undefined && path !== null && !isPathByStage(path)) {
+      throw new DiffRefused({ message: `${file}: run ${i + 1}'s "path" is not a critical path by stage ({ stages: [{ stage, at, tasks, transfers, handOver }], driverHandOver })` })
+    }
+    const { path: _p, ...rest } = run
+    return { ...rest, parts: run.parts ?? undefined, ...(isPathByStage(path) ? { path } : {}), peakMemory: run.peakMemory ?? NaN }
+  })
+}
+
+/** Whether `u` has a {@link PathByStage}'s shape (a saved bench result's, read back). */
+const isPathByStage = (u: unknown): u is PathByStage => {
+  if (typeof u !== "object" || u === null) return false
+  const p = u as { readonly stages?: unknown; readonly driverHandOver?: unknown }
+  const num = (x: unknown) => typeof x === "number" && Number.isFinite(x)
+  return num(p.driverHandOver) && Array.isArray(p.stages) && p.stages.every((s: unknown) =>
+    typeof s === "object" && s !== null && typeof (s as PathStage).stage === "string" &&
+    num((s as PathStage).at) && num((s as PathStage).tasks) && num((s as PathStage).transfers) && num((s as PathStage).handOver)
+  )
 }
 
 /**
@@ -894,6 +1041,11 @@ export const formatDiff = (d: DiffResult): string => {
   if (d.parts.length > 0) {
     out.push("", "Wall time of the critical path, explained (means over runs; the parts' changes add up to the wall's):")
     out.push(...alignColumns([["Part", "OLD (s)", "NEW (s)", "Change (s)"], ...d.parts.map((p) => [p.part, sec(p.old), sec(p.new), signed(p.change)])]))
+  }
+  if (d.path.length > 0) {
+    out.push("", "The critical path stage by stage, in path order (means over runs; the rows' changes add up to the wall's):")
+    const step = (r: PathRowDiff) => (r.step === "stage" ? `stage ${r.stage}: ${r.part}` : r.step === "wall" ? "wall time" : `${r.step}: ${r.part}`)
+    out.push(...alignColumns([["Step: part", "OLD (s)", "NEW (s)", "Change (s)"], ...d.path.map((r) => [step(r), sec(r.old), sec(r.new), signed(r.change)])]))
   }
   if (d.resources.length > 0) {
     out.push("", "Memory and transfers (means over runs):")

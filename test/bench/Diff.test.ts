@@ -126,7 +126,16 @@ describe("Diff on real runs (in-process, one warm pool)", () => {
     for (const r of [...old!, ...neu!]) {
       const p = r.parts!
       assert.ok(Math.abs(p.tasks + p.transfers + p.driver + p.latency + p.other - r.wall) < 1e-9, "a run's parts add up to its wall time")
+      // stage by stage: the driver's segments are on the path; the stages' hand-overs and the driver's make its latency
+      const s = r.path!
+      assert.ok(p.driver > 0 && s.stages.length > 0)
+      assert.ok(Math.abs(s.stages.reduce((t, x) => t + x.handOver, 0) + s.driverHandOver - p.latency) < 1e-9)
+      assert.ok(Math.abs(s.stages.reduce((t, x) => t + x.tasks + x.transfers, 0) - p.tasks - p.transfers) < 1e-9)
     }
+    // and so do the path's rows, stage by stage
+    const rows = d.path.filter((r) => r.step !== "wall")
+    assert.ok(rows.some((r) => r.step === "stage" && r.stage === "refine"), report)
+    assert.ok(Math.abs(rows.reduce((t, r) => t + r.change, 0) - wall.change) < 1e-9, report)
   })
 
   it("issue 36: diff of two demo runs of the same code flags nothing significant", async () => {
