@@ -2,8 +2,8 @@
  * `tessera diff`'s critical path of A against B, stage by stage (issue 36): on generated
  * traces with known ground truth (src/testing), a run's rows (each stage's tasks,
  * transfers and hand-overs on the path, the driver, the rest) add up to its wall time,
- * the stages' task seconds are the generator's longest chain, cut by stage, and its
- * hand-overs the gaps between the chain's tasks as scheduled; the rows' changes add up
+ * the stages' task seconds are the generator's longest chain's length, and cut by stage
+ * the path's tasks' durations and the gaps before them as the generator scheduled them; the rows' changes add up
  * to the change of the wall time, and a trace compared with itself changes nothing.
  *
  * @since 0.1.0
@@ -11,6 +11,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import * as fc from "fast-check"
+import { criticalPathSteps } from "../../src/analysis/CriticalPath.ts"
 import * as Diff from "../../src/analysis/Diff.ts"
 import { type GeneratedTrace, tablesOf, traceArb } from "../../src/testing/index.ts"
 
@@ -24,7 +25,8 @@ const wallRow = (d: Diff.DiffResult) => d.path.find((r) => r.step === "wall")!
 describe("Diff: the critical path stage by stage", () => {
   it("issue 36: a run's path by stage is the generator's longest chain, cut by stage, with the gaps between its tasks as hand-overs", () => {
     fc.assert(fc.property(traceArb({ format: "tessera", maxHosts: 2 }), (t) => {
-      const m = measure(t, "run")
+      const tables = tablesOf(t)
+      const m = Diff.measureRun(tables, "run")
       const p = m.path!
       const parts = m.parts!
       // the stages' rows add up to the run's parts, and with the driver and the rest to its wall time
@@ -36,21 +38,21 @@ describe("Diff: the critical path stage by stage", () => {
       // against the ground truth (computed from the schedule, not the events)
       assert.ok(close(m.wall, t.truth.wall, 1e-6), `wall ${m.wall} vs ${t.truth.wall}`)
       assert.ok(close(sum(p.stages.map((s) => s.tasks + s.transfers)), t.truth.criticalPath, 1e-6), "the path's task seconds = the longest chain")
+      // stage by stage against the schedule: the path's tasks (the chain the analysis chose:
+      // of equal length, it may be another than the truth's), their durations and the gaps
+      // before each (the first has none: no driver events in a generated trace), as scheduled
+      const keyCol = tables.tasks.getChild("key")!
       const byKey = new Map(t.tasks.map((x) => [x.key, x]))
-      const chain = t.truth.criticalKeys.map((k) => byKey.get(k)!)
-      // where the path is the truth's chain (not another chain of equal length): per stage
-      // its tasks' durations, and the gaps before each task (the dispatch of the first is
-      // not on a path without driver events)
-      const keys = new Set(chain.map((x) => x.key))
-      const stages = new Set(chain.map((x) => x.stage))
-      if (keys.size === chain.length && p.stages.length === stages.size) {
-        for (const s of p.stages) {
-          const mine = chain.map((x, i) => ({ x, gap: i === 0 ? 0 : Math.max(0, x.start - chain[i - 1]!.end) })).filter(({ x }) => x.stage === s.stage)
-          if (Math.abs(s.tasks + s.transfers - sum(mine.map(({ x }) => x.duration))) > 1e-6) continue // a chain of equal length through other tasks
-          assert.ok(close(s.handOver, sum(mine.map(({ gap }) => gap)), 1e-6), `stage ${s.stage}: hand-over ${s.handOver}`)
-        }
-        // path order: the first stage is the chain's first task's
-        assert.equal(p.stages[0]!.stage, chain[0]!.stage)
+      const chain = criticalPathSteps(tables).steps.flatMap((s) => (s._tag === "Task" ? [byKey.get(String(keyCol.get(s.row)))!] : []))
+      const expected = new Map<string, { tasks: number; gaps: number }>()
+      chain.forEach((x, i) => {
+        const e = expected.get(x.stage) ?? { tasks: 0, gaps: 0 }
+        expected.set(x.stage, { tasks: e.tasks + x.duration, gaps: e.gaps + (i === 0 ? 0 : Math.max(0, x.start - chain[i - 1]!.end)) })
+      })
+      assert.deepEqual(p.stages.map((s) => s.stage), [...expected.keys()], "the stages in the order the path meets them")
+      for (const s of p.stages) {
+        assert.ok(close(s.tasks + s.transfers, expected.get(s.stage)!.tasks, 1e-6), `stage ${s.stage}: tasks ${s.tasks}`)
+        assert.ok(close(s.handOver, expected.get(s.stage)!.gaps, 1e-6), `stage ${s.stage}: hand-over ${s.handOver} vs ${expected.get(s.stage)!.gaps}`)
       }
       for (let i = 1; i < p.stages.length; i++) assert.ok(p.stages[i]!.at >= p.stages[i - 1]!.at, "stages in path order")
     }), runs)
