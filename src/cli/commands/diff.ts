@@ -3,8 +3,9 @@
  * [--alpha A] [--measure time|cpu]`: what got slower from the baseline (OLD) to NEW, per pipeline, stage and
  * function, with the statistics to trust it (src/analysis/Diff.ts; docs/bench.md).
  * Each side is trace databases (each `--profile NAME`'s files one run) or saved
- * `tessera bench --save` results. stdout: the comparison (text, or one JSON object
- * under `--json`); progress on stderr. `--fail-on regression`: exit 1 when anything
+ * `tessera bench --save` results. stdout: the comparison (text: the groups' table, the
+ * wall time's parts, the critical path stage by stage, memory and transfers; or one JSON
+ * object under `--json`, its fields in docs/bench.md); progress on stderr. `--fail-on regression`: exit 1 when anything
  * significant got slower (after printing the comparison), 0 otherwise. Sides that cannot
  * be compared (different pipelines, nothing in common) fail with a sentence (exit 1).
  *
