@@ -383,6 +383,9 @@ function drawCounts(){
     ". Detail: " + c.held.toLocaleString("en-US") + " of " + c.rects.toLocaleString("en-US") + " rectangles held by the server (last " + c.capacity.toLocaleString("en-US") + ")";
   if (c.light) note = "Without a profiler the dashboard sees tasks as the driver does (dispatch to result, a batch's round trip; no CPU time or held bytes: run with --profile for each task's own times). " + note;
   note += c.shed > 0 ? "; " + c.shed.toLocaleString("en-US") + " shed from the live feed (above its budget per tick: counted in every aggregate, fetched on zoom)." : "; none shed.";
+  // a scheduler's page (tessera scheduler --dashboard): the drivers' runs and what they could not forward
+  if (typeof c.dropped === "number") note += " Runs: " + c.drivers + " shown (" + c.runs + " since the scheduler started); " +
+    (c.dropped > 0 ? c.dropped.toLocaleString("en-US") + " records the drivers could not forward (the scheduler was slow or failing: not in these counts)." : "every record forwarded.");
   text($("detail-note"), note);
 }
 function drawTables(){

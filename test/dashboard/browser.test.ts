@@ -31,6 +31,7 @@ import { chromium } from "playwright-core"
 import type { Browser, Page } from "playwright-core"
 import * as Dashboard from "../../src/dashboard/Dashboard.ts"
 import { LiveState } from "../../src/dashboard/LiveState.ts"
+import { SchedulerLiveState } from "../../src/dashboard/SchedulerFeed.ts"
 import { loadReportDataPromise } from "../../src/report/Report.ts"
 import { diagnoseFilesPromise } from "../../src/analysis/Diagnose.ts"
 import { loadProfilePromise } from "../../src/analysis/Profile.ts"
@@ -435,6 +436,23 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 600_000 }, () 
     assert.match(await page.textContent("#detail-note") ?? "", /read from the trace database/)
     await page.screenshot({ path: join(dir, "ring-trace.png"), fullPage: true })
     console.log(`# beyond-the-ring screenshot: ${join(dir, "ring-trace.png")}`)
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  it("issue 34: a scheduler's page says how many runs it shows and the records the drivers could not forward", async () => {
+    const state = new SchedulerLiveState({ t0: 0 })
+    state.runsSeen = 3
+    state.dropped.set("run-a", 1234)
+    state.dropped.set("run-b", 0)
+    state.close()
+    const scope = await Effect.runPromise(Scope.make())
+    cleanups.push(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+    const s = await Effect.runPromise(Dashboard.serve(state, { port: 0, sampleHost: false }).pipe(Scope.provide(scope)))
+    const { page, errors } = await open(browser, s.url)
+    await waitOver(page, 30_000)
+    await page.waitForFunction(() => /Runs:/.test(document.getElementById("detail-note")!.textContent ?? ""), undefined, { timeout: 30_000 })
+    assert.match(await page.textContent("#detail-note") ?? "", /Runs: 2 shown \(3 since the scheduler started\); 1,234 records the drivers could not forward/)
     assert.deepEqual(errors, [])
     await page.close()
   })
