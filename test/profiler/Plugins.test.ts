@@ -107,10 +107,14 @@ describe("Plugins", () => {
       assert.equal(e.name, "Resource Usage")
       assert.equal(e.process_id, "h")
       assert.equal(e.thread_id, null)
+      // DASF's args in DASF's order, then the two a DASF reader ignores (the host's memory)
       assert.deepEqual(Object.keys(e.args), [
         "cpu", "memory", "time", "host_net_io.read_bps", "host_net_io.write_bps", "host_disk_io.read_bps",
-        "host_disk_io.write_bps", "num_fds", "gpu_utilization", "gpu_memory_used"
+        "host_disk_io.write_bps", "num_fds", "gpu_utilization", "gpu_memory_used", "host_memory.total", "host_memory.available"
       ])
+      const total = e.args["host_memory.total"] as number
+      const available = e.args["host_memory.available"] as number
+      assert.ok(total > 0 && available >= 0 && available <= total, `host memory ${available} of ${total}`)
       for (const v of Object.values(e.args)) assert.equal(typeof v, "number")
       assert.ok((e.args.memory as number) > 0)
     }
