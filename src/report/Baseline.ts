@@ -2,8 +2,8 @@
  * The report's comparison section (`tessera report -d NEW… --baseline OLD…`, issue 36):
  * what `tessera diff` prints (analysis/Diff.ts), drawn: the groups' table (the pipeline,
  * stages and functions, sorted by their effect on the wall time, significant changes
- * marked), the critical path's wall-time change cut into its parts (bars that add up to
- * the change of the wall time), memory and transfers, and a differential flame graph of
+ * marked), the critical path's wall-time change cut into its parts and stage by stage
+ * (bars that add up to the change of the wall time), memory and transfers, and a differential flame graph of
  * the stack samples (analysis/FlameDiff.ts): box widths are NEW's share of sampled time,
  * colours the change of that share from OLD (red: grew, blue: shrank). Every string from a
  * trace is escaped: data, never markup.
@@ -31,18 +31,37 @@ const groupsTable = (d: DiffResult): string => {
     `<th>p</th><th>q (BH)</th><th>Wall effect</th><th>Verdict</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
 }
 
-/** The parts of the wall-time change as a table with a bar per part (to one scale). */
-const partsTable = (d: DiffResult): string => {
-  if (d.parts.length === 0) return "<p>No critical path on one side (saved bench results without one): no parts.</p>"
-  const max = Math.max(...d.parts.map((p) => Math.abs(p.change)), 1e-12)
-  const rows = d.parts.map((p) => {
-    const w = (Math.abs(p.change) / max) * 100
-    const bar = `<span class="bar ${p.change >= 0 ? "up" : "down"}" style="width:${w.toFixed(1)}px"></span>`
-    return `<tr${p.part === "wall" ? ' class="total"' : ""}><td>${esc(p.part)}</td><td class="num">${fmtSeconds(p.old)}</td><td class="num">${fmtSeconds(p.new)}</td>` +
-      `<td class="num">${signedSeconds(p.change)}</td><td>${bar}</td></tr>`
+/**
+ * Rows of OLD, NEW and their change with a bar per row (to one scale); `label` gives a
+ * row's first cells, `total` marks the sum row.
+ */
+const changeTable = <R extends { readonly old: number; readonly new: number; readonly change: number }>(
+  heads: ReadonlyArray<string>,
+  rows: ReadonlyArray<R>,
+  label: (r: R) => ReadonlyArray<string>,
+  total: (r: R) => boolean
+): string => {
+  const max = Math.max(...rows.map((r) => (Number.isFinite(r.change) ? Math.abs(r.change) : 0)), 1e-12)
+  const body = rows.map((r) => {
+    const w = Number.isFinite(r.change) ? (Math.abs(r.change) / max) * 100 : 0
+    const bar = `<span class="bar ${r.change >= 0 ? "up" : "down"}" style="width:${w.toFixed(1)}px"></span>`
+    return `<tr${total(r) ? ' class="total"' : ""}>${label(r).map((c) => `<td>${esc(c)}</td>`).join("")}<td class="num">${fmtSeconds(r.old)}</td><td class="num">${fmtSeconds(r.new)}</td>` +
+      `<td class="num">${signedSeconds(r.change)}</td><td>${bar}</td></tr>`
   })
-  return `<table class="diff"><thead><tr><th>Part</th><th>OLD</th><th>NEW</th><th>Change</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`
+  return `<table class="diff"><thead><tr>${heads.map((h) => `<th>${esc(h)}</th>`).join("")}<th>OLD</th><th>NEW</th><th>Change</th><th></th></tr></thead><tbody>${body.join("")}</tbody></table>`
 }
+
+/** The parts of the wall-time change (tasks, transfers, driver, latency, other, wall). */
+const partsTable = (d: DiffResult): string =>
+  d.parts.length === 0
+    ? "<p>No critical path on one side (saved bench results without one): no parts.</p>"
+    : changeTable(["Part"], d.parts, (p) => [p.part], (p) => p.part === "wall")
+
+/** The critical path stage by stage, in path order (its rows' changes add up to the wall's). */
+const pathTable = (d: DiffResult): string =>
+  d.path.length === 0
+    ? "<p>No critical path by stage on one side (saved bench results from before it was recorded).</p>"
+    : changeTable(["Step", "Stage", "Part"], d.path, (r) => [r.step, r.stage, r.part], (r) => r.step === "wall")
 
 const resourcesTable = (d: DiffResult): string => {
   const show = (what: string, x: number) => (!Number.isFinite(x) ? "–" : /bytes/.test(what) ? fmtBytes(x) : /seconds/.test(what) ? fmtSeconds(x) : String(Math.round(x)))
@@ -128,6 +147,9 @@ ${groupsTable(d)}
 <h3>Wall time of the critical path, explained</h3>
 <p>Means over runs; the parts' changes add up to the change of the wall time.</p>
 ${partsTable(d)}
+<h3>The critical path of OLD against NEW, stage by stage</h3>
+<p>In path order: each stage's tasks, transfers and hand-overs (the scheduling latency into its tasks) on the critical path, then the driver and the time off the path; means over runs (a stage off one run's path counts 0 there); the rows' changes add up to the change of the wall time.</p>
+${pathTable(d)}
 <h3>Memory and transfers</h3>
 ${resourcesTable(d)}
 <h3>Differential flame graph</h3>

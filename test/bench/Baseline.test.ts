@@ -26,6 +26,7 @@ const run = (label: string, t: number): Diff.RunMeasures => {
     pipeline: evil,
     wall: t + 0.1,
     parts: { tasks: t, transfers: 0, driver: 0.05, latency: 0.03, other: 0.02 },
+    path: { stages: [{ stage: evil, at: 0, tasks: t, transfers: 0, handOver: 0.03 }], driverHandOver: 0 },
     groups: { [Diff.groupKey("stage", evil)]: g, [Diff.groupKey("function", evil, evil)]: g },
     peakMemory: 1e8,
     transfers: 0,
@@ -42,6 +43,8 @@ describe("Baseline section", () => {
     assert.ok(!html.includes("<script>"), "no raw markup from the trace")
     assert.ok(html.includes("&lt;script&gt;"))
     assert.match(html, /<tr class="slower"><td>&lt;script&gt;/)
+    // the path stage by stage: the hostile stage name as text, in its own rows
+    assert.match(html, /<tr><td>stage<\/td><td>&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt;<\/td><td>tasks<\/td>/)
     const svg = flameDiffSvg(tree, 500)
     assert.ok(!svg.includes("<script>"))
     // widths are NEW's share; the grown box is red, the shrunk one blue
@@ -69,6 +72,15 @@ describe("tessera report --baseline", () => {
     assert.match(html, /<section id="baseline"><h2>Against the baseline<\/h2>/)
     assert.match(html, /no significant change/)
     assert.match(html, /<h3>Wall time of the critical path, explained<\/h3>/)
+    // the path stage by stage: one row per row of the comparison, each with no change
+    const side = await Diff.loadSidePromise(dasf)
+    const d = Diff.compare(side, side)
+    assert.ok(d.path.length > 2, "stages, driver, off path and wall rows")
+    const section = html.slice(html.indexOf("<h3>The critical path of OLD against NEW, stage by stage</h3>"), html.indexOf("<h3>Memory and transfers</h3>"))
+    const rows = [...section.matchAll(/<tr( class="total")?><td>/g)]
+    assert.equal(rows.length, d.path.length)
+    for (const r of d.path) assert.equal(r.change, 0)
+    assert.equal(rows.filter((r) => r[1] !== undefined).length, 1, "one total row: the wall time")
   })
 
   it("issue 36: a baseline with nothing in common is refused with a sentence naming --baseline", async () => {
