@@ -316,15 +316,16 @@ const tasksTooSmall: Rule = (f, t) => {
   f.groups.forEach((g, gi) => g.rows.forEach((r) => (groupOf[r] = gi)))
   const shapes = columnCodes(f.tables.tasks, "shape")
   const found: Array<{ g: Group; perTask: number; factor: number; seconds: number; fix: string }> = []
-  // each compute's task rows (-1: tasks outside any compute, e.g. DASF's)
-  const byComputeLists = new Map<number, Array<number>>()
-  for (let r = 0; r < f.v.n; r++) {
-    const c = f.computeOf[r]!
-    let a = byComputeLists.get(c)
-    if (a === undefined) byComputeLists.set(c, a = [])
-    a.push(r)
-  }
-  const byCompute = new Map<number, ArrayLike<number>>(byComputeLists)
+  // each compute's task rows, as compressed rows (compute -1: tasks outside any, e.g. DASF's)
+  let computes = 0
+  for (let r = 0; r < f.v.n; r++) if (f.computeOf[r]! + 1 > computes) computes = f.computeOf[r]! + 1
+  const off = new Int32Array(computes + 2)
+  for (let r = 0; r < f.v.n; r++) off[f.computeOf[r]! + 2]!++
+  for (let c = 1; c < off.length; c++) off[c]! += off[c - 1]!
+  const fill = off.slice()
+  const computeRows = new Int32Array(f.v.n)
+  for (let r = 0; r < f.v.n; r++) computeRows[fill[f.computeOf[r]! + 1]!++] = r
+  const rowsOfCompute = (c: number) => computeRows.subarray(off[c + 1]!, off[c + 2]!)
   f.groups.forEach((g, gi) => {
     if (g.rows.length < t.smallMinTasks) return
     // the hand-over per task: per compute, the workers' time over the group's span there
@@ -338,6 +339,11 @@ const tasksTooSmall: Rule = (f, t) => {
       if (e === undefined) spans.set(c, { a: f.v.start[r]!, b: f.v.end[r]!, n: 1, busy: d })
       else (e.a = Math.min(e.a, f.v.start[r]!), e.b = Math.max(e.b, f.v.end[r]!), e.n++, e.busy += d)
     }
+    // first as the group's own tasks fill the spans (an upper bound on the idle time): a
+    // group whose tasks are not small even so is done with, before the costlier measure
+    let upper = 0
+    for (const e of spans.values()) upper += Math.max(0, Math.min(W, e.n) * Math.max(0, e.b - e.a) - e.busy)
+    if (!(g.medianDuration < t.overheadRatio * (upper / g.rows.length))) return
     let idle = 0
     const perComputeIdle = new Float64Array(spans.size)
     let k = 0
@@ -345,7 +351,7 @@ const tasksTooSmall: Rule = (f, t) => {
       // busy: every task of the compute in the span (a tree's combine waits for the
       // partial tasks between its levels: they are not hand-over)
       let busy = 0
-      const rows = byCompute.get(c) ?? g.rows
+      const rows = rowsOfCompute(c)
       for (let j = 0; j < rows.length; j++) {
         const r = rows[j]!
         busy += Math.max(0, Math.min(f.v.end[r]!, e.b) - Math.max(f.v.start[r]!, e.a))
@@ -866,10 +872,21 @@ const workerLost: Rule = (f) => {
     .map((s) => s as unknown as { readonly host?: string; readonly worker?: string; readonly start: number; readonly end: number })
     .sort((a, b) => a.start - b.start)
   if (starts.length === 0) return []
-  // per worker, its tasks' (start, end), to find its last task before a restart
+  // per worker of a start-up, its tasks, to find its last task before a restart (by the
+  // host and worker codes: no string per task)
+  const wanted = new Set(starts.map((s) => `${s.host ?? ""}\t${s.worker ?? ""}`))
+  const nw = f.v.worker.size + 1
+  const idOfCodes = new Map<number, string>()
+  for (let h = -1; h < f.v.host.size; h++) {
+    for (let w = -1; w < f.v.worker.size; w++) {
+      const id = `${(h < 0 ? null : str(f.v.host, h)) ?? ""}\t${(w < 0 ? null : str(f.v.worker, w)) ?? ""}`
+      if (wanted.has(id)) idOfCodes.set((h + 1) * nw + w + 1, id)
+    }
+  }
   const tasksOf = new Map<string, Array<number>>()
   for (let r = 0; r < f.v.n; r++) {
-    const id = `${str(f.v.host, f.v.host.codes[r]!) ?? ""}\t${str(f.v.worker, f.v.worker.codes[r]!) ?? ""}`
+    const id = idOfCodes.get((f.v.host.codes[r]! + 1) * nw + f.v.worker.codes[r]! + 1)
+    if (id === undefined) continue
     let a = tasksOf.get(id)
     if (a === undefined) tasksOf.set(id, a = [])
     a.push(r)
