@@ -17,7 +17,7 @@ export const dataset = (
   name: string,
   chunkRows: ReadonlyArray<number>,
   columns: number,
-  kernel: Kernels["fill"] | Kernels["fillOrSleep"] | Kernels["fillAndWork"] | Kernels["fillOrDie"] = K.fill,
+  kernel: Kernels["fill"] | Kernels["fillOrSleep"] | Kernels["fillAndWork"] = K.fill,
   extra: ReadonlyArray<unknown> = []
 ): ChunkedArray.ChunkedArray<"float64"> =>
   ChunkedArray.fromTasks({

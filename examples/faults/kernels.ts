@@ -40,18 +40,18 @@ export const fillOrSleep = (i: number, rows: number, columns: number, slowChunk:
 }
 
 /**
- * `fill` after `seconds` of computing, but the first worker to make chunk `crashChunk`
- * dies half-way (`process.exit` ends its thread), once: `marker` (a file) says it has.
+ * `seconds` of computing, then x * k; but the first call (of any thread) dies half-way
+ * through (`process.exit` ends its worker thread), once: `marker` (a file) says it has.
  * The worker killed mid-run's fault: the engine replaces the worker and runs the task again.
  */
-export const fillOrDie = (i: number, rows: number, columns: number, seconds: number, crashChunk: number, marker: string): Chunk => {
-  if (i === crashChunk && !existsSync(marker)) {
+export const workOrDie = (chunk: Chunk, seconds: number, marker: string): Chunk => {
+  if (!existsSync(marker)) {
     writeFileSync(marker, "died once\n")
     spin(seconds / 2)
     process.exit(1)
   }
   spin(seconds)
-  return fill(i, rows, columns)
+  return scale(chunk, 1)
 }
 
 /** x * k, element by element: next to no work per row. */

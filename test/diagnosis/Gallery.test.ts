@@ -58,8 +58,9 @@ const cases: ReadonlyArray<Case> = [
   { fault: "serial-fold", rule: "serial-stage", where: "top" },
   { fault: "alloc-heavy", rule: "gc-pressure", where: "top" }, // late: it leaves garbage behind
   { fault: "leak", rule: "memory-growth", where: "present", fresh: true },
-  // on a pool of its own: its first start-ups are in the trace, so the replacement's is seen as one
-  { fault: "worker-killed", rule: "worker-lost", where: "top", fresh: true },
+  // on the shared pool: the worker that dies ran tasks of the first stage, so its
+  // replacement's start-up is seen as one (a fresh pool's boot would compete with it)
+  { fault: "worker-killed", rule: "worker-lost", where: "top" },
   { fault: "memory-hog", rule: "memory-pressure", where: "present", fresh: true, thresholds: aboveLeast },
   { fault: "gpu-readback", rule: "host-device-copies", where: "top", gpu: true }
 ]

@@ -70,6 +70,16 @@ describe("issue 35: rules on hand-made traces", () => {
     assert.ok(Math.abs(lost.saving.seconds - 0.3) < 1e-6, String(lost.saving.seconds))
     assert.ok(Math.abs(lost.evidence.start - 0.4) < 1e-6 && Math.abs(lost.evidence.end - 1.0) < 1e-6, JSON.stringify(lost.evidence))
     assert.ok(!diagnoseTables(tables(run(false))).findings.some((f) => f.rule === "worker-lost"))
+    // a pool started before the profiler: no first start-ups in the trace, and the worker
+    // died on its first task; its replacement's start-up began mid-run (0.5 s, ready at 1.0 s)
+    const shared: Array<TraceEvent> = [driver("d-0", "submit", "driver", 0, 0.01)]
+    for (let i = 0; i < 8; i++) shared.push(task(`('work-1', ${i})`, "worker-h-0", 0.01 + 0.1 * i, 0.1, 0.095))
+    shared.push(driver("d-1", "worker start", "worker-h-1", 0.5, 1.0))
+    for (let i = 8; i < 10; i++) shared.push(task(`('work-1', ${i})`, "worker-h-1", 1.0 + 0.1 * (i - 8), 0.1, 0.095))
+    shared.push(driver("d-2", "wait", "driver", 0.01, 1.2))
+    const replaced = diagnoseTables(tables(shared)).findings.find((f) => f.rule === "worker-lost")
+    assert.ok(replaced !== undefined)
+    assert.match(replaced.message, /^worker worker-h-1 died and was replaced: 500 ms without it/)
   })
 
   // a chain of 40 tasks of 2 ms on one worker, each needing the one before, handed over

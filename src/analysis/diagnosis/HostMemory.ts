@@ -35,7 +35,7 @@ export interface HostMemory {
   readonly total: number
 }
 
-/** the two args' names (ResourceMonitor's `HostMemoryArgs`) */
+/** the two args' names (ResourceMonitor's `HostMemoryArgs`) @since 0.1.0 */
 export const totalArg = "host_memory.total"
 /** @since 0.1.0 */
 export const availableArg = "host_memory.available"

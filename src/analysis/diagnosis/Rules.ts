@@ -891,6 +891,8 @@ const workerLost: Rule = (f) => {
     if (a === undefined) tasksOf.set(id, a = [])
     a.push(r)
   }
+  let firstStart = Infinity
+  for (let r = 0; r < f.v.n; r++) if (f.v.start[r]! < firstStart) firstStart = f.v.start[r]!
   const seen = new Map<string, number>() // worker -> end of its latest start-up
   const lost: Array<{ host: string; worker: string; from: number; to: number; after: Array<number> }> = []
   for (const s of starts) {
@@ -900,8 +902,11 @@ const workerLost: Rule = (f) => {
     for (const r of rows) if (f.v.end[r]! <= s.start && f.v.end[r]! > lastEnd) lastEnd = f.v.end[r]!
     const previous = seen.get(id)
     seen.set(id, s.end)
-    if (previous === undefined && lastEnd === -Infinity) continue // its first start-up
-    const from = Math.max(previous ?? -Infinity, lastEnd)
+    // its first start-up, unless it began after the run's first task had started (a pool
+    // started before the profiler leaves its first start-ups out of the trace; a
+    // replacement that died on its first task ran none before)
+    if (previous === undefined && lastEnd === -Infinity && !(s.start > firstStart + 1e-3)) continue
+    const from = previous === undefined && lastEnd === -Infinity ? s.start : Math.max(previous ?? -Infinity, lastEnd)
     lost.push({ host: s.host ?? "", worker: s.worker ?? "", from, to: s.end, after: rows.filter((r) => f.v.start[r]! >= s.end).slice(0, 20) })
   }
   if (lost.length === 0) return []
@@ -911,7 +916,7 @@ const workerLost: Rule = (f) => {
   const names = [...new Set(lost.map((l) => l.worker))]
   return [{
     rule: "worker-lost",
-    message: `${lost.length === 1 ? `worker ${first.worker} died and was replaced` : `${fmtN(lost.length)} workers died and were replaced (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", …" : ""})`}: ${fmtS(gone)} without ${lost.length === 1 ? "it" : "them"}, from ${lost.length === 1 ? "its" : "their"} last finished task (or start-up) to ${lost.length === 1 ? "its" : "their"} replacement's being ready; the task ${lost.length === 1 ? "it was" : "they were"} running was run again`,
+    message: `${lost.length === 1 ? `worker ${first.worker} died and was replaced` : `${fmtN(lost.length)} workers died and were replaced (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", …" : ""})`}: ${fmtS(gone)} without ${lost.length === 1 ? "it" : "them"}, from ${lost.length === 1 ? "its" : "their"} last finished task or start-up in the trace (else the replacement's start) to ${lost.length === 1 ? "its" : "their"} replacement's being ready; the task ${lost.length === 1 ? "it was" : "they were"} running was run again`,
     evidence: {
       keys: lost.flatMap((l) => l.after.map((r) => str(f.v.key, f.v.key.codes[r]!) ?? "")).slice(0, 20),
       start: Math.min(Math.max(0, first.from - f.runStart), f.wall),
@@ -921,7 +926,7 @@ const workerLost: Rule = (f) => {
     },
     fix: "find why the worker died: a kernel that calls process.exit or throws outside its task, a native crash, or its memory bound (the run's log names the cause)",
     seconds: gone / W,
-    assumptions: `the dead workers' time from their last finished task to their replacements' start-up done, spread over ${W} workers (the attempt that died, and its partial work, leave no task event)`
+    assumptions: `the dead workers' time from their last finished task or start-up in the trace (else their replacements' start) to their replacements' start-up done, spread over ${W} workers (the attempt that died, and its partial work, leave no task event)`
   }]
 }
 
