@@ -442,10 +442,10 @@ const schedulingLatency: Rule = (f, t) => {
   const seconds = saving(f.v, p, (s, i, d) => (s._tag === "Latency" && i > first ? Math.min(d, usual.get(s.kind) ?? d) : undefined))
   const taskSteps = p.steps.filter((s) => s._tag === "Task").length
   // the machine: the share of a core the tasks themselves got (median over tasks of 1 ms
-  // or more). Under half, other processes held the cores: the stalls are theirs, and
+  // or more; over at most ~20,000 of them, evenly spread). Under half, other processes held the cores: the stalls are theirs, and
   // the finding says so, at most of medium severity
   const shares: Array<number> = []
-  for (let r = 0; r < f.v.n; r++) {
+  for (let r = 0; r < f.v.n; r += Math.max(1, Math.floor(f.v.n / 20_000))) {
     const d = f.v.duration[r]!
     const c = f.cpu[r]!
     if (d >= 1e-3 && c === c) shares.push(Math.min(1, c / d))
@@ -645,8 +645,7 @@ const startupDominated: Rule = (f, t) => {
   // start-up is what passed before the run's first task started: where the path reaches
   // its first task later (a worker lost and replaced mid-run, its start-up on the path),
   // only the steps' part before that counts (worker-lost names the rest)
-  let firstStart = Infinity
-  for (let r = 0; r < f.v.n; r++) if (f.v.start[r]! < firstStart) firstStart = f.v.start[r]!
+  const firstStart = f.groups.reduce((a, g) => Math.min(a, g.start), Infinity)
   let start = 0
   let boot = 0
   let firstHandOver = 0
@@ -891,8 +890,7 @@ const workerLost: Rule = (f) => {
     if (a === undefined) tasksOf.set(id, a = [])
     a.push(r)
   }
-  let firstStart = Infinity
-  for (let r = 0; r < f.v.n; r++) if (f.v.start[r]! < firstStart) firstStart = f.v.start[r]!
+  const firstStart = f.groups.reduce((a, g) => Math.min(a, g.start), Infinity)
   const seen = new Map<string, number>() // worker -> end of its latest start-up
   const lost: Array<{ host: string; worker: string; from: number; to: number; after: Array<number> }> = []
   for (const s of starts) {
