@@ -126,7 +126,11 @@ describe("issue 35: diagnose", { timeout: 180_000 }, () => {
     })
     const f = d.findings.find((x) => x.rule === "clock-skew")
     assert.ok(f !== undefined, show(d))
-    assert.match(f.message, /tessera-worker@.*'s clock was 50\d ms ahead of the scheduler's|tessera-worker@.*'s clock was 4\d\d ms ahead/)
+    // the measured offset, near the 0.5 s shift: within 50 ms (this machine, loaded by two busy loops, measured
+    // 516 ms, ±9.50 ms by its own account: the measurement's error is Cluster's, not the rule's)
+    const m = /^tessera-worker@.*'s clock was (\d+) ms ahead of the scheduler's \(measured to ±/.exec(f.message)
+    assert.ok(m !== null, f.message)
+    assert.ok(Math.abs(Number(m[1]) - 500) <= 50, f.message)
   })
 
   it("issue 35: databases of several runs, or without a task, are refused, saying so", async () => {
