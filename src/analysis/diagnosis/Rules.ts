@@ -574,7 +574,12 @@ const tooFewTasks: Rule = (f, t) => {
 }
 
 const workerImbalance: Rule = (f, t) => {
-  const ws = f.workers.filter((w) => w.tasks > 0)
+  // CPU workers against CPU workers: a GPU worker runs other tasks (its own queue), so
+  // its busy time is no measure of the CPU workers' balance
+  const onGpu = gpuWorkerRows(f)
+  const gpus = new Set<string>()
+  for (let r = 0; r < f.v.n; r++) if (onGpu[r] === 1) gpus.add(`${str(f.v.host, f.v.host.codes[r]!) ?? ""}\t${str(f.v.worker, f.v.worker.codes[r]!) ?? ""}`)
+  const ws = f.workers.filter((w) => w.tasks > 0 && !gpus.has(`${w.host}\t${w.worker}`))
   if (ws.length < 2) return []
   const mean = ws.reduce((a, w) => a + w.busy, 0) / ws.length
   const top = ws.reduce((a, b) => (b.busy > a.busy ? b : a))
