@@ -13,7 +13,9 @@
  * Loads anywhere (no `node:` import at load time); the scheduler is imported when a
  * cluster starts.
  *
- * Leaves out: a scheduler in a process of its own.
+ * `layer` is the cluster with its start's expected failures typed (`ClusterError`).
+ *
+ * Leaves out: a scheduler that keeps the computes' state in a process of its own.
  *
  * @since 0.1.0
  */
@@ -28,6 +30,7 @@ import type * as Scope from "effect/Scope"
 import type { MemoryRecord, TaskRecord, TransferRecord } from "./EngineEvents.ts"
 import { Executor } from "./Executor.ts"
 import type { ExecutorShape } from "./Executor.ts"
+import type { WorkerCountRefused } from "./EngineError.ts"
 import { checkLocalCounts } from "./WorkerCount.ts"
 
 /**
@@ -257,18 +260,42 @@ export const LocalCluster = (options: ClusterOptions = {}): Effect.Effect<Cluste
     const refused = checkLocalCounts(options.local ?? 2, options.threads)
     if (refused !== undefined) return yield* Effect.die(refused) // typed in layerCluster; kept off this signature
     const m = yield* Effect.promise(() => import("./internal/cluster/scheduler.ts"))
-    const ex = yield* m.make({ ...options, local: options.local ?? 2 })
-    const c = ex.cluster
-    return {
-      address: c.address,
-      workers: () => c.workers().map((w) => ({ ...w })),
-      localPids: () => c.locals().map((l) => l.process.pid ?? 0),
-      onTransfer: c.onTransfer,
-      stats: c.stats,
-      addLocalWorker: c.addLocal,
-      executor: ex
-    }
+    return shapeOf(yield* m.make({ ...options, local: options.local ?? 2 }))
   })
+
+/**
+ * A cluster as layers, the cluster and the executor on it, with its expected failures
+ * typed ({@link ClusterError}): `local`/`threads` refused, a bad `scheduler` address or
+ * `storage` URL, link security refused (a token missing or not the scheduler's), the
+ * scheduler or PostgreSQL unreachable or unusable, fewer than `minWorkers` joined within
+ * `startTimeout`. Unlike `layerLocal`, starts no local worker unless `local` says so (the
+ * options as `Executor.layerCluster` reads them).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster | Executor, ClusterError> =>
+  Layer.effectContext(Effect.gen(function*() {
+    const refused = checkLocalCounts(options.local, options.threads)
+    if (refused !== undefined) return yield* refused
+    const m = yield* Effect.promise(() => import("./internal/cluster/scheduler.ts"))
+    const c = shapeOf(yield* m.makeTyped(options))
+    return Context.make(Cluster, c).pipe(Context.add(Executor, c.executor))
+  }))
+
+/** The public view of the scheduler's executor. */
+const shapeOf = (ex: ExecutorShape & { readonly cluster: import("./internal/cluster/members.ts").ClusterHandle }): ClusterShape => {
+  const c = ex.cluster
+  return {
+    address: c.address,
+    workers: () => c.workers().map((w) => ({ ...w })),
+    localPids: () => c.locals().map((l) => l.process.pid ?? 0),
+    onTransfer: c.onTransfer,
+    stats: c.stats,
+    addLocalWorker: c.addLocal,
+    executor: ex
+  }
+}
 
 /**
  * A `LocalCluster` as layers: the cluster, and the executor on it.
@@ -684,6 +711,64 @@ export class ClusterStartError extends Data.TaggedError("ClusterStartError")<{ r
  * @category errors
  */
 export class ClusterStorageError extends Data.TaggedError("ClusterStorageError")<{ readonly message: string }> {}
+
+/**
+ * Any failure a cluster's start may end in (`layer`, `LocalClusterTyped`): a bad
+ * address or storage URL, link security refused, the scheduler or PostgreSQL unreachable
+ * or unusable, workers not joined in time, local counts refused.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ClusterError = ClusterAddressError | ClusterStartError | ClusterStorageError | ClusterUnreachable | WorkerCountRefused
+
+/**
+ * The workers that did not start or join in time: how many did, where, and what the
+ * local workers that failed wrote.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const workersNotStarted = (o: {
+  readonly joined: number
+  readonly wanted: number
+  readonly seconds: number
+  /** ` at scheduler HOST:PORT`, or empty */
+  readonly where: string
+  /** what the local workers wrote on stderr */
+  readonly stderr: string
+}): ClusterStartError =>
+  new ClusterStartError({
+    message: `cluster: ${o.joined} of ${o.wanted} workers started${o.where} within ${o.seconds} s${o.stderr !== "" ? `:\n${o.stderr}` : ""}`
+  })
+
+/**
+ * A link the cluster's security refuses (an address beyond loopback without a token, a
+ * scheduler whose token differs): the sentence says which and what to do.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const linkRefused = (problem: string): ClusterStartError => new ClusterStartError({ message: problem })
+
+/**
+ * The registry this process serves could not listen at `address` (taken, not this
+ * machine's): why.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const cannotListen = (address: string, why: string): ClusterStartError =>
+  new ClusterStartError({ message: `cluster: cannot serve the scheduler's registry at ${address}: ${why}` })
+
+/**
+ * An address that is not `HOST:PORT`, named by `what`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const badAddress = (what: string, given: string): ClusterAddressError =>
+  new ClusterAddressError({ message: `${what}: expected HOST:PORT (e.g. 127.0.0.1:8786), got ${JSON.stringify(given)}` })
 
 const storageOf = (s: string, what: string): Effect.Effect<PostgresStorage, ClusterAddressError> => {
   const pg = parsePostgres(s, what)

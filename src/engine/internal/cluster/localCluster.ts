@@ -7,13 +7,15 @@
  * @since 0.1.0
  * @internal
  */
-import { Effect, Redacted } from "effect"
+import { Clock, Effect, Redacted, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { type LinkSecurity, plain, TOKEN_ENV } from "./security.ts"
 import * as Kernel from "../../Kernel.ts"
 import { ALLOW_MODULES_ENV, moduleRoots } from "../kernels.ts"
 import type { WorkerOptions } from "./workerProcess.ts"
+import { type ClusterOptions, type ClusterStartError, workersNotStarted } from "../../Cluster.ts"
+import type { Members } from "./members.ts"
 
 /**
  * A free TCP port on `host` (asked of the OS; another process could take it before use,
@@ -103,3 +105,69 @@ export const stopWorkers = (ws: ReadonlyArray<LocalWorker>, graceMs = 2000): Eff
       })
     )).then(() => undefined)
   )
+
+/**
+ * A cluster's local worker processes for the scope's life (`options.local` started now;
+ * `addLocal` starts one more), and the start's wait: until `options.minWorkers` (default
+ * `local`) are alive, telling `onWaiting` every 5 s, failing with `ClusterStartError`
+ * after `startTimeout` or as soon as a local worker exits. A local worker's exit marks it
+ * dead. `at` says where the workers register, for the message (` at scheduler H:P`).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+export const startLocals = (o: {
+  readonly options: ClusterOptions
+  readonly where: Pick<WorkerOptions, "postgres" | "scheduler">
+  readonly security: LinkSecurity
+  readonly members: Members
+  readonly at: string
+}): Effect.Effect<{ readonly locals: Array<LocalWorker>; readonly addLocal: Effect.Effect<void> }, ClusterStartError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { options, members } = o
+    const locals: Array<LocalWorker> = []
+    // a child process's exit (a Node callback) marks its worker dead with this scope's services
+    const runFork = Effect.runForkWith(yield* Effect.context<never>())
+    const onExit = (lw: LocalWorker) => {
+      const w = [...members.workers.values()].find((w) => w.address === `${lw.options.listen.host}:${lw.options.listen.port}`)
+      if (w !== undefined) runFork(members.markDead(w))
+    }
+    const addLocal = Effect.promise(async () => {
+      const k = locals.length
+      const lw = await spawnWorker({
+        ...o.where,
+        ...(options.threads !== undefined ? { threads: options.threads } : {}),
+        ...(options.clockShift?.[k] !== undefined ? { clockShift: options.clockShift[k] } : {}),
+        ...(options.hostNames?.[k] !== undefined ? { hostName: options.hostNames[k] } : {}),
+        ...(options.preload !== undefined ? { preload: options.preload } : {}),
+        ...(options.maxHeldBytes !== undefined ? { maxHeldBytes: options.maxHeldBytes } : {})
+      }, onExit, o.security)
+      locals.push(lw)
+    })
+    yield* Effect.addFinalizer(() => Effect.suspend(() => stopWorkers(locals)))
+    for (let k = 0; k < (options.local ?? 0); k++) yield* addLocal
+    const minWorkers = options.minWorkers ?? options.local ?? 0
+    const began = yield* Clock.currentTimeMillis
+    const deadline = began + (options.startTimeout ?? 60) * 1000
+    let said = began
+    while (members.aliveCount() < minWorkers) {
+      const now = yield* Clock.currentTimeMillis
+      if (now > deadline || locals.some((l) => l.process.exitCode !== null)) {
+        return yield* workersNotStarted({
+          joined: members.aliveCount(),
+          wanted: minWorkers,
+          seconds: options.startTimeout ?? 60,
+          where: o.at,
+          stderr: locals.map((l) => l.stderr()).filter((e) => e !== "").join("\n")
+        })
+      }
+      if (now - said >= 5000) {
+        said = now
+        options.onWaiting?.(members.aliveCount(), minWorkers, Math.round((said - began) / 1000))
+      }
+      // bounded: a scheduler that stops answering must not hold the start past its deadline
+      yield* Effect.ignore(Effect.timeout(members.refresh(false), "5 seconds"))
+      yield* Effect.sleep("50 millis")
+    }
+    return { locals, addLocal }
+  })
