@@ -3,13 +3,15 @@
  * through the wire unchanged but for the clock offset (fast-check), batches bounded,
  * drops counted (slow scheduler, failed batches, forwarding stopped), malformed bytes
  * refused with a message, forwarding off unless the scheduler says it has a dashboard;
- * and end to end, a scheduler served in this process with two local worker processes:
+ * and end to end, a scheduler served in this process with two local worker processes
+ * (plain, and TLS keyed by a token):
  * the batches carry every task of the driver's computes, each worker's rows, the
  * computes' groups and ends.
  */
 import assert from "node:assert/strict"
+import { randomBytes } from "node:crypto"
 import { describe, it } from "node:test"
-import { Effect, Exit, Fiber, Scope } from "effect"
+import { Effect, Exit, Fiber, Redacted, Scope } from "effect"
 import * as fc from "fast-check"
 import * as Cluster from "../../src/engine/Cluster.ts"
 import * as Engine from "../../src/engine/Engine.ts"
@@ -229,40 +231,43 @@ describe("cluster feed: a slow or failing scheduler", () => {
 })
 
 describe("cluster feed: a scheduler with a dashboard, 2 worker processes", () => {
-  it("gets every task of the driver's computes, from both workers, with the computes' groups and ends", { timeout: 180_000 }, async () => {
-    const batches: Array<Cluster.FeedBatch> = []
-    const port = await Cluster.freePort("127.0.0.1")
-    const scheduler = Effect.runFork(Cluster.serveScheduler({ host: "127.0.0.1", port, dashboard: (b) => void batches.push(b) }))
-    try {
-      const n = 24
-      const specs: Array<TaskGraph.TaskSpec> = []
-      for (let i = 0; i < n; i++) specs.push({ key: `arange-${i}`, kernel: k("arange"), args: [i, 1000], stage: "make" })
-      for (let i = 0; i < n; i++) specs.push({ key: `sum-${i}`, kernel: k("chunkSum"), args: [TaskGraph.ref(`arange-${(i + 1) % n}`)] })
-      const graph = TaskGraph.makeUnsafe(specs)
-      const scope = Effect.runSync(Scope.make())
-      const c = await Effect.runPromise(Cluster.LocalCluster({ scheduler: `127.0.0.1:${port}`, local: 2 }).pipe(Scope.provide(scope)))
-      for (let round = 0; round < 2; round++) {
-        await Effect.runPromise(Engine.compute(graph).pipe(Effect.provideService(Executor.Executor, c.executor)))
+  for (const tls of [false, true]) {
+    it(`gets every task of the driver's computes, from both workers, with the computes' groups and ends${tls ? " (TLS keyed by the cluster token)" : ""}`, { timeout: 180_000 }, async () => {
+      const batches: Array<Cluster.FeedBatch> = []
+      const port = await Cluster.freePort("127.0.0.1")
+      const token = tls ? { token: Redacted.make("tessera-token-v1:" + randomBytes(32).toString("base64url")) } : {}
+      const scheduler = Effect.runFork(Cluster.serveScheduler({ host: "127.0.0.1", port, dashboard: (b) => void batches.push(b), ...token }))
+      try {
+        const n = 24
+        const specs: Array<TaskGraph.TaskSpec> = []
+        for (let i = 0; i < n; i++) specs.push({ key: `arange-${i}`, kernel: k("arange"), args: [i, 1000], stage: "make" })
+        for (let i = 0; i < n; i++) specs.push({ key: `sum-${i}`, kernel: k("chunkSum"), args: [TaskGraph.ref(`arange-${(i + 1) % n}`)] })
+        const graph = TaskGraph.makeUnsafe(specs)
+        const scope = Effect.runSync(Scope.make())
+        const c = await Effect.runPromise(Cluster.LocalCluster({ scheduler: `127.0.0.1:${port}`, local: 2, ...token }).pipe(Scope.provide(scope)))
+        for (let round = 0; round < 2; round++) {
+          await Effect.runPromise(Engine.compute(graph).pipe(Effect.provideService(Executor.Executor, c.executor)))
+        }
+        const pids = c.localPids()
+        await Effect.runPromise(Scope.close(scope, Exit.void))
+        const tasks = batches.flatMap((b) => b.tasks)
+        assert.equal(tasks.length, 2 * 2 * n, "every task of both computes, once")
+        assert.equal(new Set(tasks.map((t) => t.key)).size, 2 * n)
+        for (const pid of pids) assert.ok(tasks.some((t) => t.threadId.includes(`-pid${pid}-`)), `a row of worker pid ${pid}`)
+        assert.ok(tasks.every((t) => t.phases.compute[1] >= t.phases.compute[0] && t.peakMemory !== undefined))
+        const computes = batches.flatMap((b) => b.computes)
+        assert.equal(computes.length, 2)
+        assert.deepEqual(
+          computes[0]!.groups.map((g) => [g.stage, g.name, g.total]).sort(),
+          [["make", "arange", n], [undefined, "sum", n]].sort()
+        )
+        assert.deepEqual(batches.flatMap((b) => b.finished).map((f) => f.failed), [false, false])
+        assert.equal(new Set(batches.map((b) => b.run)).size, 1)
+        assert.equal(batches.at(-1)!.over, true)
+        assert.ok(batches.every((b) => b.dropped === 0))
+      } finally {
+        await Effect.runPromise(Fiber.interrupt(scheduler))
       }
-      const pids = c.localPids()
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-      const tasks = batches.flatMap((b) => b.tasks)
-      assert.equal(tasks.length, 2 * 2 * n, "every task of both computes, once")
-      assert.equal(new Set(tasks.map((t) => t.key)).size, 2 * n)
-      for (const pid of pids) assert.ok(tasks.some((t) => t.threadId.includes(`-pid${pid}-`)), `a row of worker pid ${pid}`)
-      assert.ok(tasks.every((t) => t.phases.compute[1] >= t.phases.compute[0] && t.peakMemory !== undefined))
-      const computes = batches.flatMap((b) => b.computes)
-      assert.equal(computes.length, 2)
-      assert.deepEqual(
-        computes[0]!.groups.map((g) => [g.stage, g.name, g.total]).sort(),
-        [["make", "arange", n], [undefined, "sum", n]].sort()
-      )
-      assert.deepEqual(batches.flatMap((b) => b.finished).map((f) => f.failed), [false, false])
-      assert.equal(new Set(batches.map((b) => b.run)).size, 1)
-      assert.equal(batches.at(-1)!.over, true)
-      assert.ok(batches.every((b) => b.dropped === 0))
-    } finally {
-      await Effect.runPromise(Fiber.interrupt(scheduler))
-    }
-  })
+    })
+  }
 })

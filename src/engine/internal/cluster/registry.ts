@@ -24,7 +24,7 @@ import { Effect, Layer, Redacted, References } from "effect"
 import type * as Cause from "effect/Cause"
 import { ClusterError, RunnerStorage, ShardingConfig, SqlRunnerStorage } from "effect/cluster"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { ClusterAddressError, ClusterStorageError, hidePassword, parsePostgres } from "../../Cluster.ts"
+import { ClusterStorageError, hidePassword } from "../../Cluster.ts"
 import type { FeedBatch, PostgresStorage } from "../../Cluster.ts"
 import { nowSeconds } from "../../EngineClock.ts"
 import { type DashboardLink, decodeBatch } from "./feed.ts"
@@ -266,19 +266,6 @@ export const layerRemote = (host: string, port: number, security: LinkSecurity, 
     Layer.provide(Layer.effect(Socket.Socket)(socketTo(security, host, port))),
     Layer.provide(RpcSerialization.layerSchemaBinary())
   )
-
-/**
- * The storage `s` names; throws its error (a defect where the options are not checked
- * before, as `parseAddress` does).
- *
- * @since 0.1.0
- * @internal
- */
-export const postgresOrThrow = (s: string, what: string): PostgresStorage => {
-  const pg = parsePostgres(s, what)
-  if (pg instanceof ClusterAddressError) throw new Error(pg.message)
-  return pg
-}
 
 /**
  * `RunnerStorage` in PostgreSQL (Effect's `SqlRunnerStorage`, which creates its tables
