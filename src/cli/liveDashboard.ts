@@ -3,7 +3,10 @@
  * `tessera run`): starts the live dashboard (src/dashboard/Dashboard.ts) before the
  * program, gives its hooks to the program's computes, and after the program (whatever
  * its outcome: its results and errors are printed first) keeps the page up with the
- * final state until Ctrl-C, saying so on stderr. With trace databases that outlive the
+ * final state until Ctrl-C, saying so on stderr. With `--profile` (its statistical
+ * profiler sampling the worker threads anyway) the dashboard shares its sampler
+ * (`Sampling.share`): the Profile tab draws the live samples' flame graph during the run.
+ * With trace databases that outlive the
  * run (`--profile`), the Profile tab then shows their samples' flame graph and the
  * Findings tab `tessera diagnose`'s findings of them.
  *
@@ -29,6 +32,12 @@ export const withDashboard = <A, E, R>(
     readonly records: boolean
     /** `--profile NAME`: the trace databases it writes answer zooms older than the ring */
     readonly profile?: Option.Option<string>
+    /**
+     * sample the worker threads for the Profile tab during the run; default: with
+     * `--profile` unless `--no-sample` (the profiler samples then anyway: sharing its
+     * sampler costs a flush a second instead of one in ten)
+     */
+    readonly sample?: boolean
   },
   body: (
     provide: <X, Y, Z>(self: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>,
@@ -48,7 +57,9 @@ export const withDashboard = <A, E, R>(
         let pipeline: { visualize(): string } | undefined
         let files: ReadonlyArray<string> = []
         const traceFiles = options.profile !== undefined && Option.isSome(options.profile) ? yield* traceFilesOf(options.profile.value) : undefined
-        const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records, dot: () => pipeline?.visualize(), ...(traceFiles !== undefined ? { traceFiles } : {}) })
+        // the commands pass no `sample` yet: `--no-sample` read from the command line here
+        const sample = options.sample ?? (options.profile !== undefined && Option.isSome(options.profile) && !process.argv.includes("--no-sample"))
+        const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records, sample, dot: () => pipeline?.visualize(), ...(traceFiles !== undefined ? { traceFiles } : {}) })
         const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks)), (p) => void (pipeline = p), (f) => void (files = f)))
         // the run is over and its databases flushed: their samples read for the Profile tab,
         // then diagnosed for the Findings tab (each tab says so meanwhile)

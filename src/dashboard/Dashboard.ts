@@ -49,6 +49,13 @@ export interface DashboardOptions extends ServerOptions {
    * `LiveState.callbacks`)
    */
   readonly records?: boolean
+  /**
+   * sample the worker threads' stacks for the Profile tab's live flame graph
+   * (`LiveState.LiveSampling`; true: the defaults); default off: sampling costs the
+   * engine (V8's profiler in every worker thread: docs/dashboard.md), and `--profile`'s
+   * flame graph comes after the run anyway
+   */
+  readonly sample?: boolean | import("./LiveState.ts").LiveSampling
   /** the pipeline's stage DAG (Graphviz DOT, or how to get it: `pipeline.visualize`), drawn on the Stages tab coloured by state */
   readonly dot?: string | (() => string | undefined)
 }
@@ -194,7 +201,7 @@ export const make = (options: DashboardOptions = {}): Effect.Effect<LiveDashboar
     const server = yield* serve(state, options)
     const log = options.log ?? ((line: string) => void process.stderr.write(line + "\n"))
     log(`dashboard: ${server.url}${server.token === undefined ? "" : " (the token is required: bound off loopback)"}`)
-    return { state, server, url: server.url, callbacks: state.callbacks({ records: options.records === true }) }
+    return { state, server, url: server.url, callbacks: state.callbacks({ records: options.records === true, ...(options.sample === undefined || options.sample === false ? {} : { sample: options.sample === true ? {} : options.sample }) }) }
   })
 
 /**

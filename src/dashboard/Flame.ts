@@ -5,17 +5,15 @@
  * layout `flameCode`, the same page payload `flamePayload`; one set of chart
  * definitions, two data sources).
  *
- * Where the samples come from: the StatisticalProfiler's database (`*-StatisticalProfiler-*.msgpack`),
- * read once —
+ * Where the samples come from, after a run: the StatisticalProfiler's database
+ * (`*-StatisticalProfiler-*.msgpack`), read once —
  *
  * - `tessera dashboard -d DB…`: the databases it replays (when one holds samples);
  * - `tessera demo|run --dashboard … --profile NAME`: after the run, once the profiler's
- *   layer has closed and flushed its file. Not during the run: V8's sampling profiler
- *   hands a worker's samples over only when its profile is stopped, and the profiler
- *   layer writes them straight to its database; getting them to the dashboard while the
- *   run goes would mean stopping and restarting every thread's profiler (a pause on each
- *   thread) or reading a file still being written. So a live run's tab says the flame
- *   graph comes after the run.
+ *   layer has closed and flushed its file (samples attributed to tasks: by stage too).
+ *
+ * During a run, when the dashboard samples (sharing `--profile`'s sampler, or `sample` in
+ * code), the server answers the tab from the live samples instead (`LiveFlame.ts`).
  *
  * The payload is bounded as the report's is (exact samples up to `maxSamples`, else time
  * bins), built and serialised once, sent when a page opens the tab.
@@ -39,14 +37,14 @@ export type FlamePanel =
   | { readonly status: "error"; readonly source: string; readonly message: string }
 
 /**
- * The panel of a live run: the flame graph comes after the run, from `--profile`'s samples.
+ * The panel of a live run without a database's samples (yet): the live samples, if any, answer instead (`LiveFlame.ts`).
  *
  * @since 0.1.0
  * @category constants
  */
 export const noSamples: FlamePanel = {
   status: "none",
-  reason: "no stack samples: run with --profile NAME (sampling on, the default) to get the statistical profiler's flame graph here when the run is over; during a run the samples stay in each thread's profiler until it stops"
+  reason: "no stack samples: run with --profile NAME (sampling on, the default) to get the statistical profiler's flame graph here, live during the run and from its database when the run is over"
 }
 
 /**

@@ -32,6 +32,23 @@ import type { SchedulerState } from "../engine/State.ts"
 import type { TaskGraph } from "../engine/TaskGraph.ts"
 import { type FindingsPanel, noTraces } from "./Diagnosis.ts"
 import { type FlamePanel, noSamples } from "./Flame.ts"
+import { LiveFlame, type LiveFlameOptions } from "./LiveFlame.ts"
+
+/**
+ * The dashboard's own stack sampling (the Profile tab during a run, `LiveFlame.ts`):
+ * V8's sampling profiler in each worker thread at `interval` ms (default 10, the
+ * profiler's), its samples handed over every `flushSeconds` (default 1; see
+ * `Sampling.SamplingRequest`), folded into `bounds`. With the statistical profiler's
+ * layer in the same compute, both get every sample (`Sampling.share`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LiveSampling {
+  readonly interval?: number
+  readonly flushSeconds?: number
+  readonly bounds?: LiveFlameOptions
+}
 
 /**
  * Options of a live state.
@@ -201,6 +218,8 @@ export class LiveState {
   findings: FindingsPanel = noTraces
   /** the Profile tab: the statistical profiler's samples, as the report's flame payload (`Flame.ts` `profileInto`) */
   flame: FlamePanel = noSamples
+  /** the Profile tab during a run: the engine's stack samples, folded (`LiveFlame.ts`); null: the dashboard does not sample */
+  liveFlame: LiveFlame | null = null
   private totalBytes = 0
   private readonly memTotal: Float64Array
   /** host resource samples: time, cpu %, memory bytes used, per host (bounded: decimated) */
@@ -544,10 +563,12 @@ export class LiveState {
    * Both take the driver's segments and the data transfers (cheap: a few per compute,
    * one per cluster fetch).
    */
-  callbacks(options: { readonly records?: boolean } = {}): Callbacks {
+  callbacks(options: { readonly records?: boolean; readonly sample?: LiveSampling } = {}): Callbacks {
+    const sampling = options.sample === undefined ? {} : this.sampling(options.sample)
     if (options.records !== true) {
       this.light = true
       return {
+        ...sampling,
         startState: (g, s) => this.startState(g, s),
         finish: (g, s, f) => this.finish(g, s, f),
         posttask: (k, _r, g, _s, w) => this.posttask(k, g, w),
@@ -556,6 +577,7 @@ export class LiveState {
       }
     }
     return {
+      ...sampling,
       startState: (g, s) => this.startState(g, s),
       finish: (g, s, f) => this.finish(g, s, f),
       task: (t) => this.task(t),
@@ -563,6 +585,19 @@ export class LiveState {
       driver: (d) => this.driver(d),
       transfer: (x) => this.transfer(x),
       transientRecords: true
+    }
+  }
+
+  /**
+   * The sampling part of the callbacks (`LiveSampling`): a request at its interval with a
+   * short flush, and a `samples` method that hands each record to the live flame
+   * structure, folded on the tick.
+   */
+  private sampling(o: LiveSampling): Pick<Callbacks, "sampling" | "samples"> {
+    const flame = (this.liveFlame ??= new LiveFlame(this.t0, o.bounds))
+    return {
+      sampling: { interval: o.interval ?? 10, flushSeconds: o.flushSeconds ?? 1 },
+      samples: (r) => flame.push(r)
     }
   }
 
@@ -769,6 +804,7 @@ export class LiveState {
    */
   delta(known: { rows: number; functions: number; stages: number; activities: number; hosts: number; binEpoch: number; resources: Array<number> }): Delta {
     this.drain()
+    this.liveFlame?.fold()
     this.refreshRunning()
     const merged = known.binEpoch !== this.binEpoch
     let bins: Delta["bins"] = null

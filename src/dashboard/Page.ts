@@ -420,7 +420,7 @@ function drawTables(){
   } else if (tab === "findings") {
     drawFindings();
   } else if (tab === "profile") {
-    if (S.over && flameP === null) askFlame();
+    if (flameStale()) askFlame();
     drawFlame();
   } else if (tab === "memory") {
     text($("memory-note"), "managed memory and busy share are the server's time bins (" + fmtS(S.binWidth) + " each, the peak per bin); CPU and memory per host sampled every 0.5 s on the dashboard's host");

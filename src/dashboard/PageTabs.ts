@@ -26,23 +26,53 @@ import { flameCode, flameRowHeight, flameWidth } from "../report/FlameGraph.ts"
  */
 export const afterRunTabsScript = `// ---- the flame graph of a window (the report's chart and code: report/FlameGraph.ts) ---------
 ${flameCode}
-var flameP = null, flameAsked = false, flameView = null, flameDom = null, flameKey = "";
+var flameP = null, flameAsked = false, flameView = null, flameDom = null, flameKey = "", flameAt = 0, flameOver = false, flameFns = "";
+// the server's answer for the tab: during a run (the dashboard sampling) its live samples of
+// the window and function shown, asked again every 2 s while the tab is open and when they
+// change; after the run the profiler's database's (or the live samples' final state)
 function askFlame(){
   if (flameAsked) return;
   flameAsked = true;
-  fetch(api("/api/flame")).then(function(r){ return r.json(); }).then(function(p){
+  var q = [], want = $("flame-pick").value;
+  if (flameP && flameP.live) {
+    if (flameDom) q.push("from=" + flameDom[0], "to=" + flameDom[1]);
+    if (want.charAt(0) === "f") q.push("fn=" + encodeURIComponent(flameP.payload.fns[+want.slice(1)]));
+  }
+  var over = S.over, asked = want + "/" + JSON.stringify(flameDom);
+  fetch(api("/api/flame" + (q.length ? "?" + q.join("&") : ""))).then(function(r){ return r.json(); }).then(function(p){
+    flameAsked = false; flameAt = Date.now(); flameOver = over;
+    var was = flameP;
     flameP = T.flameData = p;
-    if (p.status === "pending") setTimeout(function(){ flameAsked = false; askFlame(); }, 1000);
+    if (p.status === "pending") setTimeout(askFlame, 1000);
     if (p.status === "ready") {
-      var pick = $("flame-pick");
-      p.payload.fns.forEach(function(f, i){ var o = el("option", "", "function: " + f); o.value = "f" + i; pick.appendChild(o); });
-      p.payload.stages.forEach(function(s, i){ if (s === "") return; var o = el("option", "", "stage: " + s); o.value = "s" + i; pick.appendChild(o); });
-      flameView = new vega.View(vega.parse(p.spec), { renderer: "canvas", container: "#flame", hover: true });
-      flameView.tooltip(function(h, e, i, v){ if (v == null || typeof v !== "object") { tip.style.display = "none"; return; } showTip(e, Object.keys(v).map(function(k){ return [k, v[k]]; })); });
+      var pick = $("flame-pick"), fresh = !was || was.status !== "ready" || !!was.live !== !!p.live, sig = p.payload.fns.join("\u0000") + "|" + p.payload.stages.join("\u0000");
+      if (fresh || sig !== flameFns) {
+        flameFns = sig;
+        var keep = fresh ? "all" : pick.value;
+        while (pick.options.length > 1) pick.remove(1);
+        p.payload.fns.forEach(function(f, i){ var o = el("option", "", "function: " + f); o.value = "f" + i; pick.appendChild(o); });
+        p.payload.stages.forEach(function(s, i){ if (s === "") return; var o = el("option", "", "stage: " + s); o.value = "s" + i; pick.appendChild(o); });
+        pick.value = keep;
+      }
+      if (!flameView) {
+        flameView = new vega.View(vega.parse(p.spec), { renderer: "canvas", container: "#flame", hover: true });
+        flameView.tooltip(function(h, e, i, v){ if (v == null || typeof v !== "object") { tip.style.display = "none"; return; } showTip(e, Object.keys(v).map(function(k){ return [k, v[k]]; })); });
+      }
     }
     flameKey = ""; drawFlame();
+    // the window or function changed while this was asked: ask for the new ones
+    if (p.live && asked !== $("flame-pick").value + "/" + JSON.stringify(flameDom)) askFlame();
   }).catch(function(e){ flameAsked = false; T.errors.push(String(e)); });
 }
+// whether the tab's answer is to be asked (again): none yet; a live one 2 s old, or asked
+// before the run was over (the profiler's database may follow); a window or function changed
+function flameStale(){
+  if (flameAsked) return false;
+  if (flameP === null) return true;
+  if ((flameP.live || flameP.status === "none") && S.over && !flameOver) return true;
+  return !!flameP.live && !S.over && Date.now() - flameAt > 2000;
+}
+T.flameStale = flameStale;
 function setFlameWindow(d){
   flameDom = d;
   $("flame-from").value = d === null ? "" : String(+d[0].toFixed(6));
@@ -51,20 +81,23 @@ function setFlameWindow(d){
 }
 function drawFlame(){
   var note = $("flame-note");
-  if (flameP === null || flameP.status === "none" && !S.over) { text(note, S.over ? "asking for the samples…" : "the flame graph comes when the run is over (with --profile: its samples are read from the StatisticalProfiler's database)"); return; }
+  if (flameP === null || flameP.status === "none" && !S.over) { text(note, S.over ? "asking for the samples…" : "the flame graph comes when the run is over (with --profile: its samples are read from the StatisticalProfiler's database); live during the run with the dashboard's own sampling (--dashboard-sample)"); return; }
   if (flameP.status === "none") { text(note, flameP.reason); return; }
   if (flameP.status === "pending") { text(note, "reading the samples (" + flameP.source + ")…"); return; }
   if (flameP.status === "error") { text(note, "the samples could not be read: " + flameP.message + " (" + flameP.source + ")"); return; }
   var P = flameP.payload, want = $("flame-pick").value, key = want + "/" + JSON.stringify(flameDom);
   if (key === flameKey) return;
+  // a live answer holds only the window and function it was asked for: ask for the new ones
+  if (flameP.live && flameKey !== "") askFlame();
   flameKey = key;
-  text(note, "where the threads' time went, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples of " + flameP.source + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks; driver: the main thread)" +
+  if (flameP.live) text(note, "live: where the worker threads' time went so far, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples, " + fmtS(flameP.seconds) + " of thread time" + (flameP.over ? ", the run is over" : ", handed over every second") + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks); samples binned by " + fmtS(P.bin) + " (the bins merge as the run grows): a bin counts when its middle is in the window" + (flameP.cutSamples > 0 ? "; " + flameP.cutSamples.toLocaleString("en-US") + " samples past the call tree's bound stand on a shorter stack" : "") + "; by stage: after the run, with --profile");
+  else text(note, "where the threads' time went, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples of " + flameP.source + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks; driver: the main thread)" +
     (P.samples.c ? "; samples binned by " + fmtS(P.bin) + ": a bin counts when its middle is in the window" : ""));
   var root = flameTree(P, want, flameDom), l = flameBoxes(root, ${flameWidth});
   text($("flame-window"), (flameDom ? "samples from " + flameDom[0].toFixed(3) + " s to " + flameDom[1].toFixed(3) + " s" : "whole run") + ": " + root.n.toLocaleString("en-US") + " samples, " + root.s.toFixed(3) + " s of thread time");
   flameView.height((l.depth + 1) * ${flameRowHeight});
   flameView.change("boxes", vega.changeset().remove(vega.truthy).insert(l.boxes));
-  T.flame = { samples: root.n, seconds: root.s, boxes: l.boxes.length, window: flameDom, pick: want };
+  T.flame = { samples: root.n, seconds: root.s, boxes: l.boxes.length, window: flameDom, pick: want, live: !!flameP.live };
   flameView.runAsync().catch(function(e){ T.errors.push(String(e)); });
 }
 function flameInputs(){

@@ -15,6 +15,9 @@
  *   (`Diagnosis.ts`), or why there are none (yet);
  * - `/api/flame` the Profile tab: the statistical profiler's samples as the report's flame
  *   payload and chart (`Flame.ts`, `report/FlameGraph.ts`), or why there are none (yet);
+ *   during a run, when the dashboard samples, `/api/flame?from=S&to=S&fn=NAME` the live
+ *   samples' bins in the window, of the function (`LiveFlame.ts`; `live=1`: these even
+ *   once a database's samples are read);
  * - `/api/detail?from=S&to=S&limit=N` the rectangles of a window (zooming into the
  *   past): from the ring while it holds the window, else from the run's trace databases
  *   (`traceFiles`, read in a worker thread: `TraceDetail.ts`); at most N (20,000) an
@@ -256,6 +259,29 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
       case "/api/findings":
         return json(res, state.findings)
       case "/api/flame": {
+        // during a run (and after it when no database's samples follow; `live=1`: always):
+        // the live samples of the window and function asked for (`LiveFlame.ts`), bounded by its bins
+        const wantLive = state.flame.status === "none" || url.searchParams.get("live") === "1"
+        if (wantLive && state.liveFlame !== null && state.liveFlame.samples + state.liveFlame.pendingRecords() > 0) {
+          const opt = (name: string) => {
+            const v = url.searchParams.get(name)
+            return v === null || v === "" || !Number.isFinite(Number(v)) ? {} : { [name]: Number(v) }
+          }
+          const fn = url.searchParams.get("fn")
+          const f = state.liveFlame
+          const payload = f.payload({ ...opt("from"), ...opt("to"), ...(fn === null || fn === "" ? {} : { fn }) })
+          return json(res, {
+            status: "ready",
+            live: true,
+            over: state.over,
+            source: "the dashboard's samples so far",
+            samples: f.samples,
+            seconds: f.seconds,
+            cutSamples: f.cutSamples,
+            payload,
+            spec: flameSpec()
+          })
+        }
         // the payload (up to the report's bound of rows) serialised once per panel
         if (flameJson.panel !== state.flame) flameJson = { panel: state.flame, text: JSON.stringify({ ...state.flame, spec: state.flame.status === "ready" ? flameSpec() : null }) }
         return send(res, "application/json; charset=utf-8", flameJson.text)

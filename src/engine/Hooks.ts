@@ -34,6 +34,7 @@
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { ClockRecord, DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "./EngineEvents.ts"
 import type { Run } from "./Lineage.ts"
+import * as Sampling from "./Sampling.ts"
 import type { SampleRecord, SamplingRequest } from "./Sampling.ts"
 import type { SchedulerState } from "./State.ts"
 import type { TaskGraph } from "./TaskGraph.ts"
@@ -69,8 +70,9 @@ export interface Callbacks {
   clock?(record: ClockRecord): void
   /**
    * Statistical sampling of the worker threads (see `Sampling`): executors that can
-   * sample do so at this interval and deliver the samples to `samples`. The first
-   * callback of a compute with both is used.
+   * sample do so at this interval and deliver the samples to `samples`. Several
+   * callbacks of a compute with both share one sampler (`collect`, `Sampling.share`):
+   * each gets every record.
    */
   readonly sampling?: SamplingRequest
   samples?(record: SampleRecord): void
@@ -193,6 +195,10 @@ export const registered = (): ReadonlyArray<Callbacks> => [...globalCallbacks]
 
 /**
  * Global callbacks, then the context's, then the compute's own, without duplicates.
+ * When more than one asks for sampling (`sampling` and `samples`), one shared sampler
+ * for them (`Sampling.share`: the smallest interval, the shortest flush, every record to
+ * each) comes before them, so that each gets the samples (a compute samples for the first
+ * sampling callback it finds).
  *
  * @since 0.1.0
  * @category getters
@@ -204,5 +210,7 @@ export const collect = (
   const out = [...globalCallbacks]
   for (const cb of context) if (!out.includes(cb)) out.push(cb)
   if (local) for (const cb of local) if (!out.includes(cb)) out.push(cb)
+  const samplers = out.filter((c) => c.sampling !== undefined && typeof c.samples === "function")
+  if (samplers.length > 1) out.splice(out.indexOf(samplers[0]!), 0, Sampling.share(samplers))
   return out
 }

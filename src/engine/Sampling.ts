@@ -81,13 +81,17 @@ export interface SampleRecord extends SampleChunk {
 }
 
 /**
- * What a hook asks for: sampling every `interval` milliseconds.
+ * What a hook asks for: sampling every `interval` milliseconds, its samples handed over
+ * at least every `flushSeconds` (default and most `flushSeconds`, least
+ * `minFlushSeconds`: a live view asks for a short one; each flush stops and restarts the
+ * thread's V8 profile, well under a ms).
  *
  * @since 0.1.0
  * @category models
  */
 export interface SamplingRequest {
   readonly interval: number
+  readonly flushSeconds?: number
 }
 
 /**
@@ -97,6 +101,26 @@ export interface SamplingRequest {
  * @category constants
  */
 export const flushSeconds = 10
+
+/**
+ * The shortest flush period (seconds) a hook may ask for (`SamplingRequest.flushSeconds`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const minFlushSeconds = 0.25
+
+/**
+ * The flush period (seconds) `request` asks for, bounded to [`minFlushSeconds`,
+ * `flushSeconds`] (not a finite number: the default).
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const flushOf = (request: SamplingRequest | undefined): number => {
+  const f = request?.flushSeconds
+  return f === undefined || !Number.isFinite(f) ? flushSeconds : Math.min(flushSeconds, Math.max(minFlushSeconds, f))
+}
 
 /**
  * How long (seconds) a worker keeps V8's profiler running after the last hook sampling
@@ -201,7 +225,8 @@ export const attach = (owner: object, source: SampleSource): () => void => sourc
  * @category registration
  */
 export const stop = async (owner: object): Promise<void> => {
-  await Promise.all(sources.of(owner).map((s) => s.stop()))
+  const owners = [owner, ...(sharedBy.get(owner) ?? [])]
+  await Promise.all(owners.flatMap((o) => sources.of(o)).map((s) => s.stop()))
 }
 
 const mainThreadHooks = new Map<object, () => void>()
@@ -228,4 +253,56 @@ export const onMainThreadTasks = (owner: object, start: () => void): () => void 
  * @since 0.1.0
  * @category registration
  */
-export const mainThreadTasks = (owner: object): void => mainThreadHooks.get(owner)?.()
+export const mainThreadTasks = (owner: object): void => {
+  for (const o of membersOf.get(owner) ?? [owner]) mainThreadHooks.get(o)?.()
+}
+
+/** A hook with a sampling request and a `samples` method (see `Hooks.Callbacks`). */
+interface Sampler {
+  readonly sampling?: SamplingRequest | undefined
+  samples?(record: SampleRecord): void
+}
+
+/** the hooks a shared sampler stands for, and the shared samplers each hook is part of */
+const membersOf = new WeakMap<object, ReadonlyArray<Sampler>>()
+const sharedBy = new WeakMap<object, Set<object>>()
+/** the shared sampler of a list of hooks, by its first hook (kept while the hooks stay the same) */
+const sharedOf = new WeakMap<object, Array<{ readonly members: ReadonlyArray<Sampler>; readonly shared: Sampler }>>()
+
+/**
+ * One sampler for several hooks that ask for sampling (`Hooks.collect` puts it before
+ * them, so a compute samples for it): it asks for the smallest interval and the shortest
+ * flush of theirs and gives every record to each of them (the same object: a hook must not
+ * change it). The same hooks get the same sampler back (an executor keeps sampling across
+ * computes for one owner). `stop(hook)` of any of them stops it (delivering its last samples
+ * to all); `mainThreadTasks` of it reaches each hook's `onMainThreadTasks`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const share = <S extends Sampler>(hooks: ReadonlyArray<S>): S => {
+  if (hooks.length === 1) return hooks[0]!
+  const first = hooks[0]!
+  let list = sharedOf.get(first)
+  if (list === undefined) sharedOf.set(first, list = [])
+  const known = list.find((e) => e.members.length === hooks.length && e.members.every((m, i) => m === hooks[i]))
+  if (known !== undefined) return known.shared as S
+  const members = [...hooks]
+  const flush = Math.min(...members.map((m) => flushOf(m.sampling)))
+  const shared: Sampler = {
+    sampling: { interval: Math.min(...members.map((m) => m.sampling!.interval)), ...(flush < flushSeconds ? { flushSeconds: flush } : {}) },
+    samples: (record) => {
+      for (const m of members) m.samples!(record)
+    }
+  }
+  // a bounded memo: a process that builds hook lists anew per compute keeps the latest few
+  if (list.length >= 8) list.shift()
+  list.push({ members, shared })
+  membersOf.set(shared, members)
+  for (const m of members) {
+    let set = sharedBy.get(m)
+    if (set === undefined) sharedBy.set(m, set = new Set())
+    set.add(shared)
+  }
+  return shared as S
+}

@@ -25,7 +25,7 @@ const LAST_SAMPLES_MS = 5000
  */
 export class PoolSampling {
   /** the hook sampled for, and how to detach from it */
-  private current: { readonly owner: Callbacks; detach: () => void } | null = null
+  private current: { readonly owner: Callbacks; detach: () => void; timer: ReturnType<typeof setInterval> | undefined } | null = null
   private readonly slots: () => ReadonlyArray<Slot>
   private readonly host: string
 
@@ -38,9 +38,20 @@ export class PoolSampling {
   use(owner: Callbacks): void {
     if (owner === this.current?.owner) return
     if (this.current !== null) void this.stop()
-    const sampler = { owner, detach: () => {} }
+    const sampler: NonNullable<typeof this.current> = { owner, detach: () => {}, timer: undefined }
     sampler.detach = Sampling.attach(owner, { stop: () => (this.current === sampler ? this.stop() : Promise.resolve()) })
     this.current = sampler
+    // a flush shorter than the workers' own (which follows a batch once `flushSeconds` passed):
+    // asked for from here; a busy worker answers after its batch
+    const flush = Sampling.flushOf(owner.sampling)
+    if (flush < Sampling.flushSeconds) {
+      sampler.timer = setInterval(() => {
+        for (const slot of this.slots()) {
+          if (slot.alive && slot.sampling && slot.sampleOwner === owner && slot.lastSamples === null) slot.worker.postMessage({ t: "take", stop: false })
+        }
+      }, flush * 1000)
+      sampler.timer.unref()
+    }
   }
 
   /**
@@ -63,6 +74,7 @@ export class PoolSampling {
     const sampler = this.current
     if (sampler === null) return Promise.resolve()
     this.current = null
+    if (sampler.timer !== undefined) clearInterval(sampler.timer)
     sampler.detach()
     const waits: Array<Promise<void>> = []
     for (const slot of this.slots()) {
