@@ -39,7 +39,11 @@ export const closePool = async (): Promise<void> => {
 export const runAndDiagnose = async (
   name: string,
   make: () => Pipeline.Pipeline | Promise<Pipeline.Pipeline>,
-  options: { readonly executor?: Layer.Layer<Executor.Executor, unknown>; readonly sampleInterval?: number
+  options: {
+    readonly executor?: Layer.Layer<Executor.Executor, unknown>
+    /** a pool booted before the run (as the shared one), instead of `executor` */
+    readonly runtime?: ManagedRuntime.ManagedRuntime<Executor.Executor, unknown>
+    readonly sampleInterval?: number
     /** thresholds, or how to decide them from the databases the run wrote */
     readonly thresholds?: ThresholdSettings | ((files: ReadonlyArray<string>) => Promise<ThresholdSettings>)
   } = {}
@@ -50,11 +54,11 @@ export const runAndDiagnose = async (
     const profiler = DefaultProfiler.layer({ name, directory: dir, host: "gallery", pipeline: p, sample: true, sampleInterval: options.sampleInterval ?? 5, ...quiet })
     const run = p.run() as Effect.Effect<unknown, unknown, Executor.Executor>
     if (options.executor !== undefined) await Effect.runPromise(run.pipe(Effect.provide(Layer.mergeAll(options.executor, profiler))))
-    else await sharedPool().runPromise(run.pipe(Effect.provide(profiler)))
+    else await (options.runtime ?? sharedPool()).runPromise(run.pipe(Effect.provide(profiler)))
     const files = readdirSync(dir).filter((f) => f.endsWith(".msgpack")).map((f) => join(dir, f))
     // the shared pool started before the profiler: its size is not in the trace
     const thresholds = typeof options.thresholds === "function" ? await options.thresholds(files) : options.thresholds
-    const d = await diagnoseFilesPromise(files, { ...(options.executor === undefined ? { workers: 2 } : {}), ...(thresholds !== undefined ? { thresholds } : {}) })
+    const d = await diagnoseFilesPromise(files, { ...(options.executor === undefined && options.runtime === undefined ? { workers: 2 } : {}), ...(thresholds !== undefined ? { thresholds } : {}) })
     return { ...d, files }
   } finally {
     if (process.env.TESSERA_KEEP_FAULTS === undefined) rmSync(dir, { recursive: true, force: true })
