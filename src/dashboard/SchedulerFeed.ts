@@ -7,9 +7,10 @@
  *
  * One run at a time: a run is a driver's cluster, from its start to its close. The page
  * shows the current run; when a driver starts while no run is going on (the previous
- * ones closed, or silent for `idleSeconds`), the page starts again with a fresh state
- * (the server restarts on the same address and token: open pages reconnect and start
- * from the new snapshot). Drivers whose runs overlap share one state (their rows are
+ * ones closed, or silent for `idleSeconds`; the first run too), the page starts again
+ * with a fresh state whose time axis starts at the run's first record (the server
+ * restarts on the same address and token: open pages reconnect and start from the new
+ * snapshot). Drivers whose runs overlap share one state (their rows are
  * their workers; counts add up). The counts carry `runs` (runs seen since the scheduler
  * started), `drivers` (runs in the state shown) and `dropped` (records those drivers did
  * not forward: the scheduler was slow or failing).
@@ -23,6 +24,7 @@
 import { hostname } from "node:os"
 import { Effect, Exit, Scope } from "effect"
 import type { FeedBatch, FeedCompute } from "../engine/Cluster.ts"
+import { nowSeconds } from "../engine/EngineClock.ts"
 import type { SchedulerState } from "../engine/State.ts"
 import type { TaskGraph } from "../engine/TaskGraph.ts"
 import { type DashboardOptions, serve } from "./Dashboard.ts"
@@ -171,7 +173,7 @@ interface Run {
  */
 export const make = (options: SchedulerDashboardOptions = {}): Effect.Effect<SchedulerDashboard, DashboardError, Scope.Scope> =>
   Effect.gen(function*() {
-    const fresh = () => new SchedulerLiveState({ host: hostname(), ...options.live })
+    const fresh = (t0?: number) => new SchedulerLiveState({ host: hostname(), ...options.live, ...(t0 !== undefined ? { t0 } : {}) })
     let state = fresh()
     const first = yield* serveIn(state, options)
     let scope = first.scope
@@ -207,12 +209,13 @@ export const make = (options: SchedulerDashboardOptions = {}): Effect.Effect<Sch
       const now = performance.now()
       let r = runs.get(b.run)
       if (r === undefined) {
-        // a run that finds none going on starts a new page (the first one's state is still unused)
+        // a run that finds none going on starts a new page, its time axis from the run's
+        // first record (not from the scheduler's start, which may be hours before)
         for (const [k, o] of runs) if (o.over || now - o.last > idle) runs.delete(k)
         runsSeen++
-        if (runs.size === 0 && (state.computesStarted > 0 || state.dropped.size > 0)) {
+        if (runs.size === 0) {
           state.close()
-          state = fresh()
+          state = fresh(firstTime(b))
           restart(state)
         }
         runs.set(b.run, r = { computes: new Map(), last: now, over: false })
@@ -247,6 +250,20 @@ export const make = (options: SchedulerDashboardOptions = {}): Effect.Effect<Sch
     }
     return { url: first.server.url, feed, state: () => state }
   })
+
+/** The earliest time in a batch's records (epoch seconds), else now. */
+const firstTime = (b: FeedBatch): number => {
+  const now = nowSeconds()
+  let t = now
+  // a task without timings has its phases at 0: not a time of this run
+  const see = (v: number) => {
+    if (v > now - 3600 && v < t) t = v
+  }
+  for (const x of b.tasks) see(x.phases.gather[0])
+  for (const m of b.memory) see(m.timestamp)
+  for (const x of b.transfers) see(x.start)
+  return t
+}
 
 /** Serves `state` in a scope of its own (closed when the next run's page replaces it). */
 const serveIn = (state: LiveState, options: DashboardOptions): Effect.Effect<{ readonly scope: Scope.Closeable; readonly server: DashboardServer }, DashboardError> =>

@@ -64,6 +64,16 @@ const snapshot = async (url: string): Promise<Snapshot> => {
   return (await r.json()) as Snapshot
 }
 
+/** The snapshot once `ready` holds of it (the server restarts for each new run: a moment without one). */
+const settled = async (url: string, ready: (s: Snapshot) => boolean): Promise<Snapshot> => {
+  for (let i = 0;; i++) {
+    const s = await snapshot(url).catch(() => undefined)
+    if (s !== undefined && ready(s)) return s
+    if (i > 600) assert.fail(`no snapshot as expected within 60 s: ${JSON.stringify(s?.counts)}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
 describe("tessera scheduler --dashboard", () => {
   it("shows the tasks of each driver's run, exactly, and both worker processes", { timeout: 600_000 }, async () => {
     const sched = start(["scheduler", "--port", "0", "--dashboard", "127.0.0.1:0"])
@@ -82,8 +92,9 @@ describe("tessera scheduler --dashboard", () => {
     const trace = decodeRecords(readFileSync(join(dir, `s-TracePlugin-${hostname()}.msgpack`)))
     const computed = trace.events.filter((e) => e.name === "Compute").length
     assert.ok(computed > 0)
-    // the driver forwarded its last records before it exited
-    let s = await snapshot(url)
+    // the driver forwarded its last records before it exited (the page of its run: the
+    // server restarted for it, on the same address)
+    let s = await settled(url, (x) => x.counts.runs === 1 && x.over)
     assert.equal(s.counts.tasks, computed, "the page counts the driver's tasks exactly")
     assert.equal(s.counts.done, computed)
     assert.equal(s.counts.dropped, 0)
@@ -95,12 +106,7 @@ describe("tessera scheduler --dashboard", () => {
     // the next driver's run: the page starts again (the server restarts on the same address)
     const again = start(["run", fixture, "--cluster", addr], dir)
     assert.equal(await finished(again), 0, again.err)
-    for (let t = 0; t < 600; t++) {
-      s = await snapshot(url).catch(() => s)
-      if (s.counts.runs === 2 && s.over) break
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    assert.equal(s.counts.runs, 2)
+    s = await settled(url, (x) => x.counts.runs === 2 && x.over)
     assert.equal(s.counts.tasks, computed, "the same pipeline: the same count, for this run alone")
     assert.equal(s.over, true)
 

@@ -49,6 +49,16 @@ const batch = (run: string, b: Partial<FeedBatch>): FeedBatch => ({
   ...b
 })
 
+/** The snapshot once `ready` holds of it (the server restarts for a new run: a moment without one). */
+const settled = async (url: string, ready: (s: Awaited<ReturnType<typeof snapshot>>) => boolean) => {
+  for (let i = 0;; i++) {
+    const s = await snapshot(url).catch(() => undefined)
+    if (s !== undefined && ready(s)) return s
+    if (i > 600) assert.fail(`no snapshot as expected within 60 s: ${JSON.stringify(s?.counts)}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
 const snapshot = async (url: string) => {
   const u = new URL(url)
   u.pathname = "/api/snapshot"
@@ -92,10 +102,14 @@ describe("the scheduler's dashboard: runs", () => {
       const lines: Array<string> = []
       const d = await Effect.runPromise(SchedulerFeed.make({ host: "127.0.0.1", port: 0, log: (l) => void lines.push(l), sampleHost: false }).pipe(Scope.provide(scope)))
       assert.match(lines[0]!, /^dashboard: http:\/\/127\.0\.0\.1:\d+\/$/)
-      const first = d.state()
+      const unused = d.state()
       const groups = [{ stage: "s", name: "f", total: 3 }, { stage: undefined, name: "g", total: 1 }]
       d.feed(batch("r1", { computes: [{ id: 0, groups }], running: [{ id: 0, counts: [2, 0] }], tasks: [task("f-0", "f", "w-a", t0, "s")] }))
-      let s = await snapshot(d.url)
+      // the first run too gets a fresh state, its time axis from its first record
+      const first = d.state()
+      assert.notEqual(first, unused)
+      assert.equal(first.t0, t0)
+      let s = await settled(d.url, (x) => x.counts.runs === 1)
       assert.equal(s.counts.tasks, 1)
       assert.equal(s.counts.running, 2)
       assert.deepEqual(s.groups.map((g) => [g.stage, g.name, g.total, g.done, g.running]), [["s", "f", 3, 1, 2], ["", "g", 1, 0, 0]])
@@ -117,12 +131,7 @@ describe("the scheduler's dashboard: runs", () => {
       d.feed(batch("r2", { computes: [{ id: 0, groups: [{ stage: undefined, name: "k", total: 2 }] }], tasks: [task("k-0", "k", "w-c", t0 + 1)] }))
       assert.notEqual(d.state(), first)
       assert.equal(first.tasksSeen, 4, "the old state is left as it was")
-      for (let i = 0; i < 600; i++) {
-        s = await snapshot(d.url).catch(() => s)
-        if (s.counts.runs === 2) break
-        await new Promise((r) => setTimeout(r, 100))
-      }
-      assert.equal(s.counts.runs, 2)
+      s = await settled(d.url, (x) => x.counts.runs === 2)
       assert.equal(s.counts.tasks, 1)
       assert.equal(s.counts.dropped, 0)
       assert.deepEqual(s.rows, ["w-c"])
