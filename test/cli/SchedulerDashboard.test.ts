@@ -3,7 +3,8 @@
  * loopback port, two `tessera worker` processes, and `tessera run --cluster HOST:PORT`
  * drivers one after another. The page's JSON snapshot counts exactly the tasks of the
  * driver's own trace (its Compute events), shows both worker processes as rows, and
- * starts again for the next driver (runs counted).
+ * starts again for the next driver (runs counted). Bound off loopback, the page needs
+ * the token it printed.
  */
 import assert from "node:assert/strict"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -111,6 +112,22 @@ describe("tessera scheduler --dashboard", () => {
     assert.equal(s.over, true)
 
     for (const w of ws) await stop(w)
+    await stop(sched)
+  })
+
+  it("bound off loopback, requires the token it prints (the dashboard server's rules)", { timeout: 120_000 }, async () => {
+    const sched = start(["scheduler", "--port", "0", "--dashboard", "0.0.0.0:0"])
+    await until("the dashboard's URL said", () => /dashboard: (http\S+)/.test(sched.err), sched)
+    const url = new URL(/dashboard: (http\S+)/.exec(sched.err)![1]!)
+    assert.match(sched.err, /the token is required: bound off loopback/)
+    const token = url.searchParams.get("token")
+    assert.ok(token !== null && token.length >= 20)
+    const at = (t: string | null) => `http://127.0.0.1:${url.port}/api/snapshot${t === null ? "" : `?token=${encodeURIComponent(t)}`}`
+    assert.equal((await fetch(at(null))).status, 401)
+    assert.equal((await fetch(at("wrong"))).status, 401)
+    const ok = await fetch(at(token))
+    assert.equal(ok.status, 200)
+    assert.equal(((await ok.json()) as Snapshot).counts.runs, 0)
     await stop(sched)
   })
 })
