@@ -84,7 +84,7 @@ export class LiveFlame {
   /** functions (first level): "idle" first */
   readonly fns: Array<string> = ["idle"]
   private readonly fnIds = new Map<string, number>([["idle", 0]])
-  /** per bin: (node · 4096 + function) → [samples, µs] */
+  /** per bin: ((node + 1) · 4096 + function) → [samples, µs] (node -1: no frame) */
   private bins: Array<Map<number, [number, number]>>
   /** records handed over, not folded yet */
   private pending: Array<SampleRecord> = []
@@ -95,6 +95,8 @@ export class LiveFlame {
   records = 0
   /** the latest sample time folded (seconds since t0) */
   latest = 0
+  /** how often the workers hand their samples over (seconds; what the dashboard asked for) */
+  flushSeconds = 1
 
   constructor(t0: number, options: LiveFlameOptions = {}) {
     this.t0 = t0
@@ -155,6 +157,11 @@ export class LiveFlame {
       if (known !== undefined) return known
       const n = local.get(id)
       if (n === undefined) return -1
+      // V8's "(root)" is no frame (the profiler's call trees leave it out too)
+      if (n.parent === 0 && n.functionName === "(root)") {
+        byId.set(id, -1)
+        return -1
+      }
       const p = n.parent === 0 ? -1 : resolve(n.parent)
       const f = this.frameOf(n.functionName, n.url, n.line, n.column)
       const parentIsLoop = n.parent !== 0 && loopOf.get(n.parent) === true
@@ -177,15 +184,15 @@ export class LiveFlame {
     const cut = maxSampleSeconds(r.interval)
     for (let q = 0; q < r.samples.length; q++) {
       const local0 = local.get(r.samples[q]!)
+      // -1: no frame (V8's root, or a node the record lacks): counted under "idle" alone
       const v = resolve(r.samples[q]!)
-      if (v < 0) continue
       // a node dropped at the cap: the sample stands on its deepest kept ancestor
-      if (local0 !== undefined && this.frame[v] !== this.frameOf(local0.functionName, local0.url, local0.line, local0.column)) this.cutSamples++
+      if (v >= 0 && local0 !== undefined && this.frame[v] !== this.frameOf(local0.functionName, local0.url, local0.line, local0.column)) this.cutSamples++
       const t = r.times[q]! - this.t0
       const us = Math.round(Math.min(r.deltas[q]!, cut) * 1e6)
       this.fit(t)
       const b = Math.min(this.nBins - 1, Math.max(0, Math.floor(t / this.binWidth)))
-      const k = v * 4096 + this.kernel[v]!
+      const k = (v + 1) * 4096 + (v >= 0 ? this.kernel[v]! : 0)
       const bin = this.bins[b]!
       const e = bin.get(k)
       if (e === undefined) bin.set(k, [1, us])
@@ -259,7 +266,7 @@ export class LiveFlame {
         if (q.fn !== undefined && fn !== want) continue
         rows.t.push(Math.round(mid * 1e6) / 1e6)
         rows.w.push(us / 1e6)
-        rows.node.push(Math.floor(k / 4096))
+        rows.node.push(Math.floor(k / 4096) - 1)
         rows.fn.push(fn)
         rows.stage.push(0)
         rows.c!.push(c)

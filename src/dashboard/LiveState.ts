@@ -28,6 +28,7 @@
  */
 import type { Callbacks } from "../engine/Hooks.ts"
 import type { DriverRecord, MemoryRecord, TaskRecord, TransferRecord } from "../engine/EngineEvents.ts"
+import * as Sampling from "../engine/Sampling.ts"
 import type { SchedulerState } from "../engine/State.ts"
 import type { TaskGraph } from "../engine/TaskGraph.ts"
 import { type FindingsPanel, noTraces } from "./Diagnosis.ts"
@@ -595,8 +596,10 @@ export class LiveState {
    */
   private sampling(o: LiveSampling): Pick<Callbacks, "sampling" | "samples"> {
     const flame = (this.liveFlame ??= new LiveFlame(this.t0, o.bounds))
+    const request = { interval: o.interval ?? 10, flushSeconds: o.flushSeconds ?? 1 }
+    flame.flushSeconds = Sampling.flushOf(request)
     return {
-      sampling: { interval: o.interval ?? 10, flushSeconds: o.flushSeconds ?? 1 },
+      sampling: request,
       samples: (r) => flame.push(r)
     }
   }

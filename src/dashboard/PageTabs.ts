@@ -28,7 +28,7 @@ export const afterRunTabsScript = `// ---- the flame graph of a window (the repo
 ${flameCode}
 var flameP = null, flameAsked = false, flameView = null, flameDom = null, flameKey = "", flameAt = 0, flameOver = false, flameFns = "";
 // the server's answer for the tab: during a run (the dashboard sampling) its live samples of
-// the window and function shown, asked again every 2 s while the tab is open and when they
+// the window and function shown, asked again every second while the tab is open and when they
 // change; after the run the profiler's database's (or the live samples' final state)
 function askFlame(){
   if (flameAsked) return;
@@ -64,13 +64,13 @@ function askFlame(){
     if (p.live && asked !== $("flame-pick").value + "/" + JSON.stringify(flameDom)) askFlame();
   }).catch(function(e){ flameAsked = false; T.errors.push(String(e)); });
 }
-// whether the tab's answer is to be asked (again): none yet; a live one 2 s old, or asked
+// whether the tab's answer is to be asked (again): none yet; a live one (or none) a second old, or asked
 // before the run was over (the profiler's database may follow); a window or function changed
 function flameStale(){
   if (flameAsked) return false;
   if (flameP === null) return true;
   if ((flameP.live || flameP.status === "none") && S.over && !flameOver) return true;
-  return !!flameP.live && !S.over && Date.now() - flameAt > 2000;
+  return (!!flameP.live || flameP.status === "none") && !S.over && Date.now() - flameAt > 1000;
 }
 T.flameStale = flameStale;
 function setFlameWindow(d){
@@ -90,7 +90,7 @@ function drawFlame(){
   // a live answer holds only the window and function it was asked for: ask for the new ones
   if (flameP.live && flameKey !== "") askFlame();
   flameKey = key;
-  if (flameP.live) text(note, "live: where the worker threads' time went so far, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples, " + fmtS(flameP.seconds) + " of thread time" + (flameP.over ? ", the run is over" : ", handed over every second") + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks); samples binned by " + fmtS(P.bin) + " (the bins merge as the run grows): a bin counts when its middle is in the window" + (flameP.cutSamples > 0 ? "; " + flameP.cutSamples.toLocaleString("en-US") + " samples past the call tree's bound stand on a shorter stack" : "") + "; by stage: after the run, with --profile");
+  if (flameP.live) text(note, "live: where the worker threads' time went so far, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples, " + fmtS(flameP.seconds) + " of thread time" + (flameP.over ? ", the run is over" : ", handed over every " + fmtS(flameP.flushSeconds) + ", between a worker's batches of tasks") + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks); samples binned by " + fmtS(P.bin) + " (the bins merge as the run grows): a bin counts when its middle is in the window" + (flameP.cutSamples > 0 ? "; " + flameP.cutSamples.toLocaleString("en-US") + " samples past the call tree's bound stand on a shorter stack" : "") + "; by stage: after the run, with --profile");
   else text(note, "where the threads' time went, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples of " + flameP.source + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks; driver: the main thread)" +
     (P.samples.c ? "; samples binned by " + fmtS(P.bin) + ": a bin counts when its middle is in the window" : ""));
   var root = flameTree(P, want, flameDom), l = flameBoxes(root, ${flameWidth});

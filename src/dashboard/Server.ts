@@ -278,6 +278,7 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
             samples: f.samples,
             seconds: f.seconds,
             cutSamples: f.cutSamples,
+            flushSeconds: f.flushSeconds,
             payload,
             spec: flameSpec()
           })

@@ -208,11 +208,13 @@ describe("live flame: folding (fast-check)", () => {
   })
 
   it("a call tree past maxNodes cuts new stacks at their deepest kept frame and counts them", () => {
-    const f = new LiveFlame(1000, { maxNodes: 3 })
+    // (root) is no node: runBatch and kA fit, leaf and kB are cut
+    const f = new LiveFlame(1000, { maxNodes: 2 })
     f.push({ nodes, samples: Int32Array.from([5, 4, 3]), times: Float64Array.from([1000.1, 1000.2, 1000.3]), deltas: Float64Array.from([0.01, 0.01, 0.01]), host: "h", workerId: 0, threadId: "w", interval: 0.01 })
     f.fold()
     assert.equal(f.samples, 3)
-    assert.ok(f.parent.length <= 3)
-    assert.ok(f.cutSamples >= 2, String(f.cutSamples))
+    assert.equal(f.parent.length, 2)
+    assert.equal(f.cutSamples, 2)
+    assert.equal(sumRows(f.payload({ fn: "kA" })).samples, 2, "leaf stands on kA")
   })
 })

@@ -3,7 +3,8 @@
  * playwright-core).
  *
  * - a demo run (`tessera demo --dashboard 127.0.0.1:0 --profile …`, 100,000 samples on 2
- *   workers): the page, opened while the run goes, shows the task count growing; at the
+ *   workers): the page, opened while the run goes, shows the task count growing (the
+ *   dashboard's live samples, shared with `--profile`'s sampler: every sample it wrote); at the
  *   end it equals the trace's Compute events (the engine's own count) exactly, every
  *   progress bar is done, the stage DAG's stages are coloured done, and the page says
  *   the run is over (the process holds it up until SIGINT);
@@ -21,7 +22,7 @@
 import assert from "node:assert/strict"
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
-import { mkdtemp, readdir } from "node:fs/promises"
+import { mkdtemp, readdir, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { after, before, describe, it } from "node:test"
@@ -39,6 +40,8 @@ import { loadPromise } from "../../src/analysis/Load.ts"
 import * as Engine from "../../src/engine/Engine.ts"
 import * as Executor from "../../src/engine/Executor.ts"
 import * as Hooks from "../../src/engine/Hooks.ts"
+import * as Kernel from "../../src/engine/Kernel.ts"
+import * as TaskGraph from "../../src/engine/TaskGraph.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import { fanout } from "../../bench/engine/BenchGraphs.ts"
 import { hostileDot } from "../fixtures/hostile.ts"
@@ -215,7 +218,12 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 600_000 }, () 
     await page.click(`#tabs button[data-tab=profile]`)
     await page.waitForFunction(() => (window as unknown as { tessera: { flame?: unknown } }).tessera.flame !== undefined, undefined, { timeout: 120_000 })
     const sampled = await page.evaluate(() => (window as unknown as { tessera: { flame: { samples: number } } }).tessera.flame.samples)
-    assert.equal(sampled, (await loadProfilePromise(dbs)).samples.time.length, "every sample of the run")
+    const written = (await loadProfilePromise(dbs)).samples.time.length
+    assert.equal(sampled, written, "every sample of the run")
+    // the live structure got the same records as the profiler: every sample it wrote
+    const liveAll = await page.evaluate(() => fetch("/api/flame?live=1").then((r) => r.json())) as { live: boolean; samples: number }
+    assert.equal(liveAll.live, true)
+    assert.equal(liveAll.samples, written, "the live samples are the ones --profile wrote")
     await page.click(`#tabs button[data-tab=status]`)
     await page.close()
     const code = await run.stop()
@@ -438,6 +446,61 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 600_000 }, () 
     console.log(`# beyond-the-ring screenshot: ${join(dir, "ring-trace.png")}`)
     assert.deepEqual(errors, [])
     await page.close()
+  })
+
+  it("issue 34: the Profile tab draws the live samples' flame graph while a compute runs; at its end the page's count is every sample a second hook got", async () => {
+    const scope = await Effect.runPromise(Scope.make())
+    cleanups.push(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+    const d = await Effect.runPromise(
+      Dashboard.make({ port: 0, log: () => undefined, records: true, sampleHost: false, sample: { interval: 2, flushSeconds: 0.25 } }).pipe(Scope.provide(scope))
+    )
+    let counted = 0
+    const counter: Hooks.Callbacks = { sampling: { interval: 2 }, samples: (r) => void (counted += r.samples.length) }
+    // CPU work, then a task that holds the compute open until the test has seen the page
+    const gate = join(dir, "live-flame-gate")
+    const spinModule = new URL("../fixtures/kernels/spin.ts", import.meta.url).href
+    const specs: Array<TaskGraph.TaskSpec> = Array.from({ length: 6 }, (_, i) => ({ key: `spin-${i}`, kernel: Kernel.ref(spinModule, "task"), args: [2_000_000], stage: "spinning" }))
+    specs.push({ key: "gate", kernel: Kernel.ref(new URL("../fixtures/kernels/gate.ts", import.meta.url).href, "waitForFile"), args: [gate, TaskGraph.refs(specs.map((x) => x.key))], stage: "gate" })
+    const running = Effect.runPromise(Engine.compute(TaskGraph.makeUnsafe(specs), { keys: ["gate"] }).pipe(
+      Hooks.provide(d.callbacks, counter),
+      Effect.provide(Executor.layerWorkers({ workers: 2 }))
+    ))
+    try {
+      const { page, errors } = await open(browser, d.url)
+      await page.click(`#tabs button[data-tab=profile]`)
+      // drawn from the live samples (function "task" among them) while the gate holds the compute
+      await page.waitForFunction(() => {
+        const t = (window as unknown as { tessera: { flame?: { live: boolean; samples: number; boxes: number }; flameData?: { payload?: { fns: Array<string> } } } }).tessera
+        return t.flame !== undefined && t.flame.live && t.flame.boxes > 2 && (t.flameData?.payload?.fns ?? []).includes("task")
+      }, undefined, { timeout: 120_000 })
+      const during = await page.evaluate(() => (window as unknown as { tessera: { flame: { samples: number }; state: { over: boolean } } }).tessera)
+      assert.equal(during.state.over, false, "drawn while the compute runs")
+      assert.ok(during.flame.samples > 0)
+      assert.match(await page.textContent("#flame-note") ?? "", /^live: /)
+      await page.screenshot({ path: join(dir, "live-flame.png"), fullPage: true })
+      console.log(`# live flame graph screenshot: ${join(dir, "live-flame.png")}`)
+      // one function picked: the server answers its rows only
+      const value = await page.$$eval("#flame-pick option", (os) => os.find((o) => o.textContent === "function: task")?.getAttribute("value") ?? "")
+      await page.selectOption("#flame-pick", value)
+      await page.waitForFunction((v) => (window as unknown as { tessera: { flame: { pick: string } } }).tessera.flame.pick === v, value)
+      await writeFile(gate, "")
+      await running
+      d.state.close()
+      await waitOver(page, 60_000)
+      // after the compute (the pool closed: its last samples delivered): the whole run, every sample the counter got
+      await page.selectOption("#flame-pick", "all")
+      await page.waitForFunction((n) => {
+        const t = (window as unknown as { tessera: { flame: { samples: number; pick: string } } }).tessera
+        return t.flame.pick === "all" && t.flame.samples === n
+      }, counted, { timeout: 60_000 }).catch(async () => {
+        assert.fail(`the page's whole-run samples ${JSON.stringify(await page.evaluate(() => (window as unknown as { tessera: { flame: unknown } }).tessera.flame))} are not the ${counted} the counter got`)
+      })
+      assert.deepEqual(errors, [])
+      await page.close()
+    } finally {
+      await writeFile(gate, "")
+      await running.catch(() => undefined)
+    }
   })
 
   it("issue 34: a scheduler's page says how many runs it shows and the records the drivers could not forward", async () => {
