@@ -15,9 +15,10 @@
  *   frame (counted in `cutSamples`, said on the page).
  * - The first level (function) is the task's kernel: the frame the worker's batch loop
  *   (`runBatch` in engine/internal/worker.ts) called; a sample without it is "idle" (a
- *   worker between tasks). Stages are not known here (a sample carries no task): the
- *   live payload has no stage ("" for every row), so the tab's stage filter comes with
- *   the profiler's database after the run.
+ *   worker between tasks). A sample carries no task, so its stage is its kernel's: the
+ *   stages the computes' tasks of that kernel (by its export name, `KernelRef.name`)
+ *   belong to (`kernelStage`), "a | b" for a kernel of several (at most 8 named), ""
+ *   for idle and a kernel no task named.
  * - A sample's seconds: V8's interval before it, cut at `maxSampleSeconds` of the
  *   sampling interval (the profiler's rule for a late gap: a thread that was not
  *   running is not charged).
@@ -54,7 +55,12 @@ export interface FlameQuery {
   readonly from?: number
   readonly to?: number
   readonly fn?: string
+  /** a stage label as the payload's `stages` names it */
+  readonly stage?: string
 }
+
+/** stages named per kernel, at most */
+const MAX_KERNEL_STAGES = 8
 
 /** the worker's batch loop: the frame it calls is the task's kernel */
 const isBatchLoop = (functionName: string, url: string): boolean =>
@@ -86,6 +92,8 @@ export class LiveFlame {
   private readonly fnIds = new Map<string, number>([["idle", 0]])
   /** per bin: ((node + 1) · 4096 + function) → [samples, µs] (node -1: no frame) */
   private bins: Array<Map<number, [number, number]>>
+  /** the stages of each kernel (export name) */
+  private readonly stagesOf = new Map<string, Set<string>>()
   /** records handed over, not folded yet */
   private pending: Array<SampleRecord> = []
   /** samples folded, their seconds, samples cut to a shorter stack, records folded */
@@ -109,6 +117,22 @@ export class LiveFlame {
   /** The hook's side: keeps the record for the next `fold` (no work on the engine's thread beyond this). */
   push(record: SampleRecord): void {
     this.pending.push(record)
+  }
+
+  /** Notes that a task of kernel `name` (its export name) belongs to `stage`. */
+  kernelStage(name: string, stage: string): void {
+    if (stage === "") return
+    let set = this.stagesOf.get(name)
+    if (set === undefined) this.stagesOf.set(name, set = new Set())
+    if (set.size < MAX_KERNEL_STAGES + 1) set.add(stage)
+  }
+
+  /** A function's stage label: its kernel's stages. */
+  private stageLabel(fn: number): string {
+    const set = fn === 0 ? undefined : this.stagesOf.get(this.fns[fn]!)
+    if (set === undefined || set.size === 0) return ""
+    const list = [...set].sort()
+    return list.length > MAX_KERNEL_STAGES ? `${list.slice(0, MAX_KERNEL_STAGES).join(" | ")} | …` : list.join(" | ")
   }
 
   /** Records handed over and not folded yet. */
@@ -242,8 +266,8 @@ export class LiveFlame {
 
   /**
    * The report's flame payload (binned: `c` counts, `bin` the width) of the bins whose
-   * middle is in the query's window and the rows of its function; rows at most the
-   * kept bins × distinct (stack, function) pairs.
+   * middle is in the query's window and the rows of its function or stage; rows at most
+   * the kept bins × distinct (stack, function) pairs.
    */
   payload(q: FlameQuery = {}): {
     readonly names: ReadonlyArray<string>
@@ -257,6 +281,15 @@ export class LiveFlame {
   } {
     this.fold()
     const want = q.fn === undefined ? -1 : this.fns.indexOf(q.fn)
+    // stages: "" first, then each function's label as first met
+    const stages = [""]
+    const stageOfFn = this.fns.map((_, fn) => {
+      const label = this.stageLabel(fn)
+      let i = stages.indexOf(label)
+      if (i < 0) i = stages.push(label) - 1
+      return i
+    })
+    const wantStage = q.stage === undefined ? -1 : stages.indexOf(q.stage)
     const rows: FlameRows = { t: [], w: [], node: [], fn: [], stage: [], c: [] }
     for (let b = 0; b < this.nBins; b++) {
       const mid = (b + 0.5) * this.binWidth
@@ -264,14 +297,15 @@ export class LiveFlame {
       for (const [k, [c, us]] of this.bins[b]!) {
         const fn = k % 4096
         if (q.fn !== undefined && fn !== want) continue
+        if (q.stage !== undefined && stageOfFn[fn] !== wantStage) continue
         rows.t.push(Math.round(mid * 1e6) / 1e6)
         rows.w.push(us / 1e6)
         rows.node.push(Math.floor(k / 4096) - 1)
         rows.fn.push(fn)
-        rows.stage.push(0)
+        rows.stage.push(stageOfFn[fn]!)
         rows.c!.push(c)
       }
     }
-    return { names: this.names, locs: this.locs, parent: this.parent, frame: this.frame, fns: this.fns, stages: [""], bin: this.binWidth, samples: rows }
+    return { names: this.names, locs: this.locs, parent: this.parent, frame: this.frame, fns: this.fns, stages, bin: this.binWidth, samples: rows }
   }
 }

@@ -628,12 +628,16 @@ export class LiveState {
     if (c.groupOf !== null) return c.groupOf
     const { graph, state } = c
     const groupOf = new Int32Array(graph.size).fill(-1)
+    const flame = this.liveFlame
     for (let i = 0; i < graph.size; i++) {
       if (!state.needed[i]) continue
-      const g = this.group(graph.specs[i]!.stage, graph.names[i]!)
+      const spec = graph.specs[i]!
+      const g = this.group(spec.stage, graph.names[i]!)
       g.total++
       g.changed = true
       groupOf[i] = g.id
+      // the live flame's stages: which stages each kernel ran in
+      if (flame !== null) flame.kernelStage(spec.kernel.name, spec.stage ?? "")
     }
     c.groupOf = groupOf
     return groupOf

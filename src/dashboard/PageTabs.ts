@@ -37,6 +37,7 @@ function askFlame(){
   if (flameP && flameP.live) {
     if (flameDom) q.push("from=" + flameDom[0], "to=" + flameDom[1]);
     if (want.charAt(0) === "f") q.push("fn=" + encodeURIComponent(flameP.payload.fns[+want.slice(1)]));
+    if (want.charAt(0) === "s") q.push("stage=" + encodeURIComponent(flameP.payload.stages[+want.slice(1)]));
   }
   var over = S.over, asked = want + "/" + JSON.stringify(flameDom);
   fetch(api("/api/flame" + (q.length ? "?" + q.join("&") : ""))).then(function(r){ return r.json(); }).then(function(p){
@@ -90,7 +91,7 @@ function drawFlame(){
   // a live answer holds only the window and function it was asked for: ask for the new ones
   if (flameP.live && flameKey !== "") askFlame();
   flameKey = key;
-  if (flameP.live) text(note, "live: where the worker threads' time went so far, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples, " + fmtS(flameP.seconds) + " of thread time" + (flameP.over ? ", the run is over" : ", handed over every " + fmtS(flameP.flushSeconds) + ", between a worker's batches of tasks") + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks); samples binned by " + fmtS(P.bin) + " (the bins merge as the run grows): a bin counts when its middle is in the window" + (flameP.cutSamples > 0 ? "; " + flameP.cutSamples.toLocaleString("en-US") + " samples past the call tree's bound stand on a shorter stack" : "") + "; by stage: after the run, with --profile");
+  if (flameP.live) text(note, "live: where the worker threads' time went so far, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples, " + fmtS(flameP.seconds) + " of thread time" + (flameP.over ? ", the run is over" : ", handed over every " + fmtS(flameP.flushSeconds) + ", between a worker's batches of tasks") + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks); samples binned by " + fmtS(P.bin) + " (the bins merge as the run grows): a bin counts when its middle is in the window" + (flameP.cutSamples > 0 ? "; " + flameP.cutSamples.toLocaleString("en-US") + " samples past the call tree's bound stand on a shorter stack" : "") + "; a stage: its kernels' samples (a kernel of several stages is their own 'a | b' entry)");
   else text(note, "where the threads' time went, from V8's sampling profiler (" + flameP.samples.toLocaleString("en-US") + " samples of " + flameP.source + "): width = the thread time the samples stand for; first level: the task's function (idle: a worker between tasks; driver: the main thread)" +
     (P.samples.c ? "; samples binned by " + fmtS(P.bin) + ": a bin counts when its middle is in the window" : ""));
   var root = flameTree(P, want, flameDom), l = flameBoxes(root, ${flameWidth});

@@ -15,8 +15,8 @@
  *   (`Diagnosis.ts`), or why there are none (yet);
  * - `/api/flame` the Profile tab: the statistical profiler's samples as the report's flame
  *   payload and chart (`Flame.ts`, `report/FlameGraph.ts`), or why there are none (yet);
- *   during a run, when the dashboard samples, `/api/flame?from=S&to=S&fn=NAME` the live
- *   samples' bins in the window, of the function (`LiveFlame.ts`; `live=1`: these even
+ *   during a run, when the dashboard samples, `/api/flame?from=S&to=S&fn=NAME&stage=LABEL` the
+ *   live samples' bins in the window, of the function or stage (`LiveFlame.ts`; `live=1`: these even
  *   once a database's samples are read);
  * - `/api/detail?from=S&to=S&limit=N` the rectangles of a window (zooming into the
  *   past): from the ring while it holds the window, else from the run's trace databases
@@ -268,8 +268,9 @@ export const startServer = (state: LiveState, options: ServerOptions, specs: Spe
             return v === null || v === "" || !Number.isFinite(Number(v)) ? {} : { [name]: Number(v) }
           }
           const fn = url.searchParams.get("fn")
+          const stage = url.searchParams.get("stage")
           const f = state.liveFlame
-          const payload = f.payload({ ...opt("from"), ...opt("to"), ...(fn === null || fn === "" ? {} : { fn }) })
+          const payload = f.payload({ ...opt("from"), ...opt("to"), ...(fn === null || fn === "" ? {} : { fn }), ...(stage === null ? {} : { stage }) })
           return json(res, {
             status: "ready",
             live: true,

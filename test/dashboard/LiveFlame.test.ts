@@ -97,7 +97,7 @@ describe("live flame: a real compute", () => {
       key: `spin-${i}`,
       kernel: Kernel.ref(spinModule, i % 2 === 0 ? "task" : "otherTask"),
       args: [3_000_000],
-      stage: "spinning"
+      stage: i % 2 === 0 ? "even" : "odd"
     })))
     await Effect.runPromise(Engine.compute(g).pipe(
       Effect.provide(Executor.layerWorkers({ workers: 2 })),
@@ -138,6 +138,10 @@ describe("live flame: a real compute", () => {
     // per function: the kernels the workers' batch loop called
     assert.ok((byKernel.get("task") ?? 0) > 0 && (byKernel.get("otherTask") ?? 0) > 0, JSON.stringify([...byKernel]))
     for (const [fn, count] of byKernel) assert.equal(sumRows(flame.payload({ fn })).samples, count, `function ${fn}`)
+    // per stage: its kernel's samples (the stage of a sample is its kernel's)
+    assert.deepEqual([...flame.payload().stages].sort(), ["", "even", "odd"])
+    assert.equal(sumRows(flame.payload({ stage: "even" })).samples, byKernel.get("task"))
+    assert.equal(sumRows(flame.payload({ stage: "odd" })).samples, byKernel.get("otherTask"))
     // the server answers the tab from it, the query's window and function, as JSON
     const server = await startServer(state, { port: 0, sampleHost: false }, () => Promise.resolve({}))
     try {
@@ -184,6 +188,9 @@ describe("live flame: folding (fast-check)", () => {
   it("totals are preserved whatever the merges; bins stay at most nBins; a function's rows are its samples", () => {
     fc.assert(fc.property(fc.array(recordArb, { maxLength: 6 }), fc.integer({ min: 2, max: 16 }), (recs, nBins) => {
       const f = new LiveFlame(1000, { nBins, binWidth: 0.05 })
+      f.kernelStage("kA", "s1")
+      f.kernelStage("kA", "s2")
+      f.kernelStage("kB", "s2")
       let n = 0, us = 0, inA = 0
       for (const r of recs) {
         f.push(r)
@@ -201,6 +208,12 @@ describe("live flame: folding (fast-check)", () => {
       assert.ok(f.binTotals().length <= nBins)
       assert.equal(sumRows(f.payload({ fn: "kA" })).samples, inA)
       assert.equal(sumRows(f.payload({ fn: "nothing" })).samples, 0)
+      // a kernel of two stages is their own entry; stages partition the samples
+      const p = f.payload()
+      const ofStage = (st: string) => sumRows(f.payload({ stage: st })).samples
+      if (inA > 0) assert.ok(p.stages.includes("s1 | s2"))
+      assert.equal(p.stages.reduce((a, st) => a + ofStage(st), 0), n)
+      if (inA > 0) assert.equal(ofStage("s1 | s2"), inA)
       // two halves of the run's bins make the whole
       const mid = (nBins / 2) * f.binWidth
       assert.equal(sumRows(f.payload({ to: mid })).samples + sumRows(f.payload({ from: mid + 1e-9 })).samples, n)

@@ -479,7 +479,15 @@ describe("issue 34: the dashboard in a browser", { skip, timeout: 600_000 }, () 
       assert.match(await page.textContent("#flame-note") ?? "", /^live: /)
       await page.screenshot({ path: join(dir, "live-flame.png"), fullPage: true })
       console.log(`# live flame graph screenshot: ${join(dir, "live-flame.png")}`)
-      // one function picked: the server answers its rows only
+      // a stage picked (the kernels' stages, known from the computes' tasks): its samples
+      await page.waitForFunction(() => [...document.querySelectorAll("#flame-pick option")].some((o) => o.textContent === "stage: spinning"), undefined, { timeout: 60_000 })
+      const stageValue = await page.$$eval("#flame-pick option", (os) => os.find((o) => o.textContent === "stage: spinning")?.getAttribute("value") ?? "")
+      await page.selectOption("#flame-pick", stageValue)
+      await page.waitForFunction((v) => {
+        const f = (window as unknown as { tessera: { flame: { pick: string; samples: number } } }).tessera.flame
+        return f.pick === v && f.samples > 0
+      }, stageValue, { timeout: 60_000 })
+            // one function picked: the server answers its rows only
       const value = await page.$$eval("#flame-pick option", (os) => os.find((o) => o.textContent === "function: task")?.getAttribute("value") ?? "")
       await page.selectOption("#flame-pick", value)
       await page.waitForFunction((v) => (window as unknown as { tessera: { flame: { pick: string } } }).tessera.flame.pick === v, value)
