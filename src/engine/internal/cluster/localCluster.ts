@@ -7,7 +7,7 @@
  * @since 0.1.0
  * @internal
  */
-import { Clock, Effect, Redacted, type Scope } from "effect"
+import { Clock, Effect, Queue, Redacted, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { type LinkSecurity, plain, TOKEN_ENV } from "./security.ts"
@@ -126,12 +126,13 @@ export const startLocals = (o: {
   Effect.gen(function*() {
     const { options, members } = o
     const locals: Array<LocalWorker> = []
-    // a child process's exit (a Node callback) marks its worker dead with this scope's services
-    const runFork = Effect.runForkWith(yield* Effect.context<never>())
-    const onExit = (lw: LocalWorker) => {
+    // a child process's exit (a Node callback) is queued; a fiber of the scope marks its worker dead
+    const exited = yield* Queue.unbounded<LocalWorker>()
+    const onExit = (lw: LocalWorker) => void Queue.offerUnsafe(exited, lw)
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(exited), (lw) => {
       const w = [...members.workers.values()].find((w) => w.address === `${lw.options.listen.host}:${lw.options.listen.port}`)
-      if (w !== undefined) runFork(members.markDead(w))
-    }
+      return w !== undefined ? members.markDead(w) : Effect.void
+    })))
     const addLocal = Effect.promise(async () => {
       const k = locals.length
       const lw = await spawnWorker({
