@@ -515,6 +515,9 @@ export class LiveState {
    * compute's start) to this one: the driver's view of the worker's time.
    */
   drain(): void {
+    // the stack samples handed over since the last tick (`LiveFlame`), folded here too:
+    // a tick drains whether or not a page watches, so nothing piles up
+    this.liveFlame?.fold()
     const n = this.pending
     this.pending = 0
     for (let j = 0; j < n; j++) {
@@ -811,7 +814,6 @@ export class LiveState {
    */
   delta(known: { rows: number; functions: number; stages: number; activities: number; hosts: number; binEpoch: number; resources: Array<number> }): Delta {
     this.drain()
-    this.liveFlame?.fold()
     this.refreshRunning()
     const merged = known.binEpoch !== this.binEpoch
     let bins: Delta["bins"] = null
