@@ -41,6 +41,8 @@ export interface GraphTask {
   readonly deps: ReadonlyArray<number>
   readonly duration: number
   readonly size: number
+  /** CPU seconds (default: 95% of the duration; a seeded straggler waits: its function's) */
+  readonly cpu?: number
 }
 
 /**
@@ -59,7 +61,7 @@ export interface ScheduledTask extends GraphTask {
 
 /**
  * Faults a trace can be seeded with: `straggler` (one task 10x its function's duration,
- * data unchanged), `skew` (one `load` or `transform` task with 40x the data, more than
+ * data and CPU time unchanged: it waits), `skew` (one `load` or `transform` task with 40x the data, more than
  * 5x what any other task handles in and out, and 20x the duration),
  * `clock-skew` (the second host's clock 50 ms ahead), `memory-pressure` (the first
  * host's memory in use at 97% of its total in the samples of the run's middle fifth;
@@ -237,7 +239,8 @@ export const schedule = (
     faultKeys[fault] = victim.key
     g = g.map((t) => (t === victim ? scale(t) : t))
   }
-  if (faults.includes("straggler")) seed("straggler", (t) => ({ ...t, duration: t.duration * 10 }))
+  // a straggler that waits (a sleep, a lock): 10x the time, the CPU time of its function
+  if (faults.includes("straggler")) seed("straggler", (t) => ({ ...t, duration: t.duration * 10, cpu: t.duration * 0.95 }))
   // skew: of a function whose chunks are data (not a reduction's few bytes)
   if (faults.includes("skew")) seed("skew", (t) => ({ ...t, duration: t.duration * 20, size: t.size * 40 }), (t) => t.fn !== "reduce")
   const workers = hosts.flatMap((h) => Array.from({ length: perHost }, (_, i) => ({ host: h, worker: `worker-${h}-${i}`, free: 0 })))
@@ -304,7 +307,7 @@ export const eventsOf = (
       const s = at(t.host, t.start)
       const e = at(t.host, t.end)
       args.stage = t.stage
-      args.cpu_time = t.duration * 0.95
+      args.cpu_time = t.cpu ?? t.duration * 0.95
       args.peak_memory = 32 << 20
       args.startstops = [
         { action: "gather", start: s, stop: s },

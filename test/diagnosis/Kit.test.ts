@@ -113,7 +113,7 @@ describe("issue 35: the test kit", () => {
   })
 
   it("issue 35: scaling every time by a constant changes no verdict (absolute floors at 0)", () => {
-    const floors = { minSeconds: 0, fewTasksMinSeconds: 0, blockedMinSeconds: 0, clockOffset: 0, gpuGap: 0 }
+    const floors = { minSeconds: 0, fewTasksMinSeconds: 0, blockedMinSeconds: 0, clockOffset: 0, gpuGap: 0, warmupSeconds: 0 }
     const verdict = (t: Parameters<typeof tablesOf>[0]) =>
       diagnoseTables(tablesOf(t), { thresholds: floors }).findings.map((f) => `${f.rule}:${f.severity}`).sort()
     fc.assert(fc.property(

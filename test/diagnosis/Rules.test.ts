@@ -82,6 +82,29 @@ describe("issue 35: rules on hand-made traces", () => {
     assert.match(replaced.message, /^worker worker-h-1 died and was replaced: 500 ms without it/)
   })
 
+  // 12 tasks of 10 ms on two workers, one of them 40 ms: first on its worker or not, and
+  // its extra 30 ms on the CPU (compiling its kernel) or off it (waiting)
+  const slowOne = (at: number, extraCpu: boolean): Array<TraceEvent> => {
+    const events: Array<TraceEvent> = []
+    const free = [0, 0]
+    for (let i = 0; i < 12; i++) {
+      const w = i % 2
+      const d = i === at ? 0.04 : 0.01
+      events.push(task(`('s-1', ${i})`, `worker-h-${w}`, free[w]!, d, i === at && extraCpu ? 0.0395 : 0.0095))
+      free[w]! += d + 0.0002
+    }
+    return events
+  }
+
+  it("issue 35: a worker's first task, slower by CPU time of compiling its kernel, is warm-up; later, or waiting, a straggler", () => {
+    const straggles = (events: ReadonlyArray<TraceEvent>) => diagnoseTables(tables(events)).findings.some((f) => f.rule === "straggler")
+    assert.equal(straggles(slowOne(0, true)), false, "first on worker-h-0, 30 ms more CPU: warm-up")
+    assert.equal(straggles(slowOne(4, true)), true, "third on worker-h-0: a straggler")
+    assert.equal(straggles(slowOne(0, false)), true, "first, but waiting: a straggler")
+    // the bar is an option: with none, the first task is a straggler too
+    assert.ok(diagnoseTables(tables(slowOne(0, true)), { thresholds: { warmupSeconds: 0 } }).findings.some((f) => f.rule === "straggler"))
+  })
+
   // a chain of 40 tasks of 2 ms on one worker, each needing the one before, handed over
   // in 1 ms, every fourth in 30 ms (stalls); `cpuShare`: the tasks' CPU time over their duration
   const chain = (cpuShare: number): Array<TraceEvent> => {

@@ -131,6 +131,11 @@ export interface Thresholds {
    * slow, the machine was (other processes, a loaded host), not a task
    */
   readonly stragglerMaxShare: number
+  /**
+   * straggler: a worker's first task of a group whose excess is mostly CPU time, at most
+   * this much more than the group's median, compiled its kernel (V8's JIT warm-up)
+   */
+  readonly warmupSeconds: number
   /** straggler / data-skew: the excess over the median at least this share of the wall time */
   readonly stragglerMinShare: number
   /** data-skew: bytes above this many times its group's median (Spark: 5), and at least `skewMinBytes` */
@@ -200,6 +205,7 @@ export const defaultThresholds: Thresholds = {
   stragglerFactor: 3,
   stragglerMaxShare: 0.1,
   stragglerMinShare: 0.05,
+  warmupSeconds: 0.05,
   skewFactor: 5,
   skewMinBytes: 1 << 20,
   imbalanceRatio: 1.25,
@@ -511,7 +517,26 @@ const stragglerAndSkew: Rule = (f, t) => {
     // workers were slow too (a load spike slows every thread; a slow task, only itself)
     if (slow.length > 0) {
       const checked = slow.slice().sort((a, b) => f.v.duration[b]! - f.v.duration[a]!).slice(0, 5)
+      // a worker's first task of the group compiles its kernel (V8's JIT): where most of
+      // its excess is CPU time, and that extra CPU time is at most `warmupSeconds`, it is
+      // warm-up, not a straggler
+      const firstOn = new Map<number, number>()
+      const nw = f.v.worker.size + 1
+      for (const q of g.rows) {
+        const w = (f.v.host.codes[q]! + 1) * nw + f.v.worker.codes[q]! + 1
+        const p = firstOn.get(w)
+        if (p === undefined || f.v.start[q]! < f.v.start[p]!) firstOn.set(w, q)
+      }
+      const medianCpu = median(f.cpu, g.rows)
       for (const r of checked) {
+        const extraCpu = f.cpu[r]! - medianCpu
+        if (
+          firstOn.get((f.v.host.codes[r]! + 1) * nw + f.v.worker.codes[r]! + 1) === r &&
+          extraCpu <= t.warmupSeconds && extraCpu >= 0.5 * (f.v.duration[r]! - g.medianDuration)
+        ) {
+          slow.splice(slow.indexOf(r), 1)
+          continue
+        }
         // and the slowness the OS caused: time the task's thread took no samples (it did not
         // run, where a thread that waits in a call is sampled on time) is not the task's
         const own = f.v.duration[r]! - g.medianDuration - unsampled(f, r)
