@@ -7,7 +7,11 @@
  * compute that asks (or from its boot: `Executor.WorkersOptions.sampleInterval`) until
  * the request is stopped (`stop`) or the pool closes, and delivers its samples as
  * `SampleRecord`s — one per worker per flush — through the hook's `samples` method. A
- * worker flushes every `flushSeconds` and when sampling stops. V8's profiler itself
+ * worker flushes every `flushSeconds` and when sampling stops, or as often as the hook
+ * asks (`SamplingRequest.flushSeconds`, at least `minFlushSeconds`: the pool asks its
+ * workers on a timer; a busy worker answers after its batch). Several hooks of a compute
+ * that ask share one sampler (`share`, put before them by `Hooks.collect`): the smallest
+ * interval, the shortest flush, every record to each. V8's profiler itself
  * keeps running after a request stops, for `lingerSeconds` (its start costs tens of ms,
  * a flush well under one: see `ThreadSampler`), so that a process that profiles run
  * after run starts it once; samples taken for no hook are dropped in the worker.
