@@ -87,8 +87,9 @@ export interface SampleRecord extends SampleChunk {
 /**
  * What a hook asks for: sampling every `interval` milliseconds, its samples handed over
  * at least every `flushSeconds` (default and most `flushSeconds`, least
- * `minFlushSeconds`: a live view asks for a short one; each flush stops and restarts the
- * thread's V8 profile, well under a ms).
+ * `minFlushSeconds`: a live view asks for a short one; each flush ends the thread's
+ * sampling window and opens the next, costing the window's serialisation, not a restart
+ * of V8's profiler: `ThreadSampler`).
  *
  * @since 0.1.0
  * @category models
