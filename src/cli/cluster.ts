@@ -9,14 +9,13 @@
  *
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Flag } from "effect/cli"
-import type { GpuUnavailable, WorkerCountRefused } from "../engine/EngineError.ts"
+import type { GpuUnavailable } from "../engine/EngineError.ts"
 import type { Executor } from "../engine/Executor.ts"
-import { ClusterAddressError, type ClusterStartError, type ClusterUnreachable, hidePassword, parsePostgres } from "../engine/Cluster.ts"
+import { ClusterAddressError, type ClusterError, hidePassword, parsePostgres } from "../engine/Cluster.ts"
 import { checkWorkerCount } from "../engine/WorkerCount.ts"
 import { UsageError } from "./errors.ts"
 import { withDefaultShown } from "./flags.ts"
@@ -118,20 +117,7 @@ const startTimeout = (): number => {
 }
 
 /** What a run's executor layer may fail with. */
-type RunLayer = Layer.Layer<Executor, GpuUnavailable | ClusterUnreachable | ClusterStartError | WorkerCountRefused>
-
-/**
- * A cluster executor whose start gave up (scheduler unreachable, workers not joined) as a
- * failure of the run (exit 1, its message), not an internal error.
- */
-const startFailures = (tag: typeof import("../engine/Executor.ts").Executor, layer: Layer.Layer<Executor, WorkerCountRefused>) =>
-  Effect.map(Effect.promise(() => import("../engine/Cluster.ts")), (Cluster): RunLayer =>
-    layer.pipe(Layer.catchCause((cause) => {
-      const d = Cause.squash(cause)
-      return Layer.effect(tag)(
-        d instanceof Cluster.ClusterUnreachable || d instanceof Cluster.ClusterStartError ? Effect.fail(d) : Effect.failCause(cause as Cause.Cause<never>)
-      )
-    })))
+type RunLayer = Layer.Layer<Executor, GpuUnavailable | ClusterError>
 
 /**
  * The executor layer of a run, and how to describe it ("4 worker threads", "2 worker
@@ -165,11 +151,11 @@ export const executorFor = (
     if (parsed instanceof UsageError) return yield* parsed
     const secure = yield* securityOptions(c)
     if ("local" in parsed) {
-      return { layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ local: parsed.local, preload: [workerPlugins], startTimeout: startTimeout(), ...secure })), what: `a local cluster of ${parsed.local} worker processes` }
+      return { layer: Executor.layerCluster({ local: parsed.local, preload: [workerPlugins], startTimeout: startTimeout(), ...secure }) as RunLayer, what: `a local cluster of ${parsed.local} worker processes` }
     }
     if ("postgres" in parsed) {
       return {
-        layer: yield* startFailures(Executor.Executor, Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1, startTimeout: startTimeout(), ...secure })),
+        layer: Executor.layerCluster({ storage: { postgres: parsed.postgres }, minWorkers: 1, startTimeout: startTimeout(), ...secure }) as RunLayer,
         what: `the cluster registered in ${hidePassword(parsed.postgres)}`
       }
     }
@@ -193,5 +179,5 @@ export const executorFor = (
       onWaiting: (joined, wanted, seconds) =>
         warn(`waiting for workers at scheduler ${parsed.scheduler}: ${joined} of ${wanted} joined after ${seconds} s (start one: tessera worker --scheduler ${parsed.scheduler})`)
     })
-    return { layer: yield* startFailures(Executor.Executor, layer), what: `the cluster of scheduler ${parsed.scheduler}` }
+    return { layer, what: `the cluster of scheduler ${parsed.scheduler}` }
   })

@@ -41,6 +41,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as EngineError from "./EngineError.ts"
 import type * as Gpu from "./Gpu.ts"
@@ -48,7 +49,7 @@ import type { KernelRef } from "./Kernel.ts"
 import type { Job } from "./internal/job.ts"
 import { allowModuleDirs } from "./internal/kernels.ts"
 import type { PoolOptions } from "./internal/pool.ts"
-import type { ClusterOptions } from "./Cluster.ts"
+import type { ClusterError, ClusterOptions } from "./Cluster.ts"
 import { checkLocalCounts, checkWorkerCount, maxWorkers } from "./WorkerCount.ts"
 
 export {
@@ -382,20 +383,22 @@ export const layerSync: Layer.Layer<Executor> = Layer.succeed(Executor, makeSync
 /**
  * The cluster executor as a layer: a scheduler in this process and worker processes on
  * Effect Cluster (`local: N` starts N on this machine, stopped with the layer's scope;
- * others join with `tessera worker --scheduler HOST:PORT`). See docs/cluster.md. Fails
- * with `WorkerCountRefused`, before any process starts, when `local`, `threads` or the
- * two multiplied are not a whole number from 1 to {@link maxWorkers}.
+ * others join with `tessera worker --scheduler HOST:PORT`). See docs/cluster.md. Its
+ * start's expected failures are typed (`ClusterError`, as `Cluster.layer`'s): with
+ * `WorkerCountRefused`, before any process starts, when `local`, `threads` or the two
+ * multiplied are not a whole number from 1 to {@link maxWorkers}; a bad scheduler address
+ * or storage URL, links refused, a port taken, workers not joined in time.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerCluster = (options: ClusterOptions = {}): Layer.Layer<Executor, EngineError.WorkerCountRefused> =>
+export const layerCluster = (options: ClusterOptions = {}): Layer.Layer<Executor, ClusterError> =>
   Layer.effect(
     Executor,
-    Effect.suspend(() => {
+    Effect.suspend((): Effect.Effect<ExecutorShape, ClusterError, Scope.Scope> => {
       const refused = checkLocalCounts(options.local, options.threads)
       return refused !== undefined
         ? Effect.fail(refused)
-        : Effect.flatMap(Effect.promise(() => import("./internal/cluster/scheduler.ts")), (m) => m.make(options))
+        : Effect.flatMap(Effect.promise(() => import("./internal/cluster/scheduler.ts")), (m) => m.makeTyped(options))
     })
   )
