@@ -713,7 +713,7 @@ export class ClusterStartError extends Data.TaggedError("ClusterStartError")<{ r
 export class ClusterStorageError extends Data.TaggedError("ClusterStorageError")<{ readonly message: string }> {}
 
 /**
- * Any failure a cluster's start may end in (`layer`, `LocalClusterTyped`): a bad
+ * Any failure a cluster's start may end in (`layer`, `Executor.layerCluster`): a bad
  * address or storage URL, link security refused, the scheduler or PostgreSQL unreachable
  * or unusable, workers not joined in time, local counts refused.
  *

@@ -237,13 +237,14 @@ describe("cluster feed: a scheduler with a dashboard, 2 worker processes", () =>
       const port = await Cluster.freePort("127.0.0.1")
       const token = tls ? { token: Redacted.make("tessera-token-v1:" + randomBytes(32).toString("base64url")) } : {}
       const scheduler = Effect.runFork(Cluster.serveScheduler({ host: "127.0.0.1", port, dashboard: (b) => void batches.push(b), ...token }))
+      // closed in `finally` too: a failed compute must not leave the worker processes running
+      const scope = Effect.runSync(Scope.make())
       try {
         const n = 24
         const specs: Array<TaskGraph.TaskSpec> = []
         for (let i = 0; i < n; i++) specs.push({ key: `arange-${i}`, kernel: k("arange"), args: [i, 1000], stage: "make" })
         for (let i = 0; i < n; i++) specs.push({ key: `sum-${i}`, kernel: k("chunkSum"), args: [TaskGraph.ref(`arange-${(i + 1) % n}`)] })
         const graph = TaskGraph.makeUnsafe(specs)
-        const scope = Effect.runSync(Scope.make())
         const c = await Effect.runPromise(Cluster.LocalCluster({ scheduler: `127.0.0.1:${port}`, local: 2, ...token }).pipe(Scope.provide(scope)))
         for (let round = 0; round < 2; round++) {
           await Effect.runPromise(Engine.compute(graph).pipe(Effect.provideService(Executor.Executor, c.executor)))
@@ -266,6 +267,7 @@ describe("cluster feed: a scheduler with a dashboard, 2 worker processes", () =>
         assert.equal(batches.at(-1)!.over, true)
         assert.ok(batches.every((b) => b.dropped === 0))
       } finally {
+        await Effect.runPromise(Scope.close(scope, Exit.void))
         await Effect.runPromise(Fiber.interrupt(scheduler))
       }
     })
