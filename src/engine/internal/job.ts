@@ -17,10 +17,10 @@ import { KeyList } from "./recordKeys.ts"
 import type { PendingTask } from "./recordDelivery.ts"
 import { RecordSource } from "./taskRecord.ts"
 
-export { blankMemoryRecord, MemoryBook, MemoryQueue } from "./memoryBook.ts"
+export { MemoryBook, MemoryQueue } from "./memoryBook.ts"
 export { execKeyOf, KeyList, taskLineage } from "./recordKeys.ts"
 export { deliverRecords, PendingTask, record } from "./recordDelivery.ts"
-export { blankTaskRecord, erredInfo, type Mutable, type TaskFailure } from "./taskRecord.ts"
+export { erredInfo, type Mutable, type TaskFailure } from "./taskRecord.ts"
 
 /**
  * A compute handed to an executor.

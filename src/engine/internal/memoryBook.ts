@@ -12,26 +12,6 @@ import type { Job } from "./job.ts"
 import { execKeyOf, rowOf } from "./recordKeys.ts"
 import type { Mutable } from "./taskRecord.ts"
 
-/**
- * A MemoryRecord to refill for each change, `device` present and undefined (a cluster
- * worker's plugin runner refills one for plugins that ask for transient records).
- *
- * @since 0.1.0
- * @internal
- */
-export const blankMemoryRecord = (): Mutable<MemoryRecord> =>
-  ({
-    timestamp: 0,
-    host: "",
-    workerId: 0,
-    threadId: "",
-    key: "",
-    state: "memory",
-    bytes: 0,
-    chunks: 0,
-    device: undefined
-  }) as unknown as Mutable<MemoryRecord>
-
 const memoryStates: ReadonlyArray<MemoryRecord["state"]> = ["memory", "released", "erred"]
 
 /**

@@ -121,7 +121,7 @@ const taskRecord = (job: Job, p: PendingTask): TaskRecord => {
   s.stage = job.graph.specs[i]!.stage
   s.mainThread = job.mainThread
   s.failure = p.failure
-  const r = buildTaskRecord(s, null)
+  const r = buildTaskRecord(s)
   s.clear()
   return r
 }

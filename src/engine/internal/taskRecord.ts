@@ -4,16 +4,15 @@
  * and a cluster worker's plugins (cluster/pluginRunner.ts) both call {@link buildTaskRecord},
  * so a record reads the same wherever it is made.
  *
- * Two shapes: a new object per task, its optional fields absent when unset (a callback may
- * keep it), or one object refilled for each task (`Callbacks.transientRecords`), every
- * field present, optional ones undefined, so it keeps one hidden class.
+ * A new object per task, its optional fields absent when unset: a callback may keep it
+ * (docs/engine.md, "Records a hook may keep").
  *
  * @since 0.1.0
  * @internal
  */
 import type { TaskRecord } from "../EngineEvents.ts"
 import type { ResultInfo } from "./kernels.ts"
-import { optional, Timing } from "./taskTiming.ts"
+import { Timing } from "./taskTiming.ts"
 
 /** @since 0.1.0 @internal */
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -76,91 +75,17 @@ const noInfo: ResultInfo = { nbytes: 0, chunks: 0, shape: [], dtype: "", type: "
 export const erredInfo: ResultInfo = noInfo
 
 /**
- * A TaskRecord to refill for each task (transient records): every field present, the
- * optional ones undefined, so that it keeps one hidden class; undefined reads as absent.
+ * The TaskRecord `s` describes, a new object. The source's key lists are used as they
+ * are (the caller passes arrays of the record's own).
  *
  * @since 0.1.0
  * @internal
  */
-export const blankTaskRecord = (): Mutable<TaskRecord> =>
-  ({
-    key: "",
-    name: "",
-    host: "",
-    workerId: 0,
-    threadId: "",
-    phases: { gather: [0, 0], compute: [0, 0], transfer: [0, 0] },
-    cpuTime: 0,
-    peakMemory: undefined,
-    ioBytes: undefined,
-    nbytes: 0,
-    shape: [],
-    dtype: "",
-    type: "",
-    dependencies: [],
-    dependents: [],
-    state: "memory",
-    stage: undefined,
-    mainThread: undefined,
-    gpuTime: undefined,
-    error: undefined,
-    traceback: undefined
-  }) as unknown as Mutable<TaskRecord>
-
-type Optional = {
-  peakMemory: number | undefined
-  ioBytes: number | undefined
-  gpuTime: number | undefined
-  stage: string | undefined
-  mainThread: boolean | undefined
-  error: string | undefined
-  traceback: string | undefined
-}
-
-/**
- * The TaskRecord `s` describes: `into` refilled when given (transient records), else a
- * new object. The source's key lists are used as they are (a refilled record's caller
- * passes arrays it reuses; a new record's, arrays of its own).
- *
- * @since 0.1.0
- * @internal
- */
-export const buildTaskRecord = (s: RecordSource, into: Mutable<TaskRecord> | null): TaskRecord => {
+export const buildTaskRecord = (s: RecordSource): TaskRecord => {
   const f = s.rows
   const o = s.o
   const d = s.shift
   const cpu = f[o + Timing.cpuTime]!
-  if (into !== null) {
-    const ph = into.phases as { gather: [number, number]; compute: [number, number]; transfer: [number, number] }
-    ph.gather[0] = f[o + Timing.gatherStart]! + d
-    ph.gather[1] = f[o + Timing.gatherStop]! + d
-    ph.compute[0] = f[o + Timing.computeStart]! + d
-    ph.compute[1] = f[o + Timing.computeStop]! + d
-    ph.transfer[0] = f[o + Timing.transferStart]! + d
-    ph.transfer[1] = f[o + Timing.transferStop]! + d
-    into.key = s.key
-    into.name = s.name
-    into.host = s.host
-    into.workerId = s.workerId
-    into.threadId = s.threadId
-    into.cpuTime = Number.isNaN(cpu) ? 0 : cpu
-    into.nbytes = s.info.nbytes
-    into.shape = s.info.shape
-    into.dtype = s.info.dtype
-    into.type = s.info.type
-    into.dependencies = s.dependencies
-    into.dependents = s.dependents
-    into.state = s.state
-    const x = into as Optional
-    x.peakMemory = optional(f, o, Timing.peakMemory)
-    x.ioBytes = optional(f, o, Timing.ioBytes)
-    x.gpuTime = optional(f, o, Timing.gpuTime)
-    x.stage = s.stage
-    x.mainThread = s.mainThread ? true : undefined
-    x.error = s.failure?.error
-    x.traceback = s.failure?.traceback
-    return into
-  }
   // one object literal, the optional fields added after it: a spread inside the literal
   // puts every record on V8's slow path (docs/engine.md, "Measured costs behind the code")
   const r: Mutable<TaskRecord> = {

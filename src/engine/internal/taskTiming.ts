@@ -140,14 +140,3 @@ export const writeRecord = (rows: Float64Array, o: number, r: TaskRecord): void 
  * @internal
  */
 export const hasRow = (rows: ArrayLike<number>, o: number): boolean => !Number.isNaN(rows[o + Timing.gatherStart]!)
-
-/**
- * An optional field's value: undefined where not measured (NaN).
- *
- * @since 0.1.0
- * @internal
- */
-export const optional = (rows: ArrayLike<number>, o: number, field: number): number | undefined => {
-  const x = rows[o + field]!
-  return Number.isNaN(x) ? undefined : x
-}

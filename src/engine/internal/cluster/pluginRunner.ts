@@ -20,12 +20,11 @@
  */
 import { hostname } from "node:os"
 import * as EngineClock from "../../EngineClock.ts"
-import type { MemoryRecord, TaskRecord, TransferRecord } from "../../EngineEvents.ts"
+import type { MemoryRecord, TransferRecord } from "../../EngineEvents.ts"
 import type { Callbacks } from "../../Hooks.ts"
 import * as Sampling from "../../Sampling.ts"
 import type { WorkerPluginFactory, WorkerPluginInstance } from "../../WorkerPlugin.ts"
-import { blankMemoryRecord } from "../job.ts"
-import { blankTaskRecord, buildTaskRecord, type Mutable, RecordSource } from "../taskRecord.ts"
+import { buildTaskRecord, RecordSource } from "../taskRecord.ts"
 import { TIMING_FLOATS } from "../taskTiming.ts"
 import { importChecked, type ResultInfo } from "../kernels.ts"
 import { type PluginsRequest, ROW_STRIDE, type RunTrace, type WireTransfer, workerRow } from "./protocol.ts"
@@ -53,18 +52,10 @@ export class PluginRunner {
   private readonly rows = new Map<number, { bytes: number; chunks: number }>()
   private readonly worker: string
   private readonly shift: number
-  /**
-   * true when every running plugin's task and memory callbacks read each record during
-   * the call only (`Callbacks.transientRecords`, as the trace plugin's file does): the
-   * plugins then get one TaskRecord and one MemoryRecord, refilled for each task
-   */
-  private transient = false
   /** the running plugins' callbacks, in start order (what the per-task loops walk) */
   private list: ReadonlyArray<{ readonly id: string; readonly callbacks: Callbacks }> = []
-  private scratchTask: Mutable<TaskRecord> | null = null
   /** what each task's record is built from (refilled) */
   private readonly source = new RecordSource()
-  private scratchMemory: Mutable<MemoryRecord> | null = null
   /** `worker-{host}-{HOST:PORT}-pid{pid}-{row}` by row (protocol.ts `workerRow`) */
   private readonly threadIds: Array<string> = []
   /** batches whose task records the plugins get next (`batch`) */
@@ -120,12 +111,9 @@ export class PluginRunner {
     this.changed()
   }
 
-  /** After plugins started or closed: the list the per-task loops walk, and whether records may be refilled. */
+  /** After plugins started or closed: the list the per-task loops walk. */
   private changed(): void {
     this.list = [...this.running].map(([id, r]) => ({ id, callbacks: r.instance.callbacks }))
-    this.transient = this.list.every(({ callbacks: cb }) =>
-      (cb.task === undefined && cb.memory === undefined) || cb.transientRecords === true
-    )
   }
 
   /** Closes plugins (their sampling first, so the last samples are written). */
@@ -244,8 +232,8 @@ export class PluginRunner {
     s.state = state
     s.stage = stage !== "" ? stage : undefined
     s.failure = cols.failures.get(k)
-    // refilled when every plugin reads records during the call only; else new (a plugin may keep it)
-    const rec = buildTaskRecord(s, this.transient ? this.scratchTask ??= blankTaskRecord() : null)
+    // a new record each task: a plugin may keep it (Callbacks.transientRecords is ignored, as the engine's own records)
+    const rec = buildTaskRecord(s)
     s.clear()
     for (const p of this.list) if (PluginRunner.records(trace.plugins, p.id)) p.callbacks.task?.(rec)
     if (state === "memory") this.hold(trace, cols.graph.keys[k]!, key, w, info.nbytes, 1)
@@ -304,20 +292,7 @@ export class PluginRunner {
   private emit(ids: ReadonlyArray<string> | null, row: number, key: string, state: MemoryRecord["state"]): void {
     const t = this.rows.get(row)!
     const timestamp = this.at(EngineClock.nowSeconds())
-    let rec: Mutable<MemoryRecord>
-    if (this.transient) {
-      rec = this.scratchMemory ??= blankMemoryRecord()
-      rec.timestamp = timestamp
-      rec.host = this.host
-      rec.workerId = row
-      rec.threadId = this.threadIdOf(row)
-      rec.key = key
-      rec.state = state
-      rec.bytes = t.bytes
-      rec.chunks = t.chunks
-    } else {
-      rec = { timestamp, host: this.host, workerId: row, threadId: this.threadIdOf(row), key, state, bytes: t.bytes, chunks: t.chunks }
-    }
+    const rec: MemoryRecord = { timestamp, host: this.host, workerId: row, threadId: this.threadIdOf(row), key, state, bytes: t.bytes, chunks: t.chunks }
     for (const p of this.list) if (PluginRunner.records(ids, p.id)) p.callbacks.memory?.(rec)
   }
 
