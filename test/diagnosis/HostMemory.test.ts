@@ -49,9 +49,8 @@ describe("issue 35: the hosts' memory, for memory-pressure", () => {
       ])
       const memTotal = meminfo("MemTotal")
       if (memTotal !== null) assert.equal(total, memTotal)
-      const memAvailable = meminfo("MemAvailable")
-      // read at another instant: within 1 GiB of what the kernel says now
-      if (memAvailable !== null) assert.ok(Math.abs(available - memAvailable) < 2 ** 30, `${available} vs ${memAvailable}`)
+      // available was read at another instant (other tests may have taken or given back GiBs since): only
+      // bounded by the total here; os.freemem() is MemAvailable on Linux (docs/profiler.md)
     }
     // what the diagnosis reads of them
     const [h] = hostMemoryOfEvents(db.list)
