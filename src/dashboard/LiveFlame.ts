@@ -265,9 +265,10 @@ export class LiveFlame {
   }
 
   /**
-   * The report's flame payload (binned: `c` counts, `bin` the width) of the bins whose
-   * middle is in the query's window and the rows of its function or stage; rows at most
-   * the kept bins × distinct (stack, function) pairs.
+   * The report's flame payload (binned: `c` counts, `bin` the bins' width) of the bins
+   * whose middle is in the query's window, summed per (call tree node, function), of its
+   * function or stage: at most one row per distinct (stack, function) pair, whatever the
+   * window; each row's time is the window's middle (the page filters by it again).
    */
   payload(q: FlameQuery = {}): {
     readonly names: ReadonlyArray<string>
@@ -290,7 +291,9 @@ export class LiveFlame {
       return i
     })
     const wantStage = q.stage === undefined ? -1 : stages.indexOf(q.stage)
-    const rows: FlameRows = { t: [], w: [], node: [], fn: [], stage: [], c: [] }
+    // the selected bins summed per (node, function): the answer grows with the call tree,
+    // not with the bins; each row stands at the window's middle (in it, for the page's own filter)
+    const sums = new Map<number, [number, number]>()
     for (let b = 0; b < this.nBins; b++) {
       const mid = (b + 0.5) * this.binWidth
       if ((q.from !== undefined && mid < q.from) || (q.to !== undefined && mid > q.to)) continue
@@ -298,13 +301,24 @@ export class LiveFlame {
         const fn = k % 4096
         if (q.fn !== undefined && fn !== want) continue
         if (q.stage !== undefined && stageOfFn[fn] !== wantStage) continue
-        rows.t.push(Math.round(mid * 1e6) / 1e6)
-        rows.w.push(us / 1e6)
-        rows.node.push(Math.floor(k / 4096) - 1)
-        rows.fn.push(fn)
-        rows.stage.push(stageOfFn[fn]!)
-        rows.c!.push(c)
+        const e = sums.get(k)
+        if (e === undefined) sums.set(k, [c, us])
+        else {
+          e[0] += c
+          e[1] += us
+        }
       }
+    }
+    const at = q.from !== undefined && q.to !== undefined ? (q.from + q.to) / 2 : q.from ?? q.to ?? 0
+    const rows: FlameRows = { t: [], w: [], node: [], fn: [], stage: [], c: [] }
+    for (const [k, [c, us]] of sums) {
+      const fn = k % 4096
+      rows.t.push(at)
+      rows.w.push(us / 1e6)
+      rows.node.push(Math.floor(k / 4096) - 1)
+      rows.fn.push(fn)
+      rows.stage.push(stageOfFn[fn]!)
+      rows.c!.push(c)
     }
     return { names: this.names, locs: this.locs, parent: this.parent, frame: this.frame, fns: this.fns, stages, bin: this.binWidth, samples: rows }
   }

@@ -206,6 +206,9 @@ describe("live flame: folding (fast-check)", () => {
       assert.deepEqual(whole, { samples: n, us })
       assert.equal(f.samples, n)
       assert.ok(f.binTotals().length <= nBins)
+      // an answer: one row per (stack, function) at most, whatever the bins
+      const keys = f.payload().samples
+      assert.equal(new Set(keys.node.map((v, k) => `${v},${keys.fn[k]}`)).size, keys.node.length)
       assert.equal(sumRows(f.payload({ fn: "kA" })).samples, inA)
       assert.equal(sumRows(f.payload({ fn: "nothing" })).samples, 0)
       // a kernel of two stages is their own entry; stages partition the samples
