@@ -33,9 +33,10 @@ export const withDashboard = <A, E, R>(
     /** `--profile NAME`: the trace databases it writes answer zooms older than the ring */
     readonly profile?: Option.Option<string>
     /**
-     * sample the worker threads for the Profile tab during the run; default: with
-     * `--profile` unless `--no-sample` (the profiler samples then anyway: sharing its
-     * sampler costs a flush a second instead of one in ten)
+     * sample the worker threads for the Profile tab during the run (`demo` and `run`
+     * pass `--profile` without `--no-sample`: the profiler samples then anyway, and
+     * sharing its sampler costs a flush a second instead of one in ten); default: with
+     * `--profile`
      */
     readonly sample?: boolean
   },
@@ -57,8 +58,7 @@ export const withDashboard = <A, E, R>(
         let pipeline: { visualize(): string } | undefined
         let files: ReadonlyArray<string> = []
         const traceFiles = options.profile !== undefined && Option.isSome(options.profile) ? yield* traceFilesOf(options.profile.value) : undefined
-        // the commands pass no `sample` yet: `--no-sample` read from the command line here
-        const sample = options.sample ?? (options.profile !== undefined && Option.isSome(options.profile) && !process.argv.includes("--no-sample"))
+        const sample = options.sample ?? (options.profile !== undefined && Option.isSome(options.profile))
         const d = yield* Dashboard.make({ ...parsed, title: options.title, records: options.records, sample, dot: () => pipeline?.visualize(), ...(traceFiles !== undefined ? { traceFiles } : {}) })
         const exit = yield* Effect.exit(body((self) => self.pipe(Hooks.provide(d.callbacks)), (p) => void (pipeline = p), (f) => void (files = f)))
         // the run is over and its databases flushed: their samples read for the Profile tab,

@@ -49,7 +49,7 @@ export const demo = Command.make(
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON summary only", false))
   },
   (c) =>
-    withDashboard(c.dashboard, { title: "tessera demo (DASF tutorial 5)", records: c.profile._tag === "Some" || c.report._tag === "Some" || c.cluster._tag === "Some", profile: c.profile }, (provide, stages, traces) => Effect.gen(function*() {
+    withDashboard(c.dashboard, { title: "tessera demo (DASF tutorial 5)", records: c.profile._tag === "Some" || c.report._tag === "Some" || c.cluster._tag === "Some", profile: c.profile, sample: c.profile._tag === "Some" && !c.noSample }, (provide, stages, traces) => Effect.gen(function*() {
       // loaded only now: `tessera --help` and the other commands need none of it
       const [Executor, { DslError }, Tutorial5, { profiled }] = yield* Effect.promise(() =>
         Promise.all([import("../../engine/Executor.ts"), import("../../dsl/DslError.ts"), import("../../../examples/tutorial5/Tutorial5.ts"), import("../profiling.ts")])

@@ -181,7 +181,7 @@ export const run = Command.make(
     json: Flag.Boolean("json").pipe(withDefaultShown("print one JSON object with the results only", false))
   },
   (c) =>
-    withDashboard(c.dashboard, { title: "tessera run", records: c.profile._tag === "Some" || c.report._tag === "Some" || c.cluster._tag === "Some", profile: c.profile }, (provide, stages, traces) => Effect.gen(function*() {
+    withDashboard(c.dashboard, { title: "tessera run", records: c.profile._tag === "Some" || c.report._tag === "Some" || c.cluster._tag === "Some", profile: c.profile, sample: c.profile._tag === "Some" && !c.noSample }, (provide, stages, traces) => Effect.gen(function*() {
       const log = RunLog.make("run")
       const out = (line: string) => Effect.sync(() => void process.stdout.write(line + "\n"))
       const p = yield* log.around(loadPipeline(c.file))
