@@ -134,7 +134,7 @@ const taskStringsOf = (v: TaskView): TaskStrings => ({
  * from the same view's columns: the codes are those of `v`'s dictionaries).
  *
  * @since 0.1.0
- * @category internal
+ * @category utils
  */
 export const taskBottleneckTable = (rows: TaskBottleneckRows, v: TaskView): Table =>
   buildTable({

@@ -90,7 +90,7 @@ const memoryArgs = ["key", "state", "size", "tasks"] as const
  * The args the decoder may skip for a projection.
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const argSkipOf = (columns: LoadColumns | undefined): ArgSkip => ({
   compute: columns?.tasks === undefined ? [] : computeArgColumns.filter(([, cs]) => !cs.some((c) => columns.tasks!.includes(c))).map(([a]) => a),
@@ -113,7 +113,7 @@ export const parallelMinBytes = 16 * 1024 * 1024
  * 2026-11-27), though each decodes ~1.4x slower beside the other.
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const decodeThreads = (cores: number): number => (cores <= 1 ? 1 : Math.min(4, cores))
 
@@ -121,7 +121,7 @@ export const decodeThreads = (cores: number): number => (cores <= 1 ? 1 : Math.m
  * Decode databases into columns. Rejects with `TraceFormatError` naming the file.
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const decodePromise = async (files: ReadonlyArray<string>, options?: DecodeOptions): Promise<Decoded> => {
   let started = false
@@ -191,7 +191,7 @@ export const decodePromise = async (files: ReadonlyArray<string>, options?: Deco
  * a typed error).
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const fileSizes = (files: ReadonlyArray<string>): Promise<Array<number>> =>
   Promise.all(files.map((f) => stat(f).then((s) => s.size, () => 0)))
@@ -233,7 +233,7 @@ export interface Decoding {
  * awaits `decoded` sees it.
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const startDecoding = (files: ReadonlyArray<string>, options?: Omit<DecodeOptions, "signal" | "joined">): Decoding => {
   const stop = new AbortController()
@@ -249,7 +249,7 @@ export const startDecoding = (files: ReadonlyArray<string>, options?: Omit<Decod
  * Is `d` decoding exactly these files into exactly these columns?
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const sameDecoding = (d: Decoding, files: ReadonlyArray<string>, columns: LoadColumns | undefined): boolean => {
   const sameSet = <A>(a: ReadonlyArray<A> | undefined, b: ReadonlyArray<A> | undefined) =>

@@ -88,7 +88,7 @@ export class DiagnoseError extends Data.TaggedError("DiagnoseError")<{ readonly 
  * `--threshold severity.high=0.3`). Throws `DiagnoseError` naming a bad one.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const parseThresholds = (settings: ReadonlyArray<string>): ThresholdSettings => {
   const out: Record<string, unknown> = {}

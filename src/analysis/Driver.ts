@@ -48,7 +48,7 @@ export interface DriverSegment {
  * The segment of a `Driver` X event (`undefined` for any other event).
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const driverSegmentOf = (e: TraceEvent): DriverSegment | undefined => {
   if (e.name !== driverEventName || e.phase !== "X") return undefined
@@ -98,7 +98,7 @@ export const driverTable = (segments: ReadonlyArray<DriverSegment>): Table => {
  * The segments of a driver table (as loaded), back as plain objects, sorted by start.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const driverSegments = (table: Table | undefined): Array<DriverSegment> => {
   if (table === undefined || table.numRows === 0) return []

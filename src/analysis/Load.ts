@@ -378,7 +378,7 @@ export interface LoadColumns {
  * Load databases into tables. Rejects with `TraceFormatError` naming the file.
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const loadPromise = async (files: ReadonlyArray<string>, options?: LoadOptions): Promise<TraceTables> => {
   // a started decoding of the same files and columns is taken over (this thread joins in)
@@ -403,7 +403,7 @@ const buildTablesNamed = (...args: Parameters<typeof buildTables>): TraceTables 
  * Throws `TraceFormatError`.
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const loadBytesUnsafe = (
   databases: ReadonlyArray<{ readonly file: string; readonly bytes: Uint8Array }>,
@@ -438,7 +438,7 @@ export const loadBytesUnsafe = (
  * Load databases into tables.
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const load = (
   files: ReadonlyArray<string>,

@@ -27,7 +27,7 @@ export type { DroppedBytes, Frame, ProfileData, ProfileSamples } from "../trace/
  * byte offset) for a corrupt sample record (issue 32 item 12).
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const loadProfilePromise = (files: ReadonlyArray<string>): Promise<ProfileData & { readonly dropped: ReadonlyArray<DroppedBytes> }> => readProfilePromise(files)
 
@@ -50,7 +50,7 @@ export interface SampleFilter {
  * Indices of the samples the filter keeps, in order.
  *
  * @since 0.1.0
- * @category selection
+ * @category analysis
  */
 export const selectSamples = (d: ProfileData, f: SampleFilter = {}): Array<number> => {
   const out: Array<number> = []
@@ -109,7 +109,7 @@ export interface FrameTime {
  * total seconds, descending.
  *
  * @since 0.1.0
- * @category analyses
+ * @category analysis
  */
 export const frameTimes = (d: ProfileData, f: SampleFilter = {}): Array<FrameTime> => {
   const n = d.frames.length
@@ -144,7 +144,7 @@ export const frameTimes = (d: ProfileData, f: SampleFilter = {}): Array<FrameTim
  * export add up to.
  *
  * @since 0.1.0
- * @category analyses
+ * @category analysis
  */
 export const sampledSeconds = (d: ProfileData, f: SampleFilter = {}): number => {
   let sum = 0
@@ -159,7 +159,7 @@ export const sampledSeconds = (d: ProfileData, f: SampleFilter = {}): number => 
  * seconds).
  *
  * @since 0.1.0
- * @category analyses
+ * @category analysis
  */
 export const profileTable = (d: ProfileData, f: SampleFilter = {}): Table => {
   const all = sampledSeconds(d, f)
@@ -200,7 +200,7 @@ export interface FlameNode {
  * by seconds, descending.
  *
  * @since 0.1.0
- * @category analyses
+ * @category analysis
  */
 export const flameTree = (d: ProfileData, f: SampleFilter = {}): FlameNode => {
   const root: FlameNode = { name: "all", location: "", value: 0, self: 0, samples: 0, selfSamples: 0, children: [] }
@@ -272,7 +272,7 @@ export interface CpuProfile {
  * can carry (a thread V8 was told is idle): no JavaScript function has this name.
  *
  * @since 0.1.0
- * @category exports
+ * @category encoding
  */
 export const unsampledNode = "(unsampled)"
 
@@ -290,7 +290,7 @@ export const unsampledNode = "(unsampled)"
  * not wall time. A sample with no stack hits the root.
  *
  * @since 0.1.0
- * @category exports
+ * @category encoding
  */
 export const toCpuProfile = (d: ProfileData, f: SampleFilter = {}): CpuProfile => {
   const time = d.samples.time
@@ -360,7 +360,7 @@ export const toCpuProfile = (d: ProfileData, f: SampleFilter = {}): CpuProfile =
  * the next sample, the last to `endTime`), leaving out `(unsampled)` ones.
  *
  * @since 0.1.0
- * @category exports
+ * @category encoding
  */
 export const cpuProfileSeconds = (p: CpuProfile): number => {
   const gaps = new Set(p.nodes[0]?.children.filter((id) => p.nodes[id - 1]?.callFrame.functionName === unsampledNode))
@@ -379,7 +379,7 @@ export const cpuProfileSeconds = (p: CpuProfile): number => {
  * (`worker-host-0`, `driver`; `kmeans_step`, `idle`).
  *
  * @since 0.1.0
- * @category exports
+ * @category encoding
  */
 export const cpuProfiles = (d: ProfileData, by: "worker" | "function"): Array<{ readonly name: string; readonly profile: CpuProfile }> => {
   const s = d.samples

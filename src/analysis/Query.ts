@@ -390,7 +390,7 @@ export const cached = (tables: TraceTables, options: OpenOptions = {}): Effect.E
  * one); given a `Database`, there, as it was opened.
  *
  * @since 0.1.0
- * @category queries
+ * @category analysis
  */
 export const sql = (tables: TraceTables | Database, query: string, options: OpenOptions = {}): Effect.Effect<Table, QueryError> =>
   Effect.flatMap("sql" in tables ? Effect.succeed(tables) : cached(tables, options), (db) => db.sql(query))
@@ -399,7 +399,7 @@ export const sql = (tables: TraceTables | Database, query: string, options: Open
  * {@link sql} as a Promise.
  *
  * @since 0.1.0
- * @category queries
+ * @category analysis
  */
 export const sqlPromise = (tables: TraceTables | Database, query: string, options: OpenOptions = {}): Promise<Table> =>
   Effect.runPromise(sql(tables, query, options))
@@ -413,7 +413,7 @@ export const sqlPromise = (tables: TraceTables | Database, query: string, option
  * seconds from the run's start when all its values are epoch seconds.
  *
  * @since 0.1.0
- * @category times
+ * @category analysis
  */
 export const timeColumnPattern: RegExp = /(^|_)(start|stop|end|timestamp|time)$/
 
@@ -425,7 +425,7 @@ const isEpoch = (x: number) => x >= 1e9 && x < 1e10
  * transfers), epoch seconds; undefined for a trace without times or on a monotonic clock.
  *
  * @since 0.1.0
- * @category times
+ * @category analysis
  */
 export const runStart = (db: Database): Effect.Effect<number | undefined, QueryError> =>
   Effect.map(
@@ -445,7 +445,7 @@ export const runStart = (db: Database): Effect.Effect<number | undefined, QueryE
  * columns as they are. For terminal tables: CSV, JSON and Arrow keep the epoch values.
  *
  * @since 0.1.0
- * @category times
+ * @category analysis
  */
 export const relativeTimes = (table: Table, origin: number): { readonly table: Table; readonly columns: ReadonlyArray<string> } => {
   const cols: Record<string, Vector> = {}
@@ -507,7 +507,7 @@ const ident = (s: string) => `"${s.replaceAll("\"", "\"\"")}"`
  * is a type error.
  *
  * @since 0.1.0
- * @category queries
+ * @category analysis
  */
 export const select = <V extends ViewName, const C extends keyof Views[V] & string>(
   view: V,
@@ -528,7 +528,7 @@ export const select = <V extends ViewName, const C extends keyof Views[V] & stri
  * Run a typed query: a `TypedTable` of its columns.
  *
  * @since 0.1.0
- * @category queries
+ * @category analysis
  */
 export const run = <Row extends TypeMap>(tables: TraceTables | Database, query: TypedQuery<Row>): Effect.Effect<TypedTable<Row>, QueryError> =>
   sql(tables, query.sql) as Effect.Effect<TypedTable<Row>, QueryError>
@@ -537,7 +537,7 @@ export const run = <Row extends TypeMap>(tables: TraceTables | Database, query: 
  * {@link run} as a Promise.
  *
  * @since 0.1.0
- * @category queries
+ * @category analysis
  */
 export const runPromise = <Row extends TypeMap>(tables: TraceTables | Database, query: TypedQuery<Row>): Promise<TypedTable<Row>> =>
   Effect.runPromise(run(tables, query))

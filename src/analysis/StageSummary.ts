@@ -155,7 +155,7 @@ type Spans = Array<number> // flat [a0, b0, a1, b1, ...]
  * where at least one span is open.
  *
  * @since 0.1.0
- * @category internal
+ * @category utils
  */
 export const spanUnion = (spans: ReadonlyArray<number>): Array<number> => {
   const n = spans.length / 2
@@ -192,7 +192,7 @@ export const spanUnion = (spans: ReadonlyArray<number>): Array<number> => {
  * inside it.
  *
  * @since 0.1.0
- * @category internal
+ * @category utils
  */
 export const overlapPerWindow = (u: ReadonlyArray<number>, lo: Float64Array, hi: Float64Array): Float64Array => {
   const out = new Float64Array(lo.length)

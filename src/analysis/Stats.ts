@@ -53,7 +53,7 @@ const sortedFinite = (xs: ArrayLike<number>): Float64Array => {
  * statistics (Hyndman–Fan type 7, as R's and NumPy's default). NaN for no values.
  *
  * @since 0.1.0
- * @category statistics
+ * @category analysis
  */
 export const quantileSorted = (sorted: ArrayLike<number>, q: number): number => {
   const n = sorted.length
@@ -68,7 +68,7 @@ export const quantileSorted = (sorted: ArrayLike<number>, q: number): number => 
  * The median of the finite values of `xs` (NaN for none).
  *
  * @since 0.1.0
- * @category statistics
+ * @category analysis
  */
 export const median = (xs: ArrayLike<number>): number => quantileSorted(sortedFinite(xs), 0.5)
 
@@ -76,7 +76,7 @@ export const median = (xs: ArrayLike<number>): number => quantileSorted(sortedFi
  * The arithmetic mean of the finite values of `xs` (NaN for none).
  *
  * @since 0.1.0
- * @category statistics
+ * @category analysis
  */
 export const mean = (xs: ArrayLike<number>): number => {
   let s = 0
@@ -172,7 +172,7 @@ const thin = (sorted: Float64Array, max: number): Float64Array => {
  * the interval is that value; with none, NaN throughout.
  *
  * @since 0.1.0
- * @category statistics
+ * @category analysis
  */
 export const medianInterval = (xs: ArrayLike<number>, options: BootstrapOptions = {}): Interval => {
   const sorted = sortedFinite(xs)
@@ -195,7 +195,7 @@ export const medianInterval = (xs: ArrayLike<number>, options: BootstrapOptions 
  * a side has no value or the old median is 0.
  *
  * @since 0.1.0
- * @category statistics
+ * @category analysis
  */
 export const ratioInterval = (a: ArrayLike<number>, b: ArrayLike<number>, options: BootstrapOptions = {}): Interval => {
   const sa = sortedFinite(a)
@@ -221,7 +221,7 @@ export const ratioInterval = (a: ArrayLike<number>, b: ArrayLike<number>, option
  * The standard normal distribution function.
  *
  * @since 0.1.0
- * @category statistics
+ * @category analysis
  */
 export const normalCdf = (z: number): number => {
   // erfc by its continued-fraction-free Chebyshev fit (Numerical Recipes' erfcc; |error| < 1.2e-7)
@@ -283,7 +283,7 @@ const exactCounts = (n: number, m: number): Float64Array => {
  * one half.
  *
  * @since 0.1.0
- * @category statistics
+ * @category analysis
  */
 export const mannWhitney = (a: ArrayLike<number>, b: ArrayLike<number>): MannWhitney => {
   const sa = sortedFinite(a)
@@ -335,7 +335,7 @@ export const mannWhitney = (a: ArrayLike<number>, b: ArrayLike<number>): MannWhi
  * p-values (groups not tested) stay NaN and do not count as tests.
  *
  * @since 0.1.0
- * @category statistics
+ * @category analysis
  */
 export const benjaminiHochberg = (ps: ReadonlyArray<number>): Array<number> => {
   const idx = ps.map((p, i) => [p, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0])
@@ -378,7 +378,7 @@ export interface Summary {
  * Summarises `xs` (see {@link Summary}).
  *
  * @since 0.1.0
- * @category statistics
+ * @category analysis
  */
 export const summarize = (xs: ArrayLike<number>, options: BootstrapOptions = {}): Summary => {
   const s = sortedFinite(xs)

@@ -17,7 +17,7 @@ import { normalizeArgv } from "./argv.ts"
  * `-a` plus positional words that name an analysis.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const splitArguments = (
   db: ReadonlyArray<string>,
@@ -43,7 +43,7 @@ const booleans = new Set(["--verbose"])
  * the head start over.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const preParseAnalyze = (
   argv: ReadonlyArray<string>

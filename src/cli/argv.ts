@@ -20,7 +20,7 @@
  * Commands (paths) whose `-d/--databases` flag takes several values.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const databaseCommands: ReadonlyArray<ReadonlyArray<string>> = [["analyze"], ["report"], ["export"], ["plot", "hist"], ["sql"], ["diff"], ["diagnose"], ["dashboard"]]
 
@@ -32,7 +32,7 @@ const globalsWithValue = new Set(["--log-level", "--completions"])
  * index just after it.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const commandPath = (argv: ReadonlyArray<string>): { readonly path: Array<string>; readonly end: number } => {
   const path: Array<string> = []
@@ -60,7 +60,7 @@ export const commandPath = (argv: ReadonlyArray<string>): { readonly path: Array
  * run no kernels and no module of the user's, plus help.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const bundledCommands: ReadonlyArray<string> = ["analyze", "report", "export", "plot", "sql", "help"]
 
@@ -77,7 +77,7 @@ const moduleFile = /\.(ts|mts|cts|js|mjs|cjs)$/i
  * `TESSERA_NO_BUNDLE=1` in `env`: the compiled tree always.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const runsBundled = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = {}): boolean => {
   if (env.TESSERA_NO_BUNDLE === "1" || argv.includes("--wizard")) return false
@@ -94,7 +94,7 @@ export const runsBundled = (argv: ReadonlyArray<string>, env: Readonly<Record<st
  * `argv` rewritten to the form `effect/cli` parses, and whether `--verbose` was given.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const normalizeArgv = (
   argv: ReadonlyArray<string>,

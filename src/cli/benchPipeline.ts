@@ -299,7 +299,7 @@ const summarizeSeries = async (s: Omit<SeriesResult, "wall" | "groups" | "warnin
  * against the first, and the result as saved.
  *
  * @since 0.1.0
- * @category benchmarks
+ * @category testing
  */
 export const benchPipelines = (o: PipelineBenchOptions, log: (line: string) => void) =>
   Effect.gen(function*() {

@@ -33,7 +33,7 @@ export const workerPlugins: string = new URL(`../profiler/WorkerPlugins${import.
  * `--cluster local:N | HOST:PORT`.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const clusterFlag = Flag.String("cluster").pipe(
   Flag.withDescription(
@@ -46,13 +46,13 @@ export const clusterFlag = Flag.String("cluster").pipe(
  * What `--cluster` says, checked.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 /**
  * `--token-file PATH`: the file holding the cluster's token (made by `tessera scheduler`).
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const tokenFileFlag = (what: string) =>
   Flag.String("token-file").pipe(Flag.withMetavar("PATH"), Flag.withDescription(what), Flag.optional)
@@ -61,7 +61,7 @@ export const tokenFileFlag = (what: string) =>
  * `--insecure`: plain TCP beyond loopback, without a token.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const insecureFlag = Flag.Boolean("insecure").pipe(
   withDefaultShown("plain TCP links beyond loopback without the cluster's token: anyone who reaches the ports can join, read results and run code (said at every start; docs/cluster.md)", false)

@@ -18,7 +18,7 @@ import type { OutputIsInput } from "../trace/OutputFile.ts"
  * A description with the default appended: `rows per chunk (default: 5000)`.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const withDefaultShown = <A>(description: string, value: A, shown: string = String(value)) =>
   (self: Flag.Flag<A>): Flag.Flag<A> =>
@@ -29,7 +29,7 @@ export const withDefaultShown = <A>(description: string, value: A, shown: string
  * bound is a usage error naming the flag and the value.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const intAtLeast = (name: string, min: number, description: string, value: number, shown?: string): Flag.Flag<number> =>
   Flag.Int(name).pipe(
@@ -45,7 +45,7 @@ export const intAtLeast = (name: string, min: number, description: string, value
  * flag, the bound and why.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const threadsFlag = (name: string, description: string, value: number, shown?: string): Flag.Flag<number> =>
   Flag.Int(name).pipe(
@@ -62,7 +62,7 @@ export const threadsFlag = (name: string, description: string, value: number, sh
  * parallelism.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const workersFlag = threadsFlag("workers", "worker threads", availableParallelism(), `available parallelism, ${availableParallelism()} here`)
 
@@ -74,7 +74,7 @@ export const workersFlag = threadsFlag("workers", "worker threads", availablePar
  * databases, as DASF's does).
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const databasesFlag = (options: { readonly optional?: boolean } = {}): Flag.Flag<ReadonlyArray<string>> =>
   Flag.String("databases").pipe(
@@ -88,7 +88,7 @@ export const databasesFlag = (options: { readonly optional?: boolean } = {}): Fl
  * `--overwrite`: replace existing trace databases of the same name instead of failing.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const overwriteFlag = Flag.Boolean("overwrite").pipe(
   withDefaultShown("replace existing trace databases of the same --profile name", false)
@@ -98,7 +98,7 @@ export const overwriteFlag = Flag.Boolean("overwrite").pipe(
  * `--no-sample`: profile without the statistical profiler (demo, run).
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const noSampleFlag = Flag.Boolean("no-sample").pipe(
   withDefaultShown("with --profile/--report: no statistical profiler (stack samples every 10 ms)", false)
@@ -109,7 +109,7 @@ export const noSampleFlag = Flag.Boolean("no-sample").pipe(
  * run); by default only the workers (and the main thread when tasks run on it).
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const sampleDriverFlag = Flag.Boolean("sample-driver").pipe(
   withDefaultShown("with --profile/--report: sample the driver's main thread too (its samples outside tasks read \"driver\"; starting V8's profiler there costs 50-300 ms once)", false)
@@ -119,7 +119,7 @@ export const sampleDriverFlag = Flag.Boolean("sample-driver").pipe(
  * `--profile NAME` (demo, run).
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const profileFlag = Flag.String("profile").pipe(
   Flag.withMetavar("NAME"),
@@ -131,7 +131,7 @@ export const profileFlag = Flag.String("profile").pipe(
  * `--report FILE` (demo, run).
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const reportFlag = Flag.String("report").pipe(
   Flag.withMetavar("FILE"),
@@ -146,7 +146,7 @@ export const reportFlag = Flag.String("report").pipe(
  * databases are loaded; the writers check again as they open each output.
  *
  * @since 0.1.0
- * @category validation
+ * @category guards
  */
 export const refuseInputAsOutput = (
   flag: string,
@@ -163,7 +163,7 @@ export const refuseInputAsOutput = (
  * address; HOST defaults to 127.0.0.1 (loopback), bound elsewhere it needs the token it prints.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const dashboardFlag = Flag.String("dashboard").pipe(
   Flag.withMetavar("[HOST:]PORT"),

@@ -17,7 +17,7 @@ import { withDefaultShown } from "./flags.ts"
  * `--gpu`: run tasks that have a GPU kernel on a GPU worker (WebGPU; llvmpipe where there is no GPU).
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const gpuFlag: Flag.Flag<boolean> = Flag.Boolean("gpu").pipe(
   withDefaultShown("add a GPU worker (WebGPU through Dawn) for the kernels that have a GPU version", false)

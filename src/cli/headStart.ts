@@ -37,7 +37,7 @@ let current: HeadStart | undefined
  * rejects: a head start that fails is reported by the command that takes it over.
  *
  * @since 0.1.0
- * @category head start
+ * @category cli
  */
 export const startHeadStart = async (argv: ReadonlyArray<string>): Promise<void> => {
   if (process.env.TESSERA_HEAD_START === "0") return
@@ -64,7 +64,7 @@ export const startHeadStart = async (argv: ReadonlyArray<string>): Promise<void>
  * a head start that does not match is stopped.
  *
  * @since 0.1.0
- * @category head start
+ * @category cli
  */
 export const takeHeadStart = async (
   files: ReadonlyArray<string>,
@@ -90,7 +90,7 @@ export const takeHeadStart = async (
  * Stop a head start nobody took over (no effect once taken or when there is none).
  *
  * @since 0.1.0
- * @category head start
+ * @category cli
  */
 export const abortHeadStart = (): void => {
   current?.decoding.abort()

@@ -31,7 +31,7 @@ const hidesWarnings = (argv: ReadonlyArray<string>): boolean => {
  * Whether this command line runs in a filtering child (see the module header).
  *
  * @since 0.1.0
- * @category relaunch
+ * @category cli
  */
 export const needsFilter = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): boolean => {
   const end = argv.indexOf("--")
@@ -44,7 +44,7 @@ export const needsFilter = (argv: ReadonlyArray<string>, env: Readonly<Record<st
  * what to pass on (whole lines; `flush` returns the rest).
  *
  * @since 0.1.0
- * @category relaunch
+ * @category cli
  */
 export const dawnFilter = (): { readonly push: (text: string) => string; readonly flush: () => string } => {
   let pending = ""
@@ -81,7 +81,7 @@ export const dawnFilter = (): { readonly push: (text: string) => string; readonl
  * its stderr; resolves with the exit status to end with.
  *
  * @since 0.1.0
- * @category relaunch
+ * @category cli
  */
 export const relaunchFiltered = (): Promise<number> =>
   new Promise((resolve) => {

@@ -26,7 +26,7 @@ let minimum = levels.indexOf("info")
  * logger).
  *
  * @since 0.1.0
- * @category log level
+ * @category cli
  */
 export const setLogLevelFromArgv = (argv: ReadonlyArray<string>): void => {
   for (let i = 0; i < argv.length; i++) {
@@ -43,7 +43,7 @@ export const setLogLevelFromArgv = (argv: ReadonlyArray<string>): void => {
  * Whether lines of `level` are written.
  *
  * @since 0.1.0
- * @category log level
+ * @category cli
  */
 export const enabled = (level: "debug" | "info" | "warn" | "error"): boolean => levels.indexOf(level) >= minimum
 
@@ -51,7 +51,7 @@ export const enabled = (level: "debug" | "info" | "warn" | "error"): boolean => 
  * A warning on stderr (dropped bytes, ...), unless `--log-level` is above warn.
  *
  * @since 0.1.0
- * @category log level
+ * @category cli
  */
 export const warn = (line: string): void => {
   if (enabled("warn")) printer(line + "\n")
@@ -66,7 +66,7 @@ let printer = (text: string): void => void process.stderr.write(text)
  * is called.
  *
  * @since 0.1.0
- * @category log level
+ * @category cli
  */
 export const printThrough = (print: (text: string) => void): () => void => {
   const saved = printer
@@ -81,7 +81,7 @@ export const printThrough = (print: (text: string) => void): () => void => {
  * adapter), unless `--log-level` is above info.
  *
  * @since 0.1.0
- * @category log level
+ * @category cli
  */
 export const info = (line: string): void => {
   if (enabled("info")) printer(line + "\n")
@@ -92,7 +92,7 @@ export const info = (line: string): void => {
  * lines: stderr is a terminal, or `TESSERA_PROGRESS=tty`.
  *
  * @since 0.1.0
- * @category progress
+ * @category formatting
  */
 export const progressOnTerminal = (): boolean => process.env.TESSERA_PROGRESS === "tty" || process.stderr.isTTY === true
 
@@ -101,7 +101,7 @@ export const progressOnTerminal = (): boolean => process.env.TESSERA_PROGRESS ==
  * `TESSERA_PROGRESS` does not say 0; `large` input (or a terminal) otherwise.
  *
  * @since 0.1.0
- * @category progress
+ * @category formatting
  */
 export const progressShown = (large: boolean): boolean => {
   const forced = process.env.TESSERA_PROGRESS
@@ -116,7 +116,7 @@ const plainInterval = 5
  * A progress line.
  *
  * @since 0.1.0
- * @category progress
+ * @category formatting
  */
 export interface Progress {
   /** bytes decoded so far (the analysis loader's callback) */
@@ -149,7 +149,7 @@ const totalBytes = (files: ReadonlyArray<string>): number => {
  * Progress of a command reading `files`, labelled `label` (`report`, `export`, ...).
  *
  * @since 0.1.0
- * @category progress
+ * @category formatting
  */
 export const progress = (label: string, files: ReadonlyArray<string>, options: { readonly minBytes?: number } = {}): Progress => {
   const total = totalBytes(files)
@@ -228,7 +228,7 @@ export const progress = (label: string, files: ReadonlyArray<string>, options: {
  * {@link Failed}, anything else is a defect (reported as an internal error).
  *
  * @since 0.1.0
- * @category progress
+ * @category formatting
  */
 export const tracked = <A>(label: string, files: ReadonlyArray<string>, phase: string | undefined, f: (p: Progress) => Promise<A>) =>
   Effect.suspend(() => {

@@ -36,7 +36,7 @@ const isBare = (s: string): boolean => !/^(\.{1,2}\/|\/|[a-zA-Z][a-zA-Z0-9+.-]*:
  * a specifier that is not Tessera's, or names an internal module or no module.
  *
  * @since 0.1.0
- * @category resolving
+ * @category utils
  */
 export const tesseraUrl = (specifier: string): string | undefined => {
   if (specifier === "tessera") return new URL(`index${ext}`, root).href
@@ -52,7 +52,7 @@ let registered = false
  * Registers the hook (once per process; later calls do nothing).
  *
  * @since 0.1.0
- * @category resolving
+ * @category utils
  */
 export const registerTesseraResolve = (): void => {
   if (registered) return

@@ -41,7 +41,7 @@ export interface RunLog {
  * Seconds between plain progress lines: `TESSERA_PROGRESS_INTERVAL`, default 5.
  *
  * @since 0.1.0
- * @category progress
+ * @category formatting
  */
 export const plainInterval = (): number => {
   const v = Number(process.env.TESSERA_PROGRESS_INTERVAL)

@@ -70,7 +70,7 @@ export const noTraces: FindingsPanel = {
  * The summary line, as the report's section says it.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const headlineOf = (d: Diagnosis): string => {
   const high = d.findings.filter((f) => f.severity === "high").length

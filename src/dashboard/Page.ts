@@ -38,7 +38,7 @@ const esc = (s: string): string =>
  * The page's HTML (`token`: the request's own, already checked, carried on the script URLs).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const pageHtml = (title: string, token?: string): string => {
   const q = token === undefined ? "" : `?token=${encodeURIComponent(token)}`
@@ -101,7 +101,7 @@ th{background:#f0f2f5} td.n{text-align:right;font-variant-numeric:tabular-nums;w
  * The page's script.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const appScript = (): string => `(function(){
 "use strict";

@@ -22,7 +22,7 @@ import { flameCode, flameRowHeight, flameWidth } from "../report/FlameGraph.ts"
  * `zoomTo` and their controls' wiring).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const afterRunTabsScript = `// ---- the flame graph of a window (the report's chart and code: report/FlameGraph.ts) ---------
 ${flameCode}

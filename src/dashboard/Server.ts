@@ -88,7 +88,7 @@ export const defaultAddress: Address = { host: "127.0.0.1", port: 8787 }
  * Parses `[HOST:]PORT`; a bad one is a `DashboardError` naming it.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const parseAddress = (text: string): Address | DashboardError => {
   const bad = (reason: string) => new DashboardError({ address: text, reason })
@@ -104,7 +104,7 @@ export const parseAddress = (text: string): Address | DashboardError => {
  * Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost).
  *
  * @since 0.1.0
- * @category predicates
+ * @category guards
  */
 export const isLoopback = (host: string): boolean =>
   host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)

@@ -41,7 +41,7 @@ export const templateShape: Charts.StreamShape = { functions: ["f"], activities:
  * series' domains from the data, so no run's shape is in them).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const compileSpecs = (width: number) => {
   const wall = 1

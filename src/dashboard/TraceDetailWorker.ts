@@ -54,7 +54,7 @@ export interface TraceWindow {
  * The latest time the tables hold (task ends, transfer stops), epoch seconds.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const coverageOf = (tables: TraceTables): number => {
   let hi = -Infinity
@@ -72,7 +72,7 @@ export const coverageOf = (tables: TraceTables): number => {
  * first (then by worker and key), and the count of all.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const rectsIn = (tables: TraceTables, from: number, to: number, limit: number): { readonly rects: Array<TraceRect>; readonly count: number } => {
   const all: Array<TraceRect> = []

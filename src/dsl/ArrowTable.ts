@@ -47,7 +47,7 @@ const columnOf = (c: Chunk.Chunk, j: number, d: number): Column => {
  * Fails with a `DslError` when `names` does not name every column once.
  *
  * @since 0.1.0
- * @category compute
+ * @category combinators
  */
 export const toTable = (
   X: ChunkedArray,

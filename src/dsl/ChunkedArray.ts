@@ -354,7 +354,7 @@ const rowBytes = (self: ChunkedArray): number => self.shape.slice(1).reduce((a, 
  * available (executors that report nothing are not checked).
  *
  * @since 0.1.0
- * @category compute
+ * @category combinators
  */
 export const checkMemory = (stage: string, what: string, needed: number): Effect.Effect<void, DslError, Executor> =>
   Effect.gen(function*() {
@@ -368,7 +368,7 @@ const describeArray = (self: ChunkedArray): string => `${/^[aeio]/.test(self.dty
  * Computes every block and concatenates them into one chunk in this thread.
  *
  * @since 0.1.0
- * @category compute
+ * @category combinators
  */
 export const compute = <D extends Chunk.DType>(
   self: ChunkedArray<D>,
@@ -385,7 +385,7 @@ export const compute = <D extends Chunk.DType>(
  * values, so later operations do not recompute them.
  *
  * @since 0.1.0
- * @category compute
+ * @category combinators
  */
 export const persist = <D extends Chunk.DType>(
   self: ChunkedArray<D>,
@@ -405,7 +405,7 @@ export const persist = <D extends Chunk.DType>(
  * read their input more than once (each pass would otherwise recompute it).
  *
  * @since 0.1.0
- * @category compute
+ * @category combinators
  */
 export const ensurePersisted = <D extends Chunk.DType>(
   self: ChunkedArray<D>,
@@ -417,7 +417,7 @@ export const ensurePersisted = <D extends Chunk.DType>(
  * Computes a delayed value.
  *
  * @since 0.1.0
- * @category compute
+ * @category combinators
  */
 export const computeDelayed = <A>(self: Delayed<A>): Effect.Effect<A, ComputeError | GraphError, Executor> =>
   Effect.gen(function*() {
@@ -458,7 +458,7 @@ export const kernel = (module: string, name: string): Kernel.KernelRef =>
  * Runs a kernel on every block and returns the per-block results, in block order.
  *
  * @since 0.1.0
- * @category compute
+ * @category combinators
  */
 export const mapToValues = <A>(
   self: ChunkedArray,

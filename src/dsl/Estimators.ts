@@ -23,7 +23,7 @@ type X = { readonly X: ChunkedArray<"float64"> }
  * `nonFinite` says what to do with rows holding NaN or ±Infinity (default: fail).
  *
  * @since 0.1.0
- * @category transforms
+ * @category kernels
  */
 export class Normalize {
   scaler: NormalizeOps.Scaler | undefined
@@ -43,7 +43,7 @@ export class Normalize {
  * Materialises an array on the workers (shared memory) so later stages reuse it.
  *
  * @since 0.1.0
- * @category transforms
+ * @category kernels
  */
 export const Persist = <D extends ChunkedArray["dtype"]>(name = "Persist"): Stage<{ readonly X: ChunkedArray<D> }, ChunkedArray<D>> =>
   stage(name, ({ X }: { readonly X: ChunkedArray<D> }) => persist(X, name))
@@ -52,7 +52,7 @@ export const Persist = <D extends ChunkedArray["dtype"]>(name = "Persist"): Stag
  * KMeans; `model` is set once a fitting stage ran.
  *
  * @since 0.1.0
- * @category ml
+ * @category kernels
  */
 export class KMeans {
   model: KMeansOps.KMeansModel | undefined
@@ -72,7 +72,7 @@ export class KMeans {
  * Batch self-organising map; `model` is set once a fitting stage ran.
  *
  * @since 0.1.0
- * @category ml
+ * @category kernels
  */
 export class SOM {
   model: SOMOps.SOMModel | undefined

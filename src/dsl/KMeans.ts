@@ -57,7 +57,7 @@ export interface KMeansModel {
  * Picks k initial centers from sample rows (k-means++ weighting, or uniformly).
  *
  * @since 0.1.0
- * @category internals
+ * @category utils
  */
 export const initCenters = (sample: Float64Array, d: number, k: number, init: "k-means++" | "random", seed: number): Float64Array => {
   const n = sample.length / d
@@ -124,7 +124,7 @@ export const sample = (X: ChunkedArray, size: number, stage: string) =>
  * Fits KMeans to a 2-D float64 array (persisting it first if it is not yet in memory).
  *
  * @since 0.1.0
- * @category ml
+ * @category kernels
  */
 export const fit = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = "KMeans.fit") =>
   Effect.gen(function*() {
@@ -191,7 +191,7 @@ const columnVariance = (s: Float64Array, d: number): number => {
  * Labels every row with its nearest center, lazily (an int32 array).
  *
  * @since 0.1.0
- * @category ml
+ * @category kernels
  */
 export const predict = (model: KMeansModel, X: ChunkedArray, stage = "KMeans.predict"): ChunkedArray<"int32"> => {
   expectColumns(X, model.centers.length / model.nClusters, stage)
@@ -203,7 +203,7 @@ export const predict = (model: KMeansModel, X: ChunkedArray, stage = "KMeans.pre
  * Fits, then labels the same rows.
  *
  * @since 0.1.0
- * @category ml
+ * @category kernels
  */
 export const fitPredict = (X: ChunkedArray<"float64">, options: KMeansOptions, stage = "KMeans.fitPredict") =>
   Effect.gen(function*() {

@@ -11,7 +11,7 @@ const choose2 = (n: number): number => (n * (n - 1)) / 2
  * partitions up to renaming, about 0 for independent ones.
  *
  * @since 0.1.0
- * @category metrics
+ * @category analysis
  */
 export const adjustedRandIndex = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
   if (a.length !== b.length) throw new RangeError(`label arrays differ in length: ${a.length} vs ${b.length}`)

@@ -25,7 +25,7 @@ import type { Moments } from "../kernels/moments.ts"
  * Column moments of a 2-D array (or of every element with `axis: null`), lazily.
  *
  * @since 0.1.0
- * @category reductions
+ * @category kernels
  */
 export const moments = (X: ChunkedArray, axis: 0 | null = 0, stage?: string) =>
   treeReduce<Moments>(X, {
@@ -68,7 +68,7 @@ export interface NormalizeOptions {
  * read it.
  *
  * @since 0.1.0
- * @category transforms
+ * @category kernels
  */
 export const fitTransform = (X: ChunkedArray, stage = "Normalize.transform", options: NormalizeOptions = {}) =>
   Effect.gen(function*() {
@@ -141,7 +141,7 @@ const scalerOf = (m: Moments, scale: ReadonlyArray<number> | undefined, skipped:
  * Maps scaled coordinates back to original units.
  *
  * @since 0.1.0
- * @category transforms
+ * @category kernels
  */
 export const inverse = (scaler: Scaler, points: Float64Array): Float64Array => {
   const d = scaler.mean.length

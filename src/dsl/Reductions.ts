@@ -44,7 +44,7 @@ export interface ReduceOptions<A extends 0 | null> {
  * per column; one value for a 1-D array) along axis 0.
  *
  * @since 0.1.0
- * @category reductions
+ * @category kernels
  */
 export const reduce = <A extends 0 | null = null>(
   X: ChunkedArray,
@@ -76,7 +76,7 @@ export const reduce = <A extends 0 | null = null>(
  * Number of elements (axis null) or rows (axis 0).
  *
  * @since 0.1.0
- * @category reductions
+ * @category kernels
  */
 export const count = <A extends 0 | null = null>(X: ChunkedArray, options?: ReduceOptions<A>) => reduce(X, "count", options)
 
@@ -84,7 +84,7 @@ export const count = <A extends 0 | null = null>(X: ChunkedArray, options?: Redu
  * Sum.
  *
  * @since 0.1.0
- * @category reductions
+ * @category kernels
  */
 export const sum = <A extends 0 | null = null>(X: ChunkedArray, options?: ReduceOptions<A>) => reduce(X, "sum", options)
 
@@ -92,7 +92,7 @@ export const sum = <A extends 0 | null = null>(X: ChunkedArray, options?: Reduce
  * Arithmetic mean.
  *
  * @since 0.1.0
- * @category reductions
+ * @category kernels
  */
 export const mean = <A extends 0 | null = null>(X: ChunkedArray, options?: ReduceOptions<A>) => reduce(X, "mean", options)
 
@@ -100,7 +100,7 @@ export const mean = <A extends 0 | null = null>(X: ChunkedArray, options?: Reduc
  * Variance, `M2 / (n - ddof)`.
  *
  * @since 0.1.0
- * @category reductions
+ * @category kernels
  */
 export const variance = <A extends 0 | null = null>(X: ChunkedArray, options?: ReduceOptions<A>) => reduce(X, "var", options)
 
@@ -108,7 +108,7 @@ export const variance = <A extends 0 | null = null>(X: ChunkedArray, options?: R
  * Standard deviation, `sqrt(M2 / (n - ddof))`.
  *
  * @since 0.1.0
- * @category reductions
+ * @category kernels
  */
 export const std = <A extends 0 | null = null>(X: ChunkedArray, options?: ReduceOptions<A>) => reduce(X, "std", options)
 
@@ -116,7 +116,7 @@ export const std = <A extends 0 | null = null>(X: ChunkedArray, options?: Reduce
  * Minimum.
  *
  * @since 0.1.0
- * @category reductions
+ * @category kernels
  */
 export const min = <A extends 0 | null = null>(X: ChunkedArray, options?: ReduceOptions<A>) => reduce(X, "min", options)
 
@@ -124,6 +124,6 @@ export const min = <A extends 0 | null = null>(X: ChunkedArray, options?: Reduce
  * Maximum.
  *
  * @since 0.1.0
- * @category reductions
+ * @category kernels
  */
 export const max = <A extends 0 | null = null>(X: ChunkedArray, options?: ReduceOptions<A>) => reduce(X, "max", options)

@@ -60,7 +60,7 @@ const epochGraph = (X: ChunkedArray, weights: Float64Array, o: SOMOptions, sigma
  * Trains the map.
  *
  * @since 0.1.0
- * @category ml
+ * @category kernels
  */
 export const fit = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fit") =>
   Effect.gen(function*() {
@@ -108,7 +108,7 @@ export const fit = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fit"
  * Labels every row with its best matching unit's index (i*y + j), lazily.
  *
  * @since 0.1.0
- * @category ml
+ * @category kernels
  */
 export const predict = (model: SOMModel, X: ChunkedArray, stage = "SOM.predict"): ChunkedArray<"int32"> => {
   const nodes = model.x * model.y
@@ -121,7 +121,7 @@ export const predict = (model: SOMModel, X: ChunkedArray, stage = "SOM.predict")
  * Trains, then labels the same rows.
  *
  * @since 0.1.0
- * @category ml
+ * @category kernels
  */
 export const fitPredict = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "SOM.fitPredict") =>
   Effect.gen(function*() {
@@ -134,6 +134,6 @@ export const fitPredict = (X: ChunkedArray<"float64">, o: SOMOptions, stage = "S
  * The map's quantization error after training.
  *
  * @since 0.1.0
- * @category ml
+ * @category kernels
  */
 export const quantizationError = (model: SOMModel): number => model.quantizationErrors[model.quantizationErrors.length - 1]!

@@ -242,7 +242,7 @@ export interface ClusterShape {
  * The running cluster, where a layer provides one.
  *
  * @since 0.1.0
- * @category services
+ * @category layers
  */
 export class Cluster extends Context.Service<Cluster, ClusterShape>()("tessera/engine/Cluster") {}
 
@@ -610,7 +610,7 @@ export interface PostgresStorage {
  * URL the server sees. Not one: an error naming `what` and the URL (password hidden).
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const parsePostgres = (s: string, what: string): PostgresStorage | ClusterAddressError => {
   let u: URL | undefined
@@ -655,7 +655,7 @@ export const hidePassword = (s: string): string => {
  * only, never one to reach a worker at.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const isWildcardHost = (host: string): boolean => host === "" || host === "0.0.0.0" || host === "::" || host === "[::]"
 
@@ -664,7 +664,7 @@ export const isWildcardHost = (host: string): boolean => host === "" || host ===
  * port, with spaces; `undefined` when it can.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const contactProblem = (host: string): string | undefined => {
   if (host.trim() === "") return "expected a host name or IP address, got an empty string"

@@ -67,7 +67,7 @@ export const requestedIndices = (
  * by key.
  *
  * @since 0.1.0
- * @category compute
+ * @category combinators
  */
 export const compute = (
   given: TaskGraph,
@@ -140,7 +140,7 @@ export interface ComputePromiseOptions extends ComputeOptions {
  * Rejects with the ComputeError / GraphError.
  *
  * @since 0.1.0
- * @category compute
+ * @category combinators
  */
 export const computePromise = (
   graph: TaskGraph,

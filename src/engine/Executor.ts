@@ -58,7 +58,7 @@ export {
    * from 1 to {@link maxWorkers}, else the `WorkerCountRefused` to fail with.
    *
    * @since 0.1.0
-   * @category validation
+   * @category guards
    */
   checkWorkerCount,
   /**
@@ -183,7 +183,7 @@ export const allowModules = (dirs: Iterable<string>): void => allowModuleDirs(di
  * The executor service.
  *
  * @since 0.1.0
- * @category services
+ * @category layers
  */
 export class Executor extends Context.Service<Executor, ExecutorShape>()("tessera/engine/Executor") {}
 

@@ -109,7 +109,7 @@ export interface Callbacks {
  * reads it when the compute starts.
  *
  * @since 0.1.0
- * @category services
+ * @category layers
  */
 export const CurrentCallbacks: Context.Reference<ReadonlyArray<Callbacks>> = Context.Reference<ReadonlyArray<Callbacks>>(
   "tessera/engine/Hooks/CurrentCallbacks",
@@ -167,7 +167,7 @@ const globalCallbacks = new Set<Callbacks>()
  * called (dask's `Callback.register()`).
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const register = (cb: Callbacks): () => void => {
   globalCallbacks.add(cb)
@@ -180,7 +180,7 @@ export const register = (cb: Callbacks): () => void => {
  * Registers callbacks globally until the current scope closes (dask's `with cb:`).
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const registerScoped = (cb: Callbacks): Effect.Effect<void, never, Scope.Scope> =>
   Effect.asVoid(Effect.acquireRelease(Effect.sync(() => register(cb)), (unregister) => Effect.sync(unregister)))

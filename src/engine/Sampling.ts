@@ -218,7 +218,7 @@ const sources = OwnerRegistry.make<SampleSource>()
  * returned function is called.
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const attach = (owner: object, source: SampleSource): () => void => sources.attach(owner, source)
 
@@ -227,7 +227,7 @@ export const attach = (owner: object, source: SampleSource): () => void => sourc
  * delivered (the profiler layer calls it when it closes).
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const stop = async (owner: object): Promise<void> => {
   const owners = [owner, ...(sharedBy.get(owner) ?? [])]
@@ -242,7 +242,7 @@ const mainThreadHooks = new Map<object, () => void>()
  * on; until the returned function is called.
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const onMainThreadTasks = (owner: object, start: () => void): () => void => {
   mainThreadHooks.set(owner, start)
@@ -256,7 +256,7 @@ export const onMainThreadTasks = (owner: object, start: () => void): () => void 
  * `onMainThreadTasks`).
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const mainThreadTasks = (owner: object): void => {
   for (const o of membersOf.get(owner) ?? [owner]) mainThreadHooks.get(o)?.()

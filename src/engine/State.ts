@@ -147,7 +147,7 @@ export const init = (graph: TaskGraph, requested: Int32Array): SchedulerState =>
  * Pops the next ready task (LIFO) and marks it running; -1 when none is ready.
  *
  * @since 0.1.0
- * @category transitions
+ * @category combinators
  */
 export const popReady = (s: SchedulerState): number => {
   if (s.readyCount === 0) return -1
@@ -164,7 +164,7 @@ export const popReady = (s: SchedulerState): number => {
  * push it on `ready`.
  *
  * @since 0.1.0
- * @category transitions
+ * @category combinators
  */
 export const markFused = (s: SchedulerState, i: number): void => {
   s.running[i] = 1
@@ -176,7 +176,7 @@ export const markFused = (s: SchedulerState, i: number): void => {
  * inputs are finished, else back to waiting (a fused task whose inputs were lost too).
  *
  * @since 0.1.0
- * @category transitions
+ * @category combinators
  */
 export const requeue = (s: SchedulerState, i: number): void => {
   if (!s.running[i]) return
@@ -189,7 +189,7 @@ export const requeue = (s: SchedulerState, i: number): void => {
  * Drops the result of `i` from the cache.
  *
  * @since 0.1.0
- * @category transitions
+ * @category combinators
  */
 export const release = (s: SchedulerState, i: number): void => {
   s.cache[i] = undefined
@@ -203,7 +203,7 @@ export const release = (s: SchedulerState, i: number): void => {
  * now complete ready, and releases inputs nobody needs any more.
  *
  * @since 0.1.0
- * @category transitions
+ * @category combinators
  */
 export const finishTask = (s: SchedulerState, i: number, result: unknown): void => {
   s.running[i] = 0

@@ -63,7 +63,7 @@ export interface TaskSpec {
  * computes that have no `stage` of their own (`withStage`).
  *
  * @since 0.1.0
- * @category services
+ * @category layers
  */
 export const CurrentStage: Context.Reference<string | undefined> = Context.Reference<string | undefined>(
   "tessera/engine/TaskGraph/CurrentStage",

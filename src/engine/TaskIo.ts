@@ -22,7 +22,7 @@ let total = 0
  * but a finite, positive number.
  *
  * @since 0.1.0
- * @category reporting
+ * @category formatting
  */
 export const reportBytesRead = (n: number): void => {
   if (n > 0 && n !== Infinity) total += n

@@ -199,7 +199,7 @@ export const acquire = (intervalMs: number): ThreadSampler => {
  * Take its samples before (`take`): what it records after is dropped.
  *
  * @since 0.1.0
- * @category destructors
+ * @category combinators
  */
 export const release = (sampler: ThreadSampler, lingerMs: number): void => {
   const s = shared

@@ -54,7 +54,7 @@ export const maxWorkers = (
  * refused too.
  *
  * @since 0.1.0
- * @category validation
+ * @category guards
  */
 export const checkWorkerCount = (option: string, asked: unknown, least = 1): WorkerCountRefused | undefined => {
   if (typeof asked !== "number" || !Number.isInteger(asked) || asked < least) {
@@ -85,7 +85,7 @@ export const checkWorkerCount = (option: string, asked: unknown, least = 1): Wor
  * elsewhere (`tessera worker`, other hosts).
  *
  * @since 0.1.0
- * @category validation
+ * @category guards
  */
 export const checkLocalCounts = (local: number | undefined, threads: number | undefined): WorkerCountRefused | undefined =>
   (local !== undefined ? checkWorkerCount("local", local, 0) : undefined) ??

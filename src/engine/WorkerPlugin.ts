@@ -117,7 +117,7 @@ const hosts = OwnerRegistry.make<PluginHost>()
  * returned function is called.
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const attach = (owner: object, host: PluginHost): () => void => hosts.attach(owner, host)
 
@@ -127,7 +127,7 @@ export const attach = (owner: object, host: PluginHost): () => void => hosts.att
  * reached flushes at its own exit.
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const close = async (owner: object): Promise<void> => {
   await Promise.all(hosts.of(owner).map((h) => h.close().catch(() => undefined)))
@@ -157,7 +157,7 @@ const processSources = new Set<() => ReadonlyArray<number>>()
  * process's resource monitor measures them with it. Returns the unregister.
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const registerHostProcesses = (f: () => ReadonlyArray<number>): () => void => {
   processSources.add(f)

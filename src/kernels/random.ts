@@ -12,7 +12,7 @@
  * A 32-bit avalanche hash (the finaliser of MurmurHash3), used as a keyed PRF.
  *
  * @since 0.1.0
- * @category random
+ * @category kernels
  */
 export const mix32 = (x: number): number => {
   x = Math.imul(x ^ (x >>> 16), 0x85ebca6b)
@@ -24,7 +24,7 @@ export const mix32 = (x: number): number => {
  * A uniform double in (0, 1) from (seed, row, draw): 52 bits from two hashes.
  *
  * @since 0.1.0
- * @category random
+ * @category kernels
  */
 export const uniform = (seed: number, row: number, draw: number): number => {
   // Each input goes through a full avalanche in turn (hash-combine), so nearby rows and
@@ -42,7 +42,7 @@ export const uniform = (seed: number, row: number, draw: number): number => {
  * cosine (0) or sine (1) half of the pair.
  *
  * @since 0.1.0
- * @category random
+ * @category kernels
  */
 export const normal = (seed: number, row: number, pair: number, which: 0 | 1): number => {
   const u1 = uniform(seed, row, 2 * pair)
@@ -57,7 +57,7 @@ export const normal = (seed: number, row: number, pair: number, which: 0 | 1): n
  * permutation, so each chunk can compute its own rows' positions independently.
  *
  * @since 0.1.0
- * @category random
+ * @category kernels
  */
 export const permute = (seed: number, n: number, i: number): number => {
   if (n <= 1) return 0

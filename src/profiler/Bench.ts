@@ -77,7 +77,7 @@ export interface PipelineResult {
  * failure.
  *
  * @since 0.1.0
- * @category benchmarks
+ * @category testing
  */
 export const pipeline = async (p: Benchable, options: PipelineOptions): Promise<PipelineResult> => {
   let current: Map<string, number> | undefined

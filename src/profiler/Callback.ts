@@ -87,7 +87,7 @@ export const make = (hooks: Hooks.Callbacks): Effect.Effect<HasCallbacks, Callba
  * Registers `d` for every compute; returns the unregister function.
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const register = (d: HasCallbacks): () => void => Hooks.register(d.callbacks)
 
@@ -95,7 +95,7 @@ export const register = (d: HasCallbacks): () => void => Hooks.register(d.callba
  * Registers `d` globally for the current scope; returns `d`.
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const scoped = <D extends HasCallbacks>(d: D): Effect.Effect<D, never, Scope.Scope> =>
   Effect.as(d.open === undefined ? Hooks.registerScoped(d.callbacks) : Effect.andThen(d.open, Hooks.registerScoped(d.callbacks)), d)

@@ -461,7 +461,7 @@ export const make = (
  * `TraceFormatError`. Returns the stream summary (bytes, dropped bytes).
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export async function* streamBatches(
   file: string,
@@ -482,7 +482,7 @@ export async function* streamBatches(
  * Streams a database file's events one by one (read-only).
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export async function* streamEvents(file: string): AsyncGenerator<TraceEvent, void, undefined> {
   for await (const batch of streamBatches(file)) yield* batch
@@ -493,7 +493,7 @@ export async function* streamEvents(file: string): AsyncGenerator<TraceEvent, vo
  * Rejects with `TraceFormatError`.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const readPromise = async (
   file: string,
@@ -512,7 +512,7 @@ export const readPromise = async (
  * Reads a whole database file (read-only).
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const read = (file: string): Effect.Effect<TraceFormat.DecodedTrace, TraceFormat.TraceFormatError> =>
   Effect.tryPromise({
@@ -525,7 +525,7 @@ export const read = (file: string): Effect.Effect<TraceFormat.DecodedTrace, Trac
  * Decodes a whole database held in memory (fast decoder). Throws `TraceFormatError`.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const decodeUnsafe = (bytes: Uint8Array, file = "<buffer>"): TraceFormat.DecodedTrace => {
   const events: Array<TraceEvent> = []

@@ -265,7 +265,7 @@ export const layer = (options: ProgressBarOptions = {}): Layer.Layer<never> => C
  * `with ProgressBar():`): one bar for every compute until the scope closes.
  *
  * @since 0.1.0
- * @category registration
+ * @category layers
  */
 export const scoped = (options: ProgressBarOptions = {}): Effect.Effect<ProgressBar, never, Scope.Scope> =>
   Callback.scoped(make(options))

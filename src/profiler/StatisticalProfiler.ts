@@ -251,7 +251,7 @@ const inside = (spans: ReadonlyArray<TaskSpan>, from: number, a: number, b: numb
  * samples are later).
  *
  * @since 0.1.0
- * @category attribution
+ * @category analysis
  */
 export const attribute = (
   timeline: Timeline | Array<TaskSpan>,

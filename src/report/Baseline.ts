@@ -78,7 +78,7 @@ const resourcesTable = (d: DiffResult): string => {
  * shares.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const flameDiffSvg = (root: FlameDiffNode, width = 1000): string => {
   const rowH = 16
@@ -119,7 +119,7 @@ export const flameDiffSvg = (root: FlameDiffNode, width = 1000): string => {
  * call tree.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const baselineHtml = (d: DiffResult, flame: FlameDiffNode | undefined): string => {
   const verdict = esc(verdictLine(d)) + "."
@@ -164,7 +164,7 @@ ${flame === undefined
  * `DiffRefused` (sides that cannot be compared) or a load error.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const baselineSectionPromise = async (
   newFiles: ReadonlyArray<string>,

@@ -22,7 +22,7 @@ import { resourceMetrics } from "./ReportData.ts"
  * `HistogramChart.ts` (log axes, constant and empty histograms, SI ticks).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export { histogramSpec } from "./HistogramChart.ts"
 
@@ -46,7 +46,7 @@ const functionPalette = [
  * Colour-legend label of the gather / transfer phases in the task stream.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const transferLabel = "(transfer: gather / send)"
 
@@ -56,7 +56,7 @@ export const transferLabel = "(transfer: gather / send)"
  * on the receiving worker's row as dask draws them.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const dataTransferLabel = "data transfer"
 
@@ -64,7 +64,7 @@ export const dataTransferLabel = "data transfer"
  * Colour of {@link dataTransferLabel}'s bars.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const dataTransferColour = "#e7298a"
 
@@ -72,7 +72,7 @@ export const dataTransferColour = "#e7298a"
  * Colour-legend label of an erred task in the task stream (a task that failed the run).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const erredLabel = "(erred task)"
 
@@ -80,7 +80,7 @@ export const erredLabel = "(erred task)"
  * Colour of {@link erredLabel}'s bars (black: no function's colour, not a transfer's red).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const erredColour = "#111111"
 
@@ -88,7 +88,7 @@ export const erredColour = "#111111"
  * Colour-legend label of a driver activity in the task stream.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const driverLabel = (activity: string): string => `driver: ${activity}`
 
@@ -100,7 +100,7 @@ const driverColour = (activity: string): string =>
  * thread), then the workers.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const streamRows = (data: ReportData): Array<string> => [
   ...data.driverThreads.filter((t) => !data.workers.includes(t)),
@@ -114,7 +114,7 @@ export const streamRows = (data: ReportData): Array<string> => [
  * only repeat the palette's 20 colours.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const maxStreamColours = 60
 
@@ -122,7 +122,7 @@ export const maxStreamColours = 60
  * Colour-legend label of the functions past {@link maxStreamColours}.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const otherFunctionsLabel = "(other functions)"
 
@@ -134,7 +134,7 @@ const otherFunctionsColour = "#bab0ac"
  * order of `data.functions`; `undefined` when every function has its own.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const streamColourFunctions = (data: ReportData): Int32Array | undefined => {
   const nf = data.functions.length
@@ -155,7 +155,7 @@ export const streamColourFunctions = (data: ReportData): Int32Array | undefined 
  * (`src/dashboard/`), so one spec draws both.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export interface StreamShape {
   /** every function, in colour order */
@@ -178,7 +178,7 @@ export interface StreamShape {
  * The report's {@link StreamShape}.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const streamShape = (data: ReportData): StreamShape => ({
   functions: data.functions,
@@ -195,7 +195,7 @@ export const streamShape = (data: ReportData): StreamShape => ({
  * transfer phases, data transfers and erred tasks where they occur, driver activities.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const streamColours = (data: StreamShape): { readonly domain: Array<string>; readonly range: Array<string> } => {
   const { moved, failed, top } = data
@@ -215,7 +215,7 @@ export const streamColours = (data: StreamShape): { readonly domain: Array<strin
  * The task stream's height for `rows` rows, px.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const streamHeight = (rows: number): number => Math.min(600, Math.max(60, 22 * rows))
 
@@ -231,7 +231,7 @@ export const streamHeight = (rows: number): number => Math.min(600, Math.max(60,
  * function, stage, worker, times, bytes) or the driver segment.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => taskStreamSpecOf(streamShape(data), width)
 
@@ -239,7 +239,7 @@ export const taskStreamSpec = (data: ReportData, width = 940): TopLevelSpec => t
  * The task stream's spec for any {@link StreamShape} (the report's, the dashboard's).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const taskStreamSpecOf = (data: StreamShape, width = 940): TopLevelSpec => {
   const color = streamColours(data)
@@ -295,7 +295,7 @@ const seriesScale = (domain: ReadonlyArray<string>, palette: ReadonlyArray<strin
  * (the GPU workers' device memory in their managed-memory colours).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const timelineSpec = (
   source: string,
@@ -346,7 +346,7 @@ export const timelineSpec = (
  * colours and legend.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const timelinesSpec = (charts: ReadonlyArray<TopLevelSpec>): TopLevelSpec => {
   // only the bottom chart labels its time axis: fewer labels to measure and draw on each
@@ -379,7 +379,7 @@ const hideTimeLabels = (c: TopLevelSpec): TopLevelSpec => {
  * instead of drawn as flat lines.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const resourceSpecs = (
   data: ReportData,
@@ -421,7 +421,7 @@ export const resourceSpecs = (
  * stream's zoom.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const toVega = (spec: TopLevelSpec, shareX?: { readonly wall: number }): vega.Spec => {
   const v = compile(spec).spec as vega.Spec & { signals?: Array<vega.Signal>; scales?: Array<vega.Scale> }
@@ -443,7 +443,7 @@ export const toVega = (spec: TopLevelSpec, shareX?: { readonly wall: number }): 
  * old rows at the new scale and again for the new rows.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const taskStreamVega = (data: ReportData, width?: number): vega.Spec => taskStreamVegaOf(streamShape(data), width)
 
@@ -451,7 +451,7 @@ export const taskStreamVega = (data: ReportData, width?: number): vega.Spec => t
  * {@link taskStreamVega} for any {@link StreamShape} (the live dashboard's).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const taskStreamVegaOf = (data: StreamShape, width?: number): vega.Spec => {
   const v = toVega(taskStreamSpecOf(data, width), { wall: data.wall }) as vega.Spec & { scales?: Array<Record<string, unknown>> }
@@ -466,7 +466,7 @@ export const taskStreamVegaOf = (data: StreamShape, width?: number): vega.Spec =
  * to hundreds of ms). Equal to `taskStreamVegaOf(shape, width)` (tested).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const reshapeStreamVega = (compiled: vega.Spec, shape: StreamShape): vega.Spec => {
   const v = structuredClone(compiled) as vega.Spec & { height?: number; scales?: Array<Record<string, unknown>>; legends?: Array<Record<string, unknown>> }

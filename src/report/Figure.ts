@@ -21,7 +21,7 @@ import { histogramSpec } from "./Charts.ts"
  * Render a Vega-Lite spec to SVG text in Node (no DOM needed).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const renderSvg = async (spec: TopLevelSpec): Promise<string> => {
   const view = new vega.View(vega.parse(compile(spec).spec as vega.Spec), { renderer: "none" })
@@ -36,7 +36,7 @@ export const renderSvg = async (spec: TopLevelSpec): Promise<string> => {
  * Rasterise SVG text to PNG bytes at `scale` (2 = twice the SVG's pixel size).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const svgToPng = (svg: string, scale = 2): Uint8Array => {
   const r = new Resvg(svg, {
@@ -54,7 +54,7 @@ export const svgToPng = (svg: string, scale = 2): Uint8Array => {
  * (trace/OutputFile.ts).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const writeFigure = async (spec: TopLevelSpec, base: string, options: OutputOptions = {}): Promise<ReadonlyArray<string>> => {
   const svg = await renderSvg(spec)
@@ -69,7 +69,7 @@ export const writeFigure = async (spec: TopLevelSpec, base: string, options: Out
  * figure, whose subtitle says so.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const writeHistograms = async (
   data: TaskSamples,

@@ -20,7 +20,7 @@ const colour = { high: "#b00020", medium: "#a15c00", low: "#52606d" } as const
  * is in seconds from the diagnosis's run start `runStart` (epoch seconds).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const pageRange = (f: Finding, runStart: number, t0: number): readonly [number, number] => {
   const a = runStart + f.evidence.start - t0
@@ -50,7 +50,7 @@ const item = (f: Finding, i: number, runStart: number, t0: number): string => {
  * The section's HTML and its script (the evidence links' clicks).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const findingsSection = (d: Diagnosis, t0: number): { readonly html: string; readonly script: string } => {
   const high = d.findings.filter((f) => f.severity === "high").length
@@ -85,7 +85,7 @@ document.querySelectorAll("a.finding-zoom").forEach(function(a){
  * A page without that header gets the section at its start.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const withFindingsFirst = (page: string, sectionHtml: string): string => {
   const end = "</nav></header>"

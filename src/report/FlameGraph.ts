@@ -39,7 +39,7 @@ const WIDTH = 1180
  * out by the page (x in px, d the depth, s seconds, n samples, self seconds).
  *
  * @since 0.1.0
- * @category charts
+ * @category formatting
  */
 export const flameSpec = (): unknown => ({
   $schema: "https://vega.github.io/schema/vega/v6.json",
@@ -235,7 +235,7 @@ export const flamePayload = (d: ProfileData, t0: number, bounds: FlameBounds = {
  * element, the payload and the script (to follow the page script).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const flameSection = (d: ProfileData, t0: number, bounds: FlameBounds = {}): { readonly html: string; readonly script: string } => {
   const n = d.samples.time.length
@@ -261,7 +261,7 @@ export const flameSection = (d: ProfileData, t0: number, bounds: FlameBounds = {
  * `flameBoxes(root, W)` lays it out as the icicle's boxes for `flameSpec` (`W` px wide).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const flameCode = `
 function flameChild(p, name, loc, fn){ var key = name + "\\u0000" + loc, c = p.kids[key]; if (!c) c = p.kids[key] = { name: name, loc: loc, s: 0, n: 0, self: 0, kids: {}, fn: fn }; return c; }

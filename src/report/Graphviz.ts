@@ -70,7 +70,7 @@ export const isGraphvizError = (u: unknown): u is GraphvizError => u instanceof 
  * instantiate it is a defect).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const renderDot = (dot: string, engine: "dot" | "neato" | "fdp" = "dot"): Effect.Effect<string, GraphvizError> =>
   Effect.flatMap(
@@ -88,7 +88,7 @@ export const renderDot = (dot: string, engine: "dot" | "neato" | "fdp" = "dot"):
  * `renderDot` as a Promise (rejects with the GraphvizError).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const renderDotPromise = (dot: string, engine: "dot" | "neato" | "fdp" = "dot"): Promise<string> =>
   Effect.runPromise(renderDot(dot, engine))

@@ -181,7 +181,7 @@ const zerosOf = (h: Histogram): number => (h.scale === "log" && h.bins[0]?.x0 ==
  * `axisTitle` false leaves the x axis untitled (the grid titles its columns).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const histogramLayer = (
   h: Histogram,
@@ -311,7 +311,7 @@ const decades = (max: number): Array<number> => {
  * sentence that nothing was recorded).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const histogramSpec = (h: Histogram, width = 360, height = 200): TopLevelSpec => {
   // memory is sampled per Managed Memory event (after each task, per worker)

@@ -62,7 +62,7 @@ let vegaRuntime: string | undefined
  * dashboard serves it.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const vegaSource = (): string => {
   // vega's "exports" map hides build/, so locate the package root from its entry point.
@@ -79,7 +79,7 @@ export const vegaSource = (): string => {
  * escaped too. `JSON.stringify` already writes non-finite numbers as `null`.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const scriptJson = (u: unknown): string =>
   JSON.stringify(u).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")
@@ -101,7 +101,7 @@ const numArray = (a: ArrayLike<number>, scale = 1): string => {
  * The page's warning for tasks left out of the report (`ReportData.leftOutTasks`).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const leftOutLine = (n: number): string =>
   `${n.toLocaleString("en-US")} task${n === 1 ? "" : "s"} with non-finite or absurd durations (not finite, or ${maxTaskSeconds.toExponential(0)} s or longer) ${n === 1 ? "was" : "were"} left out`
@@ -113,7 +113,7 @@ export const leftOutLine = (n: number): string =>
  * the peaks and the step shape survive, the page stays light.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const memorySampleIndices = (data: ReportData, buckets = 1500): Int32Array => {
   const m = data.memory
@@ -162,7 +162,7 @@ const pick = (a: ArrayLike<number>, idx: Int32Array): Float64Array => {
  * Render the report HTML.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const renderHtml = async (data: ReportData, options: HtmlOptions = {}): Promise<string> => {
   const t = data.tasks

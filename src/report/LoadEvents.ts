@@ -118,7 +118,7 @@ const fromTraceError = (e: unknown): unknown => (isTraceFormatError(e) ? ReportI
  * (file and byte offset) for a record that is not a trace event.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const decodeEventsUnsafe = (
   bytes: Uint8Array,
@@ -136,7 +136,7 @@ export const decodeEventsUnsafe = (
  * Read and decode trace databases (read-only), in order.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const loadEvents = async (files: ReadonlyArray<string>): Promise<LoadedEvents> => {
   const events: Array<TraceEvent> = []

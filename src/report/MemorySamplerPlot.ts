@@ -24,7 +24,7 @@ export interface Sampled {
  * Write `{base}.svg` and `{base}.png` comparing the sampler's series; returns the paths.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const plot = (
   sampler: Sampled,

@@ -56,7 +56,7 @@ export interface PageView {
  * script element).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const pageScript = (viewsJson: string, wall: number, options: { readonly maxDetail?: number } = {}): string => {
   const transferLabelText = transferLabel

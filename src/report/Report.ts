@@ -32,14 +32,14 @@ export {
    * draws a pipeline's stage DAG.
    *
    * @since 0.1.0
-   * @category rendering
+   * @category formatting
    */
   renderDot,
   /**
    * {@link renderDot} as a Promise.
    *
    * @since 0.1.0
-   * @category rendering
+   * @category formatting
    */
   renderDotPromise
 } from "./Graphviz.ts"
@@ -160,7 +160,7 @@ export interface WriteReportOptions {
  * `OutputIsInput` when `out` is one of `files` (a hard link to one included).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const writeReport = (
   files: ReadonlyArray<string>,
@@ -210,7 +210,7 @@ export const writeReport = (
  * `writeReport` as a Promise.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const writeReportPromise = (
   files: ReadonlyArray<string>,

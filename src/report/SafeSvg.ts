@@ -60,7 +60,7 @@ const escapeAttr = (s: string) => s.replace(/&(?!(?:[a-zA-Z]+|#\d+|#x[0-9a-fA-F]
  * ```
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const sanitize = (svg: string): string => {
   const out: Array<string> = []

@@ -73,7 +73,7 @@ const pct = (x: number, of: number) => (of > 0 ? `${((100 * x) / of).toFixed(0)}
  * trace has no driver segments.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const summaryLine = (x: { readonly tasks: number; readonly driver: number; readonly idle: number }, measured = true): string =>
   `tasks ${fmtSeconds(x.tasks)}, driver ${measured ? fmtSeconds(x.driver) : "not measured"}, idle ${fmtSeconds(x.idle)}`
@@ -125,7 +125,7 @@ const dotString = (s: string): string => `"${s.replace(/\\/g, "\\\\").replace(/"
  * Graphviz measures it), also nodes no stage row names.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const annotateDot = (dot: string, stages: ReadonlyArray<StageTime>, wall: number): string => {
   const close = dot.lastIndexOf("}")
@@ -156,7 +156,7 @@ export const annotateDot = (dot: string, stages: ReadonlyArray<StageTime>, wall:
  * numbers of `tessera analyze -a stage_summary`).
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const stageTable = (b: TimeBreakdown): ReportTable => {
   const failed = b.stages.some((s) => s.row.erred > 0)
@@ -201,7 +201,7 @@ const stagesSection = async ({ breakdown: b, data, maxTableRows }: SectionInput)
  * that ran it, folded. Every string is the trace's, shown as text.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const failureSection = (data: ReportData): ReportSection => {
   const f = data.failures
@@ -258,7 +258,7 @@ const resourcesSection = ({ data }: SectionInput): ReportSection => {
  * scheduler's clock ± its uncertainty, the range seen and the samples.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const clockTable = (data: ReportData): ReportTable => ({
   title: "Clock offsets",
@@ -322,7 +322,7 @@ const analysesSection = ({ data, tables, maxTableRows }: SectionInput): ReportSe
  * The page's sections, in order (see the module header); empty ones are left out.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const reportSections = async (input: SectionInput): Promise<Array<ReportSection>> => [
   ...(input.data.failures.length > 0 ? [failureSection(input.data)] : []),

@@ -40,7 +40,7 @@ export type Unit = "s" | "bytes" | "%" | "share" | "count" | "number"
  * Escape text for HTML content and attribute values.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const esc = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
@@ -124,7 +124,7 @@ export const unitOfColumn = (name: string): Unit | undefined =>
  * A sortable table with its title and caption; `id` makes element ids unique.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const renderTable = (t: ReportTable, max: number, id: string | number): string => {
   const caption = `${t.description ? `<p class="note">${esc(t.description)}</p>` : ""}${t.warning ? `<p class="warning">${esc(t.warning)}</p>` : ""}`

@@ -18,7 +18,7 @@ import type { TimeBreakdown } from "./TimeBreakdown.ts"
  * The four parts, in stacking order, with their colours.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const parts = [
   { field: "compute", title: "compute", colour: "#4c78a8" },
@@ -72,7 +72,7 @@ const stackedBars = (
  * one bar, "others (K functions, X s)" (a chart of 20,000 bars, 22 px each, says nothing).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const maxTimeBars = 40
 
@@ -86,7 +86,7 @@ const othersLabel = (k: number, what: string, seconds: number): string =>
  * order) and the rest are one "others" bar, last.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const stageTimeSpec = (b: TimeBreakdown, maxBars = maxTimeBars): TopLevelSpec => {
   const runRow = "whole run"
@@ -121,7 +121,7 @@ export const stageTimeSpec = (b: TimeBreakdown, maxBars = maxTimeBars): TopLevel
  * rest are one bar, "others (K functions, X s)".
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const functionTimeSpec = (b: TimeBreakdown, maxBars = maxTimeBars): TopLevelSpec => {
   const shown = parts.slice(0, 2)
@@ -188,7 +188,7 @@ const resources = (data: ReportData): Array<{ readonly name: string; readonly un
  * the names of the functions left out.
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const functionHistogramsSpec = (
   data: ReportData,

@@ -92,7 +92,7 @@ const kindOf = (p: ProfilerResults): "task" | "resource" | "cache" | "empty" => 
  * sample read, e.g. 30,000%).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const cpuAxisMax = (samples: ReadonlyArray<number>, cores: number): number => {
   let max = 100
@@ -108,7 +108,7 @@ const functionColors = { scheme: "tableau20" } as const
  * bounds the CPU axis (default: this machine's `availableParallelism()`).
  *
  * @since 0.1.0
- * @category specs
+ * @category formatting
  */
 export const visualizeSpec = (
   profilers: ReadonlyArray<ProfilerResults>,
@@ -247,7 +247,7 @@ const require = createRequire(import.meta.url)
  * compiled spec, canvas renderer) and/or `svg`. Returns the paths written.
  *
  * @since 0.1.0
- * @category rendering
+ * @category formatting
  */
 export const visualize = async (
   profilers: ReadonlyArray<ProfilerResults>,

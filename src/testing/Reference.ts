@@ -26,7 +26,7 @@ const str = (x: unknown): string => (typeof x === "string" ? x : x === undefined
  * The `Compute` events as tasks, the latest execution of each key.
  *
  * @since 0.1.0
- * @category reference
+ * @category testing
  */
 export const tasksOf = (events: ReadonlyArray<TraceEvent>): Array<Task> => {
   const byKey = new Map<string, Task>()
@@ -55,7 +55,7 @@ export const tasksOf = (events: ReadonlyArray<TraceEvent>): Array<Task> => {
  * the dependencies (inputs not in the trace ignored; a cycle: its keys are left out).
  *
  * @since 0.1.0
- * @category reference
+ * @category testing
  */
 export const criticalPathLength = (events: ReadonlyArray<TraceEvent>): number => {
   const tasks = new Map(tasksOf(events).map((t) => [t.key, t]))
@@ -83,7 +83,7 @@ export const criticalPathLength = (events: ReadonlyArray<TraceEvent>): number =>
  * Seconds of tasks per worker, by `host/worker`.
  *
  * @since 0.1.0
- * @category reference
+ * @category testing
  */
 export const busyTime = (events: ReadonlyArray<TraceEvent>): Record<string, number> => {
   const out: Record<string, number> = {}
@@ -95,7 +95,7 @@ export const busyTime = (events: ReadonlyArray<TraceEvent>): Record<string, numb
  * Bytes of all `Transfer` events.
  *
  * @since 0.1.0
- * @category reference
+ * @category testing
  */
 export const bytesMoved = (events: ReadonlyArray<TraceEvent>): number =>
   events.reduce((s, e) => s + (e.name === "Transfer" ? Number((e.args as { bytes?: unknown } | undefined)?.bytes ?? 0) || 0 : 0), 0)
@@ -104,7 +104,7 @@ export const bytesMoved = (events: ReadonlyArray<TraceEvent>): number =>
  * Per function: tasks and their summed duration (DASF's function bottleneck, unsorted).
  *
  * @since 0.1.0
- * @category reference
+ * @category testing
  */
 export const functionTotals = (events: ReadonlyArray<TraceEvent>): Record<string, { readonly tasks: number; readonly seconds: number }> => {
   const out: Record<string, { tasks: number; seconds: number }> = {}
@@ -120,7 +120,7 @@ export const functionTotals = (events: ReadonlyArray<TraceEvent>): Record<string
  * Seconds from the first task's start to the last one's end (0 without tasks).
  *
  * @since 0.1.0
- * @category reference
+ * @category testing
  */
 export const wallTime = (events: ReadonlyArray<TraceEvent>): number => {
   const ts = tasksOf(events)

@@ -154,7 +154,7 @@ const functions = [
  * 2 ms and ±20% jitter.
  *
  * @since 0.1.0
- * @category arbitraries
+ * @category testing
  */
 export const graphArb = (options: Pick<TraceOptions, "minTasks" | "maxTasks"> = {}): fc.Arbitrary<ReadonlyArray<GraphTask>> =>
   fc.array(
@@ -185,7 +185,7 @@ export const graphArb = (options: Pick<TraceOptions, "minTasks" | "maxTasks"> = 
  * the longest chain among its inputs (ties: the input with the smaller key).
  *
  * @since 0.1.0
- * @category ground truth
+ * @category testing
  */
 export const longestChain = (tasks: ReadonlyArray<GraphTask>): { readonly length: number; readonly keys: ReadonlyArray<string> } => {
   const dist: Array<number> = []
@@ -213,7 +213,7 @@ const bandwidth = 1e9 // bytes per second between hosts
  * module header), faults applied first. Deterministic.
  *
  * @since 0.1.0
- * @category ground truth
+ * @category testing
  */
 export const schedule = (
   graph: ReadonlyArray<GraphTask>,
@@ -382,7 +382,7 @@ export const eventsOf = (
  * A generated trace (the module header says what it holds) with its ground truth.
  *
  * @since 0.1.0
- * @category arbitraries
+ * @category testing
  */
 export const traceArb = (options: TraceOptions = {}): fc.Arbitrary<GeneratedTrace> => {
   const format = options.format ?? "tessera"

@@ -28,7 +28,7 @@ const absent = (e: unknown): boolean => code(e) === "ENOENT" || code(e) === "ENO
  * made; a folder that someone else makes meanwhile is fine.
  *
  * @since 0.1.0
- * @category files
+ * @category encoding
  */
 export const makeDirectory = async (path: string): Promise<void> => {
   // the missing folders, from `path` up to the first thing that exists
@@ -50,7 +50,7 @@ export const makeDirectory = async (path: string): Promise<void> => {
  * {@link makeDirectory}, synchronously (throws the system's error).
  *
  * @since 0.1.0
- * @category files
+ * @category encoding
  */
 export const makeDirectorySync = (path: string): void => {
   const missing: Array<string> = []

@@ -102,7 +102,7 @@ const how = (output: string, input: string): OutputIsInput["how"] => {
  * only (its reader reports it).
  *
  * @since 0.1.0
- * @category checks
+ * @category guards
  */
 export const findInputAsOutput = (
   outputs: ReadonlyArray<string>,
@@ -211,7 +211,7 @@ const random = (): string => Math.floor(Math.random() * 0x100000000).toString(36
  * {@link OutputFile.abort} it (or use {@link writeOutput}).
  *
  * @since 0.1.0
- * @category files
+ * @category encoding
  */
 export const openOutput = async (path: string, options: OutputOptions = {}): Promise<OutputFile> => {
   const clash = findInputAsOutput([path], options.inputs ?? [], options.flag)
@@ -284,7 +284,7 @@ export const openOutput = async (path: string, options: OutputOptions = {}): Pro
  * rejects (the error rethrown). The output is whole or unchanged.
  *
  * @since 0.1.0
- * @category files
+ * @category encoding
  */
 export const writeOutput = async <A>(path: string, f: (out: OutputFile) => Promise<A>, options: OutputOptions = {}): Promise<A> => {
   const out = await openOutput(path, options)
@@ -303,7 +303,7 @@ export const writeOutput = async <A>(path: string, f: (out: OutputFile) => Promi
  * `fs.promises.writeFile` for outputs.
  *
  * @since 0.1.0
- * @category files
+ * @category encoding
  */
 export const writeOutputFile = (path: string, data: string | Uint8Array, options: OutputOptions = {}): Promise<void> =>
   writeOutput(path, (out) => out.write(data), options)

@@ -280,7 +280,7 @@ export const maxSampleSeconds = (interval: number): number => 1.1 * interval + 1
  * part of one period of it, half on average, when it was off the CPU).
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const sampleSeconds = (gap: number, interval: number): number => {
   const cap = maxSampleSeconds(interval)
@@ -297,7 +297,7 @@ export const sampleSeconds = (gap: number, interval: number): number => {
  * idle sample). A sample never stands for more than about one interval.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const estimateWeights = (
   samples: { readonly host: ArrayLike<string>; readonly thread: ArrayLike<string>; readonly time: ArrayLike<number>; readonly name: ArrayLike<string>; readonly interval: ArrayLike<number> },
@@ -364,7 +364,7 @@ const isId = (x: number): boolean => Number.isInteger(x) && x >= 0 && x < 2 ** 3
  * byte offset (`where`), never a silently empty profile (issue 32 item 12).
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export class ProfileReader {
   private readonly frames: Array<Frame> = []
@@ -571,7 +571,7 @@ const mentionsSamples = (bytes: Uint8Array, start: number, end: number): boolean
  * corrupt record, which every reader drops) are listed in `dropped`.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const readProfilePromise = async (files: ReadonlyArray<string>): Promise<ProfileData & { readonly dropped: ReadonlyArray<DroppedBytes> }> => {
   const reader = new ProfileReader()

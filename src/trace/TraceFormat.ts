@@ -99,7 +99,7 @@ export const encodeRecords = (events: Iterable<TraceEvent>): Uint8Array => {
  * Decode a whole database held in memory.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const decodeRecords = (
   bytes: Uint8Array,
@@ -125,7 +125,7 @@ export {
  * decoder; returns the stream summary when done.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export async function* streamEvents(
   file: string,
@@ -148,7 +148,7 @@ export async function* streamEvents(
  * Read a whole database file (read-only) into events.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const readFilePromise = async (file: string): Promise<DecodedTrace> => {
   const events: Array<TraceEvent> = []
@@ -164,7 +164,7 @@ export const readFilePromise = async (file: string): Promise<DecodedTrace> => {
  * Read a whole database file (read-only) into events.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const readFile = (file: string): Effect.Effect<DecodedTrace, Errors.TraceFormatError> =>
   Effect.tryPromise({

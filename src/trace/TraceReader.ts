@@ -26,7 +26,7 @@ export {
    * Decodes records into `TraceEvent` objects (`decodeFrames`).
    *
    * @since 0.1.0
-   * @category decoding
+   * @category encoding
    */
   EventDecoder
 } from "./internal/eventDecoder.ts"
@@ -36,7 +36,7 @@ export {
    * (`decodeFrames`); its `pool` holds every string.
    *
    * @since 0.1.0
-   * @category decoding
+   * @category encoding
    */
   ColumnDecoder,
   /** @since 0.1.0 @category models */
@@ -72,7 +72,7 @@ export {
    * here for readers that load no Effect.
    *
    * @since 0.1.0
-   * @category decoding
+   * @category encoding
    */
   streamFrames,
   /**
@@ -80,7 +80,7 @@ export {
    * here for readers that load no Effect.
    *
    * @since 0.1.0
-   * @category decoding
+   * @category encoding
    */
   recordStartNear
 } from "./internal/streaming.ts"

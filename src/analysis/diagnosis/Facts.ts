@@ -132,7 +132,7 @@ export interface Facts {
  * The median of `xs` over `rows` (NaN values skipped; NaN when none is left).
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const median = (xs: ArrayLike<number>, rows: ArrayLike<number>): number => {
   const all = new Float64Array(rows.length)
@@ -280,7 +280,7 @@ export const factsOf = (tables: DiagnosisTables, gc?: GcSeconds, poolSize?: numb
  * The string codes of a table's column (empty codes for a missing table or column).
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const columnCodes = (t: Table | undefined, name: string) => codesOf(t?.getChild(name) ?? null, t?.numRows ?? 0)
 
@@ -288,6 +288,6 @@ export const columnCodes = (t: Table | undefined, name: string) => codesOf(t?.ge
  * The floats of a table's column (empty for a missing table; NaN for a missing column).
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const columnFloats = (t: Table | undefined, name: string): Float64Array => floatsOf(t?.getChild(name) ?? null, t?.numRows ?? 0)

@@ -1256,7 +1256,7 @@ const gpuIdle: Rule = (f, t) => {
  * Every rule, run in this order (the result is sorted by saving anyway).
  *
  * @since 0.1.0
- * @category rules
+ * @category analysis
  */
 export const rules: ReadonlyArray<Rule> = [
   tasksTooSmall,
@@ -1288,7 +1288,7 @@ export const rules: ReadonlyArray<Rule> = [
  * makes one task of it slower than the rest: the GC is the finding).
  *
  * @since 0.1.0
- * @category rules
+ * @category analysis
  */
 export const runRules = (f: Facts, t: Thresholds = defaultThresholds): Array<Finding> => {
   const drafts = rules.flatMap((r) => r(f, t))

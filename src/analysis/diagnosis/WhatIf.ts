@@ -15,7 +15,7 @@ import type { TaskView } from "../internal/taskView.ts"
  * A step's recorded duration (seconds, at least 0).
  *
  * @since 0.1.0
- * @category what-if
+ * @category analysis
  */
 export const stepDuration = (v: TaskView, s: CriticalStep): number =>
   Math.max(0, (s._tag === "Task" ? v.duration[s.row]! : s._tag === "Driver" ? s.segment.end - s.segment.start : s.end - s.start) || 0)
@@ -26,7 +26,7 @@ export const stepDuration = (v: TaskView, s: CriticalStep): number =>
  * that lengthens a step saves 0.
  *
  * @since 0.1.0
- * @category what-if
+ * @category analysis
  */
 export const saving = (
   v: TaskView,
@@ -48,7 +48,7 @@ export const saving = (
  * the task's stage.
  *
  * @since 0.1.0
- * @category what-if
+ * @category analysis
  */
 export const nextTaskRow = (path: CriticalPathSteps): Int32Array => {
   const out = new Int32Array(path.steps.length).fill(-1)

@@ -56,7 +56,7 @@ export class UnreadableSamples extends Error {
  * become `_`.
  *
  * @since 0.1.0
- * @category exports
+ * @category encoding
  */
 export const fileName = (group: string): string => `${group.replace(/[^A-Za-z0-9._-]/g, "_") || "_"}.cpuprofile`
 
@@ -71,7 +71,7 @@ export const fileName = (group: string): string => `${group.replace(/[^A-Za-z0-9
  * whole or absent (`trace/OutputFile.ts`).
  *
  * @since 0.1.0
- * @category exports
+ * @category encoding
  */
 export const writeCpuProfiles = async (
   files: ReadonlyArray<string>,

@@ -40,7 +40,7 @@ const isValid = (d: Data, i: number): boolean =>
  * Codes over a plain string array.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const codesFromArray = (codes: Int32Array, dict: ReadonlyArray<string>): Codes => ({
   codes,
@@ -55,7 +55,7 @@ export const codesFromArray = (codes: Int32Array, dict: ReadonlyArray<string>): 
  * without nulls; `undefined` otherwise.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const utf8Strings = (dict: Vector | undefined): Utf8Strings | undefined => {
   const d = dict?.data.length === 1 ? dict.data[0]! : undefined
@@ -67,7 +67,7 @@ export const utf8Strings = (dict: Vector | undefined): Utf8Strings | undefined =
  * Codes of a string column (dictionary or plain).
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const codesOf = (v: Vector | null, n: number): Codes => {
   if (v === null) return codesFromArray(new Int32Array(n).fill(-1), [])
@@ -119,7 +119,7 @@ export const codesOf = (v: Vector | null, n: number): Codes => {
  * A numeric column as Float64Array, null -> NaN (a view when possible).
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const floatsOf = (v: Vector | null, n: number): Float64Array => {
   if (v === null) return new Float64Array(n).fill(NaN)
@@ -137,7 +137,7 @@ export const floatsOf = (v: Vector | null, n: number): Float64Array => {
  * Lists of a List<string> column as (offsets, codes into `dict`).
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const listCodesOf = (
   v: Vector | null,
@@ -167,7 +167,7 @@ export const listCodesOf = (
  * Identity when both share one dictionary.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const recode = (from: Codes, to: Codes): Int32Array => {
   if (from.source !== undefined && from.source === to.source) return from.codes
@@ -248,6 +248,6 @@ const codesVector = (codes: Int32Array, from: Codes): Vector => {
  * Is this value null (or NaN).
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const isNothing = (x: number): boolean => x !== x

@@ -10,7 +10,7 @@
  * is the dask worker name (DASF-NOTES 11); "" for a missing worker.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const gpuLabel = (worker: string | undefined): string =>
   worker === undefined ? "" : worker.slice(worker.lastIndexOf("-") + 1)
@@ -19,7 +19,7 @@ export const gpuLabel = (worker: string | undefined): string =>
  * Compare strings with nulls first; for deterministic row order.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const cmpStr = (a: string | null, b: string | null): number =>
   a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1
@@ -29,7 +29,7 @@ export const cmpStr = (a: string | null, b: string | null): number =>
  * each group.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const groupBy = (
   n: number,
@@ -88,7 +88,7 @@ export const groupBy = (
  * `part` as a percentage of `whole`, NaN when `whole` is not positive.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const pct = (part: number, whole: number): number => (whole > 0 ? (part / whole) * 100 : NaN)
 
@@ -98,7 +98,7 @@ export const pct = (part: number, whole: number): number => (whole > 0 ? (part /
  * else the pairs grouped.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const workerTotals = (
   rows: { readonly n: number; readonly host: Int32Array; readonly worker: Int32Array; readonly duration: Float64Array },

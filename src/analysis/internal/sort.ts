@@ -11,7 +11,7 @@
  * `tie(a, b)` (a comparator over row indices).
  *
  * @since 0.1.0
- * @category sorting
+ * @category analysis
  */
 export const argsortDesc = (values: Float64Array, tie: (a: number, b: number) => number): Int32Array => {
   const n = values.length

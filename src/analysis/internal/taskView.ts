@@ -55,7 +55,7 @@ export interface TaskView {
  * Build the view. `start` falls back to `end - duration` when the table has no start.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const taskView = (tasks: Table): TaskView => {
   // analyses of one loaded trace share the view (tables are immutable)
@@ -96,7 +96,7 @@ const makeTaskView = (tasks: Table): TaskView => {
  * String of a code, null for -1.
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const str = (c: Codes, code: number): string | null => (code < 0 ? null : c.at(code))
 
@@ -105,7 +105,7 @@ export const str = (c: Codes, code: number): string | null => (code < 0 ? null :
  * dependency's latest execution (0 for a dependency that is not in the trace, as in DASF).
  *
  * @since 0.1.0
- * @category access
+ * @category getters
  */
 export const inputBytes = (v: TaskView): Float64Array => {
   const sizeOfKey = new Float64Array(v.key.size)

@@ -30,7 +30,7 @@ const names: ReadonlyArray<string> = analysisNames
  * Split DASF-style arguments (databases and analyses; `analyzeArgs.ts`).
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export { splitArguments } from "../analyzeArgs.ts"
 
@@ -38,7 +38,7 @@ export { splitArguments } from "../analyzeArgs.ts"
  * The `analyze` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const analyze = Command.make(
   "analyze",

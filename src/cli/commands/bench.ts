@@ -81,7 +81,7 @@ const cluster = Command.make(
  * The `bench` subcommand (with `engine` and `cluster`).
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const bench = Command.make(
   "bench",

@@ -18,7 +18,7 @@ import * as Output from "../output.ts"
  * The `dashboard` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const dashboard = Command.make(
   "dashboard",

@@ -28,7 +28,7 @@ const fmt = (p: ReadonlyArray<number>) => `(${p.map((v) => v.toFixed(3)).join(",
  * The `demo` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const demo = Command.make(
   "demo",

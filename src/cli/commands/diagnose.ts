@@ -19,7 +19,7 @@ import * as Output from "../output.ts"
  * The `diagnose` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const diagnose = Command.make(
   "diagnose",

@@ -30,7 +30,7 @@ export class Regression extends Data.TaggedError("Regression")<{ readonly messag
  * The `diff` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const diff = Command.make(
   "diff",

@@ -23,7 +23,7 @@ import * as Output from "../output.ts"
  * their output.
  *
  * @since 0.1.0
- * @category exports
+ * @category encoding
  */
 export const writeStreamed = (
   out: string,
@@ -43,7 +43,7 @@ export const writeStreamed = (
  * `onPhase` hears `indexing`, `converting` and `writing FILE`.
  *
  * @since 0.1.0
- * @category exports
+ * @category encoding
  */
 export const exportTrace = async (
   files: ReadonlyArray<string>,
@@ -75,7 +75,7 @@ export const exportTrace = async (
  * The `export` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const exportCommand = Command.make(
   "export",

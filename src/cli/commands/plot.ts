@@ -38,7 +38,7 @@ export const defaultTop = 20
  * says how many were left out, and names the largest of them, when any were.
  *
  * @since 0.1.0
- * @category plots
+ * @category formatting
  */
 export const topFunctions = <T extends TaskSamplesLike>(data: T, top: number): { readonly data: T; readonly note?: string } => {
   const fn = data.tasks.functions
@@ -145,7 +145,7 @@ const hist = Command.make(
  * The `plot` subcommand (with `hist`).
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const plot = Command.make("plot").pipe(
   Command.withDescription("Static figures of trace databases."),

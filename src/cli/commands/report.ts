@@ -18,7 +18,7 @@ import { plot } from "./plot.ts"
  * The `report` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const report = Command.make(
   "report",
@@ -58,6 +58,6 @@ export const report = Command.make(
  * The report / export / plot subcommands, listed once in `commands/index.ts`.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const reportCommands = [report, exportCommand, plot] as const

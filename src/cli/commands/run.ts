@@ -121,7 +121,7 @@ const syntaxPlace = (e: unknown): string | undefined => {
  * Loads `file` and returns its pipeline, or a typed error naming the file and the problem.
  *
  * @since 0.1.0
- * @category loading
+ * @category encoding
  */
 export const loadPipeline = (file: string) =>
   Effect.gen(function*() {
@@ -161,7 +161,7 @@ const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
  * The `run` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const run = Command.make(
   "run",

@@ -19,7 +19,7 @@ import type { DashboardError } from "../../dashboard/Server.ts"
  * `--dashboard [HOST:]PORT` of `tessera scheduler`.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const schedulerDashboardFlag = Flag.String("dashboard").pipe(
   Flag.withMetavar("[HOST:]PORT"),

@@ -29,7 +29,7 @@ import { writeOutputFile } from "../../trace/OutputFile.ts"
  * The `sql` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const sql = Command.make(
   "sql",

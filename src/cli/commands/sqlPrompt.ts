@@ -22,7 +22,7 @@ const dotCommands = [".tables", ".schema", ".quit", ".help"]
  * table's after `table.`), dot commands at the start of a line.
  *
  * @since 0.1.0
- * @category prompt
+ * @category cli
  */
 export const complete = (
   columns: ReadonlyArray<{ readonly table: string; readonly column: string }>,
@@ -44,7 +44,7 @@ export const complete = (
  * Run the prompt over `db`, printing results with `show`.
  *
  * @since 0.1.0
- * @category prompt
+ * @category cli
  */
 export const prompt = (db: Database, show: (t: Table) => string): Effect.Effect<void> =>
   Effect.gen(function*() {

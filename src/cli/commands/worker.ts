@@ -56,7 +56,7 @@ const hostPort = (flag: string, v: string, port0 = false): UsageError | undefine
  * `--connect-timeout SECONDS`: how long a worker keeps trying to reach its scheduler.
  *
  * @since 0.1.0
- * @category flags
+ * @category cli
  */
 export const connectTimeoutFlag = intAtLeast(
   "connect-timeout",
@@ -71,7 +71,7 @@ export const connectTimeoutFlag = intAtLeast(
  * undefined when it is not one.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const parseBytes = (v: string): number | undefined => {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?\s*$/i.exec(v)
@@ -96,7 +96,7 @@ export const retryLine = (command: string, what: string) => (address: string, re
  * The `scheduler` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const scheduler = Command.make(
   "scheduler",
@@ -165,7 +165,7 @@ export const scheduler = Command.make(
  * The `worker` subcommand.
  *
  * @since 0.1.0
- * @category commands
+ * @category cli
  */
 export const worker = Command.make(
   "worker",

@@ -127,6 +127,6 @@ export interface DatasetSourceShape {
  * The dataset source service (`NodeDatasetSource.layer` reads local files).
  *
  * @since 0.1.0
- * @category services
+ * @category layers
  */
 export class DatasetSource extends Context.Service<DatasetSource, DatasetSourceShape>()("tessera/kernels/io/DatasetSource") {}

@@ -255,7 +255,7 @@ const schemaMessage = (schema: Schema): Uint8Array => {
  * comment). Throws a {@link DatasetFileError} naming the file.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const describeArrowUnsafe = (path: string, columns?: ReadonlyArray<string>): ArrowInfo => {
   const fd = openUnsafe(path)

@@ -81,7 +81,7 @@ const byteAt = (text: string, index: number, start: number, utf8: boolean): numb
  * {@link checkSize}.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const parseHeader = (file: string, bytes: Uint8Array): NpyHeader => {
   const magic = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]
@@ -168,7 +168,7 @@ const itemSize: Record<Chunk.DType, number> = { float32: 4, float64: 8, int32: 4
  * count passes 2^53 fails as too large, whatever the file).
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const checkSize = (file: string, h: NpyHeader, byteLength: number): void => {
   const exact = h.shape.reduce((a, b) => a * BigInt(b), BigInt(itemSize[h.dtype]))
@@ -185,7 +185,7 @@ export const checkSize = (file: string, h: NpyHeader, byteLength: number): void 
  * Decodes whole `.npy` bytes into row chunks of at most `chunkRows` rows (SAB-backed).
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const decodeUnsafe = (file: string, bytes: Uint8Array, chunkRows = Infinity): Array<Chunk.Chunk> => {
   const h = parseHeader(file, bytes)
@@ -271,7 +271,7 @@ const openUnsafe = (path: string): number => {
  * what a client needs to plan row chunks before any task runs.
  *
  * @since 0.1.0
- * @category parsing
+ * @category encoding
  */
 export const describeNpyUnsafe = (path: string): NpyHeader => {
   const fd = openUnsafe(path)

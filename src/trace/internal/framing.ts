@@ -35,7 +35,7 @@ const isMapHeader = (b: number): boolean => (b >= 0x80 && b <= 0x8f) || b === 0x
  * reads instead of a BigInt.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const readLength = (bytes: Uint8Array, off: number): number =>
   (bytes[off] * 0x1000000 + (bytes[off + 1] << 16 | bytes[off + 2] << 8 | bytes[off + 3])) * 0x100000000 +
@@ -49,7 +49,7 @@ export const readLength = (bytes: Uint8Array, off: number): number =>
  * `checkTailUnsafe`).
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const scanFramesUnsafe = (
   bytes: Uint8Array,
@@ -84,7 +84,7 @@ export const scanFramesUnsafe = (
  * against the records read up to it.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const recordStartUnsafe = (bytes: Uint8Array, chain: number, atEnd: boolean): number => {
   const n = bytes.length
@@ -109,7 +109,7 @@ export const recordStartUnsafe = (bytes: Uint8Array, chain: number, atEnd: boole
  * `TraceFormatError` when it shows the file is not a trace database.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const checkTailUnsafe = (tail: Uint8Array, file: string, fileOffset: number): void => {
   if (tail.length === 0) return
@@ -218,7 +218,7 @@ export const isDuration = (t: number): boolean => t >= 0 && t - t === 0
  * record's header.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const decodeEventUnsafe = (
   bytes: Uint8Array,
@@ -275,7 +275,7 @@ export interface DecodedTrace {
  * Decode a whole database held in memory. Throws `TraceFormatError`.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const decodeRecordsUnsafe = (bytes: Uint8Array, file = "<buffer>"): DecodedTrace => {
   const events: Array<TraceEvent> = []

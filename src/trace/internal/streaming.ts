@@ -74,7 +74,7 @@ export interface StreamSummary {
  * begins can check that it did (0).
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export async function* streamFrames(
   file: string,
@@ -188,7 +188,7 @@ export async function* streamFrames(
  * `droppedBytes` 0) for the split to hold.
  *
  * @since 0.1.0
- * @category decoding
+ * @category encoding
  */
 export const recordStartNear = async (file: string, near: number, window = 1 << 20): Promise<number | undefined> => {
   let handle
