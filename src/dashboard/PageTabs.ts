@@ -10,8 +10,9 @@
  * - **Findings**: `tessera diagnose`'s findings from `/api/findings`; a finding's
  *   evidence, clicked, zooms the task stream to its range (`window.tessera.zoomTo`).
  *
- * Both are asked for once the run is over (again every second while the server says
- * "pending"); every string is shown with `textContent`.
+ * The Profile tab asks every second while it is open during a run (the live samples,
+ * when the run samples), then once the run is over; Findings once the run is over (again
+ * every second while the server says "pending"); every string is shown with `textContent`.
  *
  * @since 0.1.0
  */

@@ -45,11 +45,15 @@ export const traceDetail = (files: ReadonlyArray<string> | (() => ReadonlyArray<
       waiting.delete(m.id)
       if (p !== undefined) m.ok ? p.resolve(m.window!) : p.reject(new Error(m.error))
     })
-    w.on("error", (e) => {
+    // an error, or an exit without one (closed, or killed): every request waiting is
+    // answered, and the next window starts a new thread
+    const gone = (e: Error) => {
       for (const p of waiting.values()) p.reject(e)
       waiting.clear()
-      worker = undefined
-    })
+      if (worker === w) worker = undefined
+    }
+    w.on("error", gone)
+    w.on("exit", (code) => gone(new Error(`the trace reader's thread exited (code ${code}) before it answered`)))
     return w
   }
   return {
@@ -61,6 +65,9 @@ export const traceDetail = (files: ReadonlyArray<string> | (() => ReadonlyArray<
         waiting.set(id, { resolve, reject })
         worker.postMessage({ id, files: [...list], from, to, limit })
       }),
-    close: () => void worker?.postMessage({ quit: true })
+    close: () => {
+      worker?.postMessage({ quit: true })
+      worker = undefined
+    }
   }
 }

@@ -20,6 +20,7 @@ import * as Executor from "../../src/engine/Executor.ts"
 import * as Hooks from "../../src/engine/Hooks.ts"
 import * as DefaultProfiler from "../../src/profiler/DefaultProfiler.ts"
 import { fanout } from "../../bench/engine/BenchGraphs.ts"
+import { traceDetail } from "../../src/dashboard/TraceDetail.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "tessera-dashboard-trace-"))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -124,5 +125,17 @@ describe("issue 34: zooming into the past beyond the ring", () => {
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
+  })
+
+  it("a request is answered when the reader's thread is closed under it, and a window after close starts a new thread", { timeout: 60_000 }, async () => {
+    // (a window asked of a closed reader once went to the quitting thread and was never answered)
+    const d = traceDetail([join(dir, "missing.msgpack")])
+    const pending = d.window(0, 1, 10)
+    d.close()
+    const [first] = await Promise.allSettled([pending])
+    assert.ok(first !== undefined)
+    const [again] = await Promise.allSettled([d.window(0, 1, 10)])
+    assert.ok(again !== undefined)
+    d.close()
   })
 })
